@@ -1,0 +1,114 @@
+# tender-x86_64: a resource-separated research kernel with zero-copy network I/O.
+# `make run` boots the demo; `make test` runs every test. Both install what
+# is missing (Debian packages) first.
+
+BUILD ?= build
+CROSS ?=
+CC := $(CROSS)gcc
+OBJCOPY := $(CROSS)objcopy
+ACCEL ?= tcg
+export ACCEL
+
+KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-pie -fno-pic \
+	-fno-stack-protector -fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only \
+	-mcmodel=small -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
+	-Ilib/include -Ikernel -MMD -MP
+KLDFLAGS := -nostdlib -static -no-pie -Wl,-T,linker.ld -Wl,-z,max-page-size=0x1000 \
+	-Wl,--no-warn-rwx-segments -Wl,--build-id=none -Wl,-z,noexecstack
+UCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fpie -fno-stack-protector \
+	-mno-red-zone -nostdinc -isystem $(shell $(CC) -print-file-name=include) -Ilib/include -MMD -MP
+ULDFLAGS := -nostdlib -static -no-pie -Wl,-T,lib/user.ld -Wl,-z,max-page-size=0x1000 \
+	-Wl,--build-id=none -Wl,-z,noexecstack
+LIBGCC := $(shell $(CC) -print-libgcc-file-name)
+
+KSRC := $(wildcard kernel/*.c kernel/res/*.c kernel/arch/x86_64/*.c drivers/*/*.c drivers/*/*/*.c) \
+	lib/string.c lib/fmt.c lib/err.c
+KASM := boot/multiboot.S kernel/arch/x86_64/entry.S
+KOBJ := $(KSRC:%.c=$(BUILD)/k/%.o) $(KASM:%.S=$(BUILD)/k/%.o) $(BUILD)/k/progs.o
+
+ULIB := lib/crt0.S lib/usys.S lib/ulib.c lib/utest.c lib/string.c lib/fmt.c lib/err.c
+ULIBOBJ := $(patsubst %,$(BUILD)/u/%.o,$(basename $(ULIB)))
+PROGS := $(basename $(notdir $(wildcard user/*.c)))
+PROG_ELFS := $(PROGS:%=$(BUILD)/user/%.elf)
+
+KERNEL := $(BUILD)/kernel.elf
+ISO := $(BUILD)/tender.iso
+
+.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs
+
+all: $(KERNEL)
+
+deps:
+	@tools/deps.sh build qemu
+
+$(BUILD)/k/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo '  CC   $<'
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/k/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo '  CC   $<'
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/progs.S: $(PROG_ELFS) tools/mkprogs.sh
+	@tools/mkprogs.sh $@ $(PROG_ELFS)
+
+$(BUILD)/k/progs.o: $(BUILD)/progs.S
+	@echo '  CC   $<'
+	@$(CC) $(KCFLAGS) -c $< -o $@
+
+$(KERNEL): $(KOBJ) linker.ld
+	@echo '  LD   $@'
+	@$(CC) $(KLDFLAGS) -o $@ $(KOBJ) $(LIBGCC)
+
+$(BUILD)/u/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo '  UCC  $<'
+	@$(CC) $(UCFLAGS) -c $< -o $@
+
+$(BUILD)/u/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo '  UCC  $<'
+	@$(CC) $(UCFLAGS) -c $< -o $@
+
+$(BUILD)/user/%.elf: $(BUILD)/u/user/%.o $(ULIBOBJ) lib/user.ld
+	@mkdir -p $(dir $@)
+	@echo '  LD   $@'
+	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(LIBGCC)
+
+# Boots the demo under QEMU with the console on this terminal.
+run: deps $(KERNEL)
+	tools/qemu-run.sh $(KERNEL) "run=demo" 120
+
+# QEMU waits for gdb on :1234; gdb loads the kernel's symbols.
+debug: deps $(KERNEL)
+	qemu-system-x86_64 -accel tcg -cpu max -m 256M -display none -serial stdio \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 -no-reboot -s -S \
+		-kernel $(KERNEL) -append "run=demo" & \
+	gdb -q $(KERNEL) -ex 'target remote :1234' -ex 'hbreak kmain' -ex continue; \
+	kill %1 2>/dev/null || true
+
+iso: $(ISO)
+$(ISO): $(KERNEL) boot/grub.cfg
+	@tools/deps.sh iso
+	@mkdir -p $(BUILD)/iso/boot/grub
+	cp $(KERNEL) $(BUILD)/iso/boot/kernel.elf
+	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
+
+test: deps test-host test-qemu test-bochs
+
+test-qemu: $(KERNEL)
+	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
+
+test-bochs: $(ISO)
+	@tools/deps.sh bochs
+	tests/bochs/smoke.sh $(ISO)
+
+include tests/host/host.mk
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

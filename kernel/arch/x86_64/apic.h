@@ -1,0 +1,15 @@
+// Local APIC, IOAPIC (routing of device interrupts), the legacy PIC masked.
+#ifndef APIC_H
+#define APIC_H
+#include <stdint.h>
+#include <stdbool.h>
+
+void apic_init(uint64_t rsdp_hint);
+void lapic_eoi(void);
+// Route a global system interrupt to a vector. PCI INTx: level, active low.
+int ioapic_route(int gsi, int vector, bool level, bool active_low);
+void ioapic_mask(int gsi, bool masked);
+// The GSI an ISA IRQ arrives on (MADT interrupt source overrides).
+int isa_irq_to_gsi(int irq, bool *level, bool *active_low);
+volatile uint32_t *lapic_regs(void);
+#endif

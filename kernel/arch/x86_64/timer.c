@@ -1,0 +1,71 @@
+// PIT channel 2 (gated through port 0x61, no interrupt) times a 10 ms window
+// in which the TSC and the LAPIC timer are counted; the LAPIC timer then
+// ticks at HZ.
+#include "timer.h"
+#include "apic.h"
+#include "cpu.h"
+#include "arch.h"
+#include "../../kprintf.h"
+#include "../../res/proc.h"
+
+#define PIT_HZ 1193182
+#define LAPIC_LVT_TIMER 0x320
+#define LAPIC_TIMER_INIT 0x380
+#define LAPIC_TIMER_CUR 0x390
+#define LAPIC_TIMER_DIV 0x3e0
+
+uint64_t tsc_hz;
+static uint64_t tsc_boot;
+
+static void lapic_wr(uint32_t reg, uint32_t v) { arch_mmio_wr32(lapic_regs() + reg / 4, v); }
+static uint32_t lapic_rd(uint32_t reg) { return arch_mmio_rd32(lapic_regs() + reg / 4); }
+
+// Returns TSC ticks and LAPIC timer ticks (divide by 16) over `ms` ms.
+static void calibrate(int ms, uint64_t *tsc, uint32_t *lapic_ticks)
+{
+	uint32_t count = PIT_HZ * (uint32_t)ms / 1000;
+	arch_outb(0x61, (arch_inb(0x61) & ~0x02) | 0x01); // gate on, speaker off
+	arch_outb(0x43, 0xb0);                             // channel 2, lo/hi, mode 0
+	arch_outb(0x42, count & 0xff);
+	arch_outb(0x42, (uint8_t)(count >> 8));
+	lapic_wr(LAPIC_TIMER_DIV, 3);
+	lapic_wr(LAPIC_TIMER_INIT, 0xffffffff);
+	uint64_t t0 = arch_rdtsc();
+	uint8_t g = arch_inb(0x61);
+	arch_outb(0x61, g & ~1); // restart the count by toggling the gate
+	arch_outb(0x61, g | 1);
+	while (!(arch_inb(0x61) & 0x20))
+		;
+	*tsc = arch_rdtsc() - t0;
+	*lapic_ticks = 0xffffffff - lapic_rd(LAPIC_TIMER_CUR);
+	lapic_wr(LAPIC_TIMER_INIT, 0);
+}
+
+static void tick(void *arg)
+{
+	(void)arg;
+	proc_timer_tick();
+}
+
+void timer_init(void)
+{
+	uint64_t tsc;
+	uint32_t lt;
+	calibrate(10, &tsc, &lt);
+	tsc_hz = tsc * 100;
+	tsc_boot = arch_rdtsc();
+	uint32_t per_tick = lt * 100 / HZ;
+	irq_register(VEC_TIMER, tick, 0);
+	lapic_wr(LAPIC_TIMER_DIV, 3);
+	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17)); // periodic
+	lapic_wr(LAPIC_TIMER_INIT, per_tick ? per_tick : 1);
+	pr_info("timer: tsc %lu.%03lu MHz, lapic timer %u ticks per %d us\n", tsc_hz / 1000000,
+		(tsc_hz / 1000) % 1000, per_tick, 1000000 / HZ);
+}
+
+uint64_t timer_now_us(void)
+{
+	return tsc_hz ? (uint64_t)((unsigned __int128)(arch_rdtsc() - tsc_boot) * 1000000 / tsc_hz) : 0;
+}
+
+uint64_t timer_us_to_tsc(uint64_t us) { return us * (tsc_hz / 1000000); }

@@ -1,0 +1,60 @@
+// Kernel entry: initialisation order only.
+#include "bootinfo.h"
+#include "cmdline.h"
+#include "kprintf.h"
+#include "progs.h"
+#include "runner.h"
+#include "res/pmem.h"
+#include "res/vspace.h"
+#include "res/proc.h"
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/apic.h"
+#include "arch/x86_64/timer.h"
+#include "../drivers/serial/uart.h"
+#include "../drivers/vga/vgatext.h"
+#include <string.h>
+
+extern char __image_start[], __image_end[];
+extern int kernel_icount;
+static struct bootinfo bi;
+static struct cmdline cmd;
+
+static void apply_cmdline(void)
+{
+	if (cmdline_parse(&cmd, bi.cmdline) < 0)
+		pr_warn("cmdline: too long or too many words, ignored: %s\n", bi.cmdline);
+	const char *v = cmdline_get(&cmd, "log");
+	if (v && *v >= '0' && *v <= '3')
+		log_level = *v - '0';
+	v = cmdline_get(&cmd, "icount");
+	kernel_icount = v && *v == '1';
+}
+
+static void memory_init(void)
+{
+	paddr_t lo = (paddr_t)__image_start, hi = PAGE_ROUND_UP((paddr_t)__image_end);
+	pmem_init(bi.ram, bi.nram, lo, hi);
+	vspace_init_kernel(pmem_top());
+	pr_info("memory: %lu frames free (%lu MiB), kernel %lx-%lx\n", pmem_free_count(),
+		pmem_free_count() >> 8, lo, hi);
+}
+
+void kmain(uint32_t magic, uint32_t info)
+{
+	uart_init();
+	vga_init();
+	if (bootinfo_parse(&bi, magic, (const void *)(uintptr_t)info) < 0)
+		panic("boot: unknown boot loader magic %x", magic);
+	kprintf("tender-x86_64: booted by %s, cmdline \"%s\"\n", bi.loader, bi.cmdline);
+	apply_cmdline();
+	cpu_init();
+	trap_init();
+	memory_init();
+	apic_init(bi.rsdp);
+	timer_init();
+	syscall_msr_init();
+	proc_init();
+	progs_list();
+	runner_start(&cmd);
+	sched_loop(runner_poll);
+}

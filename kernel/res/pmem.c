@@ -1,0 +1,125 @@
+// Physical frame manager: a stack of free frame numbers and a state word
+// per frame (allocated bit, DMA pin count). The arrays are carved out of
+// the first usable range that can hold them.
+#include "pmem.h"
+#include "../kprintf.h"
+#include <string.h>
+
+#define F_USED 0x8000u
+#define F_PINS 0x7fffu
+#define MAX_FRAMES (64ull << 30 >> PAGE_SHIFT) // manage at most 64 GiB
+
+static uint16_t *state;     // per frame number, [0, nframes)
+static uint32_t *free_stk;  // free frame numbers
+static uint64_t nframes, nfree, ntotal;
+
+static bool in_ram(const struct mem_range *ram, int n, uint64_t pfn, paddr_t lo, paddr_t hi)
+{
+	paddr_t pa = pfn << PAGE_SHIFT;
+	if (pa < 0x100000 || (pa + PAGE_SIZE > lo && pa < hi))
+		return false; // below 1 MiB: BIOS data, VGA, option ROMs
+	for (int i = 0; i < n; i++)
+		if (pa >= ram[i].base && pa + PAGE_SIZE <= ram[i].base + ram[i].len)
+			return true;
+	return false;
+}
+
+// Finds room for the frame arrays in a usable range, outside [lo, hi).
+static paddr_t place_arrays(const struct mem_range *ram, int n, paddr_t lo, paddr_t hi,
+			    uint64_t bytes)
+{
+	for (int i = 0; i < n; i++) {
+		paddr_t b = PAGE_ROUND_UP(ram[i].base < 0x100000 ? 0x100000 : ram[i].base);
+		paddr_t e = PAGE_ROUND_DOWN(ram[i].base + ram[i].len);
+		if (b < hi && e > lo)
+			b = PAGE_ROUND_UP(hi) > b ? PAGE_ROUND_UP(hi) : b;
+		if (e > b && e - b >= bytes && (b >= hi || b + bytes <= lo))
+			return b;
+	}
+	panic("pmem: no room for the frame table (%lu bytes)", bytes);
+}
+
+void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv_hi)
+{
+	paddr_t top = 0;
+	for (int i = 0; i < n; i++)
+		if (ram[i].base + ram[i].len > top)
+			top = ram[i].base + ram[i].len;
+	nframes = top >> PAGE_SHIFT;
+	if (nframes > MAX_FRAMES)
+		nframes = MAX_FRAMES;
+	uint64_t bytes = PAGE_ROUND_UP(nframes * (sizeof(*state) + sizeof(*free_stk)));
+	paddr_t arr = place_arrays(ram, n, resv_lo, resv_hi, bytes);
+	state = arch_p2v(arr);
+	free_stk = (uint32_t *)(state + nframes);
+	memset(state, 0, nframes * sizeof(*state));
+	nfree = 0;
+	// Push in descending order so low frames are handed out first.
+	for (uint64_t pfn = nframes; pfn-- > 0;) {
+		paddr_t pa = pfn << PAGE_SHIFT;
+		bool arrays = pa >= arr && pa < arr + bytes;
+		if (!arrays && in_ram(ram, n, pfn, resv_lo, resv_hi))
+			free_stk[nfree++] = (uint32_t)pfn;
+		else
+			state[pfn] = F_USED;
+	}
+	ntotal = nfree;
+}
+
+paddr_t pmem_alloc_nozero(void)
+{
+	if (nfree == 0)
+		return 0;
+	uint32_t pfn = free_stk[--nfree];
+	state[pfn] = F_USED;
+	return (paddr_t)pfn << PAGE_SHIFT;
+}
+
+paddr_t pmem_alloc(void)
+{
+	paddr_t pa = pmem_alloc_nozero();
+	if (pa)
+		memset(arch_p2v(pa), 0, PAGE_SIZE);
+	return pa;
+}
+
+void pmem_free(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || state[pfn] != F_USED)
+		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state[pfn] : 0);
+	state[pfn] = 0;
+	free_stk[nfree++] = (uint32_t)pfn;
+}
+
+uint64_t pmem_free_count(void) { return nfree; }
+uint64_t pmem_total(void) { return ntotal; }
+paddr_t pmem_top(void) { return nframes << PAGE_SHIFT; }
+
+bool pmem_is_allocated(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	return pfn < nframes && (state[pfn] & F_USED);
+}
+
+void pmem_pin(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	if (pfn >= nframes || (state[pfn] & F_PINS) == F_PINS)
+		panic("pmem_pin: bad frame %lx", pa);
+	state[pfn]++;
+}
+
+void pmem_unpin(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	if (pfn >= nframes || !(state[pfn] & F_PINS))
+		panic("pmem_unpin: frame %lx not pinned", pa);
+	state[pfn]--;
+}
+
+bool pmem_is_pinned(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	return pfn < nframes && (state[pfn] & F_PINS);
+}

@@ -1,0 +1,26 @@
+// Physical memory: page frames. The manager owns the frame table; others
+// hold physical addresses of frames they were given.
+#ifndef PMEM_H
+#define PMEM_H
+#include "../arch/x86_64/arch.h"
+
+struct mem_range {
+	uint64_t base, len;
+};
+
+// Usable RAM ranges; [resv_lo, resv_hi) is taken (kernel image, boot data).
+void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv_hi);
+paddr_t pmem_alloc(void);        // a zeroed frame, or 0 when none is free
+paddr_t pmem_alloc_nozero(void); // contents undefined
+void pmem_free(paddr_t pa);
+uint64_t pmem_free_count(void);
+uint64_t pmem_total(void);
+paddr_t pmem_top(void); // end of the highest managed frame
+bool pmem_is_allocated(paddr_t pa);
+
+// DMA pins: a pinned frame is in flight; it must not be exchanged or freed.
+void pmem_pin(paddr_t pa);
+void pmem_unpin(paddr_t pa);
+bool pmem_is_pinned(paddr_t pa);
+
+#endif

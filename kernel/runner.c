@@ -1,0 +1,80 @@
+#include "runner.h"
+#include "kprintf.h"
+#include "res/proc.h"
+#include "res/pmem.h"
+#include "arch/x86_64/arch.h"
+#include "arch/x86_64/timer.h"
+#include <string.h>
+#include <fmt.h>
+#include <sys.h>
+
+#define MAX_RUN 16
+
+static char runbuf[256];
+static char *run[MAX_RUN];
+static int nrun, next, failed;
+static long running_pid = -1;
+static char args[512];
+static uint64_t frames_boot;
+extern uint64_t frames_at_boot;
+
+static void start_next(void)
+{
+	while (next < nrun) {
+		const char *name = run[next++];
+		kprintf("run: %s %s\n", name, args);
+		long pid = proc_spawn(name, args, PRIO_DEFAULT, 0);
+		if (pid > 0) {
+			running_pid = pid;
+			return;
+		}
+		kprintf("run: cannot start %s: error %ld\n", name, pid);
+		failed++;
+	}
+	running_pid = -1;
+}
+
+static void finish(void)
+{
+	uint64_t now = pmem_free_count();
+	bool leak = now != frames_boot;
+	kprintf("run: %d program(s), %d failed\n", nrun, failed);
+	kprintf("frames: boot=%lu exit=%lu%s\n", frames_boot, now, leak ? " LEAK" : "");
+	int status = failed || leak ? 1 : 0;
+	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());
+	arch_exit(status);
+}
+
+void runner_start(const struct cmdline *c)
+{
+	const char *r = cmdline_get(c, "run");
+	strlcpy(runbuf, r && *r ? r : "demo", sizeof(runbuf));
+	nrun = cmdline_split(runbuf, ',', run, MAX_RUN);
+	size_t off = 0;
+	for (int i = 0; i < c->n; i++) {
+		if (!strcmp(c->key[i], "run"))
+			continue;
+		off += (size_t)fmt_snprintf(args + off, off < sizeof(args) ? sizeof(args) - off : 0,
+					    "%s%s%s%s", off ? " " : "", c->key[i], *c->val[i] ? "=" : "",
+					    c->val[i]);
+	}
+	frames_boot = frames_at_boot = pmem_free_count();
+	kprintf("frames: free at boot %lu\n", frames_boot);
+	start_next();
+}
+
+void runner_poll(void)
+{
+	int status;
+	long pid;
+	while ((pid = proc_reap(0, -1, &status)) > 0) {
+		if (pid != running_pid)
+			continue; // an orphan
+		kprintf("run: %s exited with status %d\n", run[next - 1], status);
+		if (status != 0)
+			failed++;
+		start_next();
+	}
+	if (running_pid < 0 && proc_count() == 0)
+		finish();
+}

@@ -1,0 +1,130 @@
+// System-call entry: the table is built from lib/syscalls.def; each sys_*
+// decodes (checks everything, may fail) and then invokes.
+#include "syscall.h"
+#include "uaccess.h"
+#include "kprintf.h"
+#include "res/proc.h"
+#include "res/pmem.h"
+#include "arch/x86_64/cpu.h"
+#include "arch/x86_64/timer.h"
+#include <err.h>
+#include <sys.h>
+
+typedef long (*sys_fn)(const uint64_t *a);
+uint64_t syscall_count;
+uint64_t frames_at_boot; // set by the kernel when the first program starts
+int kernel_icount;       // cmdline icount=1: the TSC counts instructions
+
+#define SYSCALL(nr, name, ret, args) long sys_##name(const uint64_t *a);
+#include "../lib/syscalls.def"
+#undef SYSCALL
+
+static const sys_fn table[] = {
+#define SYSCALL(nr, name, ret, args) [nr] = sys_##name,
+#include "../lib/syscalls.def"
+#undef SYSCALL
+};
+#define NSYSCALL (sizeof(table) / sizeof(table[0]))
+
+void syscall_dispatch(struct trapframe *tf)
+{
+	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
+	uint64_t nr = tf->rax;
+	proc_current()->tf = tf;
+	syscall_count++;
+	tf->rax = nr < NSYSCALL && table[nr] ? (uint64_t)table[nr](a) : (uint64_t)-E_NOSYS;
+	proc_preempt_point();
+}
+
+long sys_exit(const uint64_t *a)
+{
+	proc_exit((int)a[0]);
+}
+
+long sys_getpid(const uint64_t *a)
+{
+	(void)a;
+	return proc_current()->pid;
+}
+
+long sys_write(const uint64_t *a)
+{
+	char buf[256];
+	uptr_t u = a[0];
+	uint64_t n = a[1];
+	if (n > (1u << 20))
+		return -E_2BIG;
+	long r = uaccess_check(proc_current()->vs, u, n, false);
+	if (r < 0)
+		return r;
+	for (uint64_t done = 0; done < n;) {
+		size_t chunk = n - done < sizeof(buf) ? n - done : sizeof(buf);
+		copy_from_user(buf, u + done, chunk);
+		console_write(buf, chunk);
+		done += chunk;
+	}
+	return (long)n;
+}
+
+long sys_sleep(const uint64_t *a)
+{
+	if (a[0] > 3600ull * 1000000)
+		return -E_INVAL;
+	proc_sleep(NULL, arch_rdtsc() + timer_us_to_tsc(a[0]));
+	return 0;
+}
+
+long sys_spawn(const uint64_t *a)
+{
+	char name[PROC_NAME], args[256];
+	long r = strncpy_from_user(name, a[0], sizeof(name));
+	if (r < 0)
+		return r;
+	args[0] = 0;
+	if (a[1] && (r = strncpy_from_user(args, a[1], sizeof(args))) < 0)
+		return r;
+	return proc_spawn(name, args, (int)a[2], proc_current()->pid);
+}
+
+long sys_wait(const uint64_t *a)
+{
+	int status = 0;
+	long pid = (long)a[0];
+	if (a[1]) {
+		long r = uaccess_check(proc_current()->vs, a[1], sizeof(int), true);
+		if (r < 0)
+			return r;
+	}
+	long r = proc_wait(pid, &status);
+	if (r > 0 && a[1])
+		copy_to_user(a[1], &status, sizeof(status));
+	return r;
+}
+
+long sys_time(const uint64_t *a)
+{
+	(void)a;
+	return (long)timer_now_us();
+}
+
+long sys_yield(const uint64_t *a)
+{
+	(void)a;
+	proc_yield();
+	return 0;
+}
+
+long sys_setprio(const uint64_t *a)
+{
+	return proc_setprio((long)a[0], (int)a[1]);
+}
+
+long sys_sysinfo(const uint64_t *a)
+{
+	struct sysinfo si = {
+		.frames_free = pmem_free_count(), .frames_total = pmem_total(),
+		.frames_boot = frames_at_boot, .tsc_hz = tsc_hz, .nprocs = (uint64_t)proc_count(),
+		.uptime_us = timer_now_us(), .icount = (uint64_t)kernel_icount,
+	};
+	return copy_to_user(a[0], &si, sizeof(si));
+}

@@ -1,0 +1,33 @@
+// System calls as seen from user programs; prototypes come from
+// lib/syscalls.def so kernel and library cannot disagree.
+#ifndef LIB_SYS_H
+#define LIB_SYS_H
+#include <stdint.h>
+#include <err.h>
+
+#define PRIO_MIN 0      // lowest priority
+#define PRIO_MAX 7      // highest
+#define PRIO_DEFAULT 3
+
+// Exit statuses the kernel gives a process it kills for a fault.
+#define EXIT_KILLED_PF 0x100  // page fault
+#define EXIT_KILLED_GP 0x101  // general protection
+#define EXIT_KILLED_UD 0x102  // invalid opcode
+#define EXIT_KILLED_DE 0x103  // divide error
+#define EXIT_KILLED_OTHER 0x1ff
+
+struct sysinfo {
+	uint64_t frames_free;   // free page frames now
+	uint64_t frames_total;  // frames the allocator manages
+	uint64_t frames_boot;   // free frames when the first program started
+	uint64_t tsc_hz;        // calibrated TSC frequency
+	uint64_t nprocs;        // live processes
+	uint64_t uptime_us;
+	uint64_t icount;        // 1 when the TSC counts guest instructions (-icount)
+};
+
+#define SYSCALL(nr, name, ret, args) ret name args;
+#include "../syscalls.def"
+#undef SYSCALL
+
+#endif

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and tests need, only those missing.
+# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux
+set -euo pipefail
+declare -A pkgs=(
+	[build]="gcc binutils make python3"
+	[qemu]="qemu-system-x86"
+	[iso]="grub-pc-bin grub-common xorriso mtools"
+	[bochs]="bochs bochsbios vgabios bochs-term"
+	[cunit]="libcunit1-dev"
+	[linux]="busybox-static cpio gzip"
+)
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(build qemu)
+missing=()
+for g in "${groups[@]}"; do
+	for p in ${pkgs[$g]}; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
