@@ -4,6 +4,7 @@
 #include "kprintf.h"
 #include "progs.h"
 #include "runner.h"
+#include "heap.h"
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include "res/proc.h"
@@ -30,17 +31,33 @@ static void apply_cmdline(void)
 	kernel_icount = v && *v == '1';
 }
 
+#define HEAP_PAGES 256 // 1 MiB, reserved before the boot frame count
+
+static void heap_setup(void)
+{
+	paddr_t first = 0;
+	for (int i = 0; i < HEAP_PAGES; i++) {
+		paddr_t pa = pmem_alloc_nozero();
+		if (!pa || (first && pa != first + (paddr_t)i * PAGE_SIZE))
+			panic("heap: no %d contiguous frames", HEAP_PAGES);
+		first = first ? first : pa;
+	}
+	heap_init(arch_p2v(first), HEAP_PAGES * PAGE_SIZE);
+}
+
 static void memory_init(void)
 {
 	paddr_t lo = (paddr_t)__image_start, hi = PAGE_ROUND_UP((paddr_t)__image_end);
 	pmem_init(bi.ram, bi.nram, lo, hi);
 	vspace_init_kernel(pmem_top());
+	heap_setup();
 	pr_info("memory: %lu frames free (%lu MiB), kernel %lx-%lx\n", pmem_free_count(),
 		pmem_free_count() >> 8, lo, hi);
 }
 
 void kmain(uint32_t magic, uint32_t info)
 {
+	const char *v;
 	uart_init();
 	vga_init();
 	if (bootinfo_parse(&bi, magic, (const void *)(uintptr_t)info) < 0)
@@ -55,6 +72,11 @@ void kmain(uint32_t magic, uint32_t info)
 	syscall_msr_init();
 	proc_init();
 	progs_list();
+	// kfault=1: fault in kernel mode on purpose, to exercise the register
+	// dump, backtrace and panic path (tests/qemu case "kernel_fault").
+	v = cmdline_get(&cmd, "kfault");
+	if (v && *v == '1')
+		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
 	runner_start(&cmd);
 	sched_loop(runner_poll);
 }
