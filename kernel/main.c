@@ -5,6 +5,7 @@
 #include "progs.h"
 #include "runner.h"
 #include "heap.h"
+#include "bench.h"
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include "res/proc.h"
@@ -13,6 +14,9 @@
 #include "arch/x86_64/timer.h"
 #include "../drivers/serial/uart.h"
 #include "../drivers/vga/vgatext.h"
+#include "../drivers/pci/pci.h"
+#include "../drivers/net/e1000/e1000.h"
+#include "../drivers/ata/ata.h"
 #include <string.h>
 
 extern char __image_start[], __image_end[];
@@ -31,7 +35,7 @@ static void apply_cmdline(void)
 	kernel_icount = v && *v == '1';
 }
 
-#define HEAP_PAGES 256 // 1 MiB, reserved before the boot frame count
+#define HEAP_PAGES 1024 // 4 MiB, reserved before the boot frame count
 
 static void heap_setup(void)
 {
@@ -69,7 +73,10 @@ void kmain(uint32_t magic, uint32_t info)
 	memory_init();
 	apic_init(bi.rsdp);
 	timer_init();
+	pci_init();
+	e1000_probe_all();
 	syscall_msr_init();
+	ata_init();
 	proc_init();
 	progs_list();
 	// kfault=1: fault in kernel mode on purpose, to exercise the register
@@ -77,6 +84,13 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "kfault");
 	if (v && *v == '1')
 		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
+	v = cmdline_get(&cmd, "kbench");
+	if (v && !strcmp(v, "exchange"))
+		bench_exchange(51);
+	// e1000test=MODE[,MODE]: the NIC driver's self-test; a failure ends the run.
+	v = cmdline_get(&cmd, "e1000test");
+	if (v && e1000_selftest(v) != 0)
+		arch_exit(1);
 	runner_start(&cmd);
 	sched_loop(runner_poll);
 }

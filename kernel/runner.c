@@ -2,6 +2,7 @@
 #include "kprintf.h"
 #include "res/proc.h"
 #include "res/pmem.h"
+#include "res/res.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/timer.h"
 #include <string.h>
@@ -37,8 +38,10 @@ static void start_next(void)
 static void finish(void)
 {
 	uint64_t now = pmem_free_count();
-	bool leak = now != frames_boot;
+	long vr = res_live(RES_VREGION), vu = res_live(RES_VUSPACE);
+	bool leak = now != frames_boot || vr || vu;
 	kprintf("run: %d program(s), %d failed\n", nrun, failed);
+	kprintf("resources: vregion=%ld vuspace=%ld%s\n", vr, vu, vr || vu ? " LEAK" : "");
 	kprintf("frames: boot=%lu exit=%lu%s\n", frames_boot, now, leak ? " LEAK" : "");
 	int status = failed || leak ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());

@@ -5,6 +5,7 @@
 #include "kprintf.h"
 #include "res/proc.h"
 #include "res/pmem.h"
+#include "res/res.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/timer.h"
 #include <err.h>
@@ -125,6 +126,8 @@ long sys_sysinfo(const uint64_t *a)
 		.frames_free = pmem_free_count(), .frames_total = pmem_total(),
 		.frames_boot = frames_at_boot, .tsc_hz = tsc_hz, .nprocs = (uint64_t)proc_count(),
 		.uptime_us = timer_now_us(), .icount = (uint64_t)kernel_icount,
+		.vregions = (uint64_t)res_live(RES_VREGION),
+		.attachments = (uint64_t)res_live(RES_VUSPACE), .syscalls = syscall_count,
 	};
 	return copy_to_user(a[0], &si, sizeof(si));
 }

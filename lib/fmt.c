@@ -42,7 +42,9 @@ static void put_str(struct out *o, const char *s, struct spec *sp)
 		pad(o, sp->width - n, ' ');
 }
 
-static void put_num(struct out *o, uint64_t v, bool neg, int base, bool upper, struct spec *sp)
+// The sign or "0x" prefix counts in the width, as in C.
+static void put_num(struct out *o, uint64_t v, const char *prefix, int base, bool upper,
+		    struct spec *sp)
 {
 	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char tmp[24];
@@ -51,11 +53,14 @@ static void put_num(struct out *o, uint64_t v, bool neg, int base, bool upper, s
 		tmp[n++] = digits[v % (unsigned)base];
 		v /= (unsigned)base;
 	} while (v);
-	int len = n + (neg ? 1 : 0);
+	int plen = 0;
+	while (prefix[plen])
+		plen++;
+	int len = n + plen;
 	if (!sp->left && !sp->zero)
 		pad(o, sp->width - len, ' ');
-	if (neg)
-		put(o, '-');
+	for (int i = 0; i < plen; i++)
+		put(o, prefix[i]);
 	if (!sp->left && sp->zero)
 		pad(o, sp->width - len, '0');
 	while (n)
@@ -110,22 +115,17 @@ static void put_conv(struct out *o, char c, int len, struct spec *sp, va_list *a
 	case 'd':
 	case 'i':
 		s = len ? va_arg(*ap, int64_t) : va_arg(*ap, int);
-		put_num(o, s < 0 ? -(uint64_t)s : (uint64_t)s, s < 0, 10, false, sp);
+		put_num(o, s < 0 ? -(uint64_t)s : (uint64_t)s, s < 0 ? "-" : "", 10, false, sp);
 		break;
 	case 'u':
 	case 'x':
 	case 'X':
 		u = len ? va_arg(*ap, uint64_t) : va_arg(*ap, unsigned);
-		if (sp->alt && c != 'u' && u) {
-			put(o, '0');
-			put(o, c);
-		}
-		put_num(o, u, false, c == 'u' ? 10 : 16, c == 'X', sp);
+		put_num(o, u, sp->alt && c != 'u' && u ? (c == 'x' ? "0x" : "0X") : "",
+			c == 'u' ? 10 : 16, c == 'X', sp);
 		break;
 	case 'p':
-		put(o, '0');
-		put(o, 'x');
-		put_num(o, (uint64_t)(uintptr_t)va_arg(*ap, void *), false, 16, false, sp);
+		put_num(o, (uint64_t)(uintptr_t)va_arg(*ap, void *), "0x", 16, false, sp);
 		break;
 	case 's':
 		put_str(o, va_arg(*ap, const char *), sp);

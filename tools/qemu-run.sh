@@ -15,7 +15,7 @@ serial=(-serial stdio)
 [ -n "${SERIAL:-}" ] && serial=(-serial "file:$SERIAL")
 timeout --foreground -k 5 "$tmo" qemu-system-x86_64 "${accel[@]}" -m "${QEMU_MEM:-256M}" \
 	-display none -monitor none -no-reboot "${serial[@]}" \
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 -nic none \
 	-kernel "$kernel" -append "$cmdline" "$@"
 rc=$?
 case $rc in

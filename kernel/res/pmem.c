@@ -5,19 +5,20 @@
 #include "../kprintf.h"
 #include <string.h>
 
-#define F_USED 0x8000u
-#define F_PINS 0x7fffu
+#define F_USED 0x8000u  // handed out by the allocator
+#define F_RESV 0x4000u  // never managed: hole, low memory, kernel, frame table
+#define F_PINS 0x3fffu
 #define MAX_FRAMES (64ull << 30 >> PAGE_SHIFT) // manage at most 64 GiB
 
 static uint16_t *state;     // per frame number, [0, nframes)
 static uint32_t *free_stk;  // free frame numbers
 static uint64_t nframes, nfree, ntotal;
+#define RESERVE_MAX 256
+static paddr_t reserve[RESERVE_MAX];
+static int nreserve;
 
-static bool in_ram(const struct mem_range *ram, int n, uint64_t pfn, paddr_t lo, paddr_t hi)
+static bool covered(const struct mem_range *ram, int n, paddr_t pa)
 {
-	paddr_t pa = pfn << PAGE_SHIFT;
-	if (pa < 0x100000 || (pa + PAGE_SIZE > lo && pa < hi))
-		return false; // below 1 MiB: BIOS data, VGA, option ROMs
 	for (int i = 0; i < n; i++)
 		if (pa >= ram[i].base && pa + PAGE_SIZE <= ram[i].base + ram[i].len)
 			return true;
@@ -54,14 +55,19 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 	free_stk = (uint32_t *)(state + nframes);
 	memset(state, 0, nframes * sizeof(*state));
 	nfree = 0;
-	// Push in descending order so low frames are handed out first.
+	// Push in descending order so low frames are handed out first. Holes
+	// keep state 0 (never free, never allocated); RAM the kernel keeps (the
+	// first MiB: BIOS data, VGA, ROMs; the image; the frame table) is F_RESV.
 	for (uint64_t pfn = nframes; pfn-- > 0;) {
 		paddr_t pa = pfn << PAGE_SHIFT;
-		bool arrays = pa >= arr && pa < arr + bytes;
-		if (!arrays && in_ram(ram, n, pfn, resv_lo, resv_hi))
-			free_stk[nfree++] = (uint32_t)pfn;
+		if (!covered(ram, n, pa))
+			continue;
+		bool kept = (pa >= arr && pa < arr + bytes) || pa < 0x100000 ||
+			    (pa + PAGE_SIZE > resv_lo && pa < resv_hi);
+		if (kept)
+			state[pfn] = F_RESV;
 		else
-			state[pfn] = F_USED;
+			free_stk[nfree++] = (uint32_t)pfn;
 	}
 	ntotal = nfree;
 }
@@ -69,7 +75,7 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 paddr_t pmem_alloc_nozero(void)
 {
 	if (nfree == 0)
-		return 0;
+		return nreserve ? reserve[--nreserve] : 0;
 	uint32_t pfn = free_stk[--nfree];
 	state[pfn] = F_USED;
 	return (paddr_t)pfn << PAGE_SHIFT;
@@ -92,20 +98,24 @@ void pmem_free(paddr_t pa)
 	free_stk[nfree++] = (uint32_t)pfn;
 }
 
-uint64_t pmem_free_count(void) { return nfree; }
+uint64_t pmem_free_count(void) { return nfree + (uint64_t)nreserve; }
 uint64_t pmem_total(void) { return ntotal; }
 paddr_t pmem_top(void) { return nframes << PAGE_SHIFT; }
 
 bool pmem_is_allocated(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	return pfn < nframes && (state[pfn] & F_USED);
+	return pfn < nframes && (state[pfn] & (F_USED | F_RESV));
 }
 
+// Frames the kernel keeps (its image, the first MiB) never move or get
+// freed, so a DMA from them needs no pin: pinning one is a no-op.
 void pmem_pin(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	if (pfn >= nframes || (state[pfn] & F_PINS) == F_PINS)
+	if (pfn < nframes && state[pfn] == F_RESV)
+		return;
+	if (pfn >= nframes || !(state[pfn] & F_USED) || (state[pfn] & F_PINS) == F_PINS)
 		panic("pmem_pin: bad frame %lx", pa);
 	state[pfn]++;
 }
@@ -113,6 +123,8 @@ void pmem_pin(paddr_t pa)
 void pmem_unpin(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
+	if (pfn < nframes && state[pfn] == F_RESV)
+		return;
 	if (pfn >= nframes || !(state[pfn] & F_PINS))
 		panic("pmem_unpin: frame %lx not pinned", pa);
 	state[pfn]--;
@@ -122,4 +134,24 @@ bool pmem_is_pinned(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
 	return pfn < nframes && (state[pfn] & F_PINS);
+}
+
+unsigned pmem_pin_count(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	return pfn < nframes ? state[pfn] & F_PINS : 0;
+}
+
+paddr_t pmem_take(void)
+{
+	return nreserve ? reserve[--nreserve] : pmem_alloc();
+}
+
+void pmem_reserve_fill(int max)
+{
+	while (max-- > 0 && nreserve < RESERVE_MAX && nfree > 0) {
+		paddr_t pa = pmem_alloc_nozero();
+		memset(arch_p2v(pa), 0, PAGE_SIZE);
+		reserve[nreserve++] = pa;
+	}
 }

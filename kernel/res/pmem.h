@@ -22,5 +22,11 @@ bool pmem_is_allocated(paddr_t pa);
 void pmem_pin(paddr_t pa);
 void pmem_unpin(paddr_t pa);
 bool pmem_is_pinned(paddr_t pa);
+unsigned pmem_pin_count(paddr_t pa);
+
+// The reserve: zeroed frames prepared ahead of need (when the CPU is idle)
+// so hot paths take one without zeroing or searching. Counted as free.
+paddr_t pmem_take(void);        // a zeroed frame, from the reserve if it has one
+void pmem_reserve_fill(int max); // zero up to max more frames into the reserve
 
 #endif

@@ -2,6 +2,7 @@
 // wait. One CPU, interrupts off in the kernel: no locks are needed.
 #include "proc.h"
 #include "vspace.h"
+#include "res.h"
 #include "pmem.h"
 #include "../sched.h"
 #include "../elf.h"
@@ -214,6 +215,7 @@ void proc_exit(int status)
 {
 	struct proc *p = current;
 	p->exit_status = status;
+	res_release_owner(p->pid); // attachments and regions before the space
 	vspace_destroy(p->vs);
 	for (int i = 0; i < NPROC; i++)
 		if (procs[i].state != P_FREE && procs[i].ppid == p->pid)
@@ -296,6 +298,7 @@ void sched_loop(void (*poll)(void))
 		poll();
 		int i = runq_pop(&rq);
 		if (i < 0) {
+			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
 			arch_idle();
 			continue;
 		}
@@ -310,4 +313,31 @@ void sched_loop(void (*poll)(void))
 		arch_switch(&sched_ctx, p->ctx);
 		current = NULL;
 	}
+}
+
+long proc_vspace(int pid)
+{
+	struct proc *p = proc_by_pid(pid);
+	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
+}
+
+static long op_spawn(int caller, const uint64_t *a)
+{
+	return proc_spawn((const char *)a[0], (const char *)a[1], (int)a[2], caller);
+}
+
+static long op_control(int caller, long pid, uint64_t op, const uint64_t *a)
+{
+	(void)caller;
+	return op == 1 ? proc_setprio(pid, (int)a[0]) : -E_INVAL;
+}
+
+// Processes are named by pid; create spawns (kernel strings), control op 1
+// sets the priority.
+const struct res_ops proc_ops = { .name = "proc", .create = op_spawn, .control = op_control };
+
+long sys_getvs(const uint64_t *a)
+{
+	(void)a;
+	return current->vs;
 }

@@ -46,6 +46,7 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
 long proc_setprio(long pid, int prio);
 int proc_count(void);
+long proc_vspace(int pid); // the process's space id, or -E_SRCH
 
 // Called from the timer interrupt; the trap path then calls
 // proc_preempt_point() before returning to user mode.

@@ -21,10 +21,13 @@ static uint64_t mmio_next = MMIO_BASE;
 #define KERNEL_PML4_FIRST_USER 2 // PML4[0] kernel RAM, [1] unused, [2..255] user
 #define PML4_MMIO IDX(MMIO_BASE, 3)
 
+uint64_t tlb_full_flushes, tlb_page_flushes;
+
 static struct vspace *get(long id)
 {
-	uint64_t i = (uint64_t)id & 0xffff;
-	if (id < 0 || i >= NVSPACE || !vspaces[i].used || vspaces[i].gen != (uint64_t)id >> 16)
+	unsigned i = res_slot(id);
+	if (!res_kind_is(id, RES_VSPACE) || i >= NVSPACE || !vspaces[i].used ||
+	    (vspaces[i].gen & RES_GEN_MASK) != res_gen(id))
 		return NULL;
 	return &vspaces[i];
 }
@@ -67,16 +70,22 @@ static uint64_t *walk(struct vspace *v, uint64_t va, bool alloc)
 	return &t[IDX(va, 0)];
 }
 
+// Only the running space can hold TLB entries: switching CR3 drops the rest
+// (the kernel's identity map is global, user pages are not).
 static void flush(struct vspace *v, uint64_t va)
 {
-	if (arch_current_root() == v->root)
+	if (arch_current_root() == v->root) {
 		arch_invlpg(va);
+		tlb_page_flushes++;
+	}
 }
 
 long vspace_map(long id, uint64_t va, paddr_t pa, uint64_t flags)
 {
 	struct vspace *v = get(id);
-	if (!v || (va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1)))
+	if (!v)
+		return -E_BADID;
+	if ((va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1)))
 		return -E_INVAL;
 	uint64_t *e = walk(v, va, true);
 	if (!e)
@@ -115,6 +124,101 @@ void vspace_set_frame(long id, uint64_t va, paddr_t pa)
 	flush(v, va);
 }
 
+void vspace_set_frame_nf(long id, uint64_t va, paddr_t pa, uint64_t flags)
+{
+	struct vspace *v = get(id);
+	uint64_t *e = v ? walk(v, va, pa != 0) : NULL;
+	if (e)
+		*e = pa ? pa | flags | PTE_P : 0;
+}
+
+static void flush_range(struct vspace *v, uint64_t va, uint64_t npages)
+{
+	if (arch_current_root() != v->root)
+		return;
+	if (npages > TLB_FLUSH_THRESHOLD) {
+		arch_flush_tlb();
+		tlb_full_flushes++;
+		return;
+	}
+	for (uint64_t i = 0; i < npages; i++)
+		arch_invlpg(va + i * PAGE_SIZE);
+	tlb_page_flushes += npages;
+}
+
+void vspace_flush_range(long id, uint64_t va, uint64_t npages)
+{
+	struct vspace *v = get(id);
+	if (v)
+		flush_range(v, va, npages);
+}
+
+void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint64_t flags)
+{
+	struct vspace *v = get(id);
+	if (!v)
+		return;
+	uint64_t *e = NULL;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t a = va + i * PAGE_SIZE;
+		if (!e || IDX(a, 0) == 0) // a new leaf table
+			e = walk(v, a, false);
+		else
+			e++;
+		if (e)
+			*e = f[i] ? f[i] | flags | PTE_P : 0;
+	}
+	flush_range(v, va, n);
+}
+
+static bool table_empty(paddr_t t)
+{
+	const uint64_t *e = table(t);
+	for (int i = 0; i < 512; i++)
+		if (e[i])
+			return false;
+	return true;
+}
+
+// Level `level` entry *e covers [base, base + span); frees the table it
+// points to when everything below it is empty.
+static void prune_entry(struct vspace *v, uint64_t *e, int level, uint64_t lo, uint64_t hi,
+			uint64_t base)
+{
+	if (!(*e & PTE_P) || (*e & PTE_PS))
+		return;
+	if (level > 1) {
+		uint64_t span = 1ull << (12 + 9 * (level - 1));
+		uint64_t *t = table(*e);
+		for (int i = 0; i < 512; i++) {
+			uint64_t b = base + (uint64_t)i * span;
+			if (b + span > lo && b < hi)
+				prune_entry(v, &t[i], level - 1, lo, hi, b);
+		}
+	}
+	if (table_empty(*e)) {
+		pmem_free(*e & PTE_ADDR_MASK);
+		v->ntables--;
+		*e = 0;
+	}
+}
+
+void vspace_prune(long id, uint64_t va, uint64_t npages)
+{
+	struct vspace *v = get(id);
+	if (!v || id == KERNEL_VSPACE)
+		return;
+	uint64_t hi = va + npages * PAGE_SIZE, span = 1ull << 39;
+	uint64_t *root = table(v->root);
+	for (int i = KERNEL_PML4_FIRST_USER; i < 256; i++) {
+		uint64_t b = (uint64_t)i * span;
+		if (b + span > va && b < hi)
+			prune_entry(v, &root[i], 3, va, hi, b);
+	}
+	if (arch_current_root() == v->root)
+		arch_flush_tlb(); // paging-structure caches may hold the freed tables
+}
+
 long vspace_create(void)
 {
 	for (int i = 1; i < NVSPACE; i++) {
@@ -124,7 +228,7 @@ long vspace_create(void)
 		paddr_t root = pmem_alloc();
 		if (!root)
 			return -E_NOMEM;
-		paddr_t kroot = vspaces[KERNEL_VSPACE].root;
+		paddr_t kroot = vspaces[res_slot(KERNEL_VSPACE)].root;
 		uint64_t *u = table(root);
 		if (kroot) { // share the kernel half: RAM identity map and MMIO window
 			uint64_t *k = table(kroot);
@@ -132,8 +236,9 @@ long vspace_create(void)
 			for (int j = 256; j < 512; j++)
 				u[j] = k[j];
 		}
-		*v = (struct vspace){ .gen = (uint16_t)(v->gen + 1), .used = true, .root = root };
-		return ((long)v->gen << 16) | i;
+		*v = (struct vspace){ .gen = (uint16_t)((v->gen + 1) & RES_GEN_MASK), .used = true,
+				      .root = root };
+		return res_id(RES_VSPACE, v->gen, (unsigned)i);
 	}
 	return -E_NOMEM;
 }
@@ -162,7 +267,7 @@ long vspace_destroy(long id)
 	if (!v || id == KERNEL_VSPACE)
 		return -E_BADID;
 	if (arch_current_root() == v->root)
-		arch_load_root(vspaces[KERNEL_VSPACE].root);
+		arch_load_root(vspaces[res_slot(KERNEL_VSPACE)].root);
 	uint64_t *root = table(v->root);
 	for (int i = KERNEL_PML4_FIRST_USER; i < 256; i++) {
 		if (root[i] & PTE_P)
@@ -188,7 +293,7 @@ long vspace_activate(long id)
 // the kernel half by copying PML4 entries once.
 void vspace_init_kernel(paddr_t ram_top)
 {
-	struct vspace *k = &vspaces[KERNEL_VSPACE];
+	struct vspace *k = &vspaces[res_slot(KERNEL_VSPACE)];
 	*k = (struct vspace){ .gen = 0, .used = true, .root = pmem_alloc() };
 	uint64_t *pml4 = table(k->root);
 	paddr_t pdpt = pmem_alloc(), mmio_pdpt = pmem_alloc();
@@ -221,3 +326,28 @@ void *kmap_mmio(paddr_t pa, size_t size)
 	mmio_next += PAGE_SIZE; // guard page between windows
 	return (void *)(va + (pa - base));
 }
+
+static long vs_create(int caller, const uint64_t *a)
+{
+	(void)caller, (void)a;
+	return vspace_create();
+}
+
+static long vs_destroy(int caller, long id)
+{
+	(void)caller;
+	return vspace_destroy(id);
+}
+
+// control op 1: number of page-table frames in use.
+static long vs_control(int caller, long id, uint64_t op, const uint64_t *a)
+{
+	(void)caller, (void)a;
+	if (!get(id))
+		return -E_BADID;
+	return op == 1 ? (long)vspace_tables(id) : -E_INVAL;
+}
+
+const struct res_ops vspace_ops = {
+	.name = "vspace", .create = vs_create, .destroy = vs_destroy, .control = vs_control,
+};

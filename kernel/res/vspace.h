@@ -3,9 +3,13 @@
 #ifndef VSPACE_H
 #define VSPACE_H
 #include "../arch/x86_64/arch.h"
+#include "res.h"
 
 #define NVSPACE 64
-#define KERNEL_VSPACE 0
+#define KERNEL_VSPACE res_id(RES_VSPACE, 0, 0)
+// Above this many pages a range's TLB entries are dropped by one full flush
+// instead of one invlpg each (measured: tools/bench, README).
+#define TLB_FLUSH_THRESHOLD 32
 // Software PTE bit: the frame belongs to the space and is freed with it.
 #define PTE_OWNED (1ull << 9)
 
@@ -19,6 +23,17 @@ long vspace_unmap(long id, uint64_t va, uint64_t *old);
 uint64_t *vspace_pte(long id, uint64_t va);
 // Rewrites a present leaf PTE's frame, keeping its flags; flushes the TLB entry.
 void vspace_set_frame(long id, uint64_t va, paddr_t pa);
+// The same without the flush (callers batch with vspace_flush_range), and
+// with pa == 0 meaning "unmap".
+void vspace_set_frame_nf(long id, uint64_t va, paddr_t pa, uint64_t flags);
+void vspace_flush_range(long id, uint64_t va, uint64_t npages);
+// Points pages [va, va+n) at frames f[0..n) (0: unmap) with flags, in page
+// tables that exist (attachments prepare them), then invalidates the TLB:
+// one walk per leaf table, one invlpg per page or one full flush.
+void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint64_t flags);
+// Frees the page tables under [va, va+npages) that no longer map anything.
+void vspace_prune(long id, uint64_t va, uint64_t npages);
+extern uint64_t tlb_full_flushes, tlb_page_flushes;
 long vspace_activate(long id);
 bool vspace_valid(long id);
 paddr_t vspace_root(long id);

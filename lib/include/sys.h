@@ -24,6 +24,9 @@ struct sysinfo {
 	uint64_t nprocs;        // live processes
 	uint64_t uptime_us;
 	uint64_t icount;        // 1 when the TSC counts guest instructions (-icount)
+	uint64_t vregions;      // live virtual regions (all processes)
+	uint64_t attachments;   // live virtual user spaces (attached regions)
+	uint64_t syscalls;      // system calls served since boot
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

@@ -61,6 +61,13 @@ uint64_t arch_rdtsc(void)
 }
 void arch_pause(void) { __asm__ volatile("pause"); }
 
+void arch_cache_flush_range(const void *p, size_t n)
+{
+	for (size_t o = 0; o < n; o += 64)
+		__asm__ volatile("clflush (%0)" ::"r"((const char *)p + o) : "memory");
+	__asm__ volatile("mfence" ::: "memory");
+}
+
 void arch_halt_forever(void)
 {
 	for (;;)

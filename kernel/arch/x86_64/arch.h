@@ -61,6 +61,8 @@ void arch_irq_restore(uint64_t flags);
 void arch_idle(void);        // enable interrupts, halt until one arrives
 uint64_t arch_rdtsc(void);
 void arch_pause(void);
+// Writes back and evicts [p, p+n) from every cache level (clflush + mfence).
+void arch_cache_flush_range(const void *p, size_t n);
 
 // Leave the machine: QEMU isa-debug-exit (status), Bochs shutdown port, halt.
 void arch_exit(int status) __attribute__((noreturn));

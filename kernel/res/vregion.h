@@ -1,0 +1,48 @@
+// Virtual region: a memory image of N pages, backed page by page by frames
+// (physical memory resources). The manager owns the region table; others
+// name regions by id and reach frames only through this interface.
+#ifndef VREGION_H
+#define VREGION_H
+#include "../arch/x86_64/arch.h"
+#include "res.h"
+
+#define NVREGION 256
+#define VR_MAX_PAGES 16384 // 64 MiB
+#define VR_MAX_GRANTS 4
+#define VR_MAX_ATT 4
+
+// ctrl_vr operations (Tender, Table 1; 0x4, 0x400, 0x800 are ours).
+#define VR_OP_SIZE 0x1
+#define VR_OP_PADDR 0x2
+#define VR_OP_GRANT 0x4
+#define VR_OP_ALLOC 0x100
+#define VR_OP_FREE 0x200
+#define VR_OP_PIN 0x400
+#define VR_OP_UNPIN 0x800
+#define VR_OP_EXCHANGE 0x8000
+
+// create_vr's mem argument: 1 = no frames yet, 2 = frames for every page.
+#define VR_MEM_NONE 1
+#define VR_MEM_ALL 2
+
+long vregion_create(int owner, uint64_t size, int mem, int64_t disk);
+long vregion_delete(int caller, long id);
+long vregion_control(int caller, long id, uint64_t op, const uint64_t *a);
+long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t off2, uint64_t pages);
+
+// 0 when caller owns the region or was granted it; -E_BADID, -E_NOTOWNER.
+long vregion_access(int caller, long id);
+uint64_t vregion_pages(long id); // 0 for a bad id
+paddr_t vregion_frame(long id, uint64_t page); // 0 when not backed
+int64_t vregion_disk(long id);
+// Checks [off, off+len) is page-aligned, inside, backed and unpinned.
+long vregion_check_range(long id, uint64_t off, uint64_t len);
+// Puts frames in[i] behind pages first+i and returns the old ones in out[i];
+// the caller checked the range with vregion_check_range. Cannot fail.
+void vregion_replace(long id, uint64_t first, uint64_t n, const paddr_t *in, paddr_t *out);
+
+// For the attachment manager.
+long vregion_att_add(long id, long vuid);
+void vregion_att_del(long id, long vuid);
+long vregion_live(void);
+#endif

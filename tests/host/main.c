@@ -1,0 +1,93 @@
+// The host unit-test runner: every suite, CUnit's basic interface, exit
+// status 1 on any failed assertion, test or suite.
+#include "host.h"
+#include "fake_arch.h"
+#include "res/pmem.h"
+#include "res/vspace.h"
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int add_suite(const char *name, CU_SetUpFunc setup, CU_TearDownFunc teardown,
+	      const struct test_case *tests, size_t n)
+{
+	CU_pSuite s = CU_add_suite_with_setup_and_teardown(name, NULL, NULL, setup, teardown);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			return -1;
+	}
+	return 0;
+}
+
+#define MAX_TRACKED 256
+static long tracked[MAX_TRACKED];
+static int ntracked;
+
+long track_space(long id)
+{
+	if (id > 0 && ntracked < MAX_TRACKED)
+		tracked[ntracked++] = id;
+	return id;
+}
+
+void machine_setup(void)
+{
+	fake_reset();
+	struct mem_range ram = { FAKE_PHYS_BASE, FAKE_PHYS_SIZE };
+	pmem_init(&ram, 1, 0, 0);
+	vspace_init_kernel(pmem_top());
+}
+
+// A test that stopped half-way must not leave spaces behind: their slots
+// would be lost and their frames belong to the next test's allocator.
+void machine_teardown(void)
+{
+	for (int i = 0; i < ntracked; i++)
+		if (vspace_valid(tracked[i]))
+			vspace_destroy(tracked[i]);
+	ntracked = 0;
+}
+
+bool user_read(long vs, uint64_t va, void *dst, size_t n)
+{
+	uint8_t *d = dst;
+	while (n) {
+		uint64_t *pte = vspace_pte(vs, va);
+		if (!pte || !(*pte & PTE_P))
+			return false;
+		size_t off = va & (PAGE_SIZE - 1), k = PAGE_SIZE - off;
+		k = k < n ? k : n;
+		memcpy(d, (uint8_t *)arch_p2v(*pte & PTE_ADDR_MASK) + off, k);
+		d += k, va += k, n -= k;
+	}
+	return true;
+}
+
+int main(void)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	int (*suites[])(void) = { register_pmem, register_vspace, register_elf,
+				  register_cmdline, register_sched, register_heap,
+				  register_bootinfo, register_fmt, register_lib };
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		if (suites[i]() < 0) {
+			fprintf(stderr, "registering suite %zu: %s\n", i, CU_get_error_msg());
+			CU_cleanup_registry();
+			return 2;
+		}
+	}
+	CU_basic_set_mode(getenv("VERBOSE") ? CU_BRM_VERBOSE : CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+			  CU_get_number_of_suites_failed();
+	unsigned ntests = CU_get_number_of_tests_run();
+	int err = CU_get_error();
+	CU_cleanup_registry();
+	printf("\n");
+	printf("host unit tests: %u tests, %s\n", ntests, failed || err ? "FAILED" : "all passed");
+	return failed || err ? 1 : 0;
+}
