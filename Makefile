@@ -35,7 +35,7 @@ PROG_ELFS := $(PROGS:%=$(BUILD)/user/%.elf)
 KERNEL := $(BUILD)/kernel.elf
 ISO := $(BUILD)/tender.iso
 
-.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz
+.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange
 
 all: $(KERNEL)
 
@@ -117,6 +117,13 @@ fuzz: deps $(KERNEL)
 	SERIAL=$(BUILD)/fuzz.log tools/qemu-run.sh $(KERNEL) "run=fuzz n=$(FUZZ_N) seed=$${SEED:-1}" 900 \
 		-drive file=$(BUILD)/fuzz-disk.img,if=ide,format=raw; \
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
+
+# Benchmarks (BENCH.md): JSON and PNG in bench/results/.
+BENCH_RUNS ?= 5
+VENV := $(BUILD)/venv
+bench-exchange: deps $(KERNEL)
+	@py=$$(tools/bench/venv.sh $(VENV)) && \
+	python3 tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS) $$py
 
 test-bochs: $(ISO)
 	@tools/deps.sh bochs

@@ -9,6 +9,7 @@ declare -A pkgs=(
 	[bochs]="bochs bochsbios vgabios bochs-term"
 	[cunit]="libcunit1-dev"
 	[linux]="busybox-static cpio gzip"
+	[venv]="python3-venv python3-pip"
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)
