@@ -9,14 +9,14 @@ OBJCOPY := $(CROSS)objcopy
 ACCEL ?= tcg
 export ACCEL
 
-KCFLAGS := -std=gnu11 -O2 -g -flto -Wall -Wextra -Werror -ffreestanding -fno-pie -fno-pic \
+KCFLAGS := -std=gnu11 -O2 -g -flto=auto -Wall -Wextra -Werror -ffreestanding -fno-pie -fno-pic \
 	-fno-stack-protector -fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only \
 	-mcmodel=small -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
-	-Ilib/include -Ikernel -MMD -MP
+	-Ilib/include -Ilib -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,-T,linker.ld -Wl,-z,max-page-size=0x1000 \
 	-Wl,--no-warn-rwx-segments -Wl,--build-id=none -Wl,-z,noexecstack
 UCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fpie -fno-stack-protector \
-	-mno-red-zone -nostdinc -isystem $(shell $(CC) -print-file-name=include) -Ilib/include -MMD -MP
+	-mno-red-zone -nostdinc -isystem $(shell $(CC) -print-file-name=include) -Ilib/include -Ilib -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,-T,lib/user.ld -Wl,-z,max-page-size=0x1000 \
 	-Wl,--build-id=none -Wl,-z,noexecstack
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
@@ -27,7 +27,7 @@ KSRC := $(filter-out $(KEXCLUDE),$(wildcard kernel/*.c kernel/res/*.c kernel/arc
 KASM := boot/multiboot.S kernel/arch/x86_64/entry.S
 KOBJ := $(KSRC:%.c=$(BUILD)/k/%.o) $(KASM:%.S=$(BUILD)/k/%.o) $(BUILD)/k/progs.o
 
-ULIB := lib/crt0.S lib/usys.S lib/ulib.c lib/utest.c lib/string.c lib/fmt.c lib/err.c
+ULIB := lib/crt0.S lib/usys.S lib/ulib.c lib/utest.c lib/string.c lib/fmt.c lib/err.c lib/netutil.c
 ULIBOBJ := $(patsubst %,$(BUILD)/u/%.o,$(basename $(ULIB)))
 PROGS := $(basename $(notdir $(wildcard user/*.c)))
 PROG_ELFS := $(PROGS:%=$(BUILD)/user/%.elf)

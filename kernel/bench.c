@@ -64,27 +64,71 @@ static void one_size(long a, long b, size_t bytes, int reps)
 		bytes, pages, median(cold, reps), median(hot, reps), median(xchg, reps), reps);
 }
 
+struct setup {
+	long vs, a, b, va, vb;
+	paddr_t old_root;
+};
+
+// Two regions of MAX_PAGES attached at SRC_VA and DST_VA in a fresh space,
+// made current.
+static void setup(struct setup *s)
+{
+	s->vs = vspace_create();
+	s->a = vregion_create(0, MAX_PAGES * PAGE_SIZE, VR_MEM_ALL, -1);
+	s->b = vregion_create(0, MAX_PAGES * PAGE_SIZE, VR_MEM_ALL, -1);
+	s->va = vuspace_attach(0, s->a, s->vs, SRC_VA);
+	s->vb = vuspace_attach(0, s->b, s->vs, DST_VA);
+	if (s->vs < 0 || s->a < 0 || s->b < 0 || s->va < 0 || s->vb < 0)
+		panic("bench: setup failed (%ld %ld %ld %ld %ld)", s->vs, s->a, s->b, s->va, s->vb);
+	s->old_root = arch_current_root();
+	vspace_activate(s->vs);
+	memset((void *)SRC_VA, 0x5a, MAX_PAGES * PAGE_SIZE);
+}
+
+static void teardown(struct setup *s)
+{
+	arch_load_root(s->old_root);
+	vuspace_detach(0, s->va);
+	vuspace_detach(0, s->vb);
+	vregion_delete(0, s->a);
+	vregion_delete(0, s->b);
+	vspace_destroy(s->vs);
+}
+
+uint64_t bench_copy_threshold(void)
+{
+	struct setup s;
+	setup(&s);
+	uint64_t t[9], best = 0;
+	paddr_t spare = pmem_take(), old;
+	for (int i = 0; i < 9; i++) { // one page in, one out, as a receive does
+		uint64_t t0 = arch_rdtsc();
+		vregion_replace(s.b, 0, 1, &spare, &old);
+		t[i] = arch_rdtsc() - t0;
+		spare = old;
+	}
+	uint64_t xchg = median(t, 9);
+	for (size_t bytes = 64; bytes <= PAGE_SIZE; bytes *= 2) {
+		for (int i = 0; i < 9; i++)
+			t[i] = time_copy(bytes, true);
+		if (median(t, 9) < xchg)
+			best = bytes;
+	}
+	pmem_free(spare);
+	teardown(&s);
+	return best;
+}
+
 void bench_exchange(int reps)
 {
 	if (reps < 1 || reps > MAX_REPS)
 		reps = 51;
-	long vs = vspace_create();
-	long a = vregion_create(0, MAX_PAGES * PAGE_SIZE, VR_MEM_ALL, -1);
-	long b = vregion_create(0, MAX_PAGES * PAGE_SIZE, VR_MEM_ALL, -1);
-	long va = vuspace_attach(0, a, vs, SRC_VA), vb = vuspace_attach(0, b, vs, DST_VA);
-	if (vs < 0 || a < 0 || b < 0 || va < 0 || vb < 0)
-		panic("bench: setup failed (%ld %ld %ld %ld %ld)", vs, a, b, va, vb);
-	paddr_t old_root = arch_current_root();
-	vspace_activate(vs);
-	memset((void *)SRC_VA, 0x5a, MAX_PAGES * PAGE_SIZE);
+	struct setup s;
+	setup(&s);
+	long a = s.a, b = s.b;
 	kprintf("BENCH exchange begin tlb_threshold=%d\n", TLB_FLUSH_THRESHOLD);
 	for (size_t bytes = 64; bytes <= MAX_PAGES * PAGE_SIZE; bytes *= 2)
 		one_size(a, b, bytes, reps);
 	kprintf("BENCH exchange end\n");
-	arch_load_root(old_root);
-	vuspace_detach(0, va);
-	vuspace_detach(0, vb);
-	vregion_delete(0, a);
-	vregion_delete(0, b);
-	vspace_destroy(vs);
+	teardown(&s);
 }

@@ -1,7 +1,12 @@
 // In-kernel benchmarks, run at boot when the command line asks (kbench=).
 #ifndef BENCH_H
 #define BENCH_H
+#include <stdint.h>
 // Times copying S bytes against exchanging the pages behind S (Figure 3 of
 // the Tender paper) and prints one "BENCH exchange ..." line per size.
 void bench_exchange(int reps);
+// The receive path's choice: the longest frame (64..4096 bytes, powers of
+// two) that copying from a cold buffer moves faster than exchanging one
+// page into an attached region. Measured at boot.
+uint64_t bench_copy_threshold(void);
 #endif

@@ -9,6 +9,7 @@
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include "res/proc.h"
+#include "res/io.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/timer.h"
@@ -23,6 +24,14 @@ extern char __image_start[], __image_end[];
 extern int kernel_icount;
 static struct bootinfo bi;
 static struct cmdline cmd;
+
+static unsigned long strtoul_dec(const char *s)
+{
+	unsigned long v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (unsigned long)(*s++ - '0');
+	return v;
+}
 
 static void apply_cmdline(void)
 {
@@ -84,6 +93,9 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "kfault");
 	if (v && *v == '1')
 		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
+	v = cmdline_get(&cmd, "copy_threshold");
+	io_init(v ? (long)strtoul_dec(v) : -1);
+	sched_set_idle_work(io_idle_poll);
 	v = cmdline_get(&cmd, "kbench");
 	if (v && !strcmp(v, "exchange"))
 		bench_exchange(51);

@@ -38,10 +38,11 @@ static void start_next(void)
 static void finish(void)
 {
 	uint64_t now = pmem_free_count();
-	long vr = res_live(RES_VREGION), vu = res_live(RES_VUSPACE);
-	bool leak = now != frames_boot || vr || vu;
+	long vr = res_live(RES_VREGION), vu = res_live(RES_VUSPACE), io = res_live(RES_IO);
+	bool leak = now != frames_boot || vr || vu || io;
 	kprintf("run: %d program(s), %d failed\n", nrun, failed);
-	kprintf("resources: vregion=%ld vuspace=%ld%s\n", vr, vu, vr || vu ? " LEAK" : "");
+	kprintf("resources: vregion=%ld vuspace=%ld io=%ld%s\n", vr, vu, io,
+		vr || vu || io ? " LEAK" : "");
 	kprintf("frames: boot=%lu exit=%lu%s\n", frames_boot, now, leak ? " LEAK" : "");
 	int status = failed || leak ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());

@@ -24,6 +24,9 @@ static struct proc *current;
 static struct context *sched_ctx;
 static bool need_resched;
 static int next_pid = 1;
+static bool (*idle_work)(void);
+
+void sched_set_idle_work(bool (*fn)(void)) { idle_work = fn; }
 
 void proc_init(void)
 {
@@ -298,6 +301,8 @@ void sched_loop(void (*poll)(void))
 		poll();
 		int i = runq_pop(&rq);
 		if (i < 0) {
+			if (idle_work && idle_work())
+				continue; // polling: no halt
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
 			arch_idle();
 			continue;

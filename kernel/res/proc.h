@@ -53,6 +53,10 @@ long proc_vspace(int pid); // the process's space id, or -E_SRCH
 void proc_timer_tick(void);
 void proc_preempt_point(void);
 
+// Work for the idle CPU (e.g. polling NICs): called instead of halting;
+// returns true while it wants to be called again rather than halt.
+void sched_set_idle_work(bool (*fn)(void));
+
 // The scheduler loop (runs on the boot stack, never returns). `poll` is
 // called each round, e.g. to start the next program of the run list.
 void sched_loop(void (*poll)(void)) __attribute__((noreturn));

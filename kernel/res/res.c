@@ -2,14 +2,15 @@
 #include "res.h"
 #include <stddef.h>
 
-extern const struct res_ops vregion_ops, vuspace_ops, proc_ops, vspace_ops;
-extern long vregion_live(void), vuspace_live(void);
+extern const struct res_ops vregion_ops, vuspace_ops, proc_ops, vspace_ops, io_ops;
+extern long vregion_live(void), vuspace_live(void), io_live(void);
 
 static const struct res_ops *const managers[RES_NKIND] = {
 	[RES_VSPACE] = &vspace_ops,
 	[RES_VREGION] = &vregion_ops,
 	[RES_VUSPACE] = &vuspace_ops,
 	[RES_PROC] = &proc_ops,
+	[RES_IO] = &io_ops,
 };
 
 const struct res_ops *res_ops_of(enum res_kind k)
@@ -33,6 +34,7 @@ long res_live(enum res_kind k)
 	switch (k) {
 	case RES_VREGION: return vregion_live();
 	case RES_VUSPACE: return vuspace_live();
+	case RES_IO: return io_live();
 	default: return 0;
 	}
 }

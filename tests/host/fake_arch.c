@@ -16,6 +16,7 @@ void (*fake_port_out_hook)(uint16_t port, int width, uint32_t v);
 char fake_console[65536];
 size_t fake_console_len;
 jmp_buf *volatile fake_panic_env;
+jmp_buf *volatile fake_fatal_env;
 char fake_panic_msg[512];
 int fake_panic_count;
 int log_level = LOG_INFO;
@@ -29,6 +30,12 @@ void fake_fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	jmp_buf *env = fake_fatal_env;
+	if (env) {
+		fprintf(stderr, "fatal in teardown: %s\n", msg);
+		fake_fatal_env = NULL;
+		longjmp(*env, 1);
+	}
 	if (CU_get_current_test())
 		CU_assertImplementation(CU_FALSE, 0, msg, "fake_arch", "", CU_TRUE);
 	fprintf(stderr, "fatal outside a test: %s\n", msg);
@@ -131,6 +138,13 @@ void arch_irq_restore(uint64_t flags) { fake.irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }
 uint64_t arch_rdtsc(void) { return fake.tsc += fake.tsc_step; }
 void arch_pause(void) { fake.pause++; }
+
+void arch_cache_flush_range(const void *p, size_t n)
+{
+	(void)p;
+	fake.cache_flushes++;
+	fake.cache_flushed_bytes += n;
+}
 
 void arch_exit(int status) { fake_fatal("arch_exit(%d)", status); }
 void arch_halt_forever(void) { fake_fatal("arch_halt_forever"); }

@@ -26,6 +26,7 @@ struct fake_arch {
 	uint64_t kernel_stack;
 	uint64_t switches;
 	uint64_t port_writes, port_reads;
+	uint64_t cache_flushes, cache_flushed_bytes; // arch_cache_flush_range
 };
 extern struct fake_arch fake;
 
@@ -48,6 +49,10 @@ extern size_t fake_console_len;
 extern jmp_buf *volatile fake_panic_env;
 extern char fake_panic_msg[512];
 extern int fake_panic_count;
+
+// When set, fake_fatal longjmps here instead of into CUnit: teardown code
+// uses it, since CUnit's jump buffer would re-run the teardown forever.
+extern jmp_buf *volatile fake_fatal_env;
 
 // Fails the running test fatally (or aborts outside a test) with msg.
 void fake_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

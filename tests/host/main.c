@@ -5,6 +5,7 @@
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include <CUnit/Basic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,17 @@ void machine_setup(void)
 
 // A test that stopped half-way must not leave spaces behind: their slots
 // would be lost and their frames belong to the next test's allocator.
+// A failure here (the test left the tables corrupt) gives up the cleanup.
 void machine_teardown(void)
 {
-	for (int i = 0; i < ntracked; i++)
-		if (vspace_valid(tracked[i]))
-			vspace_destroy(tracked[i]);
+	jmp_buf jb;
+	if (setjmp(jb) == 0) {
+		fake_fatal_env = &jb;
+		for (int i = 0; i < ntracked; i++)
+			if (vspace_valid(tracked[i]))
+				vspace_destroy(tracked[i]);
+	}
+	fake_fatal_env = NULL;
 	ntracked = 0;
 }
 
@@ -80,6 +87,8 @@ int main(void)
 			return 2;
 		}
 	}
+	signal(SIGALRM, watchdog);
+	alarm(WATCHDOG_SECONDS);
 	CU_basic_set_mode(getenv("VERBOSE") ? CU_BRM_VERBOSE : CU_BRM_NORMAL);
 	CU_basic_run_tests();
 	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +

@@ -64,14 +64,16 @@ static void test_alt_and_pointer(void)
 	SAME("%p", (void *)0x7ffc1234abcdull);
 }
 
-// C counts the 0x prefix in the field width; the kernel's fmt puts the
-// prefix first and pads the digits alone to the width.
+// C counts the 0x prefix (and the sign) in the field width.
 static void test_alt_with_width(void)
 {
 	SAME("[%#8x]", 255u);
 	SAME("[%#08x]", 255u);
 	SAME("[%-#8x]", 255u);
 	IS("[0x0000ff]", "[%#08x]", 255u);
+	IS("[    0xff]", "[%#8x]", 255u);
+	IS("[        0x1234]", "[%14p]", (void *)0x1234);
+	IS("[0x1234        ]", "[%-14p]", (void *)0x1234);
 }
 
 static void test_strings_chars(void)

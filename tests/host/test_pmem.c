@@ -60,6 +60,13 @@ static void test_counts_exact(void)
 	for (paddr_t pa = 0; pa < pmem_top(); pa += PAGE_SIZE)
 		n += eligible(pa);
 	CU_ASSERT_EQUAL(n, EXPECT_FREE);
+	// What the kernel keeps reads as allocated; a hole reads as neither.
+	CU_ASSERT_TRUE(pmem_is_allocated(RESV_LO));
+	CU_ASSERT_TRUE(pmem_is_allocated(RESV_HI - 1));
+	CU_ASSERT_TRUE(pmem_is_allocated(ARR_LO));
+	CU_ASSERT_TRUE(pmem_is_allocated(0x1000));
+	CU_ASSERT_FALSE(pmem_is_allocated(17 * MiB));
+	CU_ASSERT_FALSE(pmem_is_allocated(ARR_HI));
 }
 
 // Drains the allocator: every frame handed out is eligible, page-aligned,
@@ -184,32 +191,115 @@ static void test_pins(void)
 {
 	paddr_t a = pmem_alloc();
 	CU_ASSERT_FALSE(pmem_is_pinned(a));
+	CU_ASSERT_EQUAL(pmem_pin_count(a), 0);
 	pmem_pin(a);
 	pmem_pin(a);
 	CU_ASSERT_TRUE(pmem_is_pinned(a));
+	CU_ASSERT_EQUAL(pmem_pin_count(a), 2);
 	CU_ASSERT_TRUE(pmem_is_allocated(a));
 	EXPECT_PANIC(pmem_free(a)); // in flight: must not be freed
 	pmem_unpin(a);
 	CU_ASSERT_TRUE(pmem_is_pinned(a));
+	CU_ASSERT_EQUAL(pmem_pin_count(a), 1);
 	pmem_unpin(a);
 	CU_ASSERT_FALSE(pmem_is_pinned(a));
 	EXPECT_PANIC(pmem_unpin(a)); // not pinned
 	pmem_free(a);
 	CU_ASSERT_FALSE(pmem_is_pinned(a));
+	EXPECT_PANIC(pmem_pin(a));         // free: nobody's DMA buffer
+	EXPECT_PANIC(pmem_pin(17 * MiB));  // a hole
 	EXPECT_PANIC(pmem_pin(pmem_top()));
 	EXPECT_PANIC(pmem_unpin(pmem_top() + PAGE_SIZE));
 	CU_ASSERT_FALSE(pmem_is_pinned(pmem_top()));
+	CU_ASSERT_EQUAL(pmem_pin_count(pmem_top()), 0);
 	CU_ASSERT_FALSE(pmem_is_allocated(pmem_top()));
-	// The pin count saturates with a panic rather than overflowing into
-	// the allocated bit.
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
+}
+
+// Frames the kernel keeps never move, so pinning one is a no-op (pmem.c).
+static void test_pin_kept_frame_is_noop(void)
+{
+	pmem_pin(RESV_LO + PAGE_SIZE);
+	pmem_pin(0x8000); // low memory
+	CU_ASSERT_FALSE(pmem_is_pinned(RESV_LO + PAGE_SIZE));
+	CU_ASSERT_EQUAL(pmem_pin_count(0x8000), 0);
+	pmem_unpin(RESV_LO + PAGE_SIZE);
+	pmem_unpin(0x8000);
+	EXPECT_PANIC(pmem_free(RESV_LO + PAGE_SIZE));
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
+}
+
+// The pin count saturates with a panic rather than overflowing into the
+// state bits, and counts back down exactly.
+static void test_pin_saturates(void)
+{
 	paddr_t b = pmem_alloc();
-	for (int i = 0; i < 0x3fff; i++) // 14 bits of pin count
+	volatile unsigned pins = 0;
+	EXPECT_PANIC(for (;;) {
 		pmem_pin(b);
-	EXPECT_PANIC(pmem_pin(b));
-	for (int i = 0; i < 0x3fff; i++) // 14 bits of pin count
+		if (++pins > 0x20000)
+			break;
+	});
+	CU_ASSERT_TRUE(pins >= 255);
+	CU_ASSERT_EQUAL(pmem_pin_count(b), pins);
+	CU_ASSERT_TRUE(pmem_is_allocated(b));
+	for (unsigned i = 0; i < pins; i++)
 		pmem_unpin(b);
 	CU_ASSERT_FALSE(pmem_is_pinned(b));
 	pmem_free(b);
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
+}
+
+// The reserve: zeroed frames prepared ahead, counted as free, handed out
+// first by pmem_take and last by pmem_alloc.
+static void test_reserve(void)
+{
+	static paddr_t all[EXPECT_FREE];
+	size_t n = 0;
+	paddr_t pa;
+	while ((pa = pmem_alloc_nozero()))
+		memset(arch_p2v(all[n++] = pa), 0xcc, PAGE_SIZE);
+	CU_ASSERT_EQUAL_FATAL(n, EXPECT_FREE);
+	pmem_reserve_fill(4); // nothing free: nothing to prepare
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	CU_ASSERT_EQUAL(pmem_take(), 0);
+	while (n)
+		pmem_free(all[--n]);
+
+	pmem_reserve_fill(10);
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
+	paddr_t f[10];
+	size_t dirty = 0;
+	for (int i = 0; i < 10; i++) {
+		f[i] = pmem_take();
+		CU_ASSERT_TRUE(pmem_is_allocated(f[i]));
+		const uint8_t *p = arch_p2v(f[i]);
+		for (size_t k = 0; k < PAGE_SIZE; k++)
+			dirty += p[k] != 0;
+		for (int j = 0; j < i; j++)
+			CU_ASSERT_NOT_EQUAL(f[i], f[j]);
+	}
+	CU_ASSERT_EQUAL(dirty, 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE - 10);
+	for (int i = 0; i < 10; i++)
+		pmem_free(f[i]);
+	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
+
+	// pmem_alloc falls back on the reserve when the free stack is empty.
+	pmem_reserve_fill(3);
+	while (pmem_free_count() > 3)
+		all[n++] = pmem_alloc_nozero();
+	for (int i = 0; i < 3; i++) {
+		f[i] = i == 1 ? pmem_alloc_nozero() : pmem_alloc();
+		CU_ASSERT_TRUE(f[i] != 0 && pmem_is_allocated(f[i]));
+	}
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	CU_ASSERT_EQUAL(pmem_alloc(), 0);
+	CU_ASSERT_EQUAL(pmem_take(), 0);
+	for (int i = 0; i < 3; i++)
+		pmem_free(f[i]);
+	while (n)
+		pmem_free(all[--n]);
 	CU_ASSERT_EQUAL(pmem_free_count(), EXPECT_FREE);
 }
 
@@ -295,6 +385,9 @@ int register_pmem(void)
 		TEST(test_bad_free_panics),
 		TEST(test_free_of_unmanaged_frame_panics),
 		TEST(test_pins),
+		TEST(test_pin_kept_frame_is_noop),
+		TEST(test_pin_saturates),
+		TEST(test_reserve),
 		TEST(test_random_alloc_free_restores_count),
 		TEST(test_arrays_skip_small_range),
 		TEST(test_overlap_and_middle_reservation),

@@ -203,9 +203,8 @@ static void test_bad_and_stale_ids(void)
 	pmem_free(f);
 }
 
-// err.h: E_BADID is "identifier unknown or stale"; unmap, activate and
-// destroy say so, and map should too rather than E_INVAL ("argument out of
-// its domain"), which it also uses for a misaligned address.
+// err.h: E_BADID is "identifier unknown or stale"; map says so like unmap,
+// activate and destroy, and keeps E_INVAL for a misaligned address.
 static void test_map_stale_id_is_badid(void)
 {
 	long a = new_space();
@@ -297,6 +296,98 @@ static void test_set_frame_nf_and_flush_range(void)
 	CU_ASSERT_TRUE(pmem_is_allocated(g));
 	pmem_free(f);
 	pmem_free(g);
+}
+
+// Batch rewrite within existing tables: pages without a leaf table are
+// skipped, 0 unmaps, and one TLB invalidation covers the batch.
+static void test_set_frames(void)
+{
+	long id = new_space();
+	paddr_t f0 = pmem_alloc();
+	CU_ASSERT_EQUAL(vspace_map(id, UA, f0, PTE_U), 0); // the leaf table of [UA, UA+2M)
+	CU_ASSERT_EQUAL(vspace_activate(id), 0);
+	paddr_t fr[40];
+	for (int i = 0; i < 40; i++)
+		fr[i] = pmem_alloc();
+	uint64_t va = UA + (2ull << 20) - 20 * PAGE_SIZE; // 20 pages in, 20 past the table
+	uint64_t inv = fake.invlpg, full = fake.flush_tlb;
+	uint64_t flags = PTE_U | PTE_W | PTE_NX;
+	vspace_set_frames(id, va, fr, 40, flags);
+	for (int i = 0; i < 20; i++)
+		CU_ASSERT_EQUAL(*vspace_pte(id, va + (uint64_t)i * PAGE_SIZE), fr[i] | flags | PTE_P);
+	CU_ASSERT_PTR_NULL(vspace_pte(id, va + 20 * PAGE_SIZE));
+	CU_ASSERT_PTR_NULL(vspace_pte(id, va + 39 * PAGE_SIZE));
+	CU_ASSERT_EQUAL(vspace_tables(id), 3); // never allocates
+	CU_ASSERT_EQUAL(*vspace_pte(id, UA), f0 | PTE_U | PTE_P); // outside: untouched
+	CU_ASSERT_EQUAL(fake.flush_tlb, full + 1); // 40 > TLB_FLUSH_THRESHOLD
+	CU_ASSERT_EQUAL(fake.invlpg, inv);
+	// Unmap five of them: five invlpg.
+	paddr_t zero[5] = { 0 };
+	vspace_set_frames(id, va + 2 * PAGE_SIZE, zero, 5, flags);
+	CU_ASSERT_EQUAL(fake.invlpg, inv + 5);
+	CU_ASSERT_EQUAL(fake.last_invlpg, va + 6 * PAGE_SIZE);
+	CU_ASSERT_EQUAL(*vspace_pte(id, va + 1 * PAGE_SIZE), fr[1] | flags | PTE_P);
+	for (int i = 2; i < 7; i++)
+		CU_ASSERT_EQUAL(*vspace_pte(id, va + (uint64_t)i * PAGE_SIZE), 0);
+	CU_ASSERT_EQUAL(*vspace_pte(id, va + 7 * PAGE_SIZE), fr[7] | flags | PTE_P);
+	// Not current: rewritten, nothing invalidated. A bad id: nothing at all.
+	CU_ASSERT_EQUAL(vspace_activate(KERNEL_VSPACE), 0);
+	vspace_set_frames(id, va, fr + 10, 2, PTE_U);
+	CU_ASSERT_EQUAL(*vspace_pte(id, va), fr[10] | PTE_U | PTE_P);
+	vspace_set_frames(-1, va, fr, 2, PTE_U);
+	vspace_set_frames(id + 1, va, fr, 2, PTE_U);
+	CU_ASSERT_EQUAL(*vspace_pte(id, va), fr[10] | PTE_U | PTE_P);
+	CU_ASSERT_EQUAL(fake.invlpg, inv + 5);
+	CU_ASSERT_EQUAL(fake.flush_tlb, full + 1);
+	CU_ASSERT_EQUAL(vspace_destroy(id), 0); // nothing was PTE_OWNED
+	pmem_free(f0);
+	for (int i = 0; i < 40; i++)
+		pmem_free(fr[i]);
+}
+
+// Prune frees exactly the tables under the range that map nothing any more.
+static void test_prune(void)
+{
+	uint64_t n0 = pmem_free_count();
+	long id = new_space();
+	const uint64_t A = UA, B = UA + (2ull << 20), C = UA + GiB, D = UA + 512 * GiB;
+	const uint64_t va[4] = { A, B, C, D };
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(vspace_map(id, va[i], pmem_alloc(), PTE_U | PTE_OWNED), 0);
+	CU_ASSERT_EQUAL(vspace_tables(id), 9);
+	uint64_t old;
+	CU_ASSERT_EQUAL(vspace_unmap(id, B, &old), 0);
+	pmem_free(old & PTE_ADDR_MASK);
+	vspace_prune(id, B, 1); // B's leaf table only
+	CU_ASSERT_EQUAL(vspace_tables(id), 8);
+	CU_ASSERT_PTR_NULL(vspace_pte(id, B));
+	CU_ASSERT_PTR_NOT_NULL(vspace_pte(id, A));
+	CU_ASSERT_EQUAL(vspace_unmap(id, C, &old), 0);
+	pmem_free(old & PTE_ADDR_MASK);
+	vspace_prune(id, C, 1); // C's leaf table and directory
+	CU_ASSERT_EQUAL(vspace_tables(id), 6);
+	vspace_prune(id, A, 512); // A still mapped: nothing to free
+	CU_ASSERT_EQUAL(vspace_tables(id), 6);
+	CU_ASSERT_EQUAL(vspace_activate(id), 0);
+	uint64_t full = fake.flush_tlb;
+	CU_ASSERT_EQUAL(vspace_unmap(id, A, &old), 0);
+	pmem_free(old & PTE_ADDR_MASK);
+	vspace_prune(id, A, 1); // now A's table, directory and PDPT go
+	CU_ASSERT_EQUAL(vspace_tables(id), 3);
+	CU_ASSERT_EQUAL(fake.flush_tlb, full + 1); // cached walks may name freed tables
+	const uint64_t *root = arch_p2v(vspace_root(id));
+	CU_ASSERT_EQUAL(root[(UA >> 39) & 0x1ff], 0);
+	vspace_prune(id, USER_BASE, (USER_TOP - USER_BASE) / PAGE_SIZE); // D stays
+	CU_ASSERT_EQUAL(vspace_tables(id), 3);
+	CU_ASSERT_TRUE(*vspace_pte(id, D) & PTE_P);
+	// Pruning the kernel's space or a bad id does nothing.
+	const uint64_t *k = arch_p2v(vspace_root(KERNEL_VSPACE));
+	uint64_t k0 = k[0];
+	vspace_prune(KERNEL_VSPACE, 0, 1ull << 20);
+	vspace_prune(-1, UA, 1);
+	CU_ASSERT_EQUAL(k[0], k0);
+	CU_ASSERT_EQUAL(vspace_destroy(id), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), n0);
 }
 
 static void test_unmap_invalidates_only_current(void)
@@ -395,6 +486,8 @@ int register_vspace(void)
 		TEST(test_map_stale_id_is_badid),
 		TEST(test_set_frame),
 		TEST(test_set_frame_nf_and_flush_range),
+		TEST(test_set_frames),
+		TEST(test_prune),
 		TEST(test_unmap_invalidates_only_current),
 		TEST(test_create_until_full),
 		TEST(test_out_of_frames),

@@ -1,0 +1,314 @@
+// I/O resource manager (Tender Table 3): a channel is one channel number on
+// one NIC, with n_input receive slots and n_output send slots per call, the
+// regions they live in, and peer addresses. The data path is io_net.c.
+#include "io_priv.h"
+#include "vregion.h"
+#include "pmem.h"
+#include "proc.h"
+#include "../kprintf.h"
+#include "../uaccess.h"
+#include "../bench.h"
+#include "../arch/x86_64/timer.h"
+#include <err.h>
+#include <string.h>
+
+struct io ios[NIO];
+struct io_nic io_nics[E1000_MAX_NICS];
+
+static struct io *get(long id)
+{
+	unsigned i = res_slot(id);
+	if (!res_kind_is(id, RES_IO) || i >= NIO || !ios[i].used || ios[i].gen != res_gen(id))
+		return NULL;
+	return &ios[i];
+}
+
+// The channel, if caller owns it: else NULL and *err says why.
+static struct io *mine(int caller, long id, long *err)
+{
+	struct io *c = get(id);
+	*err = !c ? -E_BADID : (caller && c->owner != caller) ? -E_NOTOWNER : 0;
+	return *err ? NULL : c;
+}
+
+long io_live(void)
+{
+	long n = 0;
+	for (int i = 0; i < NIO; i++)
+		n += ios[i].used;
+	return n;
+}
+
+static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
+{
+	uint32_t mask = dev_no & 0xff;
+	uint64_t kind = dev_no >> 24;
+	if ((kind != IO_KIND_ETHER && kind != IO_KIND_RAW) || mask == 0 || (mask & (mask - 1)))
+		return -E_NODEV;
+	*nic = __builtin_ctz(mask);
+	*chan = (uint16_t)(dev_no >> 8);
+	*raw = kind == IO_KIND_RAW;
+	if (*nic >= e1000_count())
+		return -E_NODEV;
+	return *chan || *raw ? 0 : -E_INVAL;
+}
+
+static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
+{
+	int nic;
+	uint16_t chan;
+	bool raw;
+	long e = decode_dev(dev_no, &nic, &chan, &raw);
+	if (e)
+		return e;
+	if (n_in > IO_MAX_BATCH || n_out > IO_MAX_BATCH || (n_in | n_out) == 0 || (raw && n_in))
+		return -E_INVAL;
+	struct io *c = NULL;
+	for (int i = 0; i < NIO; i++) {
+		if (ios[i].used && !raw && ios[i].nic == nic && ios[i].channel == chan)
+			return -E_EXIST;
+		if (!ios[i].used && !c)
+			c = &ios[i];
+	}
+	if (!c || pmem_free_count() < IO_HDR_FRAMES)
+		return -E_NOMEM;
+	*c = (struct io){ .gen = (uint16_t)((c->gen + 1) & RES_GEN_MASK), .used = true,
+			  .owner = caller, .nic = nic, .dev = e1000_get(nic), .channel = chan,
+			  .raw = raw, .n_in = (uint32_t)n_in, .n_out = (uint32_t)n_out };
+	for (int i = 0; i < IO_HDR_FRAMES; i++)
+		c->hdr[i] = pmem_take();
+	return res_id(RES_IO, c->gen, (unsigned)(c - ios));
+}
+
+static void free_channel(struct io *c)
+{
+	for (long spin = 0; c->inflight && spin < 10000000; spin++)
+		io_reclaim(c);
+	io_drop_pending(c);
+	for (int i = 0; i < IO_HDR_FRAMES; i++)
+		pmem_free(c->hdr[i]);
+	c->used = false;
+}
+
+static long free_io(int caller, long id)
+{
+	long e;
+	struct io *c = mine(caller, id, &e);
+	if (!c)
+		return e;
+	if (c->inflight) {
+		io_reclaim(c);
+		if (c->inflight)
+			return -E_BUSY;
+	}
+	free_channel(c);
+	return 0;
+}
+
+// One direction's region: ours (or granted), in our space, big enough.
+static long check_region(int caller, long vs, long vr, uint64_t size)
+{
+	long e = vregion_access(caller, vr);
+	if (e)
+		return e;
+	if (vs && caller && vs != proc_vspace(caller))
+		return -E_NOTOWNER;
+	return size > vregion_pages(vr) * PAGE_SIZE ? -E_RANGE : 0;
+}
+
+static long set_regions(struct io *c, int caller, const struct io_regions *r)
+{
+	long e = 0;
+	if (c->n_in && (e = check_region(caller, r->in_vs, r->in_vr, r->in_size)))
+		return e;
+	if (c->n_out && (e = check_region(caller, r->out_vs, r->out_vr, r->out_size)))
+		return e;
+	uint64_t slot = c->n_in ? PAGE_ROUND_DOWN(r->in_size / c->n_in) : 0;
+	if (c->n_in && slot == 0)
+		return -E_INVAL; // a slot holds at least one page
+	c->in_vr = r->in_vr, c->in_addr = r->in_addr, c->in_size = r->in_size;
+	c->out_vr = r->out_vr, c->out_addr = r->out_addr, c->out_size = r->out_size;
+	c->slot_size = slot;
+	c->regions = true;
+	return 0;
+}
+
+static void fill_stats(struct io *c, struct io_stats *s)
+{
+	struct io_nic *ni = &io_nics[c->nic];
+	struct e1000_stats es;
+	e1000_get_stats(c->dev, &es);
+	*s = c->st;
+	s->drop_short = ni->drop_short, s->drop_ethertype = ni->drop_ethertype;
+	s->drop_badlen = ni->drop_badlen, s->drop_nochan = ni->drop_nochan;
+	s->drop_rxerr = ni->drop_rxerr;
+	s->drop_toolong = c->st.drop_toolong + ni->drop_toolong;
+	s->copy_threshold = io_copy_threshold;
+	s->slot_size = c->slot_size;
+	s->frames_held = c->pend_n;
+	s->nic_frames = es.frames_owned, s->nic_irqs = es.irqs, s->nic_doorbells = es.doorbells;
+	s->nic_rx_no_buf = es.hw_rnbc;
+	e1000_get_mac(c->dev, s->mac);
+	s->link_up = e1000_link_up(c->dev);
+}
+
+static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
+{
+	long e;
+	struct io *c = mine(caller, id, &e);
+	if (!c)
+		return e;
+	switch (op) {
+	case IO_OP_REGIONS: {
+		struct io_regions r;
+		if ((e = copy_from_user(&r, a[0], sizeof(r))))
+			return e;
+		return set_regions(c, caller, &r);
+	}
+	case IO_OP_TIMEOUT:
+		c->timeout_us = a[0];
+		return 0;
+	case IO_OP_PEER:
+		if (a[1] >= IO_MAX_PEERS)
+			return -E_INVAL;
+		if ((e = copy_from_user(c->peer[a[1]], a[0], 6)))
+			return e;
+		c->peer_valid |= 1u << a[1];
+		return 0;
+	case IO_OP_STATS: {
+		struct io_stats s;
+		fill_stats(c, &s);
+		return copy_to_user(a[0], &s, sizeof(s));
+	}
+	case IO_OP_RECLAIM:
+		io_reclaim(c);
+		return c->inflight;
+	default:
+		return -E_INVAL;
+	}
+}
+
+static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
+{
+	long e;
+	struct io *c = mine(caller, id, &e);
+	if (!c)
+		return e;
+	if (!c->regions || !c->n_in)
+		return -E_INVAL;
+	long vs = proc_vspace(caller);
+	if ((e = uaccess_check(vs, usizes, c->n_in * 8ul, true)) ||
+	    (e = uaccess_check(vs, upos, c->n_in * 8ul, true)))
+		return e;
+	c->got = 0;
+	c->waiting = true;
+	c->st.rx_batches++;
+	io_deliver_pending(c);
+	io_poll_nic(c->nic);
+	uint64_t deadline = c->timeout_us ? arch_rdtsc() + timer_us_to_tsc(c->timeout_us) : 0;
+	while (c->got < c->n_in && proc_sleep(c, deadline))
+		;
+	c->waiting = false;
+	copy_to_user(usizes, c->sizes, c->got * 8ul);
+	copy_to_user(upos, c->pos, c->got * 8ul);
+	return c->got ? (long)c->got : -E_TIMEOUT;
+}
+
+static uint64_t uvals[3][IO_MAX_BATCH];
+
+// Every packet's peer is known, its size fits a frame, and its bytes lie
+// in backed pages of the output region.
+static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size, const uint64_t *pos)
+{
+	for (uint32_t i = 0; i < c->n_out; i++) {
+		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
+			return -E_NOENT;
+		if (c->raw ? size[i] < E1000_MIN_FRAME || size[i] > E1000_MAX_FRAME
+			   : size[i] > WIRE_MAX_PAYLOAD)
+			return c->raw && size[i] < E1000_MIN_FRAME ? -E_INVAL : -E_2BIG;
+		if (pos[i] > c->out_size || size[i] > c->out_size - pos[i])
+			return -E_RANGE;
+		for (uint64_t p = pos[i] / PAGE_SIZE; size[i] && p <= (pos[i] + size[i] - 1) / PAGE_SIZE; p++)
+			if (!vregion_frame(c->out_vr, p))
+				return -E_NOTBACKED;
+	}
+	return e1000_link_up(c->dev) ? 0 : -E_LINK;
+}
+
+static long output_io(int caller, long id, const uint64_t *a)
+{
+	long e;
+	struct io *c = mine(caller, id, &e);
+	if (!c)
+		return e;
+	if (!c->regions || !c->n_out)
+		return -E_INVAL;
+	for (int k = 0; k < 3; k++)
+		if ((e = copy_from_user(uvals[k], a[k], c->n_out * 8ul)))
+			return e;
+	if ((e = check_sends(c, uvals[0], uvals[1], uvals[2])))
+		return e;
+	return io_send(c, uvals[0], uvals[1], uvals[2]);
+}
+
+bool io_idle_poll(void)
+{
+	bool polling = false;
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].inflight)
+			io_reclaim(&ios[i]);
+	for (int n = 0; n < e1000_count(); n++)
+		if (io_nics[n].polling) {
+			io_poll_nic(n);
+			polling = true;
+		}
+	return polling;
+}
+
+void io_init(long threshold)
+{
+	for (int n = 0; n < e1000_count(); n++)
+		e1000_set_handler(e1000_get(n), io_nic_irq, NULL);
+	if (!e1000_count())
+		return;
+	io_copy_threshold = threshold >= 0 ? (uint64_t)threshold : bench_copy_threshold();
+	pr_info("io: %d NIC(s); frames up to %lu bytes are copied, longer ones exchanged%s\n",
+		e1000_count(), io_copy_threshold, threshold >= 0 ? " (set on the command line)" : " (measured)");
+}
+
+static void release(int owner)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].owner == owner)
+			free_channel(&ios[i]);
+}
+
+static long op_create(int caller, const uint64_t *a) { return get_io(caller, a[0], a[1], a[2]); }
+static long op_control(int caller, long id, uint64_t op, const uint64_t *a)
+{
+	return ctrl_io(caller, id, op, a);
+}
+
+const struct res_ops io_ops = {
+	.name = "io", .create = op_create, .destroy = free_io, .control = op_control,
+	.release = release,
+};
+
+// System calls (lib/syscalls.def).
+long sys_get_io(const uint64_t *a)
+{
+	int pid = proc_current()->pid;
+	long e = uaccess_check(proc_vspace(pid), a[3], sizeof(long), true);
+	if (e)
+		return e;
+	long id = get_io(pid, a[0], a[1], a[2]);
+	if (id < 0)
+		return id;
+	copy_to_user(a[3], &id, sizeof(id));
+	return 0;
+}
+
+long sys_ctrl_io(const uint64_t *a) { return ctrl_io(proc_current()->pid, (long)a[0], a[1], a + 2); }
+long sys_input_io(const uint64_t *a) { return input_io(proc_current()->pid, (long)a[0], a[1], a[2]); }
+long sys_output_io(const uint64_t *a) { return output_io(proc_current()->pid, (long)a[0], a + 1); }
+long sys_free_io(const uint64_t *a) { return free_io(proc_current()->pid, (long)a[0]); }

@@ -1,0 +1,329 @@
+// The I/O manager's data path. Send: headers in the channel's header frames,
+// payload straight from the user's output frames, one doorbell per batch.
+// Receive: frames are parsed in the buffers the NIC filled; a frame longer
+// than the copy threshold is exchanged into the waiting process's slot (its
+// buffers become the slot's pages, the slot's old frames refill the ring),
+// a shorter one is copied. Malformed frames are dropped and counted by cause.
+#include "io_priv.h"
+#include "vregion.h"
+#include "pmem.h"
+#include "proc.h"
+#include "../kprintf.h"
+#include "../../drivers/net/e1000/e1000_regs.h"
+#include <err.h>
+#include <string.h>
+
+uint64_t io_copy_threshold = 256;
+
+// ---------------------------------------------------------------- send
+
+static void tx_done(uint64_t cookie, void *arg)
+{
+	(void)arg;
+	if (cookie < NIO && ios[cookie].inflight)
+		ios[cookie].inflight--;
+}
+
+void io_reclaim(struct io *c)
+{
+	e1000_tx_reclaim(c->dev, tx_done, NULL);
+}
+
+static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
+{
+	uint64_t off = (uint64_t)i * IO_HDR_SLOT;
+	*pa = c->hdr[off / PAGE_SIZE] + off % PAGE_SIZE;
+	return arch_p2v(*pa);
+}
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
+
+static void build_header(struct io *c, uint8_t *h, const uint8_t *src, uint64_t peer,
+			 uint64_t size, uint16_t flags)
+{
+	memcpy(h, c->peer[peer], 6);
+	memcpy(h + 6, src, 6);
+	put16(h + 12, WIRE_ETHERTYPE);
+	struct wire_hdr w = {
+		.channel = wire_htons(c->channel), .flags = wire_htons(flags),
+		.seq = wire_htonl(c->seq[peer]++), .batch = wire_htons((uint16_t)c->n_out),
+		.link = wire_htons((uint16_t)c->nic), .len = wire_htonl((uint32_t)size),
+	};
+	memcpy(h + WIRE_ETH_HLEN, &w, sizeof(w));
+}
+
+// Gather list: the header (none for a raw frame), then the payload cut at
+// page boundaries.
+static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size)
+{
+	p->nseg = 0;
+	if (hdr)
+		p->seg[p->nseg++] = (struct netseg){ hdr, WIRE_FRAME_HLEN };
+	while (size > 0) {
+		uint64_t in_page = PAGE_SIZE - pos % PAGE_SIZE;
+		uint32_t len = (uint32_t)(size < in_page ? size : in_page);
+		paddr_t pa = vregion_frame(c->out_vr, pos / PAGE_SIZE) + pos % PAGE_SIZE;
+		p->seg[p->nseg++] = (struct netseg){ pa, len };
+		pos += len;
+		size -= len;
+	}
+	p->cookie = (uint64_t)(c - ios);
+}
+
+// Header slots are reused per call: wait (bounded) until the NIC is done
+// with the previous batch. QEMU finishes inside the doorbell write.
+static bool tx_idle(struct io *c)
+{
+	for (long spin = 0; c->inflight && spin < 10000000; spin++) {
+		io_reclaim(c);
+		arch_pause();
+	}
+	return c->inflight == 0;
+}
+
+static struct netpkt pkts[IO_MAX_BATCH];
+
+long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos)
+{
+	uint8_t mac[6];
+	if (!tx_idle(c))
+		return -E_BUSY;
+	e1000_get_mac(c->dev, mac);
+	for (uint32_t i = 0; i < c->n_out; i++) {
+		paddr_t hpa;
+		uint8_t *h = hdr_slot(c, i, &hpa);
+		if (c->raw) {
+			build_packet(c, &pkts[i], 0, pos[i], sizes[i]);
+		} else {
+			build_header(c, h, mac, peers[i], sizes[i], i + 1 == c->n_out ? WIRE_F_LAST : 0);
+			build_packet(c, &pkts[i], hpa, pos[i], sizes[i]);
+		}
+		c->st.tx_bytes += sizes[i];
+	}
+	for (uint32_t sent = 0; sent < c->n_out;) {
+		int r = e1000_tx_batch(c->dev, pkts + sent, (int)(c->n_out - sent));
+		if (r < 0)
+			return r;
+		c->inflight += (uint32_t)r;
+		sent += (uint32_t)r;
+		if (r > 0)
+			c->st.tx_doorbells++;
+		else if (!tx_idle(c)) // the ring is full of older packets
+			return -E_BUSY;
+	}
+	c->st.tx_packets += c->n_out;
+	c->st.tx_batches++;
+	return c->n_out;
+}
+
+// ------------------------------------------------------------- receive
+
+static paddr_t refill[E1000_RX_DESC + IO_MAX_BUFS];
+static int nrefill;
+
+static void give_back(const struct frame *f)
+{
+	for (int i = 0; i < f->nbuf; i++)
+		refill[nrefill++] = f->buf[i];
+}
+
+// Posts the collected frames to the ring; what the ring cannot take (it
+// was refilled from the reserve while frames were held) goes back to pmem.
+static void flush_refill(struct e1000_dev *d)
+{
+	int taken = nrefill ? e1000_rx_refill(d, refill, nrefill) : 0;
+	if (taken < 0)
+		taken = 0;
+	for (int i = taken; i < nrefill; i++)
+		pmem_free(refill[i]);
+	nrefill = 0;
+}
+
+static struct io *channel_of(int nic, uint16_t chan)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].nic == nic && ios[i].channel == chan)
+			return &ios[i];
+	return NULL;
+}
+
+// Puts frame f (payload len) into slot c->got: copied when short, else its
+// buffers are exchanged for the slot's first pages.
+static void into_slot(struct io *c, const struct frame *f, uint32_t len)
+{
+	uint64_t off = c->got * c->slot_size, pages = f->nbuf;
+	bool copy = f->len <= io_copy_threshold;
+	if (pages * PAGE_SIZE > c->slot_size) {
+		c->st.drop_toolong++;
+		give_back(f);
+		return;
+	}
+	if (vregion_check_range(c->in_vr, off, (copy ? 1 : pages) * PAGE_SIZE) < 0) {
+		c->st.drop_badslot++; // the process freed or pinned its slot pages
+		give_back(f);
+		return;
+	}
+	if (copy) {
+		memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE)), arch_p2v(f->buf[0]), f->len);
+		give_back(f);
+		c->st.rx_copied++;
+		c->st.rx_bytes_copied += f->len;
+	} else {
+		struct frame old = { .nbuf = f->nbuf };
+		vregion_replace(c->in_vr, off / PAGE_SIZE, pages, f->buf, old.buf);
+		give_back(&old);
+		c->st.rx_exchanged++;
+		c->st.rx_pages_exchanged += pages;
+	}
+	c->sizes[c->got] = len;
+	c->pos[c->got] = off + WIRE_FRAME_HLEN;
+	c->st.rx_packets++;
+	if (++c->got == c->n_in)
+		proc_wakeup(c);
+}
+
+// Keeps a frame for the next input_io; the ring gets reserve frames instead.
+static void hold(struct io *c, const struct frame *f)
+{
+	if (c->pend_n == IO_PEND || pmem_free_count() < f->nbuf) {
+		c->st.drop_noslot++;
+		give_back(f);
+		return;
+	}
+	c->pend[(c->pend_head + c->pend_n++) % IO_PEND] = *f;
+	for (int i = 0; i < f->nbuf; i++)
+		refill[nrefill++] = pmem_take();
+	if (c->pend_n > c->st.frames_held)
+		c->st.frames_held = c->pend_n;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+// Checks a whole frame and hands it to its channel. Returns the drop
+// counter to bump, or NULL when the frame was taken.
+static uint64_t *dispatch(int nic, const struct frame *f, uint8_t errors)
+{
+	struct io_nic *ni = &io_nics[nic];
+	if (errors)
+		return &ni->drop_rxerr;
+	if (f->len < WIRE_FRAME_HLEN)
+		return &ni->drop_short;
+	const uint8_t *b = arch_p2v(f->buf[0]);
+	if (((uint32_t)b[12] << 8 | b[13]) != WIRE_ETHERTYPE)
+		return &ni->drop_ethertype;
+	// QEMU zero-pads frames under 60 bytes: a header cut short shows as a
+	// zero batch count, which no sender writes.
+	if (!b[WIRE_ETH_HLEN + 8] && !b[WIRE_ETH_HLEN + 9])
+		return &ni->drop_short;
+	uint32_t len = get32(b + WIRE_ETH_HLEN + 12);
+	if (len > WIRE_MAX_PAYLOAD)
+		return &ni->drop_toolong;
+	// The NIC pads short frames to 60 bytes; otherwise the length must match.
+	uint32_t need = WIRE_FRAME_HLEN + len;
+	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
+		return &ni->drop_badlen;
+	struct io *c = channel_of(nic, (uint16_t)(b[WIRE_ETH_HLEN] << 8 | b[WIRE_ETH_HLEN + 1]));
+	if (!c)
+		return &ni->drop_nochan;
+	if (c->waiting && c->got < c->n_in)
+		into_slot(c, f, len);
+	else
+		hold(c, f);
+	return NULL;
+}
+
+// Adds one receive buffer to the frame being assembled; on EOP dispatches
+// it. Buffers past IO_MAX_BUFS go straight back: the frame is too long.
+static void take_fragment(int nic, const struct rxfrag *r)
+{
+	struct io_nic *ni = &io_nics[nic];
+	struct frame *f = &ni->partial;
+	if (f->nbuf < IO_MAX_BUFS) {
+		f->buf[f->nbuf++] = r->pa;
+		f->len = (uint16_t)(f->len + r->len);
+	} else {
+		refill[nrefill++] = r->pa;
+		ni->overlong = true;
+	}
+	if (!r->eop)
+		return;
+	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->errors);
+	if (drop) {
+		(*drop)++;
+		give_back(f);
+	}
+	*f = (struct frame){ 0 };
+	ni->overlong = false;
+}
+
+static bool someone_waits(int nic)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
+			return true;
+	return false;
+}
+
+static void drain(int nic)
+{
+	struct e1000_dev *d = e1000_get(nic);
+	struct rxfrag fr[64];
+	int n;
+	do {
+		n = e1000_rx_poll(d, fr, 64);
+		for (int i = 0; i < n; i++)
+			take_fragment(nic, &fr[i]);
+		flush_refill(d);
+	} while (n > 0);
+}
+
+// Takes every frame the NIC has. While a channel on it still waits for
+// packets the NIC stays in polling mode; then its interrupts come back
+// ("poll until empty, unmask, poll once more": no wake-up is lost).
+void io_poll_nic(int nic)
+{
+	drain(nic);
+	if (!io_nics[nic].polling || someone_waits(nic))
+		return;
+	io_nics[nic].polling = false;
+	e1000_rx_irq(e1000_get(nic), true);
+	drain(nic);
+}
+
+void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg)
+{
+	(void)arg;
+	if (!(icr & E1000_INT_RX))
+		return;
+	int nic = e1000_index(d);
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].nic == nic && ios[i].waiting)
+			ios[i].st.rx_irqs++;
+	e1000_rx_irq(d, false);
+	io_nics[nic].polling = true;
+	io_poll_nic(nic);
+}
+
+void io_deliver_pending(struct io *c)
+{
+	while (c->pend_n && c->got < c->n_in) {
+		struct frame f = c->pend[c->pend_head];
+		c->pend_head = (c->pend_head + 1) % IO_PEND;
+		c->pend_n--;
+		const uint8_t *b = arch_p2v(f.buf[0]);
+		into_slot(c, &f, get32(b + WIRE_ETH_HLEN + 12));
+	}
+	flush_refill(c->dev);
+}
+
+void io_drop_pending(struct io *c)
+{
+	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND) {
+		const struct frame *f = &c->pend[c->pend_head];
+		for (int i = 0; i < f->nbuf; i++)
+			pmem_free(f->buf[i]);
+	}
+}

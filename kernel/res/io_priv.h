@@ -1,0 +1,74 @@
+// The I/O manager's own table and the helpers its two files share:
+// io.c (channels, control, system calls) and io_net.c (send and receive).
+#ifndef IO_PRIV_H
+#define IO_PRIV_H
+#include "io.h"
+#include "res.h"
+#include "../arch/x86_64/arch.h"
+#include "../../drivers/net/e1000/e1000.h"
+#include <io.h>
+#include <wire.h>
+
+#define NIO 16
+#define IO_PEND 128            // frames held for a channel between input_io calls
+#define IO_MAX_BUFS 3          // receive buffers of the longest frame (9018 bytes)
+#define IO_HDR_SLOT 64         // bytes per header in the header frames
+#define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
+
+// A received frame: its buffers, in order.
+struct frame {
+	paddr_t buf[IO_MAX_BUFS];
+	uint8_t nbuf;
+	uint16_t len;
+};
+
+struct io {
+	uint16_t gen;
+	bool used;
+	int owner;
+	int nic;
+	struct e1000_dev *dev;
+	uint16_t channel;
+	bool raw;              // IO_KIND_RAW: frames are sent as the user built them
+	uint32_t n_in, n_out;
+	bool regions;
+	long in_vr, out_vr;
+	uint64_t in_addr, in_size, out_addr, out_size, slot_size;
+	uint8_t peer[IO_MAX_PEERS][6];
+	uint32_t peer_valid;
+	uint32_t seq[IO_MAX_PEERS];
+	uint64_t timeout_us;
+	// The batch an input_io is collecting.
+	bool waiting;
+	uint32_t got;
+	uint64_t sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];
+	// Frames that came before input_io asked.
+	struct frame pend[IO_PEND];
+	uint32_t pend_head, pend_n;
+	// Ethernet + wire headers of the packets in flight, one slot each.
+	paddr_t hdr[IO_HDR_FRAMES];
+	uint32_t inflight;
+	struct io_stats st;
+};
+
+// Per NIC: the receive side's state and the drops no channel can own.
+struct io_nic {
+	bool polling;          // RX interrupts masked; frames are polled
+	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
+	struct frame partial;  // buffers of a frame whose EOP has not come yet
+	bool overlong;         // partial had more buffers than IO_MAX_BUFS
+};
+
+extern struct io ios[NIO];
+extern struct io_nic io_nics[E1000_MAX_NICS];
+extern uint64_t io_copy_threshold;
+
+// io_net.c
+long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos);
+void io_reclaim(struct io *c);
+void io_poll_nic(int nic);
+void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg);
+// Delivers held frames into the batch's slots, oldest first.
+void io_deliver_pending(struct io *c);
+void io_drop_pending(struct io *c);
+#endif

@@ -1,0 +1,53 @@
+// The I/O resource as user programs see it (Tender, Table 3): get_io,
+// ctrl_io, input_io, output_io, free_io. Shared with the kernel.
+#ifndef LIB_IO_H
+#define LIB_IO_H
+#include <stdint.h>
+
+// dev_no: which path and which device.
+//   bits 24..31  kind: IO_KIND_ETHER (the wire format of lib/wire.h)
+//   bits  8..23  channel number, carried in every frame's header (1..65535)
+//   bits  0..7   NIC mask: bit i = e1000 NIC i (exactly one bit; several
+//                are reserved for striping over links)
+#define IO_KIND_ETHER 1u
+#define IO_KIND_RAW 2u   // send-only: output_io sends whole Ethernet frames as given
+                         // (positions/sizes cover the frame; peers are ignored)
+#define IO_DEV(kind, channel, nicmask) \
+	(((uint64_t)(kind) << 24) | ((uint64_t)(channel) << 8) | (uint64_t)(nicmask))
+#define IO_DEV_ETHER(nic, channel) IO_DEV(IO_KIND_ETHER, channel, 1u << (nic))
+#define IO_DEV_RAW(nic) IO_DEV(IO_KIND_RAW, 0, 1u << (nic))
+
+#define IO_MAX_BATCH 128 // n_input, n_output at most
+#define IO_MAX_PEERS 16
+
+// ctrl_io operations
+#define IO_OP_REGIONS 0x01  // struct io_regions *
+#define IO_OP_TIMEOUT 0x02  // input_io gives up after a0 microseconds (0: never)
+#define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number
+#define IO_OP_STATS 0x20    // a0 = struct io_stats *
+#define IO_OP_RECLAIM 0x21  // collect finished sends now (unpins their frames)
+
+struct io_regions {
+	long in_vs, in_vr;      // input: space (0: the caller's), region
+	uint64_t in_addr, in_size; // where it is attached, bytes used: n_input slots
+	long out_vs, out_vr;
+	uint64_t out_addr, out_size;
+};
+
+struct io_stats {
+	uint64_t rx_packets, rx_batches, rx_irqs;
+	uint64_t rx_exchanged, rx_copied, rx_bytes_copied, rx_pages_exchanged;
+	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan;
+	uint64_t drop_noslot, drop_rxerr, drop_badslot;
+	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells, tx_bytes_copied;
+	uint64_t copy_threshold;  // frames up to this many bytes are copied, not exchanged
+	uint64_t slot_size;       // bytes per input slot
+	uint64_t frames_held;     // received frames waiting for an input_io
+	uint64_t nic_frames;      // frames the NIC driver holds (rings and buffers)
+	uint64_t nic_irqs, nic_doorbells, nic_rx_no_buf;
+	uint8_t mac[6];           // this channel's NIC
+	uint8_t link_up;
+	uint8_t pad;
+};
+
+#endif

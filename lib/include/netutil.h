@@ -1,0 +1,38 @@
+// User-side helpers for I/O channels: regions set up and registered,
+// peers from "52:54:00:12:34:56" strings, payload patterns and checks.
+#ifndef LIB_NETUTIL_H
+#define LIB_NETUTIL_H
+#include <ulib.h>
+#include <io.h>
+#include <wire.h>
+
+#define NET_SLOT 3 * 4096ul // one jumbo frame: 9014 bytes in 3 pages
+
+struct chan {
+	long io, in_vr, out_vr, in_vu, out_vu;
+	uint64_t in_addr, out_addr;
+	uint32_t n_in, n_out;
+	uint64_t sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];   // input_io results
+	uint64_t peers[IO_MAX_BATCH], osize[IO_MAX_BATCH], opos[IO_MAX_BATCH]; // output_io args
+};
+
+// Opens a channel with n_in/n_out slots of NET_SLOT bytes in regions
+// attached at a per-index address (index: 0..7, one per open channel).
+long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32_t n_out);
+void chan_close(struct chan *c);
+long chan_peer(struct chan *c, int peer, const char *mac);
+int parse_mac(const char *s, uint8_t mac[6]);
+// Output slot i (payload of packet i goes here; raw channels: the frame).
+static inline uint8_t *chan_out(struct chan *c, uint32_t i) { return (uint8_t *)(c->out_addr + i * NET_SLOT); }
+// Payload of received packet i.
+static inline uint8_t *chan_in(struct chan *c, uint32_t i) { return (uint8_t *)(c->in_addr + c->pos[i]); }
+// Sends n_out packets: packet i is osize[i] bytes from output slot i to peers[i].
+long chan_send(struct chan *c);
+long chan_stats(struct chan *c, struct io_stats *s);
+
+// Payload of the packet with sequence number seq: bytes wire_pattern(seq, i).
+void payload_fill(uint8_t *p, uint32_t seq, uint32_t n);
+// 1 when p holds exactly that pattern (compared byte by byte and by wire_sum).
+int payload_check(const uint8_t *p, uint32_t seq, uint32_t n);
+uint64_t tsc_hz(void);
+#endif

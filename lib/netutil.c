@@ -1,0 +1,105 @@
+#include <netutil.h>
+
+#define REGION_BASE 0x60000000000ul
+#define REGION_STRIDE 0x10000000ul // 256 MiB per region
+
+static long region(uint64_t bytes, uint64_t addr, long *vu)
+{
+	long vr = create_vr(bytes, 2, -1);
+	if (vr < 0)
+		return vr;
+	*vu = attach_vr(vr, 0, addr);
+	if (*vu < 0) {
+		long e = *vu;
+		delete_vr(vr);
+		return e;
+	}
+	return vr;
+}
+
+long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32_t n_out)
+{
+	memset(c, 0, sizeof(*c));
+	c->n_in = n_in, c->n_out = n_out;
+	c->in_addr = REGION_BASE + (uint64_t)(2 * index) * REGION_STRIDE;
+	c->out_addr = c->in_addr + REGION_STRIDE;
+	long e = get_io(dev_no, n_in, n_out, &c->io);
+	if (e < 0)
+		return e;
+	struct io_regions r = { .in_vs = 0, .in_addr = c->in_addr, .in_size = n_in * NET_SLOT,
+				.out_vs = 0, .out_addr = c->out_addr, .out_size = n_out * NET_SLOT };
+	if (n_in && (c->in_vr = r.in_vr = region(r.in_size, c->in_addr, &c->in_vu)) < 0)
+		return c->in_vr;
+	if (n_out && (c->out_vr = r.out_vr = region(r.out_size, c->out_addr, &c->out_vu)) < 0)
+		return c->out_vr;
+	for (uint32_t i = 0; i < n_out; i++)
+		c->opos[i] = i * NET_SLOT;
+	return ctrl_io(c->io, IO_OP_REGIONS, (unsigned long)&r, 0);
+}
+
+void chan_close(struct chan *c)
+{
+	free_io(c->io);
+	if (c->in_vr > 0)
+		delete_vr(c->in_vr); // detaches too
+	if (c->out_vr > 0)
+		delete_vr(c->out_vr);
+}
+
+static int hexval(char ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+		: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+int parse_mac(const char *s, uint8_t mac[6])
+{
+	for (int i = 0; i < 6; i++, s += 3) {
+		int h = hexval(s[0]), l = hexval(s[1]);
+		if (h < 0 || l < 0 || (i < 5 && s[2] != ':'))
+			return -1;
+		mac[i] = (uint8_t)(h << 4 | l);
+	}
+	return 0;
+}
+
+long chan_peer(struct chan *c, int peer, const char *mac)
+{
+	uint8_t m[6];
+	if (!mac || parse_mac(mac, m) < 0)
+		return -E_INVAL;
+	return ctrl_io(c->io, IO_OP_PEER, (unsigned long)m, (unsigned long)peer);
+}
+
+long chan_send(struct chan *c) { return output_io(c->io, c->peers, c->osize, c->opos); }
+
+long chan_stats(struct chan *c, struct io_stats *s)
+{
+	return ctrl_io(c->io, IO_OP_STATS, (unsigned long)s, 0);
+}
+
+void payload_fill(uint8_t *p, uint32_t seq, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = wire_pattern(seq, i);
+}
+
+int payload_check(const uint8_t *p, uint32_t seq, uint32_t n)
+{
+	uint32_t a = 1, b = 0; // wire_sum of the expected bytes, computed alongside
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t want = wire_pattern(seq, i);
+		if (p[i] != want)
+			return 0;
+		a = (a + want) % 65521u;
+		b = (b + a) % 65521u;
+	}
+	return wire_sum(p, n) == ((b << 16) | a);
+}
+
+uint64_t tsc_hz(void)
+{
+	struct sysinfo si;
+	sysinfo(&si);
+	return si.tsc_hz;
+}

@@ -1,0 +1,171 @@
+// Round trips, one packet each way (Tender Figure 7), and the two-VM
+// correctness test. role=server echoes every packet by exchanging the pages
+// it arrived in into its output region (no copy) until a 0-byte packet.
+// role=client sends sizes=a,b,... (iters= times each, after warm= unmeasured
+// ones), checks every echo byte by byte and by checksum, prints RESULT lines.
+// Both: nic= chan= peer=MAC timeout_ms=. Exit 0 when everything matched
+// and frames and channels are back to their counts before.
+#include <utest.h>
+#include <netutil.h>
+
+static struct chan c;
+static uint64_t hz;
+
+static uint32_t rx_seq(uint32_t i) // the sender's sequence number, from the header
+{
+	const uint8_t *h = chan_in(&c, i) - WIRE_HLEN;
+	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+}
+
+static uint64_t ns(uint64_t tsc) { return tsc * 1000000000ull / hz; }
+
+static void sort(uint64_t *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t t = v[j];
+			v[j] = v[j - 1], v[j - 1] = t;
+		}
+}
+
+// One round trip of `size` bytes with sequence number seq; returns TSC
+// ticks, or 0 when the echo did not come or did not match.
+static uint64_t round_trip(uint32_t size, uint32_t seq)
+{
+	payload_fill(chan_out(&c, 0), seq, size);
+	c.osize[0] = size;
+	uint64_t t0 = rdtsc();
+	long s = chan_send(&c), r = input_io(c.io, c.sizes, c.pos);
+	uint64_t t = rdtsc() - t0;
+	if (s != 1 || r != 1) {
+		printf("pingpong: size %u seq %u: send %ld receive %ld (%s)\n", size, seq, s, r,
+		       err_name(r < 0 ? r : s));
+		return 0;
+	}
+	if (c.sizes[0] != size || !payload_check(chan_in(&c, 0), seq, size)) {
+		printf("pingpong: size %u seq %u: echo differs (got %lu bytes)\n", size, seq, c.sizes[0]);
+		return 0;
+	}
+	return t ? t : 1;
+}
+
+static int client(int argc, char **argv)
+{
+	char sizes[256];
+	char *list[32];
+	strlcpy(sizes, arg_get(argc, argv, "sizes", "1,60,1500,4096,8192,8960"), sizeof(sizes));
+	int nsz = 0;
+	for (char *p = sizes; *p && nsz < 32;) {
+		list[nsz++] = p;
+		while (*p && *p != ',')
+			p++;
+		if (*p)
+			*p++ = 0;
+	}
+	int iters = (int)arg_long(argc, argv, "iters", 20), warm = (int)arg_long(argc, argv, "warm", 3);
+	static uint64_t t[1000];
+	uint32_t seq = 0;
+	int bad = 0;
+	for (int k = 0; k < nsz; k++) {
+		uint32_t size = (uint32_t)atol(list[k]);
+		int n = 0;
+		for (int it = 0; it < warm + iters && n < 1000; it++) {
+			uint64_t d = round_trip(size, seq++);
+			bad += !d;
+			if (d && it >= warm)
+				t[n++] = ns(d);
+		}
+		if (!n)
+			continue;
+		for (int i = 0; i < n; i++)
+			printf("RTT system=kernel bytes=%u ns=%lu\n", size, t[i]);
+		sort(t, n);
+		printf("RESULT rtt system=kernel bytes=%u n=%d median_ns=%lu p99_ns=%lu min_ns=%lu\n", size,
+		       n, t[n / 2], t[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], t[0]);
+	}
+	CHECK_EQ("every echo came back identical", bad, 0);
+	CHECK("quit acknowledged", round_trip(0, seq) != 0);
+	return 0;
+}
+
+// Echoes one received packet: its pages go to the output region by
+// exchange (the copy threshold decided how they were filled).
+static long echo(void)
+{
+	uint64_t size = c.sizes[0], pages = (WIRE_FRAME_HLEN + size + 4095) / 4096;
+	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0); // the last send's frames are free again
+	long e = exchange_pmem(c.in_vr, c.out_vr, c.pos[0] - WIRE_FRAME_HLEN, 0, pages);
+	if (e < 0)
+		return e;
+	c.osize[0] = size;
+	c.opos[0] = WIRE_FRAME_HLEN;
+	return chan_send(&c);
+}
+
+static int server(struct io_stats *s)
+{
+	int bad = 0;
+	uint64_t want_x = 0, want_c = 0, n = 0;
+	printf("READY pingpong server\n");
+	for (;;) {
+		long r = input_io(c.io, c.sizes, c.pos);
+		if (r != 1) {
+			printf("pingpong: server receive: %s\n", err_name(r));
+			bad++;
+			break;
+		}
+		uint32_t size = (uint32_t)c.sizes[0], frame = WIRE_FRAME_HLEN + size;
+		bad += !payload_check(chan_in(&c, 0), rx_seq(0), size);
+		chan_stats(&c, s);
+		if ((frame < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : frame) <= s->copy_threshold)
+			want_c++;
+		else
+			want_x++;
+		n++;
+		long e = echo();
+		if (e != 1) {
+			printf("pingpong: echo failed: %s\n", err_name(e));
+			bad++;
+		}
+		if (size == 0)
+			break;
+	}
+	chan_stats(&c, s);
+	printf("STATS pingpong server packets=%lu exchanged=%lu copied=%lu bytes_copied=%lu "
+	       "threshold=%lu tx_doorbells=%lu irqs=%lu\n", s->rx_packets, s->rx_exchanged,
+	       s->rx_copied, s->rx_bytes_copied, s->copy_threshold, s->tx_doorbells, s->rx_irqs);
+	CHECK_EQ("every packet arrived intact", bad, 0);
+	CHECK_EQ("packets counted", s->rx_packets, n);
+	CHECK_EQ("exchanged = frames above the threshold", s->rx_exchanged, want_x);
+	CHECK_EQ("copied = frames up to the threshold", s->rx_copied, want_c);
+	CHECK_EQ("no drops", s->drop_noslot + s->drop_badslot + s->drop_badlen + s->drop_short, 0);
+	CHECK_EQ("one doorbell per send", s->tx_doorbells, n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sysinfo s0, s1;
+	struct io_stats st, st0;
+	sysinfo(&s0);
+	hz = s0.tsc_hz;
+	int nic = (int)arg_long(argc, argv, "nic", 0), ch = (int)arg_long(argc, argv, "chan", 1);
+	long e = chan_open(&c, 0, IO_DEV_ETHER(nic, ch), 1, 1);
+	CHECK_EQ("channel open", e, 0);
+	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0);
+	chan_stats(&c, &st0);
+	if (e == 0) {
+		if (!strcmp(arg_get(argc, argv, "role", "client"), "server"))
+			server(&st);
+		else
+			client(argc, argv);
+	}
+	chan_stats(&c, &st);
+	CHECK_EQ("NIC holds the frames it held at the start", st.nic_frames, st0.nic_frames);
+	chan_close(&c);
+	sysinfo(&s1);
+	CHECK_EQ("frames back after the channel closed", s1.frames_free, s0.frames_free);
+	CHECK_EQ("no channel or region left", s1.vregions + s1.attachments, s0.vregions + s0.attachments);
+	return utest_done("pingpong");
+}
