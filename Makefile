@@ -109,6 +109,7 @@ test: deps test-host test-qemu test-bochs
 test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
+	tests/qemu/net/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
 FUZZ_N ?= 1000000

@@ -6,6 +6,20 @@
 #define MB1_MAGIC 0x2BADB002
 #define MB2_MAGIC 0x36d76289
 
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 static void add_ram(struct bootinfo *bi, uint64_t base, uint64_t len)
 {
 	if (bi->nram < BOOT_MAX_RANGES && len)
@@ -27,9 +41,9 @@ static void parse_mb1(struct bootinfo *bi, const uint8_t *mbi)
 	if (flags & (1 << 6)) {
 		uint32_t len = *(const uint32_t *)(mbi + 44);
 		const uint8_t *p = (const uint8_t *)(uintptr_t) * (const uint32_t *)(mbi + 48);
-		for (const uint8_t *e = p; e < p + len; e += *(const uint32_t *)e + 4) {
-			if (*(const uint32_t *)(e + 20) == 1)
-				add_ram(bi, *(const uint64_t *)(e + 4), *(const uint64_t *)(e + 12));
+		for (const uint8_t *e = p; e < p + len; e += rd32(e) + 4) {
+			if (rd32(e + 20) == 1)
+				add_ram(bi, rd64(e + 4), rd64(e + 12)); // fields at 4 mod 8: unaligned
 		}
 	} else if (flags & 1) { // only mem_lower/mem_upper (KiB)
 		add_ram(bi, 0x100000, (uint64_t) * (const uint32_t *)(mbi + 8) << 10);
@@ -51,8 +65,8 @@ static void parse_mb2(struct bootinfo *bi, const uint8_t *mbi)
 		} else if (type == 6) {
 			uint32_t esz = *(const uint32_t *)(t + 8);
 			for (const uint8_t *e = t + 16; esz && e + esz <= t + size; e += esz)
-				if (*(const uint32_t *)(e + 16) == 1)
-					add_ram(bi, *(const uint64_t *)e, *(const uint64_t *)(e + 8));
+				if (rd32(e + 16) == 1)
+					add_ram(bi, rd64(e), rd64(e + 8));
 		} else if ((type == 14 || type == 15) && !bi->rsdp) {
 			uint32_t n = size - 8 < sizeof(bi->rsdp_copy) ? size - 8 : sizeof(bi->rsdp_copy);
 			memcpy(bi->rsdp_copy, t + 8, n);

@@ -85,6 +85,10 @@ static void parse_spec(const char **f, struct spec *sp, va_list *ap)
 	}
 	if (**f == '*') {
 		sp->width = va_arg(*ap, int);
+		if (sp->width < 0) { // C: a negative * width means '-'
+			sp->left = true;
+			sp->width = -sp->width;
+		}
 		(*f)++;
 	}
 	while (**f >= '0' && **f <= '9')
@@ -92,19 +96,27 @@ static void parse_spec(const char **f, struct spec *sp, va_list *ap)
 	if (**f == '.') {
 		(*f)++;
 		sp->prec = 0;
+		if (**f == '*') {
+			sp->prec = va_arg(*ap, int);
+			if (sp->prec < 0)
+				sp->prec = -1;
+			(*f)++;
+		}
 		while (**f >= '0' && **f <= '9')
 			sp->prec = sp->prec * 10 + (*(*f)++ - '0');
 	}
 }
 
+// 0: int-sized argument (also h, hh); 1: 64-bit (l, ll, z, j, t).
 static int parse_len(const char **f)
 {
 	int len = 0;
-	while (**f == 'l' || **f == 'z') {
-		len++;
-		(*f)++;
+	for (;; (*f)++) {
+		if (**f == 'l' || **f == 'z' || **f == 'j' || **f == 't')
+			len = 1;
+		else if (**f != 'h')
+			return len;
 	}
-	return len;
 }
 
 static void put_conv(struct out *o, char c, int len, struct spec *sp, va_list *ap)

@@ -5,7 +5,8 @@
 # Usage: tools/net-pair.sh KERNEL "SERVER CMDLINE" "CLIENT CMDLINE" LOGDIR [TIMEOUT]
 # In the command lines @SMACi@ / @CMACi@ stand for NIC i's MAC on either side.
 # Environment: NICS (default 1), MODEL (e1000), QEMU_EXTRA (extra QEMU args
-# for both, e.g. "-icount shift=0"). Exit: 0 when both kernels exit 0.
+# for both, e.g. "-icount shift=0"), READY (READY lines the server prints
+# before the client may start; default 1). Exit: 0 when both kernels exit 0.
 set -uo pipefail
 kernel=$1 scmd=$2 ccmd=$3 logdir=$4 tmo=${5:-120}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +36,7 @@ SERIAL=$logdir/server.log "$here/qemu-run.sh" "$kernel" "$(subst "$scmd")" "$tmo
 	>/dev/null 2>"$logdir/server.err" &
 spid=$!
 for ((t = 0; t < 600; t++)); do
-	grep -aq READY "$logdir/server.log" 2>/dev/null && break
+	[ "$(grep -ac READY "$logdir/server.log" 2>/dev/null)" -ge "${READY:-1}" ] && break
 	kill -0 $spid 2>/dev/null || break
 	sleep 0.1
 done

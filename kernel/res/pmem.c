@@ -55,6 +55,7 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 	free_stk = (uint32_t *)(state + nframes);
 	memset(state, 0, nframes * sizeof(*state));
 	nfree = 0;
+	nreserve = 0;
 	// Push in descending order so low frames are handed out first. Holes
 	// keep state 0 (never free, never allocated); RAM the kernel keeps (the
 	// first MiB: BIOS data, VGA, ROMs; the image; the frame table) is F_RESV.

@@ -87,6 +87,9 @@ long vspace_map(long id, uint64_t va, paddr_t pa, uint64_t flags)
 		return -E_BADID;
 	if ((va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1)))
 		return -E_INVAL;
+	// A user space maps only its own half: the kernel's tables are shared.
+	if (id != KERNEL_VSPACE && (va < USER_BASE || va >= USER_TOP))
+		return -E_RANGE;
 	uint64_t *e = walk(v, va, true);
 	if (!e)
 		return -E_NOMEM;
@@ -114,22 +117,6 @@ uint64_t *vspace_pte(long id, uint64_t va)
 {
 	struct vspace *v = get(id);
 	return v ? walk(v, va, false) : NULL;
-}
-
-void vspace_set_frame(long id, uint64_t va, paddr_t pa)
-{
-	struct vspace *v = get(id);
-	uint64_t *e = walk(v, va, false);
-	*e = (*e & ~PTE_ADDR_MASK) | pa;
-	flush(v, va);
-}
-
-void vspace_set_frame_nf(long id, uint64_t va, paddr_t pa, uint64_t flags)
-{
-	struct vspace *v = get(id);
-	uint64_t *e = v ? walk(v, va, pa != 0) : NULL;
-	if (e)
-		*e = pa ? pa | flags | PTE_P : 0;
 }
 
 static void flush_range(struct vspace *v, uint64_t va, uint64_t npages)

@@ -21,11 +21,6 @@ long vspace_map(long id, uint64_t va, paddr_t pa, uint64_t flags);
 long vspace_unmap(long id, uint64_t va, uint64_t *old);
 // The leaf PTE for va, or NULL when no page table covers it. Never allocates.
 uint64_t *vspace_pte(long id, uint64_t va);
-// Rewrites a present leaf PTE's frame, keeping its flags; flushes the TLB entry.
-void vspace_set_frame(long id, uint64_t va, paddr_t pa);
-// The same without the flush (callers batch with vspace_flush_range), and
-// with pa == 0 meaning "unmap".
-void vspace_set_frame_nf(long id, uint64_t va, paddr_t pa, uint64_t flags);
 void vspace_flush_range(long id, uint64_t va, uint64_t npages);
 // Points pages [va, va+n) at frames f[0..n) (0: unmap) with flags, in page
 // tables that exist (attachments prepare them), then invalidates the TLB:

@@ -3,6 +3,7 @@
 #define LIB_ULIB_H
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <string.h>
 #include <fmt.h>
 #include <sys.h>

@@ -335,6 +335,33 @@ static void test_out_of_frames(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), n0 + 1); // + the root
 }
 
+// Segment edges one byte either side of a page boundary: the single byte
+// in the first or last page is copied too.
+static void test_one_byte_edges(void)
+{
+	static const struct seg s[] = {
+		{ PT_LOAD, PF_R, 0x1fff, DATA_VA + 0xfff, 2, 2 },                // 1 byte + 1 byte
+		{ PT_LOAD, PF_R, 0x2100, DATA_VA + 0x3000, 0x1001, 0x1001 },     // page + 1 byte
+		{ PT_LOAD, PF_R, 0x4000, DATA_VA + 0x6000, 1, 0x3000 },          // 1 byte, then bss
+	};
+	build(&im, s, 3, DATA_VA, 0x5000);
+	long vs = space();
+	uint64_t entry;
+	CU_ASSERT_EQUAL_FATAL(load(vs, &entry), 0);
+	uint8_t got[0x1001];
+	CU_ASSERT_FATAL(user_read(vs, DATA_VA + 0xfff, got, 2));
+	CU_ASSERT_EQUAL(memcmp(got, im.b + 0x1fff, 2), 0);
+	CU_ASSERT_FATAL(user_read(vs, DATA_VA + 0x3000, got, 0x1001));
+	CU_ASSERT_EQUAL(memcmp(got, im.b + 0x2100, 0x1001), 0);
+	CU_ASSERT_FATAL(user_read(vs, DATA_VA + 0x6000, got, 2));
+	CU_ASSERT_EQUAL(got[0], im.b[0x4000]);
+	CU_ASSERT_EQUAL(got[1], 0);
+	CU_ASSERT_EQUAL(pte(vs, DATA_VA + 0x2000), 0); // the gap stays unmapped
+	CU_ASSERT_EQUAL(pte(vs, DATA_VA + 0x5000), 0);
+	CU_ASSERT_TRUE(pte(vs, DATA_VA + 0x8000) & PTE_P);
+	CU_ASSERT_EQUAL(vspace_destroy(vs), 0);
+}
+
 // Loading twice into one space: the second load rewrites the same frames.
 static void test_reload_same_space(void)
 {
@@ -358,6 +385,7 @@ int register_elf(void)
 		TEST(test_rejects),
 		TEST(test_segment_at_user_top),
 		TEST(test_out_of_frames),
+		TEST(test_one_byte_edges),
 		TEST(test_reload_same_space),
 	};
 	return ADD_SUITE("elf", machine_setup, machine_teardown, t);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Two-VM network tests: pairs of this kernel joined by QEMU dgram sockets.
+# Each line: name, NICs, NIC model, READY lines, server and client command
+# lines, patterns both logs together must hold. The kernels themselves check
+# frames and resources at exit (status 0 only when they balance).
+# Usage: tests/qemu/net/run.sh KERNEL
+set -uo pipefail
+kernel=$1
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+logs=$(dirname "$kernel")/test-logs/net
+passed=0 failed=0
+
+run() { # name nics model ready server client patterns
+	local name=$1 dir=$logs/$1
+	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5" "$6" "$dir" 120 >/dev/null 2>&1
+	local rc=$? why=()
+	[ $rc -eq 0 ] || why+=("a kernel exited non-zero")
+	IFS=';' read -ra pats <<<"$7"
+	for p in "${pats[@]}"; do
+		grep -aqF -- "$p" "$dir"/server.log "$dir"/client.log 2>/dev/null || why+=("missing '$p'")
+	done
+	grep -aq '\.\.\. FAIL' "$dir"/*.log 2>/dev/null && why+=("a TEST failed")
+	if [ ${#why[@]} -eq 0 ]; then
+		echo "TEST $name ... ok"
+		passed=$((passed + 1))
+	else
+		echo "TEST $name ... FAIL"
+		printf '    %s\n' "${why[@]}" "logs: $dir"
+		grep -a -h -E 'FAIL|error|killed|PANIC' "$dir"/*.log 2>/dev/null | head -5 | sed 's/^/    | /'
+		failed=$((failed + 1))
+	fi
+}
+
+run pingpong_sizes 1 e1000 1 "run=pingpong role=server peer=@CMAC0@" \
+	"run=pingpong role=client peer=@SMAC0@ sizes=1,60,1500,4096,8192,8960 iters=4 warm=1" \
+	"SUITE pingpong: 11 passed, 0 failed;SUITE pingpong: 7 passed, 0 failed;bytes=8960"
+run pingpong_82545em 1 e1000-82545em 1 "run=pingpong role=server peer=@CMAC0@" \
+	"run=pingpong role=client peer=@SMAC0@ sizes=60,4096,8960 iters=3 warm=1" \
+	"SUITE pingpong: 11 passed, 0 failed;SUITE pingpong: 7 passed, 0 failed"
+run burst 1 e1000 1 "run=burst role=server peer=@CMAC0@" \
+	"run=burst role=client peer=@SMAC0@ sizes=64,1500,8192 reps=2 warm=0" \
+	"SUITE burst: 6 passed, 0 failed;SUITE burst: 5 passed, 0 failed;doorbells=1 "
+run malformed 1 e1000 1 "run=badframes role=victim peer=@CMAC0@" \
+	"run=badframes role=attacker peer=@SMAC0@" \
+	"SUITE badframes: 13 passed, 0 failed;SUITE badframes: 10 passed, 0 failed"
+run two_nics 2 e1000 2 "run=twonic role=server peer0=@CMAC0@ peer1=@CMAC1@" \
+	"run=twonic role=client peer0=@SMAC0@ peer1=@SMAC1@ iters=4" \
+	"SUITE twonic: 6 passed, 0 failed"
+
+echo "network tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
