@@ -93,16 +93,17 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "kfault");
 	if (v && *v == '1')
 		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
+	// e1000test=MODE[,MODE]: the NIC driver's self-test, on the bare driver
+	// before the I/O manager takes the NICs' interrupts; a failure ends the run.
+	v = cmdline_get(&cmd, "e1000test");
+	if (v && e1000_selftest(v) != 0)
+		arch_exit(1);
 	v = cmdline_get(&cmd, "copy_threshold");
 	io_init(v ? (long)strtoul_dec(v) : -1);
 	sched_set_idle_work(io_idle_poll);
 	v = cmdline_get(&cmd, "kbench");
 	if (v && !strcmp(v, "exchange"))
 		bench_exchange(51);
-	// e1000test=MODE[,MODE]: the NIC driver's self-test; a failure ends the run.
-	v = cmdline_get(&cmd, "e1000test");
-	if (v && e1000_selftest(v) != 0)
-		arch_exit(1);
 	runner_start(&cmd);
 	sched_loop(runner_poll);
 }
