@@ -35,7 +35,8 @@ PROG_ELFS := $(PROGS:%=$(BUILD)/user/%.elf)
 KERNEL := $(BUILD)/kernel.elf
 ISO := $(BUILD)/tender.iso
 
-.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange
+.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange \
+	bench-rtt bench-burst
 
 all: $(KERNEL)
 
@@ -125,6 +126,9 @@ VENV := $(BUILD)/venv
 bench-exchange: deps $(KERNEL)
 	@py=$$(tools/bench/venv.sh $(VENV)) && \
 	python3 tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS) $$py
+
+bench-rtt bench-burst: deps $(KERNEL)
+	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) bench/results $(BENCH_RUNS)
 
 test-bochs: $(ISO)
 	@tools/deps.sh bochs
