@@ -34,6 +34,7 @@ PROG_ELFS := $(PROGS:%=$(BUILD)/user/%.elf)
 
 KERNEL := $(BUILD)/kernel.elf
 ISO := $(BUILD)/tender.iso
+DISK := $(BUILD)/disk.img
 
 .PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange \
 	bench-rtt bench-burst
@@ -85,9 +86,14 @@ $(BUILD)/user/%.elf: $(BUILD)/u/user/%.o $(ULIBOBJ) lib/user.ld
 	@echo '  LD   $@'
 	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(LIBGCC)
 
+# The disk behind regions created with a backing store (16 MiB, zeroed).
+$(DISK):
+	@mkdir -p $(dir $@)
+	truncate -s 16M $@
+
 # Boots the demo under QEMU with the console on this terminal.
-run: deps $(KERNEL)
-	tools/qemu-run.sh $(KERNEL) "run=demo" 120
+run: deps $(KERNEL) $(DISK)
+	tools/qemu-run.sh $(KERNEL) "run=demo" 120 -drive file=$(DISK),if=ide,format=raw
 
 # QEMU waits for gdb on :1234; gdb loads the kernel's symbols.
 debug: deps $(KERNEL)
@@ -130,9 +136,9 @@ bench-exchange: deps $(KERNEL)
 bench-rtt bench-burst: deps $(KERNEL)
 	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) bench/results $(BENCH_RUNS)
 
-test-bochs: $(ISO)
+test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs
-	tests/bochs/smoke.sh $(ISO)
+	tests/bochs/smoke.sh $(ISO) 300 $(DISK)
 	tests/qemu/e1000/bochs.sh $(KERNEL)
 
 include tests/host/host.mk

@@ -104,7 +104,7 @@ static long echo(void)
 
 static int server(struct io_stats *s)
 {
-	int bad = 0;
+	int bad = 0, busy_checked = 0;
 	uint64_t want_x = 0, want_c = 0, n = 0;
 	printf("READY pingpong server\n");
 	for (;;) {
@@ -126,6 +126,12 @@ static int server(struct io_stats *s)
 		if (e != 1) {
 			printf("pingpong: echo failed: %s\n", err_name(e));
 			bad++;
+		}
+		if (!busy_checked++) { // the frames just sent stay pinned until reclaimed
+			CHECK_EQ("frames in flight are busy", exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1), -E_BUSY);
+			CHECK("reclaim releases them", ctrl_io(c.io, IO_OP_RECLAIM, 0, 0) == 0 &&
+							   exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1) == 0);
+			exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1); // put them back
 		}
 		if (size == 0)
 			break;

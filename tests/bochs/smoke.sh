@@ -2,10 +2,13 @@
 # Bochs boot smoke test: a second, independent emulator boots the GRUB ISO
 # (Multiboot2) headless, serial to a file; the kernel must reach its demo's
 # end and leave with status 0 and its free frames back at the boot count.
-# Usage: tests/bochs/smoke.sh ISO [timeout-seconds]
+# With a disk image, the CD moves to the secondary channel and the disk is
+# the primary master, where the kernel's ATA driver finds it.
+# Usage: tests/bochs/smoke.sh ISO [timeout-seconds] [disk.img]
 set -uo pipefail
 iso=$(realpath "$1")
 tmo=${2:-300}
+disk=${3:+$(realpath "$3")}
 dir=$(dirname "$iso")/bochs
 mkdir -p "$dir"
 log=$dir/serial.log
@@ -15,7 +18,13 @@ megs: 256
 cpu: model=corei7_sandy_bridge_2600k, count=1, ips=200000000, reset_on_triple_fault=0
 romimage: file=/usr/share/bochs/BIOS-bochs-latest
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
-ata0-master: type=cdrom, path="$iso", status=inserted
+$(if [ -n "$disk" ]; then
+	echo "ata0-master: type=disk, path=\"$disk\", mode=flat"
+	echo "ata1: enabled=1, ioaddr1=0x170, ioaddr2=0x370, irq=15"
+	echo "ata1-master: type=cdrom, path=\"$iso\", status=inserted"
+else
+	echo "ata0-master: type=cdrom, path=\"$iso\", status=inserted"
+fi)
 boot: cdrom
 com1: enabled=1, mode=file, dev="$log"
 # Debian's Bochs has no nogui library: rfb with no wait for a viewer is headless.
@@ -54,6 +63,7 @@ ok=1
 [ "$status" = "KERNEL_EXIT status=0" ] || ok=0
 grep -q 'booted by multiboot2' "$log" 2>/dev/null || ok=0
 grep -q 'demo: done' "$log" 2>/dev/null || ok=0
+[ -z "$disk" ] || grep -q 'disk round trip of 8 KiB: write OK, read OK, identical' "$log" || ok=0
 [[ "$frames" =~ boot=([0-9]+)\ exit=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || ok=0
 if [ $ok = 1 ]; then
 	echo "TEST bochs_boot ... ok (${secs}s, $frames)"
