@@ -142,6 +142,7 @@ test-bochs: $(ISO) $(DISK)
 	tests/qemu/e1000/bochs.sh $(KERNEL)
 
 include tests/host/host.mk
+include tools/linux-baseline/linux.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -330,6 +330,8 @@ static long exchange_decode(int caller, struct vregion *r1, struct vregion *r2, 
 		return -E_NOTOWNER;
 	if (pages == 0)
 		return -E_INVAL;
+	if ((off1 | off2) & (PAGE_SIZE - 1))
+		return -E_ALIGN;
 	if (pages > VR_MAX_PAGES)
 		return -E_RANGE;
 	uint64_t len = pages * PAGE_SIZE;
@@ -340,10 +342,9 @@ static long exchange_decode(int caller, struct vregion *r1, struct vregion *r2, 
 		return e;
 	if (r1 == r2 && off1 < off2 + len && off2 < off1 + len)
 		return -E_OVERLAP;
-	if ((e = check_frames(r1, off1 / PAGE_SIZE, pages)) ||
-	    (e = check_frames(r2, off2 / PAGE_SIZE, pages)))
-		return e;
-	return 0;
+	long e1 = check_frames(r1, off1 / PAGE_SIZE, pages);
+	long e2 = check_frames(r2, off2 / PAGE_SIZE, pages);
+	return e1 == -E_BUSY ? e1 : e2 ? e2 : e1; // busy anywhere before not backed
 }
 
 long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t off2, uint64_t pages)
@@ -361,6 +362,15 @@ long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t of
 	remap(r1, off1 / PAGE_SIZE, pages);
 	remap(r2, off2 / PAGE_SIZE, pages);
 	return 0;
+}
+
+long vregion_att_room(long id)
+{
+	struct vregion *r = get(id);
+	for (int i = 0; r && i < VR_MAX_ATT; i++)
+		if (!r->att[i])
+			return 0;
+	return r ? -E_NOMEM : -E_BADID;
 }
 
 long vregion_att_add(long id, long vuid)

@@ -42,6 +42,7 @@ long vregion_check_range(long id, uint64_t off, uint64_t len);
 void vregion_replace(long id, uint64_t first, uint64_t n, const paddr_t *in, paddr_t *out);
 
 // For the attachment manager.
+long vregion_att_room(long id); // 0 when one more attachment fits, else -E_NOMEM
 long vregion_att_add(long id, long vuid);
 void vregion_att_del(long id, long vuid);
 long vregion_live(void);

@@ -93,7 +93,7 @@ long vspace_map(long id, uint64_t va, paddr_t pa, uint64_t flags)
 	uint64_t *e = walk(v, va, true);
 	if (!e)
 		return -E_NOMEM;
-	if (*e & PTE_P)
+	if (*e & (PTE_P | PTE_HELD))
 		return -E_EXIST;
 	*e = pa | flags | PTE_P;
 	return 0;
@@ -153,7 +153,7 @@ void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint6
 		else
 			e++;
 		if (e)
-			*e = f[i] ? f[i] | flags | PTE_P : 0;
+			*e = f[i] ? f[i] | (flags & ~PTE_HELD) | PTE_P : flags & PTE_HELD;
 	}
 	flush_range(v, va, n);
 }

@@ -12,6 +12,9 @@
 #define TLB_FLUSH_THRESHOLD 32
 // Software PTE bit: the frame belongs to the space and is freed with it.
 #define PTE_OWNED (1ull << 9)
+// Software PTE bit, never with PTE_P: an attachment's page that has no frame
+// now. The page stays taken and its page table is not pruned.
+#define PTE_HELD (1ull << 10)
 
 void vspace_init_kernel(paddr_t ram_top);
 long vspace_create(void);
@@ -22,9 +25,10 @@ long vspace_unmap(long id, uint64_t va, uint64_t *old);
 // The leaf PTE for va, or NULL when no page table covers it. Never allocates.
 uint64_t *vspace_pte(long id, uint64_t va);
 void vspace_flush_range(long id, uint64_t va, uint64_t npages);
-// Points pages [va, va+n) at frames f[0..n) (0: unmap) with flags, in page
-// tables that exist (attachments prepare them), then invalidates the TLB:
-// one walk per leaf table, one invlpg per page or one full flush.
+// Points pages [va, va+n) at frames f[0..n) with flags, in page tables that
+// exist (attachments prepare them); f[i] == 0 leaves the entry not present,
+// PTE_HELD if flags has it, else 0. Then invalidates the TLB: one walk per
+// leaf table, one invlpg per page or one full flush.
 void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint64_t flags);
 // Frees the page tables under [va, va+npages) that no longer map anything.
 void vspace_prune(long id, uint64_t va, uint64_t npages);

@@ -17,7 +17,7 @@ struct vuspace {
 };
 
 static struct vuspace atts[NVUSPACE];
-#define ATT_FLAGS (PTE_U | PTE_W | PTE_NX)
+#define ATT_FLAGS (PTE_U | PTE_W | PTE_NX | PTE_HELD)
 
 static struct vuspace *get(long id)
 {
@@ -47,15 +47,17 @@ static long prepare(long vs, uint64_t va, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t *pte = vspace_pte(vs, va + i * PAGE_SIZE);
-		if (pte && (*pte & PTE_P))
+		if (pte && (*pte & (PTE_P | PTE_HELD)))
 			return -E_EXIST;
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		// Map then unmap a placeholder: builds the page tables once.
 		long r = vspace_map(vs, va + i * PAGE_SIZE, PAGE_SIZE, 0);
 		uint64_t old;
-		if (r < 0)
+		if (r < 0) {
+			vspace_prune(vs, va, n); // the tables made so far map nothing
 			return r;
+		}
 		vspace_unmap(vs, va + i * PAGE_SIZE, &old);
 	}
 	return 0;
@@ -91,7 +93,7 @@ long vuspace_attach(int caller, long vr, long vs, uint64_t va)
 			a = &atts[i];
 	if (!a)
 		return -E_NOMEM;
-	if ((e = prepare(vs, va, n)))
+	if ((e = vregion_att_room(vr)) || (e = prepare(vs, va, n)))
 		return e;
 	*a = (struct vuspace){ .gen = (uint16_t)((a->gen + 1) & RES_GEN_MASK), .used = true,
 			       .owner = caller, .vs = vs, .vr = vr, .va = va, .npages = n };

@@ -127,6 +127,8 @@ paddr_t arch_current_root(void) { return fake.cr3; }
 
 void arch_invlpg(uint64_t va)
 {
+	if (fake.invlpg < FAKE_INVLPG_LOG)
+		fake.invlpg_va[fake.invlpg] = va;
 	fake.invlpg++;
 	fake.last_invlpg = va;
 }

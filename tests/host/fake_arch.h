@@ -16,11 +16,13 @@
 #define FAKE_PHYS_SIZE (64ull << 20)
 #define FAKE_PHYS_END (FAKE_PHYS_BASE + FAKE_PHYS_SIZE)
 #define FAKE_POISON 0xa5 // fresh "RAM" contents: never zero by accident
+#define FAKE_INVLPG_LOG 128 // addresses of the first arch_invlpg calls kept
 
 struct fake_arch {
 	paddr_t cr3;
 	uint64_t load_root, invlpg, flush_tlb; // call counts
 	uint64_t last_invlpg;                  // va of the last arch_invlpg
+	uint64_t invlpg_va[FAKE_INVLPG_LOG];   // va of each of the first invlpg calls
 	uint64_t irq_depth, idle, pause, wmb;
 	uint64_t tsc, tsc_step;
 	uint64_t kernel_stack;

@@ -35,6 +35,13 @@ void machine_setup(void);
 void machine_teardown(void);
 long track_space(long id);
 
+// machine_setup, then a kernel heap carved out of pmem as the kernel's
+// main.c does (so region frame arrays live in simulated RAM), an empty fake
+// process table and a fresh RAM disk. The teardown releases every owner's
+// regions and attachments (pids 0..FAKE_MAX_PID), then machine_teardown.
+void res_machine_setup(void);
+void res_machine_teardown(void);
+
 // Copies n bytes of user memory at va in space vs out of the simulated RAM,
 // one page at a time; false when a page is not mapped.
 bool user_read(long vs, uint64_t va, void *dst, size_t n);
@@ -48,4 +55,9 @@ int register_heap(void);
 int register_bootinfo(void);
 int register_fmt(void);
 int register_lib(void);
+int register_vregion(void);
+int register_exchange(void);
+int register_vuspace(void);
+int register_replace(void);
+int register_res(void);
 #endif

@@ -2,6 +2,10 @@
 // status 1 on any failed assertion, test or suite.
 #include "host.h"
 #include "fake_arch.h"
+#include "fake_ata.h"
+#include "fake_proc.h"
+#include "heap.h"
+#include "res/res.h"
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include <CUnit/Basic.h>
@@ -74,6 +78,40 @@ void machine_teardown(void)
 	ntracked = 0;
 }
 
+#define HEAP_PAGES 1024 // as kernel/main.c: 4 MiB, taken before tests count frames
+
+void res_machine_setup(void)
+{
+	machine_setup();
+	paddr_t first = 0;
+	for (int i = 0; i < HEAP_PAGES; i++) {
+		paddr_t pa = pmem_alloc_nozero();
+		if (!pa || (first && pa != first + (paddr_t)i * PAGE_SIZE))
+			fake_fatal("heap: no %d contiguous frames", HEAP_PAGES);
+		first = first ? first : pa;
+	}
+	heap_init(arch_p2v(first), HEAP_PAGES * PAGE_SIZE);
+	fake_proc_reset();
+	fake_ata_reset();
+}
+
+// The region and attachment tables outlive a test: whatever it left must go
+// now, while the heap their frame arrays live in is still intact.
+void res_machine_teardown(void)
+{
+	jmp_buf jb;
+	if (setjmp(jb) == 0) {
+		fake_fatal_env = &jb;
+		for (int pid = 0; pid <= FAKE_MAX_PID; pid++)
+			res_release_owner(pid);
+	}
+	fake_fatal_env = NULL;
+	if (res_live(RES_VREGION) || res_live(RES_VUSPACE))
+		fprintf(stderr, "res teardown: %ld regions, %ld attachments left\n",
+			res_live(RES_VREGION), res_live(RES_VUSPACE));
+	machine_teardown();
+}
+
 bool user_read(long vs, uint64_t va, void *dst, size_t n)
 {
 	uint8_t *d = dst;
@@ -95,7 +133,9 @@ int main(void)
 		return 2;
 	int (*suites[])(void) = { register_pmem, register_vspace, register_elf,
 				  register_cmdline, register_sched, register_heap,
-				  register_bootinfo, register_fmt, register_lib };
+				  register_bootinfo, register_fmt, register_lib,
+				  register_vregion, register_exchange, register_vuspace,
+				  register_replace, register_res };
 	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
 		if (suites[i]() < 0) {
 			fprintf(stderr, "registering suite %zu: %s\n", i, CU_get_error_msg());

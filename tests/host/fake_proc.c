@@ -1,0 +1,84 @@
+// A fixed table of fake processes, the proc and I/O managers' res_ops, and
+// io_live: enough of both managers for vregion, vuspace and res to link.
+#include "fake_proc.h"
+#include "fake_arch.h"
+#include "res/res.h"
+#include "res/vuspace.h"
+#include "err.h"
+#include <string.h>
+
+static struct proc procs[FAKE_NPROC];
+static struct proc *current;
+int fake_io_released[16];
+long fake_io_released_vuspaces[16];
+int fake_io_nreleased;
+
+void fake_proc_reset(void)
+{
+	memset(procs, 0, sizeof(procs));
+	current = NULL;
+	fake_io_nreleased = 0;
+}
+
+struct proc *proc_by_pid(int pid)
+{
+	for (int i = 0; i < FAKE_NPROC; i++)
+		if (procs[i].state != P_FREE && procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
+struct proc *fake_proc_add(int pid, long vs)
+{
+	if (pid <= 0 || pid > FAKE_MAX_PID || proc_by_pid(pid))
+		fake_fatal("fake_proc_add: bad or duplicate pid %d", pid);
+	for (int i = 0; i < FAKE_NPROC; i++) {
+		if (procs[i].state == P_FREE) {
+			procs[i] = (struct proc){ .state = P_RUNNABLE, .pid = pid, .vs = vs };
+			return &procs[i];
+		}
+	}
+	fake_fatal("fake_proc_add: table full");
+}
+
+void fake_proc_remove(int pid)
+{
+	struct proc *p = proc_by_pid(pid);
+	if (!p)
+		fake_fatal("fake_proc_remove: no pid %d", pid);
+	if (p == current)
+		current = NULL;
+	p->state = P_FREE;
+}
+
+void fake_proc_set_current(int pid)
+{
+	current = pid ? proc_by_pid(pid) : NULL;
+	if (pid && !current)
+		fake_fatal("fake_proc_set_current: no pid %d", pid);
+}
+
+struct proc *proc_current(void)
+{
+	if (!current)
+		fake_fatal("proc_current: no current process (fake_proc_set_current)");
+	return current;
+}
+
+long proc_vspace(int pid)
+{
+	struct proc *p = proc_by_pid(pid);
+	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
+}
+
+static void io_release(int owner)
+{
+	if (fake_io_nreleased < 16) {
+		fake_io_released_vuspaces[fake_io_nreleased] = vuspace_live();
+		fake_io_released[fake_io_nreleased++] = owner;
+	}
+}
+
+const struct res_ops proc_ops = { .name = "proc" };
+const struct res_ops io_ops = { .name = "io", .release = io_release };
+long io_live(void) { return 0; }

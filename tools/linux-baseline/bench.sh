@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# bench.sh rtt|burst [RESULTS_DIR]: measure the Linux baseline (both
+# variants, every size) and write RESULTS_DIR/linux-rtt.json or
+# linux-burst.json (default RESULTS_DIR: bench/results under the repository).
+#
+# Each boot pair measures every size of one variant; the variants alternate
+# boot by boot, so slow drifts of the host hit both alike.  Burst runs add one
+# boot pair per variant under -icount shift=0 for t1_insns.
+#
+# Two TCG guests need both host cores: another busy process slows a pair
+# several-fold (bursts most).  So the CPU time that other processes take
+# during each pair is measured, and a pair during which they took more than
+# LB_MAX_OTHER cores is measured again (at most LB_BUSY_RETRIES times, then
+# kept and reported in env.host_other_cores).  Tunables (env):
+#   LB_SIZES        sizes in bytes (default 64,128,256,512,1024,1500,2048,4096,8192)
+#   LB_BOOTS        boot pairs per variant, real time (default 5)
+#   LB_RUNS         repetitions per size and boot (default rtt 100, burst 20)
+#   LB_WARMUP       warm-up repetitions per size and boot (default rtt 10, burst 3)
+#   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 5)
+#   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
+#   LB_BUSY_RETRIES (default 2)
+#   LB_BUILD        build directory (default build/linux-baseline)
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+BENCH=${1:-}
+case "$BENCH" in rtt | burst) ;; *) echo "usage: $0 rtt|burst [RESULTS_DIR]" >&2; exit 2 ;; esac
+RESULTS=${2:-$ROOT/bench/results}
+GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
+SIZES=${LB_SIZES:-64,128,256,512,1024,1500,2048,4096,8192}
+BOOTS=${LB_BOOTS:-5}
+if [ "$BENCH" = rtt ]; then RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10}; else RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3}; fi
+ICOUNT_RUNS=${LB_ICOUNT_RUNS:-5}
+MAX_OTHER=${LB_MAX_OTHER:-0.25}
+BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
+VARIANTS=(packet mmap)
+
+START=$(date +%s)
+progress() { printf '[linux-baseline %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+
+# CPU accounting: all busy host time, and the time of this script's reaped
+# children (the guests, once a pair has ended), both in clock ticks.
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+child_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; }
+mark() { MARK="$(busy_ticks) $(child_ticks) $(date +%s.%N)"; }
+# Cores used by other processes since the last mark.
+other_cores() {
+	# shellcheck disable=SC2086
+	set -- $MARK
+	awk -v b0="$1" -v c0="$2" -v t0="$3" -v b="$(busy_ticks)" -v c="$(child_ticks)" \
+		-v t="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { x = ((b - b0) - (c - c0)) / hz / (t - t0); printf "%.2f", x < 0 ? 0 : x }'
+}
+too_busy() { awk -v x="$1" -v m="$MAX_OTHER" 'BEGIN { exit !(x > m) }'; }
+
+lb_need_pkgs python3
+mkdir -p "$GUEST"
+lb_lock "$GUEST/.run.lock"
+"$HERE/build.sh" "$GUEST"
+RAW="$GUEST/raw/$BENCH"
+LOGS="$GUEST/logs/$BENCH"
+rm -rf "$RAW" "$LOGS"
+mkdir -p "$RAW" "$LOGS" "$RESULTS"
+
+# pair NAME ARGS...: one boot pair into $RAW/NAME.txt.  A failed pair is
+# retried once; a pair disturbed by other processes is measured again.
+OTHER=()
+pair() {
+	local name=$1 try=0 failures=0 other
+	shift
+	while :; do
+		try=$((try + 1))
+		mark
+		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --sizes "$SIZES" \
+			--logdir "$LOGS/$name.$try" "$@" >"$RAW/$name.txt"; then
+			failures=$((failures + 1))
+			progress "$name failed (try $try); logs in $LOGS/$name.$try"
+			[ $failures -ge 2 ] && lb_die "$name failed twice"
+			continue
+		fi
+		other=$(other_cores)
+		if too_busy "$other" && [ $((try - failures)) -le "$BUSY_RETRIES" ]; then
+			progress "$name: other processes used $other cores meanwhile; measuring again"
+			sleep 5
+			continue
+		fi
+		OTHER+=("$other")
+		return 0
+	done
+}
+
+REAL=() ICOUNT=()
+for boot in $(seq 1 "$BOOTS"); do
+	for v in "${VARIANTS[@]}"; do
+		progress "$BENCH $v boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+		pair "$v-real-$boot" --mode "$BENCH" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
+		REAL+=("$RAW/$v-real-$boot.txt")
+	done
+done
+if [ "$BENCH" = burst ]; then
+	for v in "${VARIANTS[@]}"; do
+		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
+		# Instruction counts do not depend on host load: no busy retries.
+		BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" --warmup 2 --icount
+		ICOUNT+=("$RAW/$v-icount.txt")
+	done
+fi
+
+# shellcheck disable=SC1091
+. "$GUEST/guest.env"
+CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
+ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=e1000
+	--env backend=dgram-unix --env "cpu=$CPU" --env "runs=$((BOOTS * RUNS))"
+	--env "boots=$BOOTS" --env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP"
+	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max"
+	--env "guest_nic=e1000.ko RxDescriptors=4096, other parameters default; MTU 9000"
+	--env "host_other_cores=$(IFS=,; echo "${OTHER[*]}")")
+if [ "$BENCH" = rtt ]; then
+	OUT="$RESULTS/linux-rtt.json"
+	python3 "$HERE/collect.py" rtt --out "$OUT" "${ENV[@]}" "${REAL[@]}"
+else
+	OUT="$RESULTS/linux-burst.json"
+	python3 "$HERE/collect.py" burst --out "$OUT" "${ENV[@]}" \
+		--env "clock_t1_insns=icount" --env "icount=shift=0" --env "runs_icount=$ICOUNT_RUNS" \
+		"${REAL[@]}" --icount "${ICOUNT[@]}"
+fi
+progress "wrote $OUT (other processes' cores per pair: ${OTHER[*]})"

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# build.sh [OUTDIR]: build the Linux baseline guest from Debian's own packages.
+#
+# Output (OUTDIR, default build/linux-baseline under the repository):
+#   vmlinuz     the kernel of Debian's current linux-image-6.1.0-*-amd64
+#   initrd.gz   busybox-static, e1000.ko, /init (init.sh), /bin/pktbench
+#   pktbench    the same program, for the host-side self-check
+#   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
+# Nothing is rebuilt while the inputs are unchanged (kernel package and
+# version, pktbench.c, wire.h, init.sh, this script, busybox and gcc
+# versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
+# kernel package instead of following linux-image-amd64.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+OUT=${1:-$ROOT/build/linux-baseline}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+lb_lock "$OUT/.build.lock"
+SOURCES=("$HERE/pktbench.c" "$ROOT/lib/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+
+# Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
+kernel_pkg_name() {
+	if [ -n "${LINUX_PKG:-}" ]; then
+		echo "$LINUX_PKG"
+		return
+	fi
+	# (A pipeline cut short by an early exit must not trip pipefail.)
+	{ apt-cache depends linux-image-amd64 2>/dev/null || true; } |
+		sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-amd64\)$/\1/p;T;q'
+}
+
+kernel_pkg_version() {
+	{ apt-cache policy "$1" 2>/dev/null || true; } | sed -n '/(none)/d;s/^ *Candidate: //p;T;q'
+}
+
+# Sets KPKG and KVER, updating the package lists only if they know no kernel;
+# falls back to the previous build's package when apt cannot tell (offline).
+resolve_kernel() {
+	KPKG=$(kernel_pkg_name)
+	[ -n "$KPKG" ] && KVER=$(kernel_pkg_version "$KPKG")
+	if [ -z "$KPKG" ] || [ -z "${KVER:-}" ]; then
+		lb_apt_update
+		KPKG=$(kernel_pkg_name)
+		[ -n "$KPKG" ] && KVER=$(kernel_pkg_version "$KPKG")
+	fi
+	if { [ -z "$KPKG" ] || [ -z "${KVER:-}" ]; } && [ -f "$OUT/guest.env" ]; then
+		lb_log "apt knows no kernel package; reusing the previous one"
+		# shellcheck disable=SC1091
+		. "$OUT/guest.env"
+		KPKG=$KERNEL_PKG KVER=$KERNEL_VER
+	fi
+	[ -n "$KPKG" ] && [ -n "${KVER:-}" ] || lb_die "cannot find a linux-image-6.1.0-*-amd64 package"
+}
+
+inputs_hash() {
+	{
+		echo "$KPKG $KVER"
+		dpkg-query -W -f='${Package} ${Version}\n' busybox-static
+		gcc --version | sed -n 1p
+		sha256sum "${SOURCES[@]}" | cut -d' ' -f1
+	} | sha256sum | cut -d' ' -f1
+}
+
+# The .deb, downloaded once per version into OUTDIR/cache.
+fetch_kernel_deb() {
+	local deb
+	mkdir -p "$OUT/cache"
+	deb=$(ls "$OUT/cache/${KPKG}_${KVER}_amd64.deb" 2>/dev/null || true)
+	if [ -z "$deb" ]; then
+		lb_wait_apt
+		lb_log "apt-get download $KPKG=$KVER"
+		# _apt cannot write into root-owned build directories; that only
+		# costs the download sandbox, so silence the warning.
+		(cd "$OUT/cache" && apt-get download -q "$KPKG=$KVER" 2>&1 | grep -v 'unsandboxed' >&2) || true
+		deb="$OUT/cache/${KPKG}_${KVER}_amd64.deb"
+		[ -f "$deb" ] || lb_die "download of $KPKG=$KVER failed"
+		find "$OUT/cache" -name '*.deb' ! -name "$(basename "$deb")" -delete
+	fi
+	echo "$deb"
+}
+
+# Only two members are needed: the kernel image and the (uncompressed,
+# dependency-free) e1000 module.
+extract_kernel() {
+	local deb=$1 x="$OUT/kernel-x"
+	rm -rf "$x"
+	mkdir -p "$x"
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards \
+		'./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko'
+	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
+	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
+	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
+	[ -f "$E1000_KO" ] || lb_die "no e1000.ko in $deb"
+}
+
+build_pktbench() {
+	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c"
+	"$OUT/pktbench" --selfcheck >/dev/null || lb_die "pktbench --selfcheck failed"
+}
+
+build_initramfs() {
+	local r="$OUT/initramfs-root" a
+	rm -rf "$r"
+	mkdir -p "$r"/{bin,dev,proc,sys,tmp,lib/modules}
+	cp /bin/busybox "$r/bin/busybox"
+	for a in $("$r/bin/busybox" --list); do
+		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
+	done
+	install -m 755 "$HERE/init.sh" "$r/init"
+	install -m 755 "$OUT/pktbench" "$r/bin/pktbench"
+	strip "$r/bin/pktbench"
+	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
+	# busybox's cpio writes newc and owns every file by root, so no root
+	# or host cpio is needed.  /dev/console comes from the kernel's own
+	# built-in initramfs, unpacked before this one.
+	(cd "$r" && find . -mindepth 1 | LC_ALL=C sort | /bin/busybox cpio -o -H newc -R 0:0 2>/dev/null) |
+		gzip -9n >"$OUT/initrd.gz.tmp"
+	mv "$OUT/initrd.gz.tmp" "$OUT/initrd.gz"
+}
+
+main() {
+	lb_need_pkgs busybox-static gcc libc6-dev
+	resolve_kernel
+	local hash
+	hash=$(inputs_hash)
+	if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$hash" ] &&
+		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ]; then
+		lb_log "guest up to date ($KPKG $KVER)"
+		return 0
+	fi
+	rm -f "$OUT/stamp"
+	lb_log "building guest: $KPKG $KVER"
+	extract_kernel "$(fetch_kernel_deb)"
+	build_pktbench
+	build_initramfs
+	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
+	rm -rf "$OUT/kernel-x"
+	echo "$hash" >"$OUT/stamp"
+	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1))"
+}
+
+main

@@ -1,0 +1,73 @@
+# Helpers shared by the Linux baseline scripts (sourced, not run).
+
+lb_log() { printf '[linux-baseline] %s\n' "$*" >&2; }
+lb_die() { lb_log "error: $*"; exit 1; }
+
+# True while some process runs apt-get, apt or dpkg (read from /proc, so it
+# works without procps).
+lb_apt_busy() {
+	local c
+	for c in /proc/[0-9]*/comm; do
+		case "$(cat "$c" 2>/dev/null)" in apt-get | apt | dpkg*) return 0 ;; esac
+	done
+	return 1
+}
+
+# Another process may be running apt or dpkg: wait until both are gone.
+lb_wait_apt() {
+	local waited=0
+	while lb_apt_busy; do
+		[ $waited -eq 0 ] && lb_log "waiting for a running apt-get/dpkg to finish"
+		waited=$((waited + 10))
+		[ $waited -gt 3600 ] && lb_die "apt-get/dpkg still running after an hour"
+		sleep 10
+	done
+}
+
+lb_have_pkg() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+lb_sudo() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# apt-get update once per script run, and only when something needs it.
+LB_APT_UPDATED=
+lb_apt_update() {
+	[ -n "$LB_APT_UPDATED" ] && return 0
+	lb_wait_apt
+	lb_log "apt-get update"
+	lb_sudo apt-get update -qq || lb_log "apt-get update failed (offline?)"
+	LB_APT_UPDATED=1
+}
+
+# Installs the Debian packages among "$@" that are missing; a no-op (and no
+# network) when all are there.
+lb_need_pkgs() {
+	local missing=() p
+	for p in "$@"; do lb_have_pkg "$p" || missing+=("$p"); done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	lb_apt_update
+	lb_wait_apt
+	lb_log "apt-get install ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive lb_sudo apt-get install -y -qq "${missing[@]}" >&2 ||
+		lb_die "cannot install ${missing[*]}"
+}
+
+# The QEMU version as "7.2.22".
+lb_qemu_version() {
+	qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9][0-9.]*\).*/\1/p'
+}
+
+# lb_lock FILE: hold an exclusive lock on FILE until the script exits, so
+# that parallel make jobs neither build into nor measure with one guest at
+# the same time (concurrent pairs would also spoil each other's timings).
+lb_lock() {
+	local fd
+	exec {fd}>"$1"
+	if ! flock -n "$fd"; then
+		lb_log "waiting for $1 (another build or run holds it)"
+		flock "$fd"
+	fi
+}

@@ -1,0 +1,34 @@
+# Linux baseline (tools/linux-baseline): a Debian kernel + busybox guest that
+# runs the same benchmarks over AF_PACKET and PACKET_MMAP on the same emulated
+# e1000 and QEMU backend.  Included by the top-level Makefile; paths are
+# relative to the repository root.
+#
+#   make linux-baseline        build the guest (cached; rebuilt when inputs change)
+#   make bench-linux-rtt       bench/results/linux-rtt.json   (~1.5 min idle host, TCG)
+#   make bench-linux-burst     bench/results/linux-burst.json (~3 min idle host, TCG)
+#   make bench-linux           both
+#   make test-linux-baseline   short end-to-end check, both variants (~35 s)
+# Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
+# LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
+# tools/linux-baseline/bench.sh).
+
+BUILD ?= build
+LINUX_BASELINE_SRC := tools/linux-baseline
+LINUX_BASELINE_OUT := $(BUILD)/linux-baseline
+LINUX_RESULTS ?= bench/results
+
+.PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline
+
+linux-baseline:
+	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
+
+bench-linux: bench-linux-rtt bench-linux-burst
+
+bench-linux-rtt: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh rtt $(LINUX_RESULTS)
+
+bench-linux-burst: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh burst $(LINUX_RESULTS)
+
+test-linux-baseline:
+	$(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)

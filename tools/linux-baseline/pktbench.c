@@ -1,0 +1,1119 @@
+// pktbench: the Linux side of the kernel-versus-Linux network comparison.
+//
+// It runs as a static program inside the Linux baseline guest (see build.sh)
+// on an emulated e1000 and speaks the wire format of lib/wire.h, so that its
+// peer can be another Linux guest or the research kernel.  Two variants of
+// the same protocol:
+//   packet  AF_PACKET SOCK_RAW socket, one send()/recv() per frame (the
+//           paper's baseline);
+//   mmap    PACKET_MMAP with TPACKET_V2 TX and RX rings: frames are filled
+//           in the TX ring and one send() kicks the whole batch; receive
+//           polls the RX ring.  V2, not V3: a V3 block reaches user space
+//           only when full or when its retire timer (>= 1 ms) fires, which
+//           would swamp a round trip.
+// Roles: `server` echoes, `client` measures.  Modes: `rtt` and `burst`.
+//
+// Conventions on the wire beyond lib/wire.h (a kernel program facing this
+// one follows them):
+//  - data travels on channel 1 (PB_CH_DATA);
+//  - an rtt request has batch=1; it is echoed with the same header and
+//    payload, flags |= WIRE_F_REPLY, to the requester's MAC;
+//  - a burst is `batch` (128) packets, seq 0..batch-1, WIRE_F_LAST on the
+//    last; the receiver answers with one packet: flags=WIRE_F_REPLY,
+//    seq = number of packets it received intact, batch=1, len=1, payload
+//    byte wire_pattern(seq, 0);
+//  - the client's readiness probe is an rtt request with seq >= PB_PROBE_SEQ;
+//  - channel 0xFFFF (PB_CH_CTRL) with seq 1 is "bye": the server answers
+//    with WIRE_F_REPLY and exits.
+//
+// Output (stdout, one line each, machine-readable):
+//   RESULT rtt variant=.. bytes=.. iter=.. us=.. tsc=..
+//   RESULT burst variant=.. bytes=.. rep=.. t0_us=.. t1_us=.. t2_us=..
+//          t0_tsc=.. t1_tsc=.. mbps=.. irqs=..
+//   SRVSTAT burst variant=.. bytes=.. good=.. bad=.. missing=.. ooo=.. irqs=..
+//   STATS / NETDEV (socket and interface counters, at the end or on failure)
+//   DONE ok | DONE fail <reason>
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../lib/wire.h"
+
+#define PB_CH_DATA 1
+#define PB_CH_CTRL 0xFFFF
+#define PB_CTRL_BYE 1
+#define PB_PROBE_SEQ 0x80000000u
+#define PB_BURST_N 128u
+#define PB_MAX_SIZES 32
+#define PB_FRAME_BUF 9216u // room for one WIRE_MAX_FRAME frame
+
+// Ring geometry for the mmap variant: a frame slot holds the TPACKET2 header
+// plus a 9014-byte jumbo frame; 4 slots per 64 KiB block; 256 slots hold two
+// full bursts, so a burst never overruns the RX ring.
+#define RING_FRAME_SIZE 16384u
+#define RING_BLOCK_SIZE 65536u
+#define RING_FRAMES 256u
+// Where a TX frame's data starts inside its slot (no PACKET_TX_HAS_OFF).
+#define RING_TX_DATA (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
+
+enum role { ROLE_SERVER, ROLE_CLIENT };
+enum mode { MODE_RTT, MODE_BURST };
+enum variant { VAR_PACKET, VAR_MMAP };
+
+struct opts {
+	enum role role;
+	enum mode mode;
+	enum variant variant;
+	const char *ifname;
+	uint8_t peer[6];
+	bool have_peer;
+	uint32_t sizes[PB_MAX_SIZES];
+	int nsizes;
+	int runs;
+	int warmup;
+	int timeout_ms;       // client: one receive
+	int probe_timeout_ms; // client: server readiness
+	int idle_timeout_ms;  // server: no traffic at all
+	int gap_ms;           // client: pause between bursts
+};
+
+struct ring {
+	uint8_t *base;
+	uint32_t head; // next slot we look at; mirrors the kernel's own head
+};
+
+// One bound AF_PACKET socket, either variant.
+struct port {
+	int fd;
+	enum variant variant;
+	uint8_t mac[6];
+	int timeout_ms;
+	struct ring rx, tx;  // mmap variant
+	uint8_t *rxbuf;      // packet variant
+	bool rx_held;        // mmap: the RX slot at rx.head is ours
+	int rcvtimeo_ms;     // packet: SO_RCVTIMEO now in force
+	uint64_t ignored;    // frames not in our format
+	uint64_t stale;      // well-formed frames that answer nothing we wait for
+};
+
+// A received frame, valid until port_release().
+struct frame {
+	uint8_t *data;
+	uint32_t len;
+};
+
+// A parsed frame, header fields in host order.
+struct pkt {
+	uint8_t src[6];
+	uint16_t channel, flags, batch, link;
+	uint32_t seq, len;
+	uint8_t *payload;
+};
+
+static const char *variant_name[] = { "packet", "mmap" };
+
+// ---------------------------------------------------------------- utilities
+
+static void diag(void);
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	diag();
+	fflush(stdout);
+	printf("DONE fail ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// lfence before rdtsc keeps earlier instructions from drifting past the
+// read; lfence after keeps later ones from starting before it.  Under
+// QEMU -icount shift=0 the guest TSC counts executed guest instructions.
+static inline uint64_t tsc_now(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// Nearest-rank percentile of a sorted array.
+static double percentile(const double *v, int n, double p)
+{
+	int k = (int)(p / 100.0 * n + 0.999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+// Interrupts taken so far by `ifname`, from /proc/interrupts; -1 if unknown.
+static long irq_count(const char *ifname)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[1024];
+	long total = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char *end = line + strcspn(line, "\n");
+		size_t n = strlen(ifname);
+		*end = 0;
+		if ((size_t)(end - line) < n || strcmp(end - n, ifname) != 0)
+			continue;
+		char *p = strchr(line, ':');
+		total = 0;
+		while (p) { // per-CPU columns, up to the chip name
+			char *q;
+			long v = strtol(p + 1, &q, 10);
+			if (q == p + 1)
+				break;
+			total += v;
+			p = q;
+		}
+		break;
+	}
+	fclose(f);
+	return total;
+}
+
+// ---------------------------------------------------------------- pattern
+//
+// wire_pattern(seq, i) is (i*131 ^ i>>8) ^ seq*7 truncated to a byte, i.e. a
+// per-index base XOR a per-packet byte.  Filling and checking 8 bytes at a
+// time against a precomputed base keeps the server's verification (which
+// sits inside the measured round trip) cheap under emulation.  pattern_init
+// checks that identity against wire.h itself and falls back to the plain
+// per-byte loop if the header's pattern ever stops having this shape.
+
+static uint8_t pat_base[WIRE_MAX_PAYLOAD + 8];
+static bool pat_fast;
+
+static uint8_t pat_key(uint32_t seq) { return (uint8_t)(wire_pattern(seq, 0) ^ wire_pattern(0, 0)); }
+
+static void pattern_init(void)
+{
+	static const uint32_t probe[] = { 1, 2, 127, 128, 255, 256, 0x12345678u, PB_PROBE_SEQ + 5 };
+	for (uint32_t i = 0; i < sizeof pat_base; i++)
+		pat_base[i] = wire_pattern(0, i);
+	pat_fast = true;
+	for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
+			if (wire_pattern(probe[k], i) != (uint8_t)(pat_base[i] ^ pat_key(probe[k])))
+				pat_fast = false;
+}
+
+static void pattern_fill(uint8_t *p, uint32_t n, uint32_t seq)
+{
+	uint32_t i = 0;
+	if (pat_fast) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq);
+		for (; i + 8 <= n; i += 8) {
+			uint64_t b;
+			memcpy(&b, pat_base + i, 8);
+			b ^= k;
+			memcpy(p + i, &b, 8);
+		}
+	}
+	for (; i < n; i++)
+		p[i] = wire_pattern(seq, i);
+}
+
+// Index of the first byte that differs from the pattern, or n if none.
+static uint32_t pattern_check(const uint8_t *p, uint32_t n, uint32_t seq)
+{
+	uint32_t i = 0;
+	if (pat_fast) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq);
+		for (; i + 8 <= n; i += 8) {
+			uint64_t a, b;
+			memcpy(&a, p + i, 8);
+			memcpy(&b, pat_base + i, 8);
+			if ((a ^ k) != b)
+				break;
+		}
+	}
+	for (; i < n; i++)
+		if (p[i] != wire_pattern(seq, i))
+			return i;
+	return n;
+}
+
+// ---------------------------------------------------------------- frames
+
+static uint32_t frame_len_for(uint32_t payload)
+{
+	uint32_t n = WIRE_FRAME_HLEN + payload;
+	return n < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : n;
+}
+
+// Writes the Ethernet and wire headers; the payload is the caller's.
+static void put_headers(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const struct pkt *h)
+{
+	struct wire_hdr w = {
+		.channel = wire_htons(h->channel),
+		.flags = wire_htons(h->flags),
+		.seq = wire_htonl(h->seq),
+		.batch = wire_htons(h->batch),
+		.link = wire_htons(h->link),
+		.len = wire_htonl(h->len),
+	};
+	uint16_t type = wire_htons(WIRE_ETHERTYPE);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	memcpy(f + 12, &type, 2);
+	memcpy(f + WIRE_ETH_HLEN, &w, sizeof w);
+}
+
+// Builds a whole frame of our format; returns its length on the wire.
+static uint32_t build_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const struct pkt *h)
+{
+	uint32_t flen = frame_len_for(h->len);
+	put_headers(f, dst, src, h);
+	pattern_fill(f + WIRE_FRAME_HLEN, h->len, h->seq);
+	memset(f + WIRE_FRAME_HLEN + h->len, 0, flen - WIRE_FRAME_HLEN - h->len);
+	return flen;
+}
+
+// 0 if `f` is one of ours (right EtherType, header and length consistent).
+static int parse_frame(const struct frame *f, struct pkt *p)
+{
+	struct wire_hdr w;
+	uint16_t type;
+	if (f->len < WIRE_FRAME_HLEN)
+		return -1;
+	memcpy(&type, f->data + 12, 2);
+	if (wire_ntohs(type) != WIRE_ETHERTYPE)
+		return -1;
+	memcpy(&w, f->data + WIRE_ETH_HLEN, sizeof w);
+	memcpy(p->src, f->data + 6, 6);
+	p->channel = wire_ntohs(w.channel);
+	p->flags = wire_ntohs(w.flags);
+	p->seq = wire_ntohl(w.seq);
+	p->batch = wire_ntohs(w.batch);
+	p->link = wire_ntohs(w.link);
+	p->len = wire_ntohl(w.len);
+	p->payload = f->data + WIRE_FRAME_HLEN;
+	if (p->len > WIRE_MAX_PAYLOAD || p->len > f->len - WIRE_FRAME_HLEN)
+		return -1;
+	return 0;
+}
+
+// ---------------------------------------------------------------- port
+
+static void set_int_opt(int fd, int level, int name, int val, const char *what)
+{
+	if (setsockopt(fd, level, name, &val, sizeof val) < 0)
+		die("setsockopt %s: %s", what, strerror(errno));
+}
+
+static int if_info(int fd, const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		die("SIOCGIFHWADDR %s: %s", ifname, strerror(errno));
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+		die("SIOCGIFINDEX %s: %s", ifname, strerror(errno));
+	return ifr.ifr_ifindex;
+}
+
+// Both rings in one mapping, RX first (the kernel's layout for mmap()).
+static void setup_rings(struct port *p)
+{
+	struct tpacket_req req = {
+		.tp_block_size = RING_BLOCK_SIZE,
+		.tp_block_nr = RING_FRAMES * RING_FRAME_SIZE / RING_BLOCK_SIZE,
+		.tp_frame_size = RING_FRAME_SIZE,
+		.tp_frame_nr = RING_FRAMES,
+	};
+	size_t ring_bytes = (size_t)RING_FRAMES * RING_FRAME_SIZE;
+	set_int_opt(p->fd, SOL_PACKET, PACKET_VERSION, TPACKET_V2, "PACKET_VERSION");
+	if (setsockopt(p->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
+		die("PACKET_RX_RING: %s", strerror(errno));
+	if (setsockopt(p->fd, SOL_PACKET, PACKET_TX_RING, &req, sizeof req) < 0)
+		die("PACKET_TX_RING: %s", strerror(errno));
+	uint8_t *m = mmap(NULL, 2 * ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, p->fd, 0);
+	if (m == MAP_FAILED)
+		die("mmap rings: %s", strerror(errno));
+	p->rx.base = m;
+	p->tx.base = m + ring_bytes;
+}
+
+static void port_open(struct port *p, const struct opts *o, int timeout_ms)
+{
+	memset(p, 0, sizeof *p);
+	p->variant = o->variant;
+	p->timeout_ms = timeout_ms;
+	p->fd = socket(AF_PACKET, SOCK_RAW, htons(WIRE_ETHERTYPE));
+	if (p->fd < 0)
+		die("socket AF_PACKET: %s", strerror(errno));
+	int ifindex = if_info(p->fd, o->ifname, p->mac);
+	// A burst of 128 jumbo frames is ~1.2 MB: make the socket buffers large
+	// enough that neither side blocks on its own accounting (we are root).
+	set_int_opt(p->fd, SOL_SOCKET, SO_SNDBUFFORCE, 16 << 20, "SO_SNDBUFFORCE");
+	set_int_opt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20, "SO_RCVBUFFORCE");
+	if (p->variant == VAR_MMAP) {
+		setup_rings(p);
+	} else {
+		p->rxbuf = malloc(65536);
+		if (!p->rxbuf)
+			die("out of memory");
+	}
+	// Bind after the rings exist, so no frame lands outside them.
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(WIRE_ETHERTYPE),
+		.sll_ifindex = ifindex,
+	};
+	if (bind(p->fd, (struct sockaddr *)&sll, sizeof sll) < 0)
+		die("bind %s: %s", o->ifname, strerror(errno));
+}
+
+static struct tpacket2_hdr *slot(struct ring *r, uint32_t i)
+{
+	return (struct tpacket2_hdr *)(r->base + (size_t)(i % RING_FRAMES) * RING_FRAME_SIZE);
+}
+
+static uint32_t slot_status(struct tpacket2_hdr *h) { return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE); }
+
+static void slot_set_status(struct tpacket2_hdr *h, uint32_t s) { __atomic_store_n(&h->tp_status, s, __ATOMIC_RELEASE); }
+
+// Waits for the RX slot at the head to be handed to us.
+// 0: got one, 1: timeout.
+static int ring_rx_wait(struct port *p, int timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	struct tpacket2_hdr *h = slot(&p->rx, p->rx.head);
+	while (!(slot_status(h) & TP_STATUS_USER)) {
+		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			return 1;
+		int left = (int)((deadline - now + 999999) / 1000000);
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static int ring_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	if (ring_rx_wait(p, timeout_ms))
+		return 1;
+	struct tpacket2_hdr *h = slot(&p->rx, p->rx.head);
+	p->rx_held = true;
+	f->data = (uint8_t *)h + h->tp_mac;
+	// A truncated copy (snaplen < len) cannot be verified: make it short
+	// enough that parse_frame rejects it.
+	f->len = h->tp_snaplen < h->tp_len ? 0 : h->tp_snaplen;
+	return 0;
+}
+
+// The packet variant blocks in recv() itself, bounded by SO_RCVTIMEO; the
+// option is set only when the wanted timeout changes, so the measured loops
+// make no extra system calls.
+static void sock_set_timeout(struct port *p, int timeout_ms)
+{
+	if (timeout_ms == p->rcvtimeo_ms)
+		return;
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	if (setsockopt(p->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+		die("SO_RCVTIMEO: %s", strerror(errno));
+	p->rcvtimeo_ms = timeout_ms;
+}
+
+static int sock_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	sock_set_timeout(p, timeout_ms);
+	for (;;) {
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(p->fd, p->rxbuf, 65536, MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("recv: %s", strerror(errno));
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue; // never expected on a protocol-bound socket
+		f->data = p->rxbuf;
+		f->len = n > 65536 ? 0 : (uint32_t)n;
+		return 0;
+	}
+}
+
+// Receives one frame. 0: got it (call port_release after), 1: timeout.
+static int port_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	if (p->variant == VAR_MMAP)
+		return ring_recv(p, f, timeout_ms);
+	return sock_recv(p, f, timeout_ms);
+}
+
+static void port_release(struct port *p)
+{
+	if (p->variant != VAR_MMAP || !p->rx_held)
+		return;
+	slot_set_status(slot(&p->rx, p->rx.head), TP_STATUS_KERNEL);
+	p->rx.head = (p->rx.head + 1) % RING_FRAMES;
+	p->rx_held = false;
+}
+
+// mmap: waits (outside any measured window) until the next n TX slots are
+// free again, i.e. the previous batch's frames have left the device.
+static void port_tx_ready(struct port *p, uint32_t n)
+{
+	if (p->variant != VAR_MMAP)
+		return;
+	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tpacket2_hdr *h = slot(&p->tx, p->tx.head + i);
+		uint32_t s;
+		while ((s = slot_status(h)) != TP_STATUS_AVAILABLE) {
+			if (s & TP_STATUS_WRONG_FORMAT)
+				die("TX ring slot %u: wrong format", (p->tx.head + i) % RING_FRAMES);
+			if (now_ns() > deadline)
+				die("TX ring slot %u stuck in status %u", (p->tx.head + i) % RING_FRAMES, s);
+			struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+			poll(&pfd, 1, 1);
+		}
+	}
+}
+
+// mmap: one send() hands every SEND_REQUEST slot to the kernel.  It is
+// non-blocking so that it returns once the frames are queued, as a plain
+// send() does, instead of waiting for the transmit-completion interrupts;
+// it is repeated only if the kernel stopped early (buffer accounting).
+static void ring_kick(struct port *p, uint64_t total)
+{
+	uint64_t sent = 0;
+	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
+	while (sent < total) {
+		ssize_t r = send(p->fd, NULL, 0, MSG_DONTWAIT);
+		if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
+			die("TX ring send: %s", strerror(errno));
+		if (r > 0)
+			sent += (uint64_t)r;
+		if (sent < total && now_ns() > deadline)
+			die("TX ring send: %llu of %llu bytes", (unsigned long long)sent, (unsigned long long)total);
+	}
+}
+
+static void ring_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tpacket2_hdr *h = slot(&p->tx, p->tx.head);
+		memcpy((uint8_t *)h + RING_TX_DATA, frames[i], lens[i]);
+		h->tp_len = lens[i];
+		slot_set_status(h, TP_STATUS_SEND_REQUEST);
+		p->tx.head = (p->tx.head + 1) % RING_FRAMES;
+		total += lens[i];
+	}
+	ring_kick(p, total);
+}
+
+static void sock_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		ssize_t r = send(p->fd, frames[i], lens[i], 0);
+		if (r != (ssize_t)lens[i])
+			die("send %u bytes: %s", lens[i], r < 0 ? strerror(errno) : "short");
+	}
+}
+
+// Sends n whole frames: the call whose duration is T1.
+static void port_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
+{
+	if (p->variant == VAR_MMAP)
+		ring_send(p, frames, lens, n);
+	else
+		sock_send(p, frames, lens, n);
+}
+
+static void port_stats(struct port *p)
+{
+	struct tpacket_stats st = { 0 };
+	socklen_t l = sizeof st;
+	getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &l);
+	printf("STATS variant=%s kernel_packets=%u kernel_drops=%u ignored=%llu stale=%llu\n",
+	       variant_name[p->variant], st.tp_packets, st.tp_drops, (unsigned long long)p->ignored,
+	       (unsigned long long)p->stale);
+}
+
+// The open port and options, for the diagnostics printed on failure.
+static struct port *g_port;
+static const struct opts *g_opts;
+
+static void print_netdev(const char *ifname)
+{
+	FILE *f = fopen("/proc/net/dev", "r");
+	char line[512];
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *p = line + strspn(line, " ");
+		if (strncmp(p, ifname, strlen(ifname)) == 0 && p[strlen(ifname)] == ':')
+			printf("NETDEV %s", p);
+	}
+	fclose(f);
+}
+
+// A "bye" that cannot fail or block: used while already failing.
+static void send_bye_best_effort(struct port *p, const struct opts *o)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
+	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
+	if (p->variant != VAR_MMAP) {
+		send(p->fd, buf, len, MSG_DONTWAIT);
+		return;
+	}
+	struct tpacket2_hdr *t = slot(&p->tx, p->tx.head);
+	if (slot_status(t) != TP_STATUS_AVAILABLE)
+		return;
+	memcpy((uint8_t *)t + RING_TX_DATA, buf, len);
+	t->tp_len = len;
+	slot_set_status(t, TP_STATUS_SEND_REQUEST);
+	p->tx.head = (p->tx.head + 1) % RING_FRAMES;
+	send(p->fd, NULL, 0, MSG_DONTWAIT);
+}
+
+// On failure: what the kernel saw, and (client) a "bye" so that the server
+// prints its own view and powers off instead of waiting for its timeout.
+static void diag(void)
+{
+	static bool once;
+	if (once || !g_port)
+		return;
+	once = true;
+	port_stats(g_port);
+	print_netdev(g_opts->ifname);
+	if (g_opts->role == ROLE_CLIENT)
+		send_bye_best_effort(g_port, g_opts);
+}
+
+// ---------------------------------------------------------------- server
+
+struct burst_state {
+	uint32_t expect, good, bad, missing, ooo, bytes;
+	long irqs_mark; // eth0 interrupts when the previous burst was answered
+};
+
+// The echo side's state.
+struct server {
+	struct port *p;
+	const char *ifname;
+	struct burst_state b;
+	uint64_t bad_echo;   // rtt requests whose payload was damaged
+	uint64_t bad_bursts; // bursts with a damaged, missing or reordered packet
+};
+
+static void send_one(struct port *p, uint8_t *f, uint32_t len)
+{
+	port_tx_ready(p, 1);
+	port_send(p, &f, &len, 1);
+}
+
+// Answers a frame in place: MACs swapped, WIRE_F_REPLY set, rest unchanged.
+static void echo(struct port *p, struct frame *f)
+{
+	uint8_t src[6];
+	uint16_t flags;
+	memcpy(src, f->data + 6, 6);
+	memcpy(f->data, src, 6);
+	memcpy(f->data + 6, p->mac, 6);
+	memcpy(&flags, f->data + WIRE_ETH_HLEN + 2, 2);
+	flags = wire_htons((uint16_t)(wire_ntohs(flags) | WIRE_F_REPLY));
+	memcpy(f->data + WIRE_ETH_HLEN + 2, &flags, 2);
+	send_one(p, f->data, f->len);
+}
+
+static void burst_reset(struct burst_state *b)
+{
+	long mark = b->irqs_mark;
+	memset(b, 0, sizeof *b);
+	b->irqs_mark = mark;
+}
+
+static void burst_reply(struct server *sv, const uint8_t dst[6])
+{
+	struct burst_state *b = &sv->b;
+	uint8_t f[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
+	// Bookkeeping only after the reply is out, so it costs no measured time.
+	long irqs = irq_count(sv->ifname);
+	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld\n",
+	       variant_name[sv->p->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
+	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1);
+	fflush(stdout);
+	if (b->bad || b->missing || b->ooo)
+		sv->bad_bursts++;
+	burst_reset(b);
+	b->irqs_mark = irq_count(sv->ifname);
+}
+
+// One packet of a burst: checks order and payload; answers after the last.
+static void burst_take(struct server *sv, const struct pkt *k)
+{
+	struct burst_state *b = &sv->b;
+	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
+		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
+		sv->bad_bursts++;
+		burst_reset(b);
+	}
+	if (k->seq > b->expect)
+		b->missing += k->seq - b->expect;
+	else if (k->seq < b->expect)
+		b->ooo++;
+	b->expect = k->seq + 1;
+	b->bytes = k->len;
+	if (pattern_check(k->payload, k->len, k->seq) == k->len)
+		b->good++;
+	else
+		b->bad++;
+	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
+		burst_reply(sv, k->src);
+}
+
+// 1 when the server should stop.
+static int serve_frame(struct server *sv, struct frame *f)
+{
+	struct pkt k;
+	if (parse_frame(f, &k) < 0 || (k.flags & WIRE_F_REPLY)) {
+		sv->p->ignored++;
+		return 0;
+	}
+	if (k.channel == PB_CH_CTRL && k.seq == PB_CTRL_BYE) {
+		echo(sv->p, f);
+		return 1;
+	}
+	if (k.channel != PB_CH_DATA) {
+		sv->p->ignored++;
+		return 0;
+	}
+	if (k.batch > 1) {
+		burst_take(sv, &k);
+		return 0;
+	}
+	if (pattern_check(k.payload, k.len, k.seq) != k.len)
+		sv->bad_echo++; // echoed anyway: the client sees the damage too
+	echo(sv->p, f);
+	return 0;
+}
+
+static int run_server(const struct opts *o)
+{
+	struct port p;
+	struct server sv = { .p = &p, .ifname = o->ifname };
+	port_open(&p, o, o->idle_timeout_ms);
+	g_port = &p;
+	g_opts = o;
+	sv.b.irqs_mark = irq_count(o->ifname);
+	printf("READY role=server variant=%s mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n",
+	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
+	       pat_fast);
+	fflush(stdout);
+	for (;;) {
+		struct frame f;
+		if (port_recv(&p, &f, o->idle_timeout_ms))
+			die("server idle for %d ms", o->idle_timeout_ms);
+		int stop = serve_frame(&sv, &f);
+		port_release(&p);
+		if (stop)
+			break;
+	}
+	port_stats(&p);
+	print_netdev(o->ifname);
+	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
+	       (unsigned long long)sv.bad_bursts);
+	if (sv.bad_echo || sv.bad_bursts)
+		die("%llu damaged rtt requests, %llu damaged bursts", (unsigned long long)sv.bad_echo,
+		    (unsigned long long)sv.bad_bursts);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// ---------------------------------------------------------------- client
+
+// What the client is waiting for.
+struct want {
+	uint16_t channel;
+	uint32_t seq_lo, seq_hi; // accepted seq range, inclusive
+	uint32_t len;            // payload length, or UINT32_MAX for any
+};
+
+// Receives until a reply matching `w` arrives; others are counted and
+// dropped.  0: got it (frame held, call port_release), 1: timeout.
+static int await_reply(struct port *p, const struct want *w, int timeout_ms, struct frame *f, struct pkt *k)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			return 1;
+		// The packet variant waits the full timeout per recv() (changing
+		// SO_RCVTIMEO per call would cost a system call); the deadline
+		// still bounds the loop.
+		int left = p->variant == VAR_MMAP ? (int)((deadline - now + 999999) / 1000000) : timeout_ms;
+		if (port_recv(p, f, left))
+			return 1;
+		if (parse_frame(f, k) < 0) {
+			p->ignored++;
+		} else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
+		           k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len)) {
+			return 0;
+		} else {
+			p->stale++;
+		}
+		port_release(p);
+	}
+}
+
+// Sends small rtt requests until the server echoes one: both guests boot
+// at the same time and the server may not be listening yet.
+static void probe_server(struct port *p, const struct opts *o)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	uint64_t t0 = now_ns();
+	for (uint32_t n = 0;; n++) {
+		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
+		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, UINT32_MAX, 1 };
+		struct frame f;
+		struct pkt k;
+		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
+		if (await_reply(p, &w, 200, &f, &k) == 0) {
+			port_release(p);
+			printf("READY role=client variant=%s probes=%u wait_ms=%llu fastpattern=%d\n",
+			       variant_name[o->variant], n + 1, (unsigned long long)((now_ns() - t0) / 1000000),
+			       pat_fast);
+			fflush(stdout);
+			return;
+		}
+		if (now_ns() - t0 > (uint64_t)o->probe_timeout_ms * 1000000u)
+			die("server not answering after %d ms", o->probe_timeout_ms);
+	}
+}
+
+static void say_bye(struct port *p, const struct opts *o)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
+	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX };
+	struct frame f;
+	struct pkt k;
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
+	if (await_reply(p, &w, 1000, &f, &k) == 0)
+		port_release(p);
+}
+
+// One round trip of `size` bytes; returns microseconds, fills *tsc.
+static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint32_t size, uint32_t seq,
+                       uint64_t *tsc)
+{
+	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
+	struct want w = { PB_CH_DATA, seq, seq, size };
+	struct frame f;
+	struct pkt k;
+	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
+	port_tx_ready(p, 1);
+	uint64_t c0 = tsc_now(), t0 = now_ns();
+	port_send(p, &buf, &len, 1);
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("rtt bytes=%u seq=%u: no echo within %d ms", size, seq, o->timeout_ms);
+	uint64_t t1 = now_ns(), c1 = tsc_now();
+	uint32_t bad = pattern_check(k.payload, size, seq);
+	if (bad != size)
+		die("rtt bytes=%u seq=%u: echo differs at byte %u", size, seq, bad);
+	port_release(p);
+	*tsc = c1 - c0;
+	return (double)(t1 - t0) / 1000.0;
+}
+
+static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, uint32_t *seq)
+{
+	static uint8_t buf[PB_FRAME_BUF];
+	double *us = calloc((size_t)o->runs, sizeof *us);
+	uint64_t *tsc = calloc((size_t)o->runs, sizeof *tsc);
+	if (!us || !tsc)
+		die("out of memory");
+	for (int it = -o->warmup; it < o->runs; it++) {
+		uint64_t c;
+		double t = rtt_once(p, o, buf, size, (*seq)++, &c);
+		if (it >= 0) {
+			us[it] = t;
+			tsc[it] = c;
+		}
+	}
+	// Printed after the loop: serial output is slow under emulation.
+	for (int it = 0; it < o->runs; it++)
+		printf("RESULT rtt variant=%s bytes=%u iter=%d us=%.1f tsc=%llu\n", variant_name[o->variant], size, it,
+		       us[it], (unsigned long long)tsc[it]);
+	qsort(us, (size_t)o->runs, sizeof *us, cmp_double);
+	printf("SUMMARY rtt variant=%s bytes=%u n=%d median_us=%.1f p99_us=%.1f\n", variant_name[o->variant], size,
+	       o->runs, percentile(us, o->runs, 50), percentile(us, o->runs, 99));
+	fflush(stdout);
+	free(us);
+	free(tsc);
+}
+
+struct burst_result {
+	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
+	long irqs;
+};
+
+// The 128 frames of a burst, built once per size, outside the timing.
+struct burst_frames {
+	uint8_t *mem;
+	uint8_t *frames[PB_BURST_N];
+	uint32_t lens[PB_BURST_N];
+};
+
+static void burst_build(struct burst_frames *bf, const uint8_t dst[6], const uint8_t src[6], uint32_t size)
+{
+	if (!bf->mem && !(bf->mem = malloc((size_t)PB_BURST_N * PB_FRAME_BUF)))
+		die("out of memory");
+	for (uint32_t i = 0; i < PB_BURST_N; i++) {
+		struct pkt h = { .channel = PB_CH_DATA, .seq = i, .batch = PB_BURST_N, .len = size };
+		if (i == PB_BURST_N - 1)
+			h.flags = WIRE_F_LAST;
+		bf->frames[i] = bf->mem + (size_t)i * PB_FRAME_BUF;
+		bf->lens[i] = build_frame(bf->frames[i], dst, src, &h);
+	}
+}
+
+// T0: first send to reply; T1: inside the send path (for packet the 128
+// send() calls, timed as one span so the clock reads do not add 256
+// syscalls to T0; for mmap filling the ring plus the kick).
+static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
+                       struct burst_result *r)
+{
+	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1 };
+	struct frame f;
+	struct pkt k;
+	port_tx_ready(p, PB_BURST_N);
+	long irq0 = irq_count(o->ifname);
+	uint64_t c0 = tsc_now(), t0 = now_ns();
+	port_send(p, bf->frames, bf->lens, PB_BURST_N);
+	uint64_t c1 = tsc_now(), t1 = now_ns();
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("burst bytes=%u: no reply within %d ms", size, o->timeout_ms);
+	uint64_t t2 = now_ns(), c2 = tsc_now();
+	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
+		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
+	port_release(p);
+	long irq1 = irq_count(o->ifname);
+	r->t0_ns = t2 - t0;
+	r->t1_ns = t1 - t0;
+	r->t0_tsc = c2 - c0;
+	r->t1_tsc = c1 - c0;
+	r->irqs = irq0 >= 0 && irq1 >= 0 ? irq1 - irq0 : -1;
+}
+
+static void print_burst(const struct opts *o, uint32_t size, int rep, const struct burst_result *r)
+{
+	double t0 = (double)r->t0_ns / 1000.0, t1 = (double)r->t1_ns / 1000.0;
+	double mbps = (double)PB_BURST_N * size * 8.0 / t0; // bits per microsecond
+	printf("RESULT burst variant=%s bytes=%u rep=%d t0_us=%.1f t1_us=%.1f t2_us=%.1f "
+	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=%ld\n",
+	       variant_name[o->variant], size, rep, t0, t1, t0 - t1, (unsigned long long)r->t0_tsc,
+	       (unsigned long long)r->t1_tsc, mbps, r->irqs);
+}
+
+static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
+{
+	static struct burst_frames bf;
+	struct burst_result *res = calloc((size_t)o->runs, sizeof *res);
+	if (!res)
+		die("out of memory");
+	burst_build(&bf, o->peer, p->mac, size);
+	for (int rep = -o->warmup; rep < o->runs; rep++) {
+		struct burst_result r;
+		burst_once(p, o, &bf, size, &r);
+		if (rep >= 0)
+			res[rep] = r;
+		if (o->gap_ms > 0)
+			sleep_ms(o->gap_ms); // let the server finish its bookkeeping
+	}
+	for (int rep = 0; rep < o->runs; rep++)
+		print_burst(o, size, rep, &res[rep]);
+	fflush(stdout);
+	free(res);
+}
+
+static int run_client(const struct opts *o)
+{
+	struct port p;
+	uint32_t seq = 0;
+	port_open(&p, o, o->timeout_ms);
+	g_port = &p;
+	g_opts = o;
+	probe_server(&p, o);
+	for (int i = 0; i < o->nsizes; i++) {
+		if (o->mode == MODE_RTT)
+			run_rtt_size(&p, o, o->sizes[i], &seq);
+		else
+			run_burst_size(&p, o, o->sizes[i]);
+	}
+	say_bye(&p, o);
+	port_stats(&p);
+	print_netdev(o->ifname);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// ---------------------------------------------------------------- options
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: pktbench --role server|client [--mode rtt|burst] [--variant packet|mmap]\n"
+	        "                [--if eth0] [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
+	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
+	        "       pktbench --selfcheck\n");
+	exit(2);
+}
+
+static int parse_sizes(const char *s, struct opts *o)
+{
+	char *copy = strdup(s), *save = NULL;
+	o->nsizes = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long v = strtol(t, NULL, 10);
+		if (v < 1 || v > WIRE_MAX_PAYLOAD || o->nsizes == PB_MAX_SIZES) {
+			free(copy);
+			return -1;
+		}
+		o->sizes[o->nsizes++] = (uint32_t)v;
+	}
+	free(copy);
+	return o->nsizes ? 0 : -1;
+}
+
+static int pick(const char *v, const char *a, const char *b)
+{
+	if (strcmp(v, a) == 0)
+		return 0;
+	if (strcmp(v, b) == 0)
+		return 1;
+	usage();
+	return -1;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "role", 1, 0, 'r' },  { "mode", 1, 0, 'm' },        { "variant", 1, 0, 'v' },
+		{ "if", 1, 0, 'i' },    { "peer", 1, 0, 'p' },        { "sizes", 1, 0, 's' },
+		{ "runs", 1, 0, 'n' },  { "warmup", 1, 0, 'w' },      { "timeout-ms", 1, 0, 't' },
+		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
+		{ "gap-ms", 1, 0, 'g' }, { 0, 0, 0, 0 },
+	};
+	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
+		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2 };
+	parse_sizes("64", o);
+	bool have_role = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': o->role = pick(optarg, "server", "client"); have_role = true; break;
+		case 'm': o->mode = pick(optarg, "rtt", "burst"); break;
+		case 'v': o->variant = pick(optarg, "packet", "mmap"); break;
+		case 'i': o->ifname = optarg; break;
+		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
+		case 's': if (parse_sizes(optarg, o) < 0) usage(); break;
+		case 'n': o->runs = atoi(optarg); break;
+		case 'w': o->warmup = atoi(optarg); break;
+		case 't': o->timeout_ms = atoi(optarg); break;
+		case 'P': o->probe_timeout_ms = atoi(optarg); break;
+		case 'I': o->idle_timeout_ms = atoi(optarg); break;
+		case 'g': o->gap_ms = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
+	    (o->role == ROLE_CLIENT && !o->have_peer))
+		usage();
+}
+
+// Host-side check that the fast pattern code agrees with wire.h.
+static int selfcheck(void)
+{
+	static uint8_t buf[WIRE_MAX_PAYLOAD];
+	for (uint32_t seq = 0; seq < 300; seq += 37) {
+		pattern_fill(buf, WIRE_MAX_PAYLOAD, seq);
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
+			if (buf[i] != wire_pattern(seq, i))
+				return printf("DONE fail pattern seq=%u byte=%u\n", seq, i), 1;
+		buf[4097] ^= 1;
+		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
+			return printf("DONE fail check seq=%u\n", seq), 1;
+	}
+	printf("DONE ok fastpattern=%d\n", pat_fast);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pattern_init();
+	if (argc == 2 && strcmp(argv[1], "--selfcheck") == 0)
+		return selfcheck();
+	parse_opts(argc, argv, &o);
+	return o.role == ROLE_SERVER ? run_server(&o) : run_client(&o);
+}

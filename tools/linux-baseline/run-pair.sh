@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# run-pair.sh: boot a server and a client Linux baseline guest joined by a
+# QEMU dgram/unix link, run one pktbench mode in them, and print the
+# measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
+# server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
+#
+#   run-pair.sh [--mode rtt|burst] [--variant packet|mmap] [--sizes 64,8192]
+#               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
+#               [--gap MS] [--append "kernel args"] [--guest DIR]
+#               [--logdir DIR] [--no-build]
+#
+# --icount runs both guests under -icount shift=0, where the guest TSC counts
+# executed instructions.  The client starts measuring only after the server
+# has echoed one of its probes (pktbench retries them), so the two boots need
+# no other synchronisation.  Serial logs go to --logdir (kept) or to a
+# temporary directory (removed).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2
+APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
+SERVER_MAC=52:54:00:4c:42:01
+CLIENT_MAC=52:54:00:4c:42:02
+
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--mode) MODE=$2; shift ;;
+	--variant) VARIANT=$2; shift ;;
+	--sizes) SIZES=$2; shift ;;
+	--runs) RUNS=$2; shift ;;
+	--warmup) WARMUP=$2; shift ;;
+	--icount) ICOUNT=1 ;;
+	--timeout) TIMEOUT=$2; shift ;;
+	--gap) GAP=$2; shift ;;
+	--append) APPEND=$2; shift ;;
+	--guest) GUEST=$2; shift ;;
+	--logdir) LOGDIR=$2; shift ;;
+	--no-build) BUILD= ;;
+	*) usage ;;
+	esac
+	shift
+done
+case "$MODE" in rtt | burst) ;; *) usage ;; esac
+case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
+
+lb_need_pkgs qemu-system-x86
+command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
+[ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
+[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
+
+SOCKDIR=$(mktemp -d /tmp/lb-pair.XXXXXX)
+if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
+mkdir -p "$LOGDIR"
+SERVER_PID= CLIENT_PID=
+
+cleanup() {
+	local p
+	for p in $SERVER_PID $CLIENT_PID; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ "$LOGDIR" = "$SOCKDIR" ]; then rm -rf "$SOCKDIR"; else rm -f "$SOCKDIR"/*.sock; rmdir "$SOCKDIR"; fi
+}
+trap cleanup EXIT
+
+# boot NAME MAC LOCAL REMOTE KERNEL-ARGS: one guest in the background under
+# a hard timeout; sets BOOT_PID.
+boot() {
+	local name=$1 mac=$2 local_sock=$3 remote_sock=$4 args=$5
+	local extra=()
+	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	# romfile= drops the e1000's iPXE option ROM: it only slows the boot.
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
+		-nographic -no-reboot -monitor none "${extra[@]}" \
+		-serial "file:$LOGDIR/$name.log" \
+		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
+		-append "console=ttyS0 quiet panic=-1 $args $APPEND" \
+		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
+		-device "e1000,netdev=n0,mac=$mac,romfile=" \
+		</dev/null >"$LOGDIR/$name.qemu" 2>&1 &
+	BOOT_PID=$!
+}
+
+common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP"
+boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common"
+SERVER_PID=$BOOT_PID
+boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common"
+CLIENT_PID=$BOOT_PID
+
+crc=0
+wait "$CLIENT_PID" || crc=$?
+CLIENT_PID=
+# The client's "bye" stops the server; give it a moment to power off.
+for _ in $(seq 1 100); do
+	kill -0 "$SERVER_PID" 2>/dev/null || break
+	sleep 0.2
+done
+src=0
+if kill -0 "$SERVER_PID" 2>/dev/null; then
+	kill "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	src=killed
+else
+	wait "$SERVER_PID" || src=$?
+fi
+SERVER_PID=
+
+# Serial logs end lines with CR LF; strip the CRs once.
+for side in client server; do
+	touch "$LOGDIR/$side.log"
+	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
+done
+grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
+grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
+
+verdict() { # SIDE: empty if it ended well, else why not
+	grep -qx 'DONE ok' "$LOGDIR/$1.txt" && return 0
+	echo "$1: $(grep -m1 '^DONE' "$LOGDIR/$1.txt" || echo 'no DONE line')"
+}
+fail=
+[ "$crc" = 124 ] && fail="client QEMU timed out after ${TIMEOUT}s"
+[ -z "$fail" ] && [ "$src" = 124 ] && fail="server QEMU timed out after ${TIMEOUT}s"
+[ -z "$fail" ] && fail=$(verdict client)
+[ -z "$fail" ] && fail=$(verdict server)
+if [ -n "$fail" ]; then
+	lb_log "pair $MODE/$VARIANT${ICOUNT:+/icount} failed: $fail (logs: $LOGDIR)"
+	[ "$LOGDIR" = "$SOCKDIR" ] && tail -n 5 "$LOGDIR"/client.txt "$LOGDIR"/server.txt "$LOGDIR"/*.qemu >&2
+	exit 1
+fi
+exit 0

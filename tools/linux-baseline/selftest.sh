@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# selftest.sh [BUILD_DIR]: build the Linux baseline guest and check that it
+# works end to end: for each variant, a short rtt (64 and 8192 bytes) and a
+# short burst, every payload verified on both sides.  Fails (exit 1) on any
+# verification error, lost packet or timeout; takes about a minute.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+GUEST=${1:-$ROOT/build/linux-baseline}
+LOGS="$GUEST/logs/selftest"
+START=$(date +%s)
+mkdir -p "$GUEST"
+lb_lock "$GUEST/.run.lock"
+"$HERE/build.sh" "$GUEST"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+# check NAME ARGS...: one boot pair; prints a one-line verdict.
+failed=0
+check() {
+	local name=$1 out
+	shift
+	out="$LOGS/$name.txt"
+	if "$HERE/run-pair.sh" --no-build --guest "$GUEST" --timeout 90 --logdir "$LOGS/$name" "$@" >"$out"; then
+		printf 'PASS %-12s %s\n' "$name" "$(summary "$out")"
+	else
+		printf 'FAIL %-12s (logs: %s)\n' "$name" "$LOGS/$name"
+		failed=1
+	fi
+}
+
+# A short human-readable digest of one pair's output.
+summary() {
+	awk '
+	/^SUMMARY rtt/ { for (i = 3; i <= NF; i++) if ($i ~ /^(bytes|median_us)=/) printf "%s ", $i; printf "| " }
+	/^RESULT burst/ { for (i = 3; i <= NF; i++) if ($i ~ /^(bytes|mbps)=/) printf "%s ", $i; printf "| " }
+	/^SRVSTAT burst/ { bursts++ }
+	END { if (bursts) printf "server verified %d bursts", bursts }' "$1"
+}
+
+for v in packet mmap; do
+	check "rtt-$v" --mode rtt --variant "$v" --sizes 64,8192 --runs 10 --warmup 2
+	check "burst-$v" --mode burst --variant "$v" --sizes 64,8960 --runs 1 --warmup 1
+done
+lb_log "selftest $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - START))s"
+exit $failed
