@@ -37,7 +37,7 @@ ISO := $(BUILD)/tender.iso
 DISK := $(BUILD)/disk.img
 
 .PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange \
-	bench-rtt bench-burst
+	bench-rtt bench-burst bench
 
 all: $(KERNEL)
 
@@ -132,6 +132,10 @@ VENV := $(BUILD)/venv
 bench-exchange: deps $(KERNEL)
 	@py=$$(tools/bench/venv.sh $(VENV)) && \
 	python3 tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS) $$py
+
+# Everything, both systems side by side: JSON, plots and bench/results/REPORT.md.
+bench: deps $(KERNEL) linux-baseline
+	tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS)
 
 bench-rtt bench-burst: deps $(KERNEL)
 	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) bench/results $(BENCH_RUNS)

@@ -118,25 +118,39 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 
 // ------------------------------------------------------------- receive
 
-static paddr_t refill[E1000_RX_DESC + IO_MAX_BUFS];
-static int nrefill;
+#define REFILL_GROUP 64
 
-static void give_back(const struct frame *f)
+static void refill_add(int nic, paddr_t pa)
+{
+	struct io_nic *ni = &io_nics[nic];
+	ni->refill[ni->nrefill++] = pa;
+}
+
+static void give_back(int nic, const struct frame *f)
 {
 	for (int i = 0; i < f->nbuf; i++)
-		refill[nrefill++] = f->buf[i];
+		refill_add(nic, f->buf[i]);
 }
 
 // Posts the collected frames to the ring; what the ring cannot take (it
 // was refilled from the reserve while frames were held) goes back to pmem.
-static void flush_refill(struct e1000_dev *d)
+static void flush_refill(int nic)
 {
-	int taken = nrefill ? e1000_rx_refill(d, refill, nrefill) : 0;
+	struct io_nic *ni = &io_nics[nic];
+	int taken = ni->nrefill ? e1000_rx_refill(e1000_get(nic), ni->refill, ni->nrefill) : 0;
 	if (taken < 0)
 		taken = 0;
-	for (int i = taken; i < nrefill; i++)
-		pmem_free(refill[i]);
-	nrefill = 0;
+	for (int i = taken; i < ni->nrefill; i++)
+		pmem_free(ni->refill[i]);
+	ni->nrefill = 0;
+}
+
+// Posts only a full group, or when the ring runs below half its buffers.
+static void maybe_refill(int nic)
+{
+	if (io_nics[nic].nrefill >= REFILL_GROUP ||
+	    e1000_rx_free_slots(e1000_get(nic)) >= E1000_RX_DESC / 2)
+		flush_refill(nic);
 }
 
 static struct io *channel_of(int nic, uint16_t chan)
@@ -155,23 +169,23 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 	bool copy = f->len <= io_copy_threshold;
 	if (pages * PAGE_SIZE > c->slot_size) {
 		c->st.drop_toolong++;
-		give_back(f);
+		give_back(c->nic, f);
 		return;
 	}
 	if (vregion_check_range(c->in_vr, off, (copy ? 1 : pages) * PAGE_SIZE) < 0) {
 		c->st.drop_badslot++; // the process freed or pinned its slot pages
-		give_back(f);
+		give_back(c->nic, f);
 		return;
 	}
 	if (copy) {
 		memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE)), arch_p2v(f->buf[0]), f->len);
-		give_back(f);
+		give_back(c->nic, f);
 		c->st.rx_copied++;
 		c->st.rx_bytes_copied += f->len;
 	} else {
 		struct frame old = { .nbuf = f->nbuf };
 		vregion_replace(c->in_vr, off / PAGE_SIZE, pages, f->buf, old.buf);
-		give_back(&old);
+		give_back(c->nic, &old);
 		c->st.rx_exchanged++;
 		c->st.rx_pages_exchanged += pages;
 	}
@@ -187,12 +201,12 @@ static void hold(struct io *c, const struct frame *f)
 {
 	if (c->pend_n == IO_PEND || pmem_free_count() < f->nbuf) {
 		c->st.drop_noslot++;
-		give_back(f);
+		give_back(c->nic, f);
 		return;
 	}
 	c->pend[(c->pend_head + c->pend_n++) % IO_PEND] = *f;
 	for (int i = 0; i < f->nbuf; i++)
-		refill[nrefill++] = pmem_take();
+		refill_add(c->nic, pmem_take());
 	if (c->pend_n > c->st.frames_held)
 		c->st.frames_held = c->pend_n;
 }
@@ -245,7 +259,7 @@ static void take_fragment(int nic, const struct rxfrag *r)
 		f->buf[f->nbuf++] = r->pa;
 		f->len = (uint16_t)(f->len + r->len);
 	} else {
-		refill[nrefill++] = r->pa;
+		refill_add(nic, r->pa);
 		ni->overlong = true;
 	}
 	if (!r->eop)
@@ -253,7 +267,7 @@ static void take_fragment(int nic, const struct rxfrag *r)
 	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->errors);
 	if (drop) {
 		(*drop)++;
-		give_back(f);
+		give_back(nic, f);
 	}
 	*f = (struct frame){ 0 };
 	ni->overlong = false;
@@ -276,7 +290,7 @@ static void drain(int nic)
 		n = e1000_rx_poll(d, fr, 64);
 		for (int i = 0; i < n; i++)
 			take_fragment(nic, &fr[i]);
-		flush_refill(d);
+		maybe_refill(nic);
 	} while (n > 0);
 }
 
@@ -286,11 +300,15 @@ static void drain(int nic)
 void io_poll_nic(int nic)
 {
 	drain(nic);
-	if (!io_nics[nic].polling || someone_waits(nic))
+	if (someone_waits(nic))
+		return;
+	flush_refill(nic); // between batches the ring gets everything back
+	if (!io_nics[nic].polling)
 		return;
 	io_nics[nic].polling = false;
 	e1000_rx_irq(e1000_get(nic), true);
 	drain(nic);
+	flush_refill(nic);
 }
 
 void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg)
@@ -318,7 +336,7 @@ void io_deliver_pending(struct io *c)
 		const uint8_t *b = arch_p2v(f.buf[0]);
 		into_slot(c, &f, get32(b + WIRE_ETH_HLEN + 12));
 	}
-	flush_refill(c->dev);
+	flush_refill(c->nic);
 }
 
 void io_drop_pending(struct io *c)

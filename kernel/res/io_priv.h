@@ -57,6 +57,10 @@ struct io_nic {
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
 	struct frame partial;  // buffers of a frame whose EOP has not come yet
 	bool overlong;         // partial had more buffers than IO_MAX_BUFS
+	// Frames waiting to go back to this NIC's ring: posted in groups, since
+	// every RDT write is a device register write (an exit under emulation).
+	paddr_t refill[E1000_RX_DESC + IO_MAX_BUFS];
+	int nrefill;
 };
 
 extern struct io ios[NIO];

@@ -1,4 +1,5 @@
 """The environment block every benchmark result carries (BENCH.md)."""
+import os
 import platform
 import re
 import subprocess
@@ -26,5 +27,8 @@ def qemu_version():
 
 
 def env(accel, clock, runs, backend="none", nic="none"):
-    return {"accel": accel, "clock": clock, "qemu": qemu_version(), "nic": nic,
-            "backend": backend, "cpu": host_cpu(), "runs": runs}
+    e = {"accel": accel, "clock": clock, "qemu": qemu_version(), "nic": nic,
+         "backend": backend, "cpu": host_cpu(), "runs": runs}
+    if os.environ.get("BENCH_HOST_SETTING"):
+        e["host_setting"] = os.environ["BENCH_HOST_SETTING"]
+    return e
