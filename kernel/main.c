@@ -99,7 +99,9 @@ void kmain(uint32_t magic, uint32_t info)
 	if (v && e1000_selftest(v) != 0)
 		arch_exit(1);
 	v = cmdline_get(&cmd, "copy_threshold");
-	io_init(v ? (long)strtoul_dec(v) : -1);
+	long thr = v ? (long)strtoul_dec(v) : -1;
+	v = cmdline_get(&cmd, "poll");
+	io_init(thr, v && !strcmp(v, "timer"));
 	sched_set_idle_work(io_idle_poll);
 	v = cmdline_get(&cmd, "kbench");
 	if (v && !strcmp(v, "exchange"))

@@ -215,9 +215,23 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 }
 
 static uint64_t uvals[3][IO_MAX_BATCH];
+static struct io_pktframes pktframes[IO_MAX_BATCH];
+
+// The frames under [pos, pos+size) of the output region, all backed.
+static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_pktframes *pf)
+{
+	if (!size)
+		return 0;
+	uint64_t first = pos / PAGE_SIZE, n = (pos + size - 1) / PAGE_SIZE - first + 1;
+	long e = vregion_frames(c->out_vr, first, n, pf->f);
+	for (uint64_t p = 0; !e && p < n; p++)
+		if (!pf->f[p])
+			e = -E_NOTBACKED;
+	return e;
+}
 
 // Every packet's peer is known, its size fits a frame, and its bytes lie
-// in backed pages of the output region.
+// in backed pages of the output region (whose frames are kept for the send).
 static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size, const uint64_t *pos)
 {
 	for (uint32_t i = 0; i < c->n_out; i++) {
@@ -228,9 +242,9 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 			return c->raw && size[i] < E1000_MIN_FRAME ? -E_INVAL : -E_2BIG;
 		if (pos[i] > c->out_size || size[i] > c->out_size - pos[i])
 			return -E_RANGE;
-		for (uint64_t p = pos[i] / PAGE_SIZE; size[i] && p <= (pos[i] + size[i] - 1) / PAGE_SIZE; p++)
-			if (!vregion_frame(c->out_vr, p))
-				return -E_NOTBACKED;
+		long e = payload_frames(c, pos[i], size[i], &pktframes[i]);
+		if (e)
+			return e;
 	}
 	return e1000_link_up(c->dev) ? 0 : -E_LINK;
 }
@@ -248,9 +262,14 @@ static long output_io(int caller, long id, const uint64_t *a)
 			return e;
 	if ((e = check_sends(c, uvals[0], uvals[1], uvals[2])))
 		return e;
-	return io_send(c, uvals[0], uvals[1], uvals[2]);
+	return io_send(c, uvals[0], uvals[1], uvals[2], pktframes);
 }
 
+bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
+
+// The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
+// Returns true to be called again at once (spinning), false to let the
+// CPU halt until the next interrupt (the fast tick while polling).
 bool io_idle_poll(void)
 {
 	bool polling = false;
@@ -260,13 +279,17 @@ bool io_idle_poll(void)
 	for (int n = 0; n < e1000_count(); n++)
 		if (io_nics[n].polling) {
 			io_poll_nic(n);
-			polling = true;
+			polling |= io_nics[n].polling;
 		}
-	return polling;
+	if (!io_poll_halts)
+		return polling;
+	timer_fast(polling ? IO_POLL_US : 0);
+	return false;
 }
 
-void io_init(long threshold)
+void io_init(long threshold, bool poll_halts)
 {
+	io_poll_halts = poll_halts;
 	for (int n = 0; n < e1000_count(); n++)
 		e1000_set_handler(e1000_get(n), io_nic_irq, NULL);
 	if (!e1000_count())

@@ -7,7 +7,7 @@
 
 // Attaches the manager to the NICs the driver found; measures (threshold
 // < 0) or takes the copy threshold, and prints it.
-void io_init(long threshold);
+void io_init(long threshold, bool poll_halts);
 // Scheduler idle work: polls NICs in polling mode. True while any is.
 bool io_idle_poll(void);
 long io_live(void);

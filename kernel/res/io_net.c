@@ -37,33 +37,43 @@ static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)), put16(p + 2, (uint16_t)v); }
 
-static void build_header(struct io *c, uint8_t *h, const uint8_t *src, uint64_t peer,
+// The 30 header bytes common to a call's packets to one peer; per packet
+// only the flags, sequence number and length differ.
+static void header_template(struct io *c, uint8_t *t, const uint8_t *src, uint64_t peer)
+{
+	__builtin_memcpy(t, c->peer[peer], 6);
+	__builtin_memcpy(t + 6, src, 6);
+	put16(t + 12, WIRE_ETHERTYPE);
+	uint8_t *w = t + WIRE_ETH_HLEN;
+	put16(w, c->channel);
+	put16(w + 8, (uint16_t)c->n_out); // batch
+	put16(w + 10, (uint16_t)c->nic);  // link
+}
+
+static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t peer,
 			 uint64_t size, uint16_t flags)
 {
-	memcpy(h, c->peer[peer], 6);
-	memcpy(h + 6, src, 6);
-	put16(h + 12, WIRE_ETHERTYPE);
-	struct wire_hdr w = {
-		.channel = wire_htons(c->channel), .flags = wire_htons(flags),
-		.seq = wire_htonl(c->seq[peer]++), .batch = wire_htons((uint16_t)c->n_out),
-		.link = wire_htons((uint16_t)c->nic), .len = wire_htonl((uint32_t)size),
-	};
-	memcpy(h + WIRE_ETH_HLEN, &w, sizeof(w));
+	__builtin_memcpy(h, tmpl, WIRE_FRAME_HLEN);
+	uint8_t *w = h + WIRE_ETH_HLEN;
+	put16(w + 2, flags);
+	put32(w + 4, c->seq[peer]++);
+	put32(w + 12, (uint32_t)size);
 }
 
 // Gather list: the header (none for a raw frame), then the payload cut at
-// page boundaries.
-static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size)
+// page boundaries, in the frames looked up when the send was checked.
+static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size,
+			 const struct io_pktframes *pf)
 {
 	p->nseg = 0;
 	if (hdr)
 		p->seg[p->nseg++] = (struct netseg){ hdr, WIRE_FRAME_HLEN };
-	while (size > 0) {
+	for (int k = 0; size > 0; k++) {
 		uint64_t in_page = PAGE_SIZE - pos % PAGE_SIZE;
 		uint32_t len = (uint32_t)(size < in_page ? size : in_page);
-		paddr_t pa = vregion_frame(c->out_vr, pos / PAGE_SIZE) + pos % PAGE_SIZE;
-		p->seg[p->nseg++] = (struct netseg){ pa, len };
+		p->seg[p->nseg++] = (struct netseg){ pf->f[k] + pos % PAGE_SIZE, len };
 		pos += len;
 		size -= len;
 	}
@@ -83,21 +93,23 @@ static bool tx_idle(struct io *c)
 
 static struct netpkt pkts[IO_MAX_BATCH];
 
-long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos)
+long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
+	     const struct io_pktframes *frames)
 {
-	uint8_t mac[6];
+	uint8_t mac[6], tmpl[WIRE_FRAME_HLEN];
+	uint64_t tmpl_peer = ~0ull;
 	if (!tx_idle(c))
 		return -E_BUSY;
 	e1000_get_mac(c->dev, mac);
 	for (uint32_t i = 0; i < c->n_out; i++) {
-		paddr_t hpa;
-		uint8_t *h = hdr_slot(c, i, &hpa);
-		if (c->raw) {
-			build_packet(c, &pkts[i], 0, pos[i], sizes[i]);
-		} else {
-			build_header(c, h, mac, peers[i], sizes[i], i + 1 == c->n_out ? WIRE_F_LAST : 0);
-			build_packet(c, &pkts[i], hpa, pos[i], sizes[i]);
+		paddr_t hpa = 0;
+		if (!c->raw) {
+			uint8_t *h = hdr_slot(c, i, &hpa);
+			if (peers[i] != tmpl_peer)
+				header_template(c, tmpl, mac, tmpl_peer = peers[i]);
+			build_header(c, h, tmpl, peers[i], sizes[i], i + 1 == c->n_out ? WIRE_F_LAST : 0);
 		}
+		build_packet(c, &pkts[i], hpa, pos[i], sizes[i], &frames[i]);
 		c->st.tx_bytes += sizes[i];
 	}
 	for (uint32_t sent = 0; sent < c->n_out;) {

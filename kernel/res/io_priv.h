@@ -12,6 +12,7 @@
 #define NIO 16
 #define IO_PEND 128            // frames held for a channel between input_io calls
 #define IO_MAX_BUFS 3          // receive buffers of the longest frame (9018 bytes)
+#define IO_POLL_US 20           // poll=timer: the tick while polling
 #define IO_HDR_SLOT 64         // bytes per header in the header frames
 #define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
 
@@ -67,8 +68,15 @@ extern struct io ios[NIO];
 extern struct io_nic io_nics[E1000_MAX_NICS];
 extern uint64_t io_copy_threshold;
 
+// The frames under one packet's payload, looked up when the send is checked.
+#define IO_PKT_PAGES 4 // 8960 bytes at any offset span at most 4 pages
+struct io_pktframes {
+	paddr_t f[IO_PKT_PAGES];
+};
+
 // io_net.c
-long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos);
+long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
+	     const struct io_pktframes *frames);
 void io_reclaim(struct io *c);
 void io_poll_nic(int nic);
 void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg);

@@ -79,6 +79,18 @@ paddr_t vregion_frame(long id, uint64_t page)
 	return r && page < r->npages ? r->frames[page] : 0;
 }
 
+long vregion_frames(long id, uint64_t first, uint64_t n, paddr_t *out)
+{
+	struct vregion *r = get(id);
+	if (!r)
+		return -E_BADID;
+	if (first > r->npages || n > r->npages - first)
+		return -E_RANGE;
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = r->frames[first + i];
+	return 0;
+}
+
 int64_t vregion_disk(long id)
 {
 	struct vregion *r = get(id);

@@ -32,6 +32,8 @@ def pair(kernel, server, client, icount=False):
     """Boots one pair; returns (server log, client log)."""
     logdir = tempfile.mkdtemp(prefix="bench-", dir=os.path.join(ROOT, "build"))
     envv = dict(os.environ)
+    extra = os.environ.get("BENCH_KARGS", "")  # kernel options for both VMs
+    server, client = f"{server} {extra}".strip(), f"{client} {extra}".strip()
     if icount:
         envv["QEMU_EXTRA"] = "-icount shift=0"
         server += " icount=1"

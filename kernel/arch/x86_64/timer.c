@@ -16,6 +16,8 @@
 
 uint64_t tsc_hz;
 static uint64_t tsc_boot;
+static uint32_t lapic_per_ms; // LAPIC timer counts (divide by 16) per millisecond
+static uint32_t fast_us;
 
 static void lapic_wr(uint32_t reg, uint32_t v) { arch_mmio_wr32(lapic_regs() + reg / 4, v); }
 static uint32_t lapic_rd(uint32_t reg) { return arch_mmio_rd32(lapic_regs() + reg / 4); }
@@ -55,6 +57,7 @@ void timer_init(void)
 	tsc_hz = tsc * 100;
 	tsc_boot = arch_rdtsc();
 	uint32_t per_tick = lt * 100 / HZ;
+	lapic_per_ms = lt / 10;
 	irq_register(VEC_TIMER, tick, 0);
 	lapic_wr(LAPIC_TIMER_DIV, 3);
 	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17)); // periodic
@@ -69,3 +72,12 @@ uint64_t timer_now_us(void)
 }
 
 uint64_t timer_us_to_tsc(uint64_t us) { return us * (tsc_hz / 1000000); }
+
+void timer_fast(uint32_t us)
+{
+	if (us == fast_us)
+		return;
+	fast_us = us;
+	uint32_t count = us ? lapic_per_ms * us / 1000 : lapic_per_ms * 1000 / HZ;
+	lapic_wr(LAPIC_TIMER_INIT, count ? count : 1);
+}

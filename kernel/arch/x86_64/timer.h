@@ -9,4 +9,7 @@ extern uint64_t tsc_hz;
 void timer_init(void);
 uint64_t timer_now_us(void);
 uint64_t timer_us_to_tsc(uint64_t us);
+// Ticks every `us` microseconds instead of every 1/HZ s (0: back to HZ):
+// lets an idle CPU halt between polls of a device and still poll often.
+void timer_fast(uint32_t us);
 #endif
