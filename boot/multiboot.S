@@ -80,7 +80,7 @@ _start32:
 	mov $boot_pml4, %eax
 	mov %eax, %cr3
 	mov %cr4, %eax
-	or $((1 << 5) | (1 << 9) | (1 << 10)), %eax // PAE, OSFXSR, OSXMMEXCPT
+	or $((1 << 5) | (1 << 7) | (1 << 9) | (1 << 10)), %eax // PAE, PGE, OSFXSR, OSXMMEXCPT
 	mov %eax, %cr4
 	mov $0xC0000080, %ecx   // EFER: LME, NXE, SCE
 	rdmsr

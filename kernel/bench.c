@@ -119,6 +119,42 @@ uint64_t bench_copy_threshold(void)
 	return best;
 }
 
+// Reads one byte of each of n pages from SRC_VA; returns TSC ticks.
+static uint64_t touch(uint64_t n)
+{
+	uint64_t t0 = arch_rdtsc();
+	for (uint64_t i = 0; i < n; i++)
+		(void)*(volatile uint8_t *)(SRC_VA + i * PAGE_SIZE);
+	return arch_rdtsc() - t0;
+}
+
+uint64_t bench_tlb_threshold(void)
+{
+	struct setup s;
+	setup(&s);
+	uint64_t inv[9], flush[9], miss[9];
+	for (int r = 0; r < 9; r++) {
+		touch(MAX_PAGES);
+		uint64_t hit = touch(MAX_PAGES), t0 = arch_rdtsc();
+		for (uint64_t i = 0; i < MAX_PAGES; i++)
+			arch_invlpg(SRC_VA + i * PAGE_SIZE);
+		inv[r] = (arch_rdtsc() - t0) / MAX_PAGES;
+		uint64_t after = touch(MAX_PAGES);
+		miss[r] = after > hit ? (after - hit) / MAX_PAGES : 0;
+		t0 = arch_rdtsc();
+		arch_flush_tlb();
+		flush[r] = arch_rdtsc() - t0;
+	}
+	uint64_t ci = median(inv, 9), cf = median(flush, 9), cm = median(miss, 9);
+	teardown(&s);
+	// n invlpg + n misses  vs  one flush + (n + hot) misses
+	uint64_t n = ci ? (cf + BENCH_HOT_PAGES * cm + ci - 1) / ci : 512;
+	n = n < 1 ? 1 : n > 512 ? 512 : n;
+	pr_info("vspace: full TLB flush above %lu pages (invlpg %lu, flush %lu, miss %lu TSC ticks; "
+		"hot set %d pages)\n", n, ci, cf, cm, BENCH_HOT_PAGES);
+	return n;
+}
+
 void bench_exchange(int reps)
 {
 	if (reps < 1 || reps > MAX_REPS)

@@ -9,4 +9,9 @@ void bench_exchange(int reps);
 // two) that copying from a cold buffer moves faster than exchanging one
 // page into an attached region. Measured at boot.
 uint64_t bench_copy_threshold(void);
+// The page count above which one full TLB flush is cheaper than one invlpg
+// per page, for a process that touches the exchanged pages and a hot set
+// of BENCH_HOT_PAGES others afterwards. Prints the costs it measured.
+#define BENCH_HOT_PAGES 16
+uint64_t bench_tlb_threshold(void);
 #endif

@@ -98,6 +98,13 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "e1000test");
 	if (v && e1000_selftest(v) != 0)
 		arch_exit(1);
+	// Under -icount the TSC counts instructions: TLB misses cost none, so
+	// the measurement would say nothing about the hardware being modelled.
+	if (kernel_icount)
+		pr_info("vspace: full TLB flush above %lu pages (default; not measured under icount)\n",
+			tlb_flush_threshold);
+	else
+		tlb_flush_threshold = bench_tlb_threshold();
 	v = cmdline_get(&cmd, "copy_threshold");
 	long thr = v ? (long)strtoul_dec(v) : -1;
 	v = cmdline_get(&cmd, "poll");

@@ -22,6 +22,7 @@ static uint64_t mmio_next = MMIO_BASE;
 #define PML4_MMIO IDX(MMIO_BASE, 3)
 
 uint64_t tlb_full_flushes, tlb_page_flushes;
+uint64_t tlb_flush_threshold = TLB_FLUSH_THRESHOLD;
 
 static struct vspace *get(long id)
 {
@@ -123,7 +124,7 @@ static void flush_range(struct vspace *v, uint64_t va, uint64_t npages)
 {
 	if (arch_current_root() != v->root)
 		return;
-	if (npages > TLB_FLUSH_THRESHOLD) {
+	if (npages > tlb_flush_threshold) {
 		arch_flush_tlb();
 		tlb_full_flushes++;
 		return;

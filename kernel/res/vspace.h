@@ -7,9 +7,11 @@
 
 #define NVSPACE 64
 #define KERNEL_VSPACE res_id(RES_VSPACE, 0, 0)
-// Above this many pages a range's TLB entries are dropped by one full flush
-// instead of one invlpg each (measured: tools/bench, README).
+// Above tlb_flush_threshold pages a range's TLB entries are dropped by one
+// full flush instead of one invlpg each. The kernel measures it at boot
+// (bench_tlb_threshold); this is the value before that.
 #define TLB_FLUSH_THRESHOLD 32
+extern uint64_t tlb_flush_threshold;
 // Software PTE bit: the frame belongs to the space and is freed with it.
 #define PTE_OWNED (1ull << 9)
 // Software PTE bit, never with PTE_P: an attachment's page that has no frame
