@@ -17,10 +17,8 @@ struct io_nic io_nics[E1000_MAX_NICS];
 
 static struct io *get(long id)
 {
-	unsigned i = res_slot(id);
-	if (!res_kind_is(id, RES_IO) || i >= NIO || !ios[i].used || ios[i].gen != res_gen(id))
-		return NULL;
-	return &ios[i];
+	int i = res_index(id, RES_IO, NIO);
+	return i >= 0 && ios[i].used && ios[i].gen == res_gen(id) ? &ios[i] : NULL;
 }
 
 // The channel, if caller owns it: else NULL and *err says why.

@@ -27,6 +27,12 @@ static inline long res_id(enum res_kind k, unsigned gen, unsigned slot)
 static inline unsigned res_slot(long id) { return (unsigned)id & ((1u << RES_SLOT_BITS) - 1); }
 static inline unsigned res_gen(long id) { return ((unsigned)id >> RES_SLOT_BITS) & RES_GEN_MASK; }
 static inline bool res_kind_is(long id, enum res_kind k) { return id > 0 && (id >> 24) == k; }
+// The slot an identifier of kind k names in a table of n, or -1. The
+// manager then checks that the slot is in use with the same generation.
+static inline int res_index(long id, enum res_kind k, unsigned n)
+{
+	return res_kind_is(id, k) && res_slot(id) < n ? (int)res_slot(id) : -1;
+}
 
 // The one shape of every manager's operations. `caller` is the pid acting
 // (0 for the kernel itself); arguments are the raw system-call words.

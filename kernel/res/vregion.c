@@ -29,11 +29,8 @@ static struct vregion regions[NVREGION];
 
 static struct vregion *get(long id)
 {
-	unsigned i = res_slot(id);
-	if (!res_kind_is(id, RES_VREGION) || i >= NVREGION || !regions[i].used ||
-	    regions[i].gen != res_gen(id))
-		return NULL;
-	return &regions[i];
+	int i = res_index(id, RES_VREGION, NVREGION);
+	return i >= 0 && regions[i].used && regions[i].gen == res_gen(id) ? &regions[i] : NULL;
 }
 
 static long id_of(struct vregion *r)

@@ -26,11 +26,9 @@ uint64_t tlb_flush_threshold = TLB_FLUSH_THRESHOLD;
 
 static struct vspace *get(long id)
 {
-	unsigned i = res_slot(id);
-	if (!res_kind_is(id, RES_VSPACE) || i >= NVSPACE || !vspaces[i].used ||
-	    (vspaces[i].gen & RES_GEN_MASK) != res_gen(id))
-		return NULL;
-	return &vspaces[i];
+	int i = res_index(id, RES_VSPACE, NVSPACE);
+	return i >= 0 && vspaces[i].used && (vspaces[i].gen & RES_GEN_MASK) == res_gen(id)
+		       ? &vspaces[i] : NULL;
 }
 
 bool vspace_valid(long id) { return get(id) != NULL; }

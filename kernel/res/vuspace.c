@@ -21,11 +21,8 @@ static struct vuspace atts[NVUSPACE];
 
 static struct vuspace *get(long id)
 {
-	unsigned i = res_slot(id);
-	if (!res_kind_is(id, RES_VUSPACE) || i >= NVUSPACE || !atts[i].used ||
-	    atts[i].gen != res_gen(id))
-		return NULL;
-	return &atts[i];
+	int i = res_index(id, RES_VUSPACE, NVUSPACE);
+	return i >= 0 && atts[i].used && atts[i].gen == res_gen(id) ? &atts[i] : NULL;
 }
 
 long vuspace_live(void)
