@@ -24,7 +24,14 @@
 //    byte wire_pattern(seq, 0);
 //  - the client's readiness probe is an rtt request with seq >= PB_PROBE_SEQ;
 //  - channel 0xFFFF (PB_CH_CTRL) with seq 1 is "bye": the server answers
-//    with WIRE_F_REPLY and exits.
+//    with WIRE_F_REPLY and exits;
+//  - an rtt client ends with a 0-byte rtt request ("quit"), then the bye;
+//    a server echoes the quit and stops (after a short wait for a bye).
+// Facing the research kernel's pingpong (which echoes the payload under a
+// header of its own: its own seq counter, flags WIRE_F_LAST, no
+// WIRE_F_REPLY), the rtt client also accepts an echo whose length and
+// payload match the request, whatever its header seq and flags; the kernel
+// server ends on the quit, the kernel client sends one and never a bye.
 //
 // Output (stdout, one line each, machine-readable):
 //   RESULT rtt variant=.. bytes=.. iter=.. us=.. tsc=..
@@ -59,6 +66,7 @@
 #define PB_CH_CTRL 0xFFFF
 #define PB_CTRL_BYE 1
 #define PB_PROBE_SEQ 0x80000000u
+#define PB_QUIT_GRACE_MS 1000 // server: wait for a bye after the quit
 #define PB_BURST_N 128u
 #define PB_MAX_SIZES 32
 #define PB_FRAME_BUF 9216u // room for one WIRE_MAX_FRAME frame
@@ -730,7 +738,8 @@ static void burst_take(struct server *sv, const struct pkt *k)
 		burst_reply(sv, k->src);
 }
 
-// 1 when the server should stop.
+// 1 when the server should stop; 2 after echoing a quit (a 0-byte rtt
+// request: the client is done, a bye may still follow).
 static int serve_frame(struct server *sv, struct frame *f)
 {
 	struct pkt k;
@@ -753,7 +762,7 @@ static int serve_frame(struct server *sv, struct frame *f)
 	if (pattern_check(k.payload, k.len, k.seq) != k.len)
 		sv->bad_echo++; // echoed anyway: the client sees the damage too
 	echo(sv->p, f);
-	return 0;
+	return k.len == 0 ? 2 : 0;
 }
 
 static int run_server(const struct opts *o)
@@ -768,14 +777,22 @@ static int run_server(const struct opts *o)
 	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
 	       pat_fast);
 	fflush(stdout);
+	bool quit = false;
 	for (;;) {
 		struct frame f;
-		if (port_recv(&p, &f, o->idle_timeout_ms))
+		// After the quit, a pktbench client still sends its bye at once;
+		// a kernel client sends nothing more.
+		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
+			if (quit)
+				break;
 			die("server idle for %d ms", o->idle_timeout_ms);
+		}
 		int stop = serve_frame(&sv, &f);
 		port_release(&p);
-		if (stop)
+		if (stop == 1)
 			break;
+		if (stop == 2)
+			quit = true;
 	}
 	port_stats(&p);
 	print_netdev(o->ifname);
@@ -795,10 +812,31 @@ struct want {
 	uint16_t channel;
 	uint32_t seq_lo, seq_hi; // accepted seq range, inclusive
 	uint32_t len;            // payload length, or UINT32_MAX for any
+	bool echo;               // an echo of requests seq_lo..seq_hi: also
+	                         // matched by length and payload (see below)
 };
 
+// An echo whose header is not ours (the research kernel's pingpong server
+// sends its own seq and flags): it answers a request of seq_lo..seq_hi if
+// its length is w->len and its payload is wire_pattern(that seq, i).  The
+// pattern repeats every 256 seqs, so at most 256 candidates.
+static bool echo_payload_matches(const struct want *w, const struct pkt *k)
+{
+	if (!w->echo || k->channel != w->channel || k->len != w->len)
+		return false;
+	for (uint32_t s = w->seq_lo, n = 0; n < 256; s++, n++) {
+		if (pattern_check(k->payload, k->len, s) == k->len)
+			return true;
+		if (s == w->seq_hi)
+			break;
+	}
+	return false;
+}
+
 // Receives until a reply matching `w` arrives; others are counted and
-// dropped.  0: got it (frame held, call port_release), 1: timeout.
+// dropped.  A pktbench server's echo matches by header (WIRE_F_REPLY and
+// seq), any echo by payload when w->echo.  0: got it (frame held, call
+// port_release), 1: timeout.
 static int await_reply(struct port *p, const struct want *w, int timeout_ms, struct frame *f, struct pkt *k)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
@@ -817,6 +855,8 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 		} else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
 		           k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len)) {
 			return 0;
+		} else if (echo_payload_matches(w, k)) {
+			return 0;
 		} else {
 			p->stale++;
 		}
@@ -832,7 +872,8 @@ static void probe_server(struct port *p, const struct opts *o)
 	uint64_t t0 = now_ns();
 	for (uint32_t n = 0;; n++) {
 		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
-		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, UINT32_MAX, 1 };
+		// The echo of any probe sent so far.
+		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
 		struct frame f;
 		struct pkt k;
 		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
@@ -853,7 +894,7 @@ static void say_bye(struct port *p, const struct opts *o)
 {
 	uint8_t buf[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX };
+	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
 	struct frame f;
 	struct pkt k;
 	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
@@ -866,7 +907,7 @@ static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint3
                        uint64_t *tsc)
 {
 	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
-	struct want w = { PB_CH_DATA, seq, seq, size };
+	struct want w = { PB_CH_DATA, seq, seq, size, true };
 	struct frame f;
 	struct pkt k;
 	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
@@ -942,7 +983,7 @@ static void burst_build(struct burst_frames *bf, const uint8_t dst[6], const uin
 static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
                        struct burst_result *r)
 {
-	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1 };
+	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
 	struct frame f;
 	struct pkt k;
 	port_tx_ready(p, PB_BURST_N);
@@ -995,6 +1036,22 @@ static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
 	free(res);
 }
 
+// Ends an rtt run: a 0-byte request, which a kernel pingpong server (and a
+// pktbench server) echoes and then stops on.
+static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = 0 };
+	struct want w = { PB_CH_DATA, seq, seq, 0, true };
+	struct frame f;
+	struct pkt k;
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("quit seq=%u: no echo within %d ms", seq, o->timeout_ms);
+	port_release(p);
+	printf("QUIT echoed seq=%u\n", seq);
+}
+
 static int run_client(const struct opts *o)
 {
 	struct port p;
@@ -1009,6 +1066,8 @@ static int run_client(const struct opts *o)
 		else
 			run_burst_size(&p, o, o->sizes[i]);
 	}
+	if (o->mode == MODE_RTT)
+		send_quit(&p, o, seq);
 	say_bye(&p, o);
 	port_stats(&p);
 	print_netdev(o->ifname);
