@@ -80,8 +80,7 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 
 static void free_channel(struct io *c)
 {
-	for (long spin = 0; c->inflight && spin < 10000000; spin++)
-		io_reclaim(c);
+	io_tx_idle(c);
 	io_drop_pending(c);
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		pmem_free(c->hdr[i]);

@@ -82,7 +82,7 @@ static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t p
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
 // with the previous batch. QEMU finishes inside the doorbell write.
-static bool tx_idle(struct io *c)
+bool io_tx_idle(struct io *c)
 {
 	for (long spin = 0; c->inflight && spin < 10000000; spin++) {
 		io_reclaim(c);
@@ -98,7 +98,7 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 {
 	uint8_t mac[6], tmpl[WIRE_FRAME_HLEN];
 	uint64_t tmpl_peer = ~0ull;
-	if (!tx_idle(c))
+	if (!io_tx_idle(c))
 		return -E_BUSY;
 	e1000_get_mac(c->dev, mac);
 	for (uint32_t i = 0; i < c->n_out; i++) {
@@ -120,7 +120,7 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 		sent += (uint32_t)r;
 		if (r > 0)
 			c->st.tx_doorbells++;
-		else if (!tx_idle(c)) // the ring is full of older packets
+		else if (!io_tx_idle(c)) // the ring is full of older packets
 			return -E_BUSY;
 	}
 	c->st.tx_packets += c->n_out;

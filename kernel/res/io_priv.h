@@ -78,6 +78,8 @@ struct io_pktframes {
 long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
 	     const struct io_pktframes *frames);
 void io_reclaim(struct io *c);
+// Reclaims until nothing of c is in flight (bounded); false if it stayed busy.
+bool io_tx_idle(struct io *c);
 void io_poll_nic(int nic);
 void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg);
 // Delivers held frames into the batch's slots, oldest first.

@@ -180,9 +180,7 @@ long proc_spawn(const char *name, const char *args, int prio, int ppid)
 // Gives the CPU back to the scheduler loop; returns when scheduled again.
 static void to_scheduler(void)
 {
-	struct proc *p = current;
-	p->cpu_tsc += arch_rdtsc() - p->run_since;
-	arch_switch(&p->ctx, sched_ctx);
+	arch_switch(&current->ctx, sched_ctx);
 }
 
 void proc_yield(void)
@@ -314,7 +312,6 @@ void sched_loop(void (*poll)(void))
 		current = p;
 		vspace_activate(p->vs);
 		arch_set_kernel_stack((uint64_t)(kstacks[i] + KSTACK_SIZE));
-		p->run_since = arch_rdtsc();
 		arch_switch(&sched_ctx, p->ctx);
 		current = NULL;
 	}

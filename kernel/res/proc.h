@@ -25,8 +25,6 @@ struct proc {
 	int slice;              // ticks left before a same-priority peer runs
 	uint64_t wake_tsc;      // sleep deadline, 0 = none
 	const void *chan;       // what the process sleeps on
-	uint64_t cpu_tsc;       // TSC ticks spent running
-	uint64_t run_since;
 };
 
 void proc_init(void);

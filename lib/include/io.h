@@ -39,7 +39,7 @@ struct io_stats {
 	uint64_t rx_exchanged, rx_copied, rx_bytes_copied, rx_pages_exchanged;
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan;
 	uint64_t drop_noslot, drop_rxerr, drop_badslot;
-	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells, tx_bytes_copied;
+	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells; // sends copy no payload
 	uint64_t copy_threshold;  // frames up to this many bytes are copied, not exchanged
 	uint64_t slot_size;       // bytes per input slot
 	uint64_t frames_held;     // received frames waiting for an input_io
