@@ -22,7 +22,7 @@ ULDFLAGS := -nostdlib -static -no-pie -Wl,-T,lib/user.ld -Wl,-z,max-page-size=0x
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 KEXCLUDE ?=
-KSRC := $(filter-out $(KEXCLUDE),$(wildcard kernel/*.c kernel/res/*.c kernel/arch/x86_64/*.c \
+KSRC := $(filter-out $(KEXCLUDE),$(wildcard kernel/*.c kernel/res/*.c kernel/net/*.c kernel/arch/x86_64/*.c \
 	drivers/*/*.c drivers/*/*/*.c) lib/string.c lib/fmt.c lib/err.c)
 KASM := boot/multiboot.S kernel/arch/x86_64/entry.S
 KOBJ := $(KSRC:%.c=$(BUILD)/k/%.o) $(KASM:%.S=$(BUILD)/k/%.o) $(BUILD)/k/progs.o

@@ -1,0 +1,69 @@
+// The netdev registry and the driver table: the one place that names the
+// NIC families. Adding a family is its files plus one line in `drivers`.
+#include "netdev.h"
+#include <err.h>
+
+int e1000_probe_all(void);
+int virtio_net_probe_all(void);
+
+static const struct netdev_driver drivers[] = {
+	{ "e1000", e1000_probe_all },
+};
+
+static struct netdev *devs[NETDEV_MAX];
+static int ndevs;
+static void (*upper_rx)(struct netdev *, void *);
+static void (*upper_link)(struct netdev *, bool, void *);
+
+int netdev_register(struct netdev *nd)
+{
+	if (ndevs == NETDEV_MAX)
+		return -E_NOMEM;
+	nd->index = ndevs;
+	nd->rx_ready = upper_rx;
+	nd->link_change = upper_link;
+	devs[ndevs++] = nd;
+	return nd->index;
+}
+
+int netdev_count(void) { return ndevs; }
+
+struct netdev *netdev_get(int idx) { return idx >= 0 && idx < ndevs ? devs[idx] : NULL; }
+
+int netdev_detach_all(void)
+{
+	int n = ndevs;
+	while (ndevs > 0) {
+		struct netdev *nd = devs[--ndevs];
+		devs[ndevs] = NULL;
+		nd->ops->detach(nd);
+	}
+	return n;
+}
+
+uint64_t netdev_frames_owned_all(void)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < ndevs; i++) {
+		struct netdev_stats s;
+		devs[i]->ops->get_stats(devs[i], &s);
+		n += s.frames_owned;
+	}
+	return n;
+}
+
+int netdev_probe_all(void)
+{
+	for (unsigned i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++)
+		drivers[i].probe_all();
+	return ndevs;
+}
+
+void netdev_set_upper(void (*rx_ready)(struct netdev *, void *),
+		      void (*link_change)(struct netdev *, bool, void *))
+{
+	upper_rx = rx_ready;
+	upper_link = link_change;
+	for (int i = 0; i < ndevs; i++)
+		devs[i]->rx_ready = rx_ready, devs[i]->link_change = link_change;
+}
