@@ -23,7 +23,7 @@ LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 KEXCLUDE ?=
 KSRC := $(filter-out $(KEXCLUDE),$(wildcard kernel/*.c kernel/res/*.c kernel/net/*.c kernel/arch/x86_64/*.c \
-	drivers/*/*.c drivers/*/*/*.c) lib/string.c lib/fmt.c lib/err.c)
+	drivers/*/*.c drivers/*/*/*.c) lib/string.c lib/fmt.c lib/err.c lib/stats.c)
 KASM := boot/multiboot.S kernel/arch/x86_64/entry.S
 KOBJ := $(KSRC:%.c=$(BUILD)/k/%.o) $(KASM:%.S=$(BUILD)/k/%.o) $(BUILD)/k/progs.o
 
@@ -123,6 +123,7 @@ test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
 	tests/qemu/net/run.sh $(KERNEL)
+	tests/qemu/isolate/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
 FUZZ_N ?= 1000000

@@ -10,6 +10,7 @@
 #include "res/vspace.h"
 #include "res/proc.h"
 #include "res/io.h"
+#include "res/vregion.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/timer.h"
@@ -68,6 +69,35 @@ static void memory_init(void)
 		pmem_free_count() >> 8, lo, hi);
 }
 
+// plimit=F,R,C: frames, regions and channels one process may hold; by
+// default half the free frames, a quarter of the regions, half the channels.
+static void set_limits(void)
+{
+	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2 };
+	const char *v = cmdline_get(&cmd, "plimit");
+	for (int k = 0; v && *v && k < LIM_N; k++) {
+		lim[k] = strtoul_dec(v);
+		while (*v && *v++ != ',')
+			;
+	}
+	proc_set_limits(lim);
+	pr_info("limits: a process holds at most %lu frames, %lu regions, %lu channels\n",
+		lim[LIM_FRAMES], lim[LIM_REGIONS], lim[LIM_CHANNELS]);
+}
+
+// Every timer tick: deadlines and time slices, then NICs in polling mode.
+static void kernel_tick(void)
+{
+	proc_timer_tick();
+	io_tick();
+}
+
+static bool option_is(const char *key, const char *val)
+{
+	const char *v = cmdline_get(&cmd, key);
+	return v && !strcmp(v, val);
+}
+
 void kmain(uint32_t magic, uint32_t info)
 {
 	const char *v;
@@ -81,7 +111,7 @@ void kmain(uint32_t magic, uint32_t info)
 	trap_init();
 	memory_init();
 	apic_init(bi.rsdp);
-	timer_init();
+	timer_init(kernel_tick);
 	pci_init();
 	e1000_probe_all();
 	syscall_msr_init();
@@ -106,13 +136,17 @@ void kmain(uint32_t magic, uint32_t info)
 	else
 		tlb_flush_threshold = bench_tlb_threshold();
 	v = cmdline_get(&cmd, "copy_threshold");
-	long thr = v ? (long)strtoul_dec(v) : -1;
-	v = cmdline_get(&cmd, "poll");
-	io_init(thr, v && !strcmp(v, "timer"));
-	sched_set_idle_work(io_idle_poll);
+	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : -1,
+				 .poll_halts = option_is("poll", "timer"),
+				 .rx_scrub = !option_is("rxscrub", "0") };
+	io_init(&io);
+	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
+	// timers were let in; only for measuring the difference.
+	sched_set_idle_work(io_idle_poll, option_is("idlepoll", "spin"));
 	v = cmdline_get(&cmd, "kbench");
 	if (v && !strcmp(v, "exchange"))
 		bench_exchange(51);
+	set_limits();
 	runner_start(&cmd);
 	sched_loop(runner_poll);
 }

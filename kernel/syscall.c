@@ -71,7 +71,7 @@ long sys_sleep(const uint64_t *a)
 {
 	if (a[0] > 3600ull * 1000000)
 		return -E_INVAL;
-	proc_sleep(NULL, arch_rdtsc() + timer_us_to_tsc(a[0]));
+	proc_sleep(NULL, timer_deadline(a[0]));
 	return 0;
 }
 
@@ -117,7 +117,7 @@ long sys_yield(const uint64_t *a)
 
 long sys_setprio(const uint64_t *a)
 {
-	return proc_setprio((long)a[0], (int)a[1]);
+	return proc_setprio(proc_current()->pid, (long)a[0], (int)a[1]);
 }
 
 long sys_sysinfo(const uint64_t *a)

@@ -48,7 +48,9 @@ static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
 	*raw = kind == IO_KIND_RAW;
 	if (*nic >= e1000_count())
 		return -E_NODEV;
-	return *chan || *raw ? 0 : -E_INVAL;
+	// A raw channel only sends: it names no channel, so it can neither
+	// squat on one nor take another's frames.
+	return *raw == !*chan ? 0 : -E_INVAL;
 }
 
 static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
@@ -63,14 +65,17 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		return -E_INVAL;
 	struct io *c = NULL;
 	for (int i = 0; i < NIO; i++) {
-		if (ios[i].used && !raw && ios[i].nic == nic && ios[i].channel == chan)
+		if (ios[i].used && !raw && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
 			return -E_EXIST;
 		if (!ios[i].used && !c)
 			c = &ios[i];
 	}
 	if (!c || pmem_free_count() < IO_HDR_FRAMES)
 		return -E_NOMEM;
-	*c = (struct io){ .gen = (uint16_t)((c->gen + 1) & RES_GEN_MASK), .used = true,
+	long e2 = proc_charge(caller, LIM_CHANNELS, 1);
+	if (e2)
+		return e2;
+	*c = (struct io){ .gen = (uint32_t)((c->gen + 1) & RES_GEN_MASK), .used = true,
 			  .owner = caller, .nic = nic, .dev = e1000_get(nic), .channel = chan,
 			  .raw = raw, .n_in = (uint32_t)n_in, .n_out = (uint32_t)n_out };
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
@@ -78,12 +83,26 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	return res_id(RES_IO, c->gen, (unsigned)(c - ios));
 }
 
+// Lets go of the registered regions (they may be deleted again).
+static void unhold_regions(struct io *c)
+{
+	if (!c->regions)
+		return;
+	if (c->n_in)
+		vregion_unhold(c->in_vr);
+	if (c->n_out)
+		vregion_unhold(c->out_vr);
+	c->regions = false;
+}
+
 static void free_channel(struct io *c)
 {
 	io_tx_idle(c);
 	io_drop_pending(c);
+	unhold_regions(c);
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		pmem_free(c->hdr[i]);
+	proc_uncharge(c->owner, LIM_CHANNELS, 1);
 	c->used = false;
 }
 
@@ -123,6 +142,13 @@ static long set_regions(struct io *c, int caller, const struct io_regions *r)
 	uint64_t slot = c->n_in ? PAGE_ROUND_DOWN(r->in_size / c->n_in) : 0;
 	if (c->n_in && slot == 0)
 		return -E_INVAL; // a slot holds at least one page
+	// Held from here on: the ids keep naming these regions until
+	// free_io or the next registration, whatever their owners do.
+	if (c->n_in)
+		vregion_hold(caller, r->in_vr);
+	if (c->n_out)
+		vregion_hold(caller, r->out_vr);
+	unhold_regions(c);
 	c->in_vr = r->in_vr, c->in_addr = r->in_addr, c->in_size = r->in_size;
 	c->out_vr = r->out_vr, c->out_addr = r->out_addr, c->out_size = r->out_size;
 	c->slot_size = slot;
@@ -143,6 +169,7 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	s->copy_threshold = io_copy_threshold;
 	s->slot_size = c->slot_size;
 	s->frames_held = c->pend_n;
+	s->frames_held_max = c->st.frames_held_max;
 	s->nic_frames = es.frames_owned, s->nic_irqs = es.irqs, s->nic_doorbells = es.doorbells;
 	s->nic_rx_no_buf = es.hw_rnbc;
 	e1000_get_mac(c->dev, s->mac);
@@ -193,6 +220,8 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 		return e;
 	if (!c->regions || !c->n_in)
 		return -E_INVAL;
+	if ((e = vregion_access(caller, c->in_vr)))
+		return e; // its owner exited: the region has no name any more
 	long vs = proc_vspace(caller);
 	if ((e = uaccess_check(vs, usizes, c->n_in * 8ul, true)) ||
 	    (e = uaccess_check(vs, upos, c->n_in * 8ul, true)))
@@ -202,7 +231,7 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	c->st.rx_batches++;
 	io_deliver_pending(c);
 	io_poll_nic(c->nic);
-	uint64_t deadline = c->timeout_us ? arch_rdtsc() + timer_us_to_tsc(c->timeout_us) : 0;
+	uint64_t deadline = c->timeout_us ? timer_deadline(c->timeout_us) : 0;
 	while (c->got < c->n_in && proc_sleep(c, deadline))
 		;
 	c->waiting = false;
@@ -254,6 +283,8 @@ static long output_io(int caller, long id, const uint64_t *a)
 		return e;
 	if (!c->regions || !c->n_out)
 		return -E_INVAL;
+	if ((e = vregion_access(caller, c->out_vr)))
+		return e;
 	for (int k = 0; k < 3; k++)
 		if ((e = copy_from_user(uvals[k], a[k], c->n_out * 8ul)))
 			return e;
@@ -264,36 +295,55 @@ static long output_io(int caller, long id, const uint64_t *a)
 
 bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
 
-// The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
-// Returns true to be called again at once (spinning), false to let the
-// CPU halt until the next interrupt (the fast tick while polling).
-bool io_idle_poll(void)
+// NICs in polling mode are polled; true while any still is.
+static bool poll_polling(void)
 {
 	bool polling = false;
-	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].inflight)
-			io_reclaim(&ios[i]);
 	for (int n = 0; n < e1000_count(); n++)
 		if (io_nics[n].polling) {
 			io_poll_nic(n);
 			polling |= io_nics[n].polling;
 		}
+	return polling;
+}
+
+void io_tick(void) { poll_polling(); }
+
+// The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
+// Returns true to be called again at once (spinning), false to let the
+// CPU halt until the next interrupt (the fast tick while polling).
+bool io_idle_poll(void)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].used && ios[i].inflight)
+			io_reclaim(&ios[i]);
+	bool polling = poll_polling();
 	if (!io_poll_halts)
 		return polling;
 	timer_fast(polling ? IO_POLL_US : 0);
 	return false;
 }
 
-void io_init(long threshold, bool poll_halts)
+// A frame is copied buffer by buffer, so any threshold is safe; one above
+// the longest frame says nothing more than "copy everything".
+void io_init(const struct io_options *o)
 {
-	io_poll_halts = poll_halts;
+	io_poll_halts = o->poll_halts;
+	io_rx_scrub = o->rx_scrub;
 	for (int n = 0; n < e1000_count(); n++)
 		e1000_set_handler(e1000_get(n), io_nic_irq, NULL);
 	if (!e1000_count())
 		return;
-	io_copy_threshold = threshold >= 0 ? (uint64_t)threshold : bench_copy_threshold();
-	pr_info("io: %d NIC(s); frames up to %lu bytes are copied, longer ones exchanged%s\n",
-		e1000_count(), io_copy_threshold, threshold >= 0 ? " (set on the command line)" : " (measured)");
+	bool given = o->copy_threshold >= 0;
+	if (given && o->copy_threshold > E1000_MAX_FRAME) {
+		pr_warn("io: copy_threshold=%ld is longer than any frame (%d): using %d\n",
+			o->copy_threshold, E1000_MAX_FRAME, E1000_MAX_FRAME);
+	}
+	io_copy_threshold = !given ? bench_copy_threshold()
+		: o->copy_threshold > E1000_MAX_FRAME ? E1000_MAX_FRAME : (uint64_t)o->copy_threshold;
+	pr_info("io: %d NIC(s); frames up to %lu bytes are copied, longer ones exchanged%s%s\n",
+		e1000_count(), io_copy_threshold, given ? " (set on the command line)" : " (measured)",
+		io_rx_scrub ? "" : "; receive tails NOT scrubbed (rxscrub=0)");
 }
 
 static void release(int owner)

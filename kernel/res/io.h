@@ -5,10 +5,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-// Attaches the manager to the NICs the driver found; measures (threshold
-// < 0) or takes the copy threshold, and prints it.
-void io_init(long threshold, bool poll_halts);
+#define NIO 16 // channels in the table
+
+// Boot options (kernel command line).
+struct io_options {
+	long copy_threshold; // < 0: measure at boot (copy_threshold=N)
+	bool poll_halts;     // poll=timer: halt between polls on a fast tick
+	bool rx_scrub;       // rxscrub=0 turns the receive-tail scrub off, to
+	                     // measure its cost; it lets stale bytes reach users
+};
+
+// Attaches the manager to the NICs the driver found; measures or takes the
+// copy threshold, and prints it.
+void io_init(const struct io_options *o);
 // Scheduler idle work: polls NICs in polling mode. True while any is.
 bool io_idle_poll(void);
+// Timer tick: polls NICs in polling mode, so a batch completes even while
+// other processes keep the CPU busy.
+void io_tick(void);
 long io_live(void);
 #endif

@@ -168,9 +168,33 @@ static void maybe_refill(int nic)
 static struct io *channel_of(int nic, uint16_t chan)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].nic == nic && ios[i].channel == chan)
+		if (ios[i].used && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
 			return &ios[i];
 	return NULL;
+}
+
+bool io_rx_scrub = true;
+
+// Copies f buffer by buffer into the slot's pages from `page` on: every
+// buffer but the last is full, and each lands in a page of the slot.
+static void copy_in(struct io *c, const struct frame *f, uint64_t page)
+{
+	uint32_t left = f->len;
+	for (int i = 0; i < f->nbuf; i++) {
+		uint32_t n = left < PAGE_SIZE ? left : PAGE_SIZE;
+		memcpy(arch_p2v(vregion_frame(c->in_vr, page + i)), arch_p2v(f->buf[i]), n);
+		left -= n;
+	}
+}
+
+// A ring buffer may have been another process's slot page: past the
+// frame's last byte it still holds that process's data. Zero it before
+// the page becomes this process's (the frame's own bytes are not touched).
+static void scrub_tail(const struct frame *f)
+{
+	uint32_t used = f->len - (uint32_t)(f->nbuf - 1) * PAGE_SIZE;
+	if (io_rx_scrub && used < PAGE_SIZE)
+		memset((uint8_t *)arch_p2v(f->buf[f->nbuf - 1]) + used, 0, PAGE_SIZE - used);
 }
 
 // Puts frame f (payload len) into slot c->got: copied when short, else its
@@ -184,18 +208,19 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 		give_back(c->nic, f);
 		return;
 	}
-	if (vregion_check_range(c->in_vr, off, (copy ? 1 : pages) * PAGE_SIZE) < 0) {
+	if (vregion_check_range(c->in_vr, off, pages * PAGE_SIZE) < 0) {
 		c->st.drop_badslot++; // the process freed or pinned its slot pages
 		give_back(c->nic, f);
 		return;
 	}
 	if (copy) {
-		memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE)), arch_p2v(f->buf[0]), f->len);
+		copy_in(c, f, off / PAGE_SIZE);
 		give_back(c->nic, f);
 		c->st.rx_copied++;
 		c->st.rx_bytes_copied += f->len;
 	} else {
 		struct frame old = { .nbuf = f->nbuf };
+		scrub_tail(f);
 		vregion_replace(c->in_vr, off / PAGE_SIZE, pages, f->buf, old.buf);
 		give_back(c->nic, &old);
 		c->st.rx_exchanged++;
@@ -219,8 +244,8 @@ static void hold(struct io *c, const struct frame *f)
 	c->pend[(c->pend_head + c->pend_n++) % IO_PEND] = *f;
 	for (int i = 0; i < f->nbuf; i++)
 		refill_add(c->nic, pmem_take());
-	if (c->pend_n > c->st.frames_held)
-		c->st.frames_held = c->pend_n;
+	if (c->pend_n > c->st.frames_held_max)
+		c->st.frames_held_max = c->pend_n;
 }
 
 static uint32_t get32(const uint8_t *p)

@@ -9,7 +9,7 @@
 #include <io.h>
 #include <wire.h>
 
-#define NIO 16
+
 #define IO_PEND 128            // frames held for a channel between input_io calls
 #define IO_MAX_BUFS 3          // receive buffers of the longest frame (9018 bytes)
 #define IO_POLL_US 20           // poll=timer: the tick while polling
@@ -24,7 +24,7 @@ struct frame {
 };
 
 struct io {
-	uint16_t gen;
+	uint32_t gen;
 	bool used;
 	int owner;
 	int nic;
@@ -67,6 +67,7 @@ struct io_nic {
 extern struct io ios[NIO];
 extern struct io_nic io_nics[E1000_MAX_NICS];
 extern uint64_t io_copy_threshold;
+extern bool io_rx_scrub;
 
 // The frames under one packet's payload, looked up when the send is checked.
 #define IO_PKT_PAGES 4 // 8960 bytes at any offset span at most 4 pages

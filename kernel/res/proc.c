@@ -25,8 +25,13 @@ static struct context *sched_ctx;
 static bool need_resched;
 static int next_pid = 1;
 static bool (*idle_work)(void);
+static bool idle_blind;
 
-void sched_set_idle_work(bool (*fn)(void)) { idle_work = fn; }
+void sched_set_idle_work(bool (*fn)(void), bool blind)
+{
+	idle_work = fn;
+	idle_blind = blind;
+}
 
 void proc_init(void)
 {
@@ -256,11 +261,13 @@ long proc_wait(long pid, int *status)
 	}
 }
 
-long proc_setprio(long pid, int prio)
+long proc_setprio(int caller, long pid, int prio)
 {
-	struct proc *p = pid == 0 ? current : proc_by_pid((int)pid);
+	struct proc *p = pid == 0 ? proc_by_pid(caller) : proc_by_pid((int)pid);
 	if (!p || p->state == P_ZOMBIE)
 		return -E_SRCH;
+	if (caller && p->pid != caller && p->ppid != caller)
+		return -E_NOTOWNER; // only itself and its own children
 	if (prio < PRIO_MIN || prio > PRIO_MAX)
 		return -E_INVAL;
 	if (p->state == P_RUNNABLE) {
@@ -299,8 +306,13 @@ void sched_loop(void (*poll)(void))
 		poll();
 		int i = runq_pop(&rq);
 		if (i < 0) {
-			if (idle_work && idle_work())
-				continue; // polling: no halt
+			if (idle_work && idle_work()) {
+				// Polling: no halt, but the timer still comes in, so
+				// deadlines fire and woken processes run.
+				if (!idle_blind)
+					arch_irq_window();
+				continue;
+			}
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
 			arch_idle();
 			continue;
@@ -317,6 +329,38 @@ void sched_loop(void (*poll)(void))
 	}
 }
 
+static uint64_t limits[LIM_N] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+
+void proc_set_limits(const uint64_t lim[LIM_N])
+{
+	for (int k = 0; k < LIM_N; k++)
+		limits[k] = lim[k];
+}
+
+long proc_charge(int pid, enum proc_limit k, uint64_t n)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	if (!p)
+		return 0;
+	if (n > limits[k] || p->use[k] > limits[k] - n)
+		return -E_LIMIT;
+	p->use[k] += n;
+	return 0;
+}
+
+void proc_uncharge(int pid, enum proc_limit k, uint64_t n)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	if (p)
+		p->use[k] -= n <= p->use[k] ? n : p->use[k];
+}
+
+uint64_t proc_usage(int pid, enum proc_limit k)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	return p ? p->use[k] : 0;
+}
+
 long proc_vspace(int pid)
 {
 	struct proc *p = proc_by_pid(pid);
@@ -330,8 +374,7 @@ static long op_spawn(int caller, const uint64_t *a)
 
 static long op_control(int caller, long pid, uint64_t op, const uint64_t *a)
 {
-	(void)caller;
-	return op == 1 ? proc_setprio(pid, (int)a[0]) : -E_INVAL;
+	return op == 1 ? proc_setprio(caller, pid, (int)a[0]) : -E_INVAL;
 }
 
 // Processes are named by pid; create spawns (kernel strings), control op 1

@@ -12,6 +12,9 @@
 
 enum pstate { P_FREE, P_RUNNABLE, P_RUNNING, P_SLEEPING, P_ZOMBIE };
 
+// What one process may hold at most, so no process starves the others.
+enum proc_limit { LIM_FRAMES, LIM_REGIONS, LIM_CHANNELS, LIM_N };
+
 struct trapframe;
 
 struct proc {
@@ -25,6 +28,7 @@ struct proc {
 	int slice;              // ticks left before a same-priority peer runs
 	uint64_t wake_tsc;      // sleep deadline, 0 = none
 	const void *chan;       // what the process sleeps on
+	uint64_t use[LIM_N];    // charged against the limits
 };
 
 void proc_init(void);
@@ -42,9 +46,21 @@ void proc_yield(void);
 // Returns false when the deadline passed.
 bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
-long proc_setprio(long pid, int prio);
+// Sets the priority of pid (0: the caller). A process may change only its
+// own and its children's: -E_NOTOWNER otherwise (caller 0: the kernel).
+long proc_setprio(int caller, long pid, int prio);
 int proc_count(void);
 long proc_vspace(int pid); // the process's space id, or -E_SRCH
+
+// Sets every process's limits (boot: plimit=frames,regions,channels).
+void proc_set_limits(const uint64_t lim[LIM_N]);
+// Charges n units of k to pid: 0, or -E_LIMIT (nothing charged) when that
+// would pass its limit. pid 0 (the kernel) and unknown pids are not charged.
+long proc_charge(int pid, enum proc_limit k, uint64_t n);
+// Gives n units back (a process that is gone is ignored).
+void proc_uncharge(int pid, enum proc_limit k, uint64_t n);
+// What pid holds of k now (0 for none).
+uint64_t proc_usage(int pid, enum proc_limit k);
 
 // Called from the timer interrupt; the trap path then calls
 // proc_preempt_point() before returning to user mode.
@@ -52,8 +68,10 @@ void proc_timer_tick(void);
 void proc_preempt_point(void);
 
 // Work for the idle CPU (e.g. polling NICs): called instead of halting;
-// returns true while it wants to be called again rather than halt.
-void sched_set_idle_work(bool (*fn)(void));
+// returns true while it wants to be called again rather than halt. Between
+// two calls interrupts are let in; `blind` (idlepoll=spin, for measuring
+// what that costs) keeps them out, so timers stall while it polls.
+void sched_set_idle_work(bool (*fn)(void), bool blind);
 
 // The scheduler loop (runs on the boot stack, never returns). `poll` is
 // called each round, e.g. to start the next program of the run list.

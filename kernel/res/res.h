@@ -17,16 +17,23 @@ enum res_kind {
 	RES_NKIND
 };
 
-// id = kind << 24 | generation << 12 | slot: positive, never 0.
+// id = kind << 48 | generation << 12 | slot: positive, never 0. The
+// generation has 32 bits: a slot reused once a microsecond takes over an
+// hour to bring an old identifier back, and a resource another holds (a
+// region registered in a channel) cannot be deleted and reused at all.
 #define RES_SLOT_BITS 12
-#define RES_GEN_MASK 0xfff
+#define RES_KIND_SHIFT 48
+#define RES_GEN_MASK 0xffffffffu
 static inline long res_id(enum res_kind k, unsigned gen, unsigned slot)
 {
-	return ((long)k << 24) | ((long)(gen & RES_GEN_MASK) << RES_SLOT_BITS) | (long)slot;
+	return ((long)k << RES_KIND_SHIFT) | ((long)(gen & RES_GEN_MASK) << RES_SLOT_BITS) | (long)slot;
 }
 static inline unsigned res_slot(long id) { return (unsigned)id & ((1u << RES_SLOT_BITS) - 1); }
-static inline unsigned res_gen(long id) { return ((unsigned)id >> RES_SLOT_BITS) & RES_GEN_MASK; }
-static inline bool res_kind_is(long id, enum res_kind k) { return id > 0 && (id >> 24) == k; }
+static inline unsigned res_gen(long id) { return (unsigned)((unsigned long)id >> RES_SLOT_BITS) & RES_GEN_MASK; }
+static inline bool res_kind_is(long id, enum res_kind k)
+{
+	return id > 0 && (id >> RES_KIND_SHIFT) == k && !((unsigned long)id >> (RES_SLOT_BITS + 32) & 0xf);
+}
 // The slot an identifier of kind k names in a table of n, or -1. The
 // manager then checks that the slot is in use with the same generation.
 static inline int res_index(long id, enum res_kind k, unsigned n)

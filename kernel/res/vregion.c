@@ -14,7 +14,7 @@
 #include <string.h>
 
 struct vregion {
-	uint16_t gen;
+	uint32_t gen;
 	bool used;
 	int owner;
 	int grants[VR_MAX_GRANTS]; // pids given access; 0 = free slot
@@ -23,14 +23,23 @@ struct vregion {
 	uint8_t *pins;             // per page, pins taken through ctrl_vr
 	int64_t disk;              // byte offset of the backing store, -1: none
 	long att[VR_MAX_ATT];      // attachments (virtual user space ids)
+	uint32_t holds;            // channels that registered it (vregion_hold)
+	bool dying;                // owner gone while held: freed at the last unhold
 };
 
 static struct vregion regions[NVREGION];
 
-static struct vregion *get(long id)
+// The live region id names; a dying one is gone for every caller.
+static struct vregion *get_any(long id)
 {
 	int i = res_index(id, RES_VREGION, NVREGION);
 	return i >= 0 && regions[i].used && regions[i].gen == res_gen(id) ? &regions[i] : NULL;
+}
+
+static struct vregion *get(long id)
+{
+	struct vregion *r = get_any(id);
+	return r && !r->dying ? r : NULL;
 }
 
 static long id_of(struct vregion *r)
@@ -147,6 +156,7 @@ void vregion_replace(long id, uint64_t first, uint64_t n, const paddr_t *in, pad
 	remap(r, first, n);
 }
 
+// Backs pages [first, first+n) with new frames, charged to the owner.
 static long alloc_frames(struct vregion *r, uint64_t first, uint64_t n)
 {
 	for (uint64_t p = first; p < first + n; p++)
@@ -154,6 +164,9 @@ static long alloc_frames(struct vregion *r, uint64_t first, uint64_t n)
 			return -E_EXIST;
 	if (pmem_free_count() < n)
 		return -E_NOMEM;
+	long e = proc_charge(r->owner, LIM_FRAMES, n);
+	if (e)
+		return e;
 	for (uint64_t p = first; p < first + n; p++)
 		r->frames[p] = pmem_take();
 	remap(r, first, n);
@@ -175,6 +188,7 @@ static long free_frames(struct vregion *r, uint64_t first, uint64_t n)
 		for (uint64_t i = 0; i < k; i++)
 			pmem_free(keep[i]);
 	}
+	proc_uncharge(r->owner, LIM_FRAMES, n);
 	return 0;
 }
 
@@ -192,18 +206,26 @@ long vregion_create(int owner, uint64_t size, int mem, int64_t disk)
 			r = &regions[i];
 	if (!r)
 		return -E_NOMEM;
+	long e = proc_charge(owner, LIM_REGIONS, 1);
+	if (e)
+		return e;
 	paddr_t *frames = kzalloc(n * sizeof(paddr_t));
 	uint8_t *pins = kzalloc(n);
-	if (!frames || !pins || (mem == VR_MEM_ALL && pmem_free_count() < n)) {
+	if (!frames || !pins || (mem == VR_MEM_ALL && pmem_free_count() < n))
+		e = -E_NOMEM;
+	else if (mem == VR_MEM_ALL)
+		e = proc_charge(owner, LIM_FRAMES, n);
+	if (e) {
 		kfree(frames);
 		kfree(pins);
-		return -E_NOMEM;
+		proc_uncharge(owner, LIM_REGIONS, 1);
+		return e;
 	}
-	*r = (struct vregion){ .gen = (uint16_t)((r->gen + 1) & RES_GEN_MASK), .used = true,
+	*r = (struct vregion){ .gen = (uint32_t)((r->gen + 1) & RES_GEN_MASK), .used = true,
 			       .owner = owner, .npages = n, .frames = frames, .pins = pins,
 			       .disk = disk };
-	if (mem == VR_MEM_ALL)
-		alloc_frames(r, 0, n);
+	for (uint64_t p = 0; mem == VR_MEM_ALL && p < n; p++)
+		frames[p] = pmem_take();
 	return id_of(r);
 }
 
@@ -214,15 +236,39 @@ static void destroy(struct vregion *r)
 	for (int i = 0; i < VR_MAX_ATT; i++)
 		if (r->att[i])
 			vuspace_detach(0, r->att[i]);
+	uint64_t backed = 0;
 	for (uint64_t p = 0; p < r->npages; p++) {
 		for (; r->pins[p]; r->pins[p]--)
 			pmem_unpin(r->frames[p]);
 		if (r->frames[p])
-			pmem_free(r->frames[p]);
+			pmem_free(r->frames[p]), backed++;
 	}
+	proc_uncharge(r->owner, LIM_FRAMES, backed);
+	proc_uncharge(r->owner, LIM_REGIONS, 1);
 	kfree(r->frames);
 	kfree(r->pins);
 	r->used = false;
+	r->dying = false;
+}
+
+long vregion_hold(int caller, long id)
+{
+	struct vregion *r = get(id);
+	if (!r)
+		return -E_BADID;
+	if (!may_use(r, caller))
+		return -E_NOTOWNER;
+	r->holds++;
+	return 0;
+}
+
+void vregion_unhold(long id)
+{
+	struct vregion *r = get_any(id);
+	if (!r || !r->holds)
+		return;
+	if (--r->holds == 0 && r->dying)
+		destroy(r);
 }
 
 // Frames a NIC still has in flight keep the region alive: -E_BUSY.
@@ -241,6 +287,8 @@ long vregion_delete(int caller, long id)
 		return -E_BADID;
 	if (caller && r->owner != caller)
 		return -E_NOTOWNER;
+	if (r->holds)
+		return -E_BUSY; // registered in a channel: free_io first
 	long e = busy_beyond_own_pins(r);
 	if (e)
 		return e;
@@ -411,8 +459,18 @@ static void release(int owner)
 		for (int g = 0; g < VR_MAX_GRANTS; g++)
 			if (r->grants[g] == owner)
 				r->grants[g] = 0;
-		if (r->owner == owner)
+		if (r->owner != owner)
+			continue;
+		if (!r->holds) {
 			destroy(r);
+			continue;
+		}
+		// Another process's channel holds it: unmapped and unnamed now,
+		// its frames go when that channel lets go.
+		for (int a = 0; a < VR_MAX_ATT; a++)
+			if (r->att[a])
+				vuspace_detach(0, r->att[a]);
+		r->dying = true;
 	}
 }
 

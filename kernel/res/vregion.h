@@ -49,4 +49,12 @@ long vregion_att_room(long id); // 0 when one more attachment fits, else -E_NOME
 long vregion_att_add(long id, long vuid);
 void vregion_att_del(long id, long vuid);
 long vregion_live(void);
+
+// A channel's registration: while held, the region cannot be deleted
+// (-E_BUSY), so its id keeps naming it. 0, or -E_BADID / -E_NOTOWNER for a
+// caller that may not use it. When the owner exits while a hold remains,
+// the region becomes unnamed (every lookup fails) and is destroyed at the
+// last unhold.
+long vregion_hold(int caller, long id);
+void vregion_unhold(long id);
 #endif

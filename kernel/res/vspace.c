@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct vspace {
-	uint16_t gen;
+	uint32_t gen;
 	bool used;
 	paddr_t root;
 	uint64_t ntables; // page-table frames below the root, user half
@@ -222,7 +222,7 @@ long vspace_create(void)
 			for (int j = 256; j < 512; j++)
 				u[j] = k[j];
 		}
-		*v = (struct vspace){ .gen = (uint16_t)((v->gen + 1) & RES_GEN_MASK), .used = true,
+		*v = (struct vspace){ .gen = (uint32_t)((v->gen + 1) & RES_GEN_MASK), .used = true,
 				      .root = root };
 		return res_id(RES_VSPACE, v->gen, (unsigned)i);
 	}

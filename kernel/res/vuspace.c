@@ -9,7 +9,7 @@
 #include <err.h>
 
 struct vuspace {
-	uint16_t gen;
+	uint32_t gen;
 	bool used;
 	int owner;
 	long vs, vr;
@@ -92,7 +92,7 @@ long vuspace_attach(int caller, long vr, long vs, uint64_t va)
 		return -E_NOMEM;
 	if ((e = vregion_att_room(vr)) || (e = prepare(vs, va, n)))
 		return e;
-	*a = (struct vuspace){ .gen = (uint16_t)((a->gen + 1) & RES_GEN_MASK), .used = true,
+	*a = (struct vuspace){ .gen = (uint32_t)((a->gen + 1) & RES_GEN_MASK), .used = true,
 			       .owner = caller, .vs = vs, .vr = vr, .va = va, .npages = n };
 	long id = res_id(RES_VUSPACE, a->gen, (unsigned)(a - atts));
 	if ((e = vregion_att_add(vr, id))) {

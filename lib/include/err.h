@@ -24,7 +24,8 @@
 #define E_EXIST 19     // already there (mapped, attached, registered)
 #define E_AGAIN 20     // nothing now; try again
 #define E_LINK 21      // link down
-#define E_NERR 22
+#define E_LIMIT 22     // the process has used its share (frames, regions, channels)
+#define E_NERR 23
 
 const char *err_name(long e); // "E_BADID" for -E_BADID or E_BADID
 

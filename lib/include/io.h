@@ -6,7 +6,8 @@
 
 // dev_no: which path and which device.
 //   bits 24..31  kind: IO_KIND_ETHER (the wire format of lib/wire.h)
-//   bits  8..23  channel number, carried in every frame's header (1..65535)
+//   bits  8..23  channel number, carried in every frame's header (1..65535);
+//                0 for IO_KIND_RAW (a raw channel names no channel)
 //   bits  0..7   NIC mask: bit i = e1000 NIC i (exactly one bit; several
 //                are reserved for striping over links)
 #define IO_KIND_ETHER 1u
@@ -42,7 +43,8 @@ struct io_stats {
 	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells; // sends copy no payload
 	uint64_t copy_threshold;  // frames up to this many bytes are copied, not exchanged
 	uint64_t slot_size;       // bytes per input slot
-	uint64_t frames_held;     // received frames waiting for an input_io
+	uint64_t frames_held;     // received frames waiting for an input_io now
+	uint64_t frames_held_max; // the most ever waiting at once
 	uint64_t nic_frames;      // frames the NIC driver holds (rings and buffers)
 	uint64_t nic_irqs, nic_doorbells, nic_rx_no_buf;
 	uint8_t mac[6];           // this channel's NIC

@@ -8,6 +8,7 @@
 #include <string.h>
 
 static struct proc procs[FAKE_NPROC];
+static uint64_t limits[LIM_N];
 static struct proc *current;
 int fake_io_released[16];
 long fake_io_released_vuspaces[16];
@@ -16,6 +17,8 @@ int fake_io_nreleased;
 void fake_proc_reset(void)
 {
 	memset(procs, 0, sizeof(procs));
+	for (int k = 0; k < LIM_N; k++)
+		limits[k] = UINT64_MAX;
 	current = NULL;
 	fake_io_nreleased = 0;
 }
@@ -63,6 +66,37 @@ struct proc *proc_current(void)
 	if (!current)
 		fake_fatal("proc_current: no current process (fake_proc_set_current)");
 	return current;
+}
+
+void proc_set_limits(const uint64_t lim[LIM_N])
+{
+	for (int k = 0; k < LIM_N; k++)
+		limits[k] = lim[k];
+}
+
+// The same accounting as kernel/res/proc.c, over the fake table.
+long proc_charge(int pid, enum proc_limit k, uint64_t n)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	if (!p)
+		return 0;
+	if (n > limits[k] || p->use[k] > limits[k] - n)
+		return -E_LIMIT;
+	p->use[k] += n;
+	return 0;
+}
+
+void proc_uncharge(int pid, enum proc_limit k, uint64_t n)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	if (p)
+		p->use[k] -= n <= p->use[k] ? n : p->use[k];
+}
+
+uint64_t proc_usage(int pid, enum proc_limit k)
+{
+	struct proc *p = pid ? proc_by_pid(pid) : NULL;
+	return p ? p->use[k] : 0;
 }
 
 long proc_vspace(int pid)

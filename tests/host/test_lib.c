@@ -2,6 +2,7 @@
 // strlcpy keeps its name, for the kernel files) and lib/err.c.
 #include "host.h"
 #include "err.h"
+#include "stats.h"
 #include <CUnit/CUnit.h>
 #include <string.h>
 
@@ -114,6 +115,25 @@ static void test_err_names(void)
 	}
 }
 
+// The TSC calibration takes the median window: one window far off (the
+// host descheduled the VM) must not move it.
+static void test_median(void)
+{
+	const uint64_t one[] = { 7 };
+	CU_ASSERT_EQUAL(stats_median_index(one, 1), 0);
+	const uint64_t w[] = { 26000000, 26010000, 39000000, 25990000, 26005000, 26002000, 1000 };
+	int m = stats_median_index(w, 7);
+	CU_ASSERT_EQUAL(w[m], 26002000);
+	const uint64_t even[] = { 4, 1, 3, 2 };
+	CU_ASSERT_EQUAL(even[stats_median_index(even, 4)], 2);
+	const uint64_t same[] = { 5, 5, 5, 9, 1 };
+	CU_ASSERT_EQUAL(same[stats_median_index(same, 5)], 5);
+	CU_ASSERT_EQUAL(stats_spread_ppm(same, 5), 1600000); // (9-1)/5
+	CU_ASSERT_EQUAL(stats_spread_ppm(one, 1), 0);
+	const uint64_t zero[] = { 0, 0, 3 };
+	CU_ASSERT_EQUAL(stats_spread_ppm(zero, 3), 0);
+}
+
 int register_lib(void)
 {
 	static const struct test_case t[] = {
@@ -122,6 +142,7 @@ int register_lib(void)
 		TEST(test_compare_and_search),
 		TEST(test_strlcpy),
 		TEST(test_err_names),
+		TEST(test_median),
 	};
 	return ADD_SUITE("lib", NULL, NULL, t);
 }

@@ -1,6 +1,7 @@
 // res: identifiers (kind, generation, slot) and the table of managers:
-// encoding round trips, kind checks, generation wrap in every manager's
-// slots, the ops table and release order on exit.
+// encoding round trips, kind checks, generations that do not wrap in any
+// manager's slots within thousands of reuses, the ops table and release
+// order on exit.
 #include "res_test.h"
 #include "res/res.h"
 #include <limits.h>
@@ -16,31 +17,32 @@ static void setup(void)
 
 static void test_id_round_trip(void)
 {
-	static const unsigned gens[] = { 0, 1, 2, 0x7ff, 0x800, 0xffe, 0xfff };
+	static const unsigned gens[] = { 0, 1, 2, 0x7ff, 0x800, 0xfff, 0x1000, 0xffff, 0x10000,
+					 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
 	static const unsigned slots[] = { 0, 1, 63, 255, 256, 2048, 4095 };
 	for (int k = 1; k < RES_NKIND; k++)
 		for (size_t g = 0; g < sizeof(gens) / sizeof(gens[0]); g++)
 			for (size_t s = 0; s < sizeof(slots) / sizeof(slots[0]); s++) {
 				long id = res_id(k, gens[g], slots[s]);
 				CU_ASSERT(id > 0);
-				CU_ASSERT(id < (1l << 31)); // fits a positive int
 				CU_ASSERT_EQUAL(res_gen(id), gens[g]);
 				CU_ASSERT_EQUAL(res_slot(id), slots[s]);
-				CU_ASSERT_EQUAL(id >> 24, k);
+				CU_ASSERT_EQUAL(id >> RES_KIND_SHIFT, k);
 				for (int j = 0; j <= RES_NKIND; j++)
 					CU_ASSERT_EQUAL(res_kind_is(id, j), j == k);
 			}
-	// The generation is taken modulo 4096: no bits leak into the kind.
-	CU_ASSERT_EQUAL(res_id(RES_VREGION, 0x1005, 7), res_id(RES_VREGION, 5, 7));
-	CU_ASSERT_TRUE(res_kind_is(res_id(RES_VREGION, 0xffff, 7), RES_VREGION));
+	// The generation has 32 bits: 4096 and 65536 reuses are new names.
+	CU_ASSERT_NOT_EQUAL(res_id(RES_VREGION, 0x1005, 7), res_id(RES_VREGION, 5, 7));
+	CU_ASSERT_NOT_EQUAL(res_id(RES_VREGION, 0x10005, 7), res_id(RES_VREGION, 5, 7));
+	CU_ASSERT_TRUE(res_kind_is(res_id(RES_VREGION, 0xffffffff, 7), RES_VREGION));
 	CU_ASSERT_EQUAL(res_id(RES_VSPACE, 0, 0), KERNEL_VSPACE);
 }
 
 static void test_kind_check(void)
 {
 	long id = res_id(RES_VREGION, 3, 9);
-	long bad[] = { 0, -1, -id, id | (1l << 40), id | (1l << 31), LONG_MIN,
-		       (long)RES_VREGION, id & 0xffffff };
+	long bad[] = { 0, -1, -id, id | (1l << 45), id | (1l << 60), LONG_MIN,
+		       (long)RES_VREGION, id & 0xffffffffffffl, (long)RES_VREGION << 24 | 9 };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		for (int k = 1; k <= RES_NKIND; k++)
 			CU_ASSERT_FALSE(res_kind_is(bad[i], k));
@@ -48,72 +50,68 @@ static void test_kind_check(void)
 	CU_ASSERT_TRUE(res_kind_is(id, RES_VREGION));
 }
 
-// A slot's generation steps by one per reuse and wraps after 4096; every
-// older id of the slot is stale in between.
-static void test_generation_wrap_vregion(void)
+// A slot's generation steps by one per reuse, and an old identifier stays
+// stale for far more reuses than the 4096 after which a 12-bit generation
+// brought it back (a process could then name another's new region).
+#define REUSES 5000
+
+static void test_generation_vregion(void)
 {
 	uint64_t n0 = pmem_free_count();
 	long first = region_new(1, 1, VR_MEM_NONE), prev = first;
 	CU_ASSERT_EQUAL(vregion_delete(1, first), 0);
-	bool saw_zero = false;
-	for (int i = 1; i <= RES_GEN_MASK + 1; i++) {
+	for (int i = 1; i <= REUSES; i++) {
 		long id = vregion_create(1, PG, VR_MEM_NONE, -1);
 		CU_ASSERT_FATAL(id > 0);
 		CU_ASSERT_EQUAL(res_slot(id), res_slot(first));
-		CU_ASSERT_EQUAL(res_gen(id), (res_gen(prev) + 1) & RES_GEN_MASK);
+		CU_ASSERT_EQUAL(res_gen(id), res_gen(prev) + 1);
 		CU_ASSERT_EQUAL(vregion_pages(prev), 0);
-		CU_ASSERT_EQUAL(vregion_access(1, first), i == RES_GEN_MASK + 1 ? 0 : -E_BADID);
-		if (res_gen(id) == 0) { // generation 0 is an ordinary one
-			saw_zero = true;
-			CU_ASSERT_EQUAL(ctl(1, id, VR_OP_SIZE, 0, 0), PG);
-		}
+		CU_ASSERT_EQUAL(vregion_access(1, first), -E_BADID);
 		CU_ASSERT_EQUAL_FATAL(vregion_delete(1, id), 0);
 		prev = id;
 	}
-	CU_ASSERT_EQUAL(prev, first); // 4096 reuses later the id repeats
-	CU_ASSERT_TRUE(saw_zero);
+	CU_ASSERT_NOT_EQUAL(prev, first);
 	ASSERT_CLEAN(n0);
 }
 
-static void test_generation_wrap_vuspace(void)
+static void test_generation_vuspace(void)
 {
 	long r = region_new(1, 1, VR_MEM_ALL);
 	uint64_t n0 = pmem_free_count();
 	long first = attach(1, r, 0, USER_BASE), prev = first;
 	CU_ASSERT_EQUAL(vuspace_detach(1, first), 0);
-	for (int i = 1; i <= RES_GEN_MASK + 1; i++) {
+	for (int i = 1; i <= REUSES; i++) {
 		long id = vuspace_attach(1, r, 0, USER_BASE);
 		CU_ASSERT_FATAL(id > 0);
 		CU_ASSERT_EQUAL(res_slot(id), res_slot(first));
-		CU_ASSERT_EQUAL(res_gen(id), (res_gen(prev) + 1) & RES_GEN_MASK);
+		CU_ASSERT_EQUAL(res_gen(id), res_gen(prev) + 1);
 		CU_ASSERT_EQUAL(vuspace_detach(1, prev), -E_BADID);
-		CU_ASSERT_EQUAL(vuspace_addr(first), i == RES_GEN_MASK + 1 ? USER_BASE : 0);
+		CU_ASSERT_EQUAL(vuspace_addr(first), 0);
 		CU_ASSERT_EQUAL_FATAL(vuspace_detach(1, id), 0);
 		prev = id;
 	}
-	CU_ASSERT_EQUAL(prev, first);
+	CU_ASSERT_NOT_EQUAL(prev, first);
 	CU_ASSERT_EQUAL(vuspace_live(), 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), n0);
 	CU_ASSERT_EQUAL(vregion_delete(1, r), 0);
 }
 
-static void test_generation_wrap_vspace(void)
+static void test_generation_vspace(void)
 {
 	uint64_t n0 = pmem_free_count();
 	long first = vspace_create(), prev = first;
 	CU_ASSERT_FATAL(first > 0);
 	CU_ASSERT_EQUAL(vspace_destroy(first), 0);
-	for (int i = 1; i <= RES_GEN_MASK + 1; i++) {
+	for (int i = 1; i <= REUSES; i++) {
 		long id = vspace_create();
 		CU_ASSERT_FATAL(id > 0);
 		CU_ASSERT_EQUAL(res_slot(id), res_slot(first));
-		CU_ASSERT_EQUAL(res_gen(id), (res_gen(prev) + 1) & RES_GEN_MASK);
-		if (i <= RES_GEN_MASK)
-			CU_ASSERT_FALSE(vspace_valid(first));
+		CU_ASSERT_EQUAL(res_gen(id), res_gen(prev) + 1);
+		CU_ASSERT_FALSE(vspace_valid(first));
 		CU_ASSERT_EQUAL_FATAL(vspace_destroy(id), 0);
 		prev = id;
 	}
-	CU_ASSERT_EQUAL(prev, first);
+	CU_ASSERT_NOT_EQUAL(prev, first);
 	CU_ASSERT_EQUAL(pmem_free_count(), n0);
 }
 
@@ -176,16 +174,89 @@ static void test_live_and_release(void)
 	ASSERT_CLEAN(n0);
 }
 
+// A region a channel registered cannot be deleted, so its id cannot come
+// to name another process's region; when its owner exits it loses its name
+// and its frames go at the last unhold.
+static void test_hold(void)
+{
+	uint64_t n0 = pmem_free_count();
+	long r = region_new(1, 2, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(vregion_hold(2, r), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(vregion_hold(1, r + 1), -E_BADID);
+	CU_ASSERT_EQUAL(vregion_hold(1, r), 0);
+	CU_ASSERT_EQUAL(vregion_hold(1, r), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, r), -E_BUSY);
+	vregion_unhold(r);
+	CU_ASSERT_EQUAL(vregion_delete(1, r), -E_BUSY);
+	vregion_unhold(r);
+	CU_ASSERT_EQUAL(vregion_delete(1, r), 0);
+	ASSERT_CLEAN(n0);
+	// Granted to 2, held by 2's channel; its owner 1 exits.
+	r = region_new(1, 2, VR_MEM_ALL);
+	attach(1, r, 0, USER_BASE);
+	CU_ASSERT_EQUAL(ctl(1, r, VR_OP_GRANT, 2, 0), 0);
+	CU_ASSERT_EQUAL(vregion_hold(2, r), 0);
+	res_release_owner(1);
+	CU_ASSERT_EQUAL(res_live(RES_VUSPACE), 0);     // unmapped at once
+	CU_ASSERT_EQUAL(vregion_access(2, r), -E_BADID); // no name any more
+	CU_ASSERT_EQUAL(vregion_pages(r), 0);
+	CU_ASSERT_EQUAL(vregion_check_range(r, 0, PG), -E_BADID);
+	CU_ASSERT_EQUAL(res_live(RES_VREGION), 1);     // frames still held
+	long other = region_new(2, 1, VR_MEM_NONE);
+	CU_ASSERT_NOT_EQUAL(res_slot(other), res_slot(r)); // the slot is not reused
+	CU_ASSERT_EQUAL(vregion_delete(2, other), 0);
+	vregion_unhold(r);
+	CU_ASSERT_EQUAL(res_live(RES_VREGION), 0);
+	vregion_unhold(r); // a stale unhold changes nothing
+	ASSERT_CLEAN(n0);
+}
+
+// Frames, regions: charged to the owner, refused past the limit with
+// -E_LIMIT and nothing changed, given back when freed.
+static void test_limits(void)
+{
+	uint64_t n0 = pmem_free_count();
+	const uint64_t lim[LIM_N] = { 6, 3, 1 };
+	proc_set_limits(lim);
+	long a = region_new(1, 4, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), 4);
+	CU_ASSERT_EQUAL(vregion_create(1, 3 * PG, VR_MEM_ALL, -1), -E_LIMIT);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_REGIONS), 1);
+	long b = region_new(1, 4, VR_MEM_NONE);
+	CU_ASSERT_EQUAL(ctl(1, b, VR_OP_ALLOC, 0, 2 * PG), 0);
+	CU_ASSERT_EQUAL(ctl(1, b, VR_OP_ALLOC, 2 * PG, PG), -E_LIMIT);
+	CU_ASSERT_EQUAL(vregion_frame(b, 2), 0);
+	CU_ASSERT_EQUAL(vregion_create(1, PG, VR_MEM_NONE, -1) > 0, 1);
+	CU_ASSERT_EQUAL(vregion_create(1, PG, VR_MEM_NONE, -1), -E_LIMIT);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_REGIONS), 3);
+	long c = region_new(2, 6, VR_MEM_ALL); // another process is not starved
+	CU_ASSERT_EQUAL(ctl(1, b, VR_OP_FREE, 0, PG), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), 5);
+	CU_ASSERT_EQUAL(vregion_delete(1, a), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), 1);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_REGIONS), 2);
+	CU_ASSERT_EQUAL(vregion_create(0, 64 * PG, VR_MEM_ALL, -1) > 0, 1); // the kernel: no limit
+	res_release_owner(1);
+	res_release_owner(2);
+	res_release_owner(0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES) + proc_usage(1, LIM_REGIONS), 0);
+	CU_ASSERT_EQUAL(proc_usage(2, LIM_FRAMES), 0);
+	(void)c;
+	ASSERT_CLEAN(n0);
+}
+
 int register_res(void)
 {
 	static const struct test_case t[] = {
 		TEST(test_id_round_trip),
 		TEST(test_kind_check),
-		TEST(test_generation_wrap_vregion),
-		TEST(test_generation_wrap_vuspace),
-		TEST(test_generation_wrap_vspace),
+		TEST(test_generation_vregion),
+		TEST(test_generation_vuspace),
+		TEST(test_generation_vspace),
 		TEST(test_ops_table),
 		TEST(test_live_and_release),
+		TEST(test_hold),
+		TEST(test_limits),
 	};
 	return ADD_SUITE("res", setup, res_machine_teardown, t);
 }

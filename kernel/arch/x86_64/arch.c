@@ -53,6 +53,9 @@ void arch_irq_restore(uint64_t f)
 		__asm__ volatile("sti" ::: "memory");
 }
 void arch_idle(void) { __asm__ volatile("sti; hlt; cli" ::: "memory"); }
+// STI takes effect after the next instruction (SDM Vol. 2B, STI): the nop
+// is where a pending interrupt is taken.
+void arch_irq_window(void) { __asm__ volatile("sti; nop; cli" ::: "memory"); }
 uint64_t arch_rdtsc(void)
 {
 	uint32_t lo, hi;

@@ -59,6 +59,7 @@ void arch_flush_tlb(void);
 uint64_t arch_irq_save(void);
 void arch_irq_restore(uint64_t flags);
 void arch_idle(void);        // enable interrupts, halt until one arrives
+void arch_irq_window(void);  // let pending interrupts in, then off again
 uint64_t arch_rdtsc(void);
 void arch_pause(void);
 // Writes back and evicts [p, p+n) from every cache level (clflush + mfence).

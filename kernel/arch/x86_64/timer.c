@@ -1,14 +1,16 @@
-// PIT channel 2 (gated through port 0x61, no interrupt) times a 10 ms window
-// in which the TSC and the LAPIC timer are counted; the LAPIC timer then
-// ticks at HZ.
+// PIT channel 2 (gated through port 0x61, no interrupt) times 10 ms windows
+// in which the TSC and the LAPIC timer are counted; the median window gives
+// both rates (one window can be far off under emulation when the host
+// deschedules the VM), and the LAPIC timer then ticks at HZ.
 #include "timer.h"
 #include "apic.h"
 #include "cpu.h"
 #include "arch.h"
 #include "../../kprintf.h"
-#include "../../res/proc.h"
+#include <stats.h>
 
 #define PIT_HZ 1193182
+#define CAL_WINDOWS 7
 #define LAPIC_LVT_TIMER 0x320
 #define LAPIC_TIMER_INIT 0x380
 #define LAPIC_TIMER_CUR 0x390
@@ -43,18 +45,25 @@ static void calibrate(int ms, uint64_t *tsc, uint32_t *lapic_ticks)
 	lapic_wr(LAPIC_TIMER_INIT, 0);
 }
 
+static void (*on_tick)(void);
+
 static void tick(void *arg)
 {
 	(void)arg;
-	proc_timer_tick();
+	on_tick();
 }
 
-void timer_init(void)
+void timer_init(void (*tick_fn)(void))
 {
-	uint64_t tsc;
-	uint32_t lt;
-	calibrate(10, &tsc, &lt);
-	tsc_hz = tsc * 100;
+	on_tick = tick_fn;
+	uint64_t tsc[CAL_WINDOWS];
+	uint32_t lts[CAL_WINDOWS];
+	for (int i = 0; i < CAL_WINDOWS; i++)
+		calibrate(10, &tsc[i], &lts[i]);
+	int m = stats_median_index(tsc, CAL_WINDOWS);
+	uint64_t spread = stats_spread_ppm(tsc, CAL_WINDOWS);
+	uint32_t lt = lts[m];
+	tsc_hz = tsc[m] * 100;
 	tsc_boot = arch_rdtsc();
 	uint32_t per_tick = lt * 100 / HZ;
 	lapic_per_ms = lt / 10;
@@ -62,8 +71,9 @@ void timer_init(void)
 	lapic_wr(LAPIC_TIMER_DIV, 3);
 	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17)); // periodic
 	lapic_wr(LAPIC_TIMER_INIT, per_tick ? per_tick : 1);
-	pr_info("timer: tsc %lu.%03lu MHz, lapic timer %u ticks per %d us\n", tsc_hz / 1000000,
-		(tsc_hz / 1000) % 1000, per_tick, 1000000 / HZ);
+	pr_info("timer: tsc %lu.%03lu MHz (median of %d windows of 10 ms, spread %lu.%02lu%%), "
+		"lapic timer %u ticks per %d us\n", tsc_hz / 1000000, (tsc_hz / 1000) % 1000,
+		CAL_WINDOWS, spread / 10000, spread / 100 % 100, per_tick, 1000000 / HZ);
 }
 
 uint64_t timer_now_us(void)
@@ -71,7 +81,18 @@ uint64_t timer_now_us(void)
 	return tsc_hz ? (uint64_t)((unsigned __int128)(arch_rdtsc() - tsc_boot) * 1000000 / tsc_hz) : 0;
 }
 
-uint64_t timer_us_to_tsc(uint64_t us) { return us * (tsc_hz / 1000000); }
+uint64_t timer_us_to_tsc(uint64_t us)
+{
+	uint64_t per_us = tsc_hz / 1000000;
+	return per_us && us > UINT64_MAX / per_us ? UINT64_MAX : us * per_us;
+}
+
+// Saturates: a timeout too long to count in TSC ticks never expires.
+uint64_t timer_deadline(uint64_t us)
+{
+	uint64_t now = arch_rdtsc(), ticks = timer_us_to_tsc(us);
+	return ticks > UINT64_MAX - now ? UINT64_MAX : now + ticks;
+}
 
 void timer_fast(uint32_t us)
 {

@@ -6,9 +6,13 @@
 #define HZ 1000
 extern uint64_t tsc_hz;
 
-void timer_init(void);
+// Calibrates the TSC and starts the tick; tick_fn runs in every tick.
+void timer_init(void (*tick_fn)(void));
 uint64_t timer_now_us(void);
-uint64_t timer_us_to_tsc(uint64_t us);
+uint64_t timer_us_to_tsc(uint64_t us); // saturates at UINT64_MAX
+// The TSC value `us` microseconds from now, UINT64_MAX when that is
+// beyond what the TSC counts (a deadline that never comes).
+uint64_t timer_deadline(uint64_t us);
 // Ticks every `us` microseconds instead of every 1/HZ s (0: back to HZ):
 // lets an idle CPU halt between polls of a device and still poll often.
 void timer_fast(uint32_t us);

@@ -1,0 +1,453 @@
+// Isolation and liveness between processes sharing NICs, on one VM whose
+// two NICs are wired to each other (NIC 1 sends, NIC 0 receives). Each
+// test=NAME (comma-separated) is an attack or a stall that once worked:
+//   regions   a region registered in a channel is deleted and its id
+//             recycled until another process's region takes its name
+//   tails     receive buffers that were one process's slot pages reach
+//             another process with the old bytes past the frame
+//   copy      (boot with copy_threshold=9000) frames of several buffers
+//             copied from the first buffer only
+//   raw       a raw channel squats on a channel number or takes frames
+//   prio      setprio on a process that is not the caller's
+//   timeout   a huge input_io timeout expires at once
+//   held      frames_held's peak overwritten by the queue length
+//   limits    (boot with plimit=4000,64,8) one process takes everything
+//   liveness  a batch being polled hides the timer from every process
+// Children: role=victim|tails|prio|listener. Args: test= role=
+#include <utest.h>
+#include <netutil.h>
+
+#define MAC0 "52:54:00:12:34:56"
+#define PG 4096ul
+#define SECRET 0xa5
+
+static long now_us(void) { return time(); }
+
+// A sending channel on NIC 1 to NIC 0 with the given channel number.
+static long open_tx(struct chan *c, int index, uint32_t ch, uint32_t n)
+{
+	long e = chan_open(c, index, IO_DEV_ETHER(1, ch), 0, n);
+	if (!e)
+		e = chan_peer(c, 0, MAC0);
+	return e;
+}
+
+// Sends n packets of size bytes, patterns seq0.., in one output_io.
+static long send_n(struct chan *c, uint32_t n, uint32_t size, uint32_t seq0)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		payload_fill(chan_out(c, i), seq0 + i, size);
+		c->osize[i] = size;
+		c->peers[i] = 0;
+	}
+	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0);
+	return output_io(c->io, c->peers, c->osize, c->opos);
+}
+
+static int all_verified(struct chan *c, long n, uint32_t size, uint32_t seq0)
+{
+	int ok = 1;
+	for (long i = 0; i < n; i++)
+		ok &= c->sizes[i] == size && payload_check(chan_in(c, (uint32_t)i), seq0 + (uint32_t)i, size);
+	return ok;
+}
+
+static long spawn_role(const char *role, const char *extra)
+{
+	char args[128];
+	fmt_snprintf(args, sizeof(args), "role=%s %s", role, extra);
+	return spawn("isolate", args, PRIO_DEFAULT);
+}
+
+static int wait_ok(long pid)
+{
+	int st = -1;
+	return wait(pid, &st) == pid && st == 0;
+}
+
+// ---------------------------------------------------------------- regions
+
+// A child whose new region would take the recycled name: its bytes are
+// the secret the attacker must never send.
+static int victim(void)
+{
+	long vr = create_vr(3 * PG, 2, -1);
+	long vu = attach_vr(vr, 0, 0x70000000000ul);
+	memset((void *)0x70000000000ul, SECRET, 3 * PG);
+	sleep(1500000);
+	detach_vr(vu);
+	delete_vr(vr);
+	return 0;
+}
+
+static void test_regions(void)
+{
+	struct chan tx, rx;
+	CHECK_EQ("regions: sender open", open_tx(&tx, 0, 30, 1), 0);
+	CHECK_EQ("regions: receiver open", chan_open(&rx, 1, IO_DEV_ETHER(0, 30), 1, 0), 0);
+	CHECK_EQ("regions: registered region cannot be deleted", delete_vr(tx.out_vr), -E_BUSY);
+	// Recycle region slots as an attacker would, for more reuses than a
+	// 12-bit generation has; then a victim makes a region.
+	for (int i = 0; i < 4095; i++)
+		delete_vr(create_vr(PG, 1, -1));
+	long v = spawn_role("victim", "");
+	sleep(300000);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	CHECK_EQ("regions: the channel still sends its own region", send_n(&tx, 1, 2000, 7), 1);
+	long r = input_io(rx.io, rx.sizes, rx.pos);
+	CHECK("regions: the bytes sent are the owner's, not the victim's",
+	      r == 1 && all_verified(&rx, 1, 2000, 7));
+	CHECK("regions: victim finished", wait_ok(v));
+	chan_close(&tx);
+	chan_close(&rx);
+	CHECK_EQ("regions: freed channel lets the region go", delete_vr(tx.out_vr), -E_BADID);
+}
+
+// ------------------------------------------------------------------ tails
+
+#define TAIL_BATCH 64
+#define TAIL_ROUNDS 6
+
+// Child: receives 4 KiB packets into slots it fills with SECRET first, so
+// every page it gives up to the ring carries its bytes.
+static int tails_child(void)
+{
+	struct chan c;
+	CHECK_EQ("tails child: channel open", chan_open(&c, 0, IO_DEV_ETHER(0, 40), TAIL_BATCH, 0), 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, 10000000, 0);
+	printf("READY tails child\n");
+	int ok = 1;
+	for (int k = 0; k < TAIL_ROUNDS; k++) {
+		memset((void *)c.in_addr, SECRET, TAIL_BATCH * NET_SLOT);
+		ok &= input_io(c.io, c.sizes, c.pos) == TAIL_BATCH;
+	}
+	CHECK("tails child: every batch arrived", ok);
+	chan_close(&c);
+	return utest_failed;
+}
+
+static void test_tails(void)
+{
+	struct chan tx40, tx41, rx;
+	CHECK_EQ("tails: senders open", open_tx(&tx40, 0, 40, TAIL_BATCH) | open_tx(&tx41, 1, 41, TAIL_BATCH), 0);
+	CHECK_EQ("tails: receiver open", chan_open(&rx, 2, IO_DEV_ETHER(0, 41), TAIL_BATCH, 0), 0);
+	long child = spawn_role("tails", "");
+	sleep(300000);
+	for (int k = 0; k < TAIL_ROUNDS; k++) {
+		send_n(&tx40, TAIL_BATCH, 4096, 0);
+		sleep(150000); // the child refills its slots between batches
+	}
+	CHECK("tails: the other process received its batches", wait_ok(child));
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	long leaked = 0, got = 0, exchanged = 0;
+	struct io_stats s0, s1;
+	chan_stats(&rx, &s0);
+	for (int k = 0; k < 10; k++) {
+		send_n(&tx41, TAIL_BATCH, 1000, 0);
+		long r = input_io(rx.io, rx.sizes, rx.pos);
+		for (long i = 0; i < r; i++) {
+			const uint8_t *p = chan_in(&rx, (uint32_t)i);
+			uint64_t end = PG - (rx.pos[i] + 1000) % PG; // to the end of the page
+			for (uint64_t b = 1000; b < 1000 + end; b++)
+				leaked += p[b] != 0;
+		}
+		got += r > 0 ? r : 0;
+	}
+	chan_stats(&rx, &s1);
+	exchanged = (long)(s1.rx_exchanged - s0.rx_exchanged);
+	printf("STATS tails got=%ld exchanged=%ld foreign_bytes=%ld\n", got, exchanged, leaked);
+	CHECK_EQ("tails: every packet arrived", got, 10 * TAIL_BATCH);
+	CHECK_EQ("tails: they were exchanged, not copied", exchanged, got);
+	CHECK_EQ("tails: no byte past a payload is another's", leaked, 0);
+	chan_close(&tx40);
+	chan_close(&tx41);
+	chan_close(&rx);
+}
+
+// ------------------------------------------------------------------- copy
+
+static void test_copy(void)
+{
+	struct chan tx, rx;
+	CHECK_EQ("copy: channels open", open_tx(&tx, 0, 50, 8) | chan_open(&rx, 1, IO_DEV_ETHER(0, 50), 8, 0), 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	struct io_stats s;
+	chan_stats(&rx, &s);
+	CHECK("copy: threshold above one buffer (boot with copy_threshold=9000)", s.copy_threshold > PG);
+	static const uint32_t sizes[] = { 4000, 4097, 8192, 8960 };
+	for (int k = 0; k < 4; k++) {
+		// The slots' pages around the payload hold a known byte: a copy
+		// that overran would change the next slot.
+		memset((void *)rx.in_addr, 0x3c, 8 * NET_SLOT);
+		send_n(&tx, 8, sizes[k], 100u * (uint32_t)k);
+		long r = input_io(rx.io, rx.sizes, rx.pos);
+		char name[64];
+		fmt_snprintf(name, sizeof(name), "copy: %u-byte frames copied intact", sizes[k]);
+		CHECK(name, r == 8 && all_verified(&rx, 8, sizes[k], 100u * (uint32_t)k));
+	}
+	chan_stats(&rx, &s);
+	CHECK_EQ("copy: all copied, none exchanged", s.rx_exchanged, 0);
+	CHECK_EQ("copy: 32 copied", s.rx_copied, 32);
+	chan_close(&tx);
+	chan_close(&rx);
+}
+
+// -------------------------------------------------------------------- raw
+
+static void test_raw(void)
+{
+	long id;
+	CHECK_EQ("raw: a raw channel cannot name a channel", get_io(IO_DEV(IO_KIND_RAW, 55, 2), 0, 1, &id), -E_INVAL);
+	struct chan raw0, raw1, eth;
+	CHECK_EQ("raw: raw channels open", chan_open(&raw0, 0, IO_DEV_RAW(0), 0, 1) | chan_open(&raw1, 1, IO_DEV_RAW(1), 0, 8), 0);
+	CHECK_EQ("raw: channel 55 is free beside them", chan_open(&eth, 2, IO_DEV_ETHER(1, 55), 0, 1), 0);
+	// Wire frames for channel 0 arrive where raw0 is: nobody may take them.
+	struct io_stats s0, s1;
+	chan_stats(&raw0, &s0);
+	for (uint32_t i = 0; i < 8; i++) {
+		uint8_t *f = chan_out(&raw1, i);
+		memset(f, 0, 100);
+		parse_mac(MAC0, f);
+		f[12] = WIRE_ETHERTYPE >> 8, f[13] = WIRE_ETHERTYPE & 0xff;
+		f[23] = 1;  // batch 1, channel 0
+		f[29] = 70; // payload length 70 (30 + 70 = 100)
+		raw1.osize[i] = 100;
+	}
+	CHECK_EQ("raw: frames for channel 0 sent", chan_send(&raw1), 8);
+	sleep(200000);
+	chan_stats(&raw0, &s1);
+	CHECK_EQ("raw: none held by the raw channel", s1.frames_held, 0);
+	CHECK_EQ("raw: all counted as for no channel", s1.drop_nochan - s0.drop_nochan, 8);
+	chan_close(&raw0);
+	chan_close(&raw1);
+	chan_close(&eth);
+}
+
+// ------------------------------------------------------------------- prio
+
+static int prio_child(int argc, char **argv)
+{
+	long parent = arg_long(argc, argv, "parent", 0);
+	CHECK_EQ("prio child: cannot change its parent", setprio(parent, PRIO_MAX), -E_NOTOWNER);
+	CHECK_EQ("prio child: can change itself", setprio(0, 2), 0);
+	sleep(100000);
+	return utest_failed;
+}
+
+static void test_prio(void)
+{
+	char extra[32];
+	fmt_snprintf(extra, sizeof(extra), "parent=%ld", getpid());
+	long c = spawn_role("prio", extra);
+	CHECK_EQ("prio: a parent changes its child", setprio(c, 4), 0);
+	CHECK("prio: child's checks passed", wait_ok(c));
+	CHECK_EQ("prio: not another process's (pid 1 is not ours)", setprio(1, PRIO_MAX), getpid() == 1 ? 0 : -E_NOTOWNER);
+}
+
+// ---------------------------------------------------------------- timeout
+
+// Child: sends one packet on channel ch after delay µs.
+static int late_sender(int argc, char **argv)
+{
+	struct chan tx;
+	CHECK_EQ("late sender: open", open_tx(&tx, 0, (uint32_t)arg_long(argc, argv, "ch", 60), 1), 0);
+	sleep((unsigned long)arg_long(argc, argv, "delay", 300000));
+	CHECK_EQ("late sender: sent", send_n(&tx, 1, 500, 9), 1);
+	chan_close(&tx);
+	return utest_failed;
+}
+
+static void test_timeout(void)
+{
+	static const uint64_t huge[] = { 1ull << 62, ~0ull };
+	struct chan rx;
+	CHECK_EQ("timeout: receiver open", chan_open(&rx, 0, IO_DEV_ETHER(0, 60), 1, 0), 0);
+	for (int k = 0; k < 2; k++) {
+		ctrl_io(rx.io, IO_OP_TIMEOUT, huge[k], 0);
+		long c = spawn_role("late", "ch=60 delay=300000");
+		long t0 = now_us();
+		long r = input_io(rx.io, rx.sizes, rx.pos);
+		long dt = now_us() - t0;
+		printf("STATS timeout huge=%lx r=%ld waited_us=%ld\n", huge[k], r, dt);
+		CHECK("timeout: a huge timeout waits for the packet", r == 1 && all_verified(&rx, 1, 500, 9));
+		CHECK("timeout: ... which came after 300 ms", dt >= 250000);
+		CHECK("timeout: sender done", wait_ok(c));
+	}
+	chan_close(&rx);
+}
+
+// ------------------------------------------------------------------- held
+
+static void test_held(void)
+{
+	struct chan tx, rx;
+	CHECK_EQ("held: channels open", open_tx(&tx, 0, 61, 5) | chan_open(&rx, 1, IO_DEV_ETHER(0, 61), 8, 0), 0);
+	CHECK_EQ("held: 5 sent before input_io", send_n(&tx, 5, 700, 0), 5);
+	sleep(200000);
+	struct io_stats s;
+	chan_stats(&rx, &s);
+	CHECK_EQ("held: 5 held now", s.frames_held, 5);
+	CHECK_EQ("held: peak 5", s.frames_held_max, 5);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 200000, 0);
+	CHECK_EQ("held: delivered", input_io(rx.io, rx.sizes, rx.pos), 5);
+	chan_stats(&rx, &s);
+	CHECK_EQ("held: none held after", s.frames_held, 0);
+	CHECK_EQ("held: the peak is kept", s.frames_held_max, 5);
+	chan_close(&tx);
+	chan_close(&rx);
+}
+
+// ----------------------------------------------------------------- limits
+
+// Child: takes what it can; plimit=4000,64,8 on the command line.
+static int limits_child(void)
+{
+	static long vr[80];
+	int n = 0;
+	long e;
+	while (n < 80 && (e = create_vr(PG, 1, -1)) > 0)
+		vr[n++] = e;
+	CHECK_EQ("limits child: 64 regions", n, 64);
+	CHECK_EQ("limits child: the 65th refused", e, -E_LIMIT);
+	while (n > 0)
+		delete_vr(vr[--n]);
+	while (n < 8 && (e = create_vr(1000 * PG, 2, -1)) > 0)
+		vr[n++] = e;
+	CHECK_EQ("limits child: 4000 frames in 4 regions", n, 4);
+	CHECK_EQ("limits child: more frames refused", e, -E_LIMIT);
+	long io[10];
+	int k = 0;
+	while (k < 10 && (e = get_io(IO_DEV_ETHER(0, 70 + k), 1, 0, &io[k])) == 0)
+		k++;
+	CHECK_EQ("limits child: 8 channels", k, 8);
+	CHECK_EQ("limits child: the 9th refused", e, -E_LIMIT);
+	printf("READY limits child\n");
+	sleep(300000); // holding everything while the parent allocates
+	while (k > 0)
+		free_io(io[--k]);
+	while (n > 0)
+		delete_vr(vr[--n]);
+	return utest_failed;
+}
+
+static void test_limits(void)
+{
+	long c = spawn_role("limits", "");
+	sleep(150000);
+	long vr = create_vr(3000 * PG, 2, -1);
+	CHECK("limits: another process still gets frames", vr > 0);
+	long io;
+	CHECK_EQ("limits: ... and a channel", get_io(IO_DEV_ETHER(0, 90), 1, 0, &io), 0);
+	free_io(io);
+	delete_vr(vr);
+	CHECK("limits: child's checks passed", wait_ok(c));
+}
+
+// --------------------------------------------------------------- liveness
+
+// Child: waits for a batch of 4 on channel 80 with no timeout.
+static int listener(void)
+{
+	struct chan rx;
+	CHECK_EQ("listener: open", chan_open(&rx, 0, IO_DEV_ETHER(0, 80), 4, 0), 0);
+	long r = input_io(rx.io, rx.sizes, rx.pos);
+	CHECK("listener: batch of 4 intact", r == 4 && all_verified(&rx, 4, 900, 0));
+	chan_close(&rx);
+	return utest_failed;
+}
+
+static void test_liveness(void)
+{
+	struct chan tx, rx;
+	CHECK_EQ("liveness: sender open", open_tx(&tx, 0, 80, 1), 0);
+	CHECK_EQ("liveness: second receiver open", chan_open(&rx, 1, IO_DEV_ETHER(0, 81), 1, 0), 0);
+	long l = spawn_role("listener", "");
+	sleep(200000);
+	CHECK_EQ("liveness: first packet of the batch sent", send_n(&tx, 1, 900, 0), 1);
+	// The listener's NIC now polls for the rest of its batch.
+	long t0 = now_us();
+	sleep(50000);
+	long slept = now_us() - t0;
+	printf("STATS liveness sleep_50ms_took_us=%ld\n", slept);
+	CHECK("liveness: a 50 ms sleep ends on time while a batch is polled", slept < 500000);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 100000, 0);
+	t0 = now_us();
+	CHECK_EQ("liveness: another channel's timeout fires", input_io(rx.io, rx.sizes, rx.pos), -E_TIMEOUT);
+	long waited = now_us() - t0;
+	printf("STATS liveness timeout_100ms_took_us=%ld\n", waited);
+	CHECK("liveness: ... on time", waited >= 90000 && waited < 600000);
+	// A CPU-bound process runs; the batch still completes meanwhile.
+	long spin = spawn("spin", "loops=300000000", PRIO_DEFAULT);
+	sleep(20000);
+	t0 = now_us();
+	long sent = 0;
+	for (uint32_t i = 1; i < 4; i++)
+		sent += send_n(&tx, 1, 900, i);
+	CHECK_EQ("liveness: rest of the batch sent", sent, 3);
+	CHECK("liveness: listener got its batch", wait_ok(l));
+	long done = now_us() - t0;
+	int st = -1;
+	wait(spin, &st);
+	long spin_end = now_us() - t0;
+	printf("STATS liveness batch_done_us=%ld spin_done_us=%ld\n", done, spin_end);
+	CHECK("liveness: the batch completed while the CPU-bound process ran", done < spin_end);
+	chan_close(&tx);
+	chan_close(&rx);
+}
+
+// ------------------------------------------------------------------- main
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "regions", test_regions }, { "tails", test_tails },     { "copy", test_copy },
+	{ "raw", test_raw },         { "prio", test_prio },       { "timeout", test_timeout },
+	{ "held", test_held },       { "limits", test_limits },   { "liveness", test_liveness },
+};
+
+static int child(const char *role, int argc, char **argv)
+{
+	if (!strcmp(role, "victim"))
+		return victim();
+	if (!strcmp(role, "tails"))
+		return tails_child();
+	if (!strcmp(role, "prio"))
+		return prio_child(argc, argv);
+	if (!strcmp(role, "late"))
+		return late_sender(argc, argv);
+	if (!strcmp(role, "limits"))
+		return limits_child();
+	if (!strcmp(role, "listener"))
+		return listener();
+	printf("isolate: unknown role %s\n", role);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *role = arg_get(argc, argv, "role", "");
+	if (*role)
+		return child(role, argc, argv);
+	struct sysinfo s0, s1;
+	sysinfo(&s0);
+	char list[128];
+	strlcpy(list, arg_get(argc, argv, "test", "regions"), sizeof(list));
+	for (char *t = list; t && *t;) {
+		char *comma = strchr(t, ',');
+		if (comma)
+			*comma = 0;
+		unsigned k = 0;
+		while (k < sizeof(tests) / sizeof(tests[0]) && strcmp(tests[k].name, t))
+			k++;
+		if (k < sizeof(tests) / sizeof(tests[0]))
+			tests[k].fn();
+		else
+			CHECK("known test name", 0);
+		t = comma ? comma + 1 : NULL;
+	}
+	sysinfo(&s1);
+	CHECK_EQ("frames back after every test", s1.frames_free, s0.frames_free);
+	CHECK_EQ("no region or attachment left", s1.vregions + s1.attachments, s0.vregions + s0.attachments);
+	return utest_done("isolate");
+}
