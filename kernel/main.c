@@ -18,6 +18,7 @@
 #include "../drivers/vga/vgatext.h"
 #include "../drivers/pci/pci.h"
 #include "../drivers/net/e1000/e1000.h"
+#include "net/netdev.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
 
@@ -113,7 +114,7 @@ void kmain(uint32_t magic, uint32_t info)
 	apic_init(bi.rsdp);
 	timer_init(kernel_tick);
 	pci_init();
-	e1000_probe_all();
+	netdev_probe_all();
 	syscall_msr_init();
 	ata_init();
 	proc_init();
@@ -136,9 +137,12 @@ void kmain(uint32_t magic, uint32_t info)
 	else
 		tlb_flush_threshold = bench_tlb_threshold();
 	v = cmdline_get(&cmd, "copy_threshold");
-	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : -1,
+	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : 0,
+				 .threshold_measured = !v,
 				 .poll_halts = option_is("poll", "timer"),
 				 .rx_scrub = !option_is("rxscrub", "0") };
+	if (!v && netdev_count())
+		io.copy_threshold = bench_copy_threshold();
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.

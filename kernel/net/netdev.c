@@ -26,6 +26,17 @@ int netdev_register(struct netdev *nd)
 	return nd->index;
 }
 
+void netdev_unregister(struct netdev *nd)
+{
+	int k = 0;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i] != nd)
+			devs[k] = devs[i], devs[k]->index = k, k++;
+	for (int i = k; i < ndevs; i++)
+		devs[i] = NULL;
+	ndevs = k;
+}
+
 int netdev_count(void) { return ndevs; }
 
 struct netdev *netdev_get(int idx) { return idx >= 0 && idx < ndevs ? devs[idx] : NULL; }

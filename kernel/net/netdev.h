@@ -105,6 +105,8 @@ struct netdev {
 
 // Adds nd to the registry; returns its index, or -E_NOMEM when full.
 int netdev_register(struct netdev *nd);
+// Takes nd out of the registry (the ones after it move down a number).
+void netdev_unregister(struct netdev *nd);
 // Removes every registered netdev after calling its detach (drivers probe
 // again with netdev_probe_all). Returns how many were detached.
 int netdev_detach_all(void);

@@ -7,13 +7,12 @@
 #include "proc.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
-#include "../bench.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
 
 struct io ios[NIO];
-struct io_nic io_nics[E1000_MAX_NICS];
+struct io_nic io_nics[NETDEV_MAX];
 
 static struct io *get(long id)
 {
@@ -46,7 +45,7 @@ static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
 	*nic = __builtin_ctz(mask);
 	*chan = (uint16_t)(dev_no >> 8);
 	*raw = kind == IO_KIND_RAW;
-	if (*nic >= e1000_count())
+	if (*nic >= netdev_count())
 		return -E_NODEV;
 	// A raw channel only sends: it names no channel, so it can neither
 	// squat on one nor take another's frames.
@@ -76,7 +75,7 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	if (e2)
 		return e2;
 	*c = (struct io){ .gen = (uint32_t)((c->gen + 1) & RES_GEN_MASK), .used = true,
-			  .owner = caller, .nic = nic, .dev = e1000_get(nic), .channel = chan,
+			  .owner = caller, .nic = nic, .dev = netdev_get(nic), .channel = chan,
 			  .raw = raw, .n_in = (uint32_t)n_in, .n_out = (uint32_t)n_out };
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
@@ -159,8 +158,8 @@ static long set_regions(struct io *c, int caller, const struct io_regions *r)
 static void fill_stats(struct io *c, struct io_stats *s)
 {
 	struct io_nic *ni = &io_nics[c->nic];
-	struct e1000_stats es;
-	e1000_get_stats(c->dev, &es);
+	struct netdev_stats es;
+	c->dev->ops->get_stats(c->dev, &es);
 	*s = c->st;
 	s->drop_short = ni->drop_short, s->drop_ethertype = ni->drop_ethertype;
 	s->drop_badlen = ni->drop_badlen, s->drop_nochan = ni->drop_nochan;
@@ -171,9 +170,9 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	s->frames_held = c->pend_n;
 	s->frames_held_max = c->st.frames_held_max;
 	s->nic_frames = es.frames_owned, s->nic_irqs = es.irqs, s->nic_doorbells = es.doorbells;
-	s->nic_rx_no_buf = es.hw_rnbc;
-	e1000_get_mac(c->dev, s->mac);
-	s->link_up = e1000_link_up(c->dev);
+	s->nic_rx_no_buf = es.rx_no_buf;
+	memcpy(s->mac, c->dev->mac, 6);
+	s->link_up = c->dev->ops->link_up(c->dev);
 }
 
 static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
@@ -263,16 +262,16 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
 			return -E_NOENT;
-		if (c->raw ? size[i] < E1000_MIN_FRAME || size[i] > E1000_MAX_FRAME
+		if (c->raw ? size[i] < c->dev->min_frame || size[i] > c->dev->max_frame
 			   : size[i] > WIRE_MAX_PAYLOAD)
-			return c->raw && size[i] < E1000_MIN_FRAME ? -E_INVAL : -E_2BIG;
+			return c->raw && size[i] < c->dev->min_frame ? -E_INVAL : -E_2BIG;
 		if (pos[i] > c->out_size || size[i] > c->out_size - pos[i])
 			return -E_RANGE;
 		long e = payload_frames(c, pos[i], size[i], &pktframes[i]);
 		if (e)
 			return e;
 	}
-	return e1000_link_up(c->dev) ? 0 : -E_LINK;
+	return c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
 }
 
 static long output_io(int caller, long id, const uint64_t *a)
@@ -299,7 +298,7 @@ bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
 static bool poll_polling(void)
 {
 	bool polling = false;
-	for (int n = 0; n < e1000_count(); n++)
+	for (int n = 0; n < netdev_count(); n++)
 		if (io_nics[n].polling) {
 			io_poll_nic(n);
 			polling |= io_nics[n].polling;
@@ -330,19 +329,24 @@ void io_init(const struct io_options *o)
 {
 	io_poll_halts = o->poll_halts;
 	io_rx_scrub = o->rx_scrub;
-	for (int n = 0; n < e1000_count(); n++)
-		e1000_set_handler(e1000_get(n), io_nic_irq, NULL);
-	if (!e1000_count())
-		return;
-	bool given = o->copy_threshold >= 0;
-	if (given && o->copy_threshold > E1000_MAX_FRAME) {
-		pr_warn("io: copy_threshold=%ld is longer than any frame (%d): using %d\n",
-			o->copy_threshold, E1000_MAX_FRAME, E1000_MAX_FRAME);
+	netdev_set_upper(io_rx_ready, NULL);
+	int n = 0;
+	for (int i = 0; i < netdev_count(); i++) {
+		if (netdev_get(i)->rx_slots > IO_RING_MAX) {
+			pr_err("io: NIC %d has %d receive slots, more than %d: not used\n", i,
+			       netdev_get(i)->rx_slots, IO_RING_MAX);
+			continue;
+		}
+		n++;
 	}
-	io_copy_threshold = !given ? bench_copy_threshold()
-		: o->copy_threshold > E1000_MAX_FRAME ? E1000_MAX_FRAME : (uint64_t)o->copy_threshold;
-	pr_info("io: %d NIC(s); frames up to %lu bytes are copied, longer ones exchanged%s%s\n",
-		e1000_count(), io_copy_threshold, given ? " (set on the command line)" : " (measured)",
+	if (!n)
+		return;
+	io_copy_threshold = o->copy_threshold > IO_MAX_FRAME ? IO_MAX_FRAME : (uint64_t)o->copy_threshold;
+	if (o->copy_threshold > IO_MAX_FRAME)
+		pr_warn("io: copy_threshold=%ld is longer than any frame: %d\n", o->copy_threshold,
+			IO_MAX_FRAME);
+	pr_info("io: %d NIC(s); frames up to %lu bytes are copied, longer ones exchanged (%s)%s\n",
+		n, io_copy_threshold, o->threshold_measured ? "measured" : "set on the command line",
 		io_rx_scrub ? "" : "; receive tails NOT scrubbed (rxscrub=0)");
 }
 

@@ -9,7 +9,8 @@
 
 // Boot options (kernel command line).
 struct io_options {
-	long copy_threshold; // < 0: measure at boot (copy_threshold=N)
+	long copy_threshold;     // frames up to this many bytes are copied
+	bool threshold_measured; // measured at boot, not copy_threshold=N
 	bool poll_halts;     // poll=timer: halt between polls on a fast tick
 	bool rx_scrub;       // rxscrub=0 turns the receive-tail scrub off, to
 	                     // measure its cost; it lets stale bytes reach users

@@ -9,7 +9,6 @@
 #include "pmem.h"
 #include "proc.h"
 #include "../kprintf.h"
-#include "../../drivers/net/e1000/e1000_regs.h"
 #include <err.h>
 #include <string.h>
 
@@ -26,7 +25,7 @@ static void tx_done(uint64_t cookie, void *arg)
 
 void io_reclaim(struct io *c)
 {
-	e1000_tx_reclaim(c->dev, tx_done, NULL);
+	c->dev->ops->tx_reclaim(c->dev, tx_done, NULL);
 }
 
 static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
@@ -100,7 +99,7 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 	uint64_t tmpl_peer = ~0ull;
 	if (!io_tx_idle(c))
 		return -E_BUSY;
-	e1000_get_mac(c->dev, mac);
+	memcpy(mac, c->dev->mac, 6);
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		paddr_t hpa = 0;
 		if (!c->raw) {
@@ -113,7 +112,7 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 		c->st.tx_bytes += sizes[i];
 	}
 	for (uint32_t sent = 0; sent < c->n_out;) {
-		int r = e1000_tx_batch(c->dev, pkts + sent, (int)(c->n_out - sent));
+		int r = c->dev->ops->tx_batch(c->dev, pkts + sent, (int)(c->n_out - sent));
 		if (r < 0)
 			return r;
 		c->inflight += (uint32_t)r;
@@ -149,7 +148,8 @@ static void give_back(int nic, const struct frame *f)
 static void flush_refill(int nic)
 {
 	struct io_nic *ni = &io_nics[nic];
-	int taken = ni->nrefill ? e1000_rx_refill(e1000_get(nic), ni->refill, ni->nrefill) : 0;
+	struct netdev *nd = netdev_get(nic);
+	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;
 	if (taken < 0)
 		taken = 0;
 	for (int i = taken; i < ni->nrefill; i++)
@@ -160,8 +160,8 @@ static void flush_refill(int nic)
 // Posts only a full group, or when the ring runs below half its buffers.
 static void maybe_refill(int nic)
 {
-	if (io_nics[nic].nrefill >= REFILL_GROUP ||
-	    e1000_rx_free_slots(e1000_get(nic)) >= E1000_RX_DESC / 2)
+	struct netdev *nd = netdev_get(nic);
+	if (io_nics[nic].nrefill >= REFILL_GROUP || nd->ops->rx_free_slots(nd) >= nd->rx_slots / 2)
 		flush_refill(nic);
 }
 
@@ -255,10 +255,10 @@ static uint32_t get32(const uint8_t *p)
 
 // Checks a whole frame and hands it to its channel. Returns the drop
 // counter to bump, or NULL when the frame was taken.
-static uint64_t *dispatch(int nic, const struct frame *f, uint8_t errors)
+static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 {
 	struct io_nic *ni = &io_nics[nic];
-	if (errors)
+	if (error)
 		return &ni->drop_rxerr;
 	if (f->len < WIRE_FRAME_HLEN)
 		return &ni->drop_short;
@@ -301,7 +301,7 @@ static void take_fragment(int nic, const struct rxfrag *r)
 	}
 	if (!r->eop)
 		return;
-	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->errors);
+	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->error);
 	if (drop) {
 		(*drop)++;
 		give_back(nic, f);
@@ -320,11 +320,11 @@ static bool someone_waits(int nic)
 
 static void drain(int nic)
 {
-	struct e1000_dev *d = e1000_get(nic);
+	struct netdev *d = netdev_get(nic);
 	struct rxfrag fr[64];
 	int n;
 	do {
-		n = e1000_rx_poll(d, fr, 64);
+		n = d->ops->rx_poll(d, fr, 64);
 		for (int i = 0; i < n; i++)
 			take_fragment(nic, &fr[i]);
 		maybe_refill(nic);
@@ -343,23 +343,23 @@ void io_poll_nic(int nic)
 	if (!io_nics[nic].polling)
 		return;
 	io_nics[nic].polling = false;
-	e1000_rx_irq(e1000_get(nic), true);
+	netdev_get(nic)->ops->rx_irq(netdev_get(nic), true);
 	drain(nic);
 	flush_refill(nic);
 }
 
-void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg)
+// The NIC's receive interrupt: poll from here on until the batches that
+// wait are complete.
+void io_rx_ready(struct netdev *d, void *arg)
 {
 	(void)arg;
-	if (!(icr & E1000_INT_RX))
-		return;
-	int nic = e1000_index(d);
+	int nic = d->index;
 	// Counted for a batch still collecting; a cause latched while masked
 	// fires once more after a batch completes (the NIC counts it: nic_irqs).
 	for (int i = 0; i < NIO; i++)
 		if (ios[i].used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
 			ios[i].st.rx_irqs++;
-	e1000_rx_irq(d, false);
+	d->ops->rx_irq(d, false);
 	io_nics[nic].polling = true;
 	io_poll_nic(nic);
 }

@@ -5,13 +5,15 @@
 #include "io.h"
 #include "res.h"
 #include "../arch/x86_64/arch.h"
-#include "../../drivers/net/e1000/e1000.h"
+#include "../net/netdev.h"
 #include <io.h>
 #include <wire.h>
 
 
 #define IO_PEND 128            // frames held for a channel between input_io calls
 #define IO_MAX_BUFS 3          // receive buffers of the longest frame (9018 bytes)
+#define IO_RING_MAX 1024       // receive buffers a NIC may post (larger rings are refused)
+#define IO_MAX_FRAME (WIRE_FRAME_HLEN + WIRE_MAX_PAYLOAD) // longest frame we send
 #define IO_POLL_US 20           // poll=timer: the tick while polling
 #define IO_HDR_SLOT 64         // bytes per header in the header frames
 #define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
@@ -28,7 +30,7 @@ struct io {
 	bool used;
 	int owner;
 	int nic;
-	struct e1000_dev *dev;
+	struct netdev *dev;
 	uint16_t channel;
 	bool raw;              // IO_KIND_RAW: frames are sent as the user built them
 	uint32_t n_in, n_out;
@@ -60,12 +62,12 @@ struct io_nic {
 	bool overlong;         // partial had more buffers than IO_MAX_BUFS
 	// Frames waiting to go back to this NIC's ring: posted in groups, since
 	// every RDT write is a device register write (an exit under emulation).
-	paddr_t refill[E1000_RX_DESC + IO_MAX_BUFS];
+	paddr_t refill[IO_RING_MAX + IO_MAX_BUFS];
 	int nrefill;
 };
 
 extern struct io ios[NIO];
-extern struct io_nic io_nics[E1000_MAX_NICS];
+extern struct io_nic io_nics[NETDEV_MAX];
 extern uint64_t io_copy_threshold;
 extern bool io_rx_scrub;
 
@@ -82,7 +84,7 @@ void io_reclaim(struct io *c);
 // Reclaims until nothing of c is in flight (bounded); false if it stayed busy.
 bool io_tx_idle(struct io *c);
 void io_poll_nic(int nic);
-void io_nic_irq(struct e1000_dev *d, uint32_t icr, void *arg);
+void io_rx_ready(struct netdev *nd, void *arg);
 // Delivers held frames into the batch's slots, oldest first.
 void io_deliver_pending(struct io *c);
 void io_drop_pending(struct io *c);

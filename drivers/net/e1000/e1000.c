@@ -6,7 +6,7 @@
 #include "e1000_dev.h"
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
-#include "res/vspace.h"
+#include "dma.h"
 #include <err.h>
 #include <string.h>
 
@@ -39,7 +39,7 @@ static const uint32_t hw_reg[HW_N] = { E1000_MPC, E1000_RNBC, E1000_ROC, E1000_C
 static struct e1000_dev nics[E1000_MAX_NICS];
 static int nnics;
 
-// kmap_mmio cannot unmap: a window stays mapped for a NIC attached again.
+// dma_map_mmio cannot unmap: a window stays mapped for a NIC attached again.
 static struct {
 	struct pci_dev *pci;
 	volatile uint8_t *regs;
@@ -78,7 +78,7 @@ static int map_window(struct e1000_dev *d)
 		if (windows[i].pci)
 			continue;
 		windows[i].pci = d->pci;
-		windows[i].regs = kmap_mmio(b->base, E1000_MMIO_SIZE);
+		windows[i].regs = (volatile uint8_t *)dma_map_mmio(b->base, E1000_MMIO_SIZE);
 		d->regs = windows[i].regs;
 		return 0;
 	}
@@ -200,6 +200,8 @@ static void link_changed(struct e1000_dev *d)
 	d->link = up;
 	d->st.link_changes++;
 	kprintf("e1000 %d: link %s\n", d->idx, up ? "up" : "down");
+	if (!d->handler)
+		netdev_link_change(&d->nd, up);
 }
 
 // Reading ICR returns and clears the causes (SDM 13.4.17), which also drops
@@ -217,6 +219,8 @@ static void e1000_intr(void *arg)
 		d->st.rx_overruns++;
 	if (d->handler)
 		d->handler(d, icr, d->handler_arg);
+	else if (icr & E1000_INT_RX)
+		netdev_rx_ready(&d->nd); // the cause bits stop here
 }
 
 static void irq_setup(struct e1000_dev *d)
@@ -230,6 +234,63 @@ static void irq_setup(struct e1000_dev *d)
 	}
 	d->ims = E1000_INT_LSC | E1000_INT_RX;
 	e1000_wr(d, E1000_IMS, d->ims);
+}
+
+// ---- the netdev seam ----
+
+static struct e1000_dev *of(struct netdev *nd) { return (struct e1000_dev *)nd; }
+
+static int nd_tx_batch(struct netdev *nd, const struct netpkt *p, int n)
+{
+	return e1000_tx_batch(of(nd), p, n);
+}
+static int nd_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg)
+{
+	return e1000_tx_reclaim(of(nd), done, arg);
+}
+static int nd_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
+{
+	return e1000_rx_poll(of(nd), out, max);
+}
+static int nd_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
+{
+	return e1000_rx_refill(of(nd), pages, n);
+}
+static int nd_rx_free_slots(struct netdev *nd) { return e1000_rx_free_slots(of(nd)); }
+static void nd_rx_irq(struct netdev *nd, bool on) { e1000_rx_irq(of(nd), on); }
+static bool nd_link_up(struct netdev *nd) { return e1000_link_up(of(nd)); }
+static void nd_detach(struct netdev *nd);
+
+static void nd_get_stats(struct netdev *nd, struct netdev_stats *s)
+{
+	struct e1000_stats e;
+	e1000_get_stats(of(nd), &e);
+	*s = (struct netdev_stats){
+		.rx_frames = e.rx_frames, .rx_bytes = e.rx_bytes, .rx_errors = e.rx_errors,
+		.rx_no_buf = e.rx_no_buf, .tx_frames = e.tx_frames, .tx_bytes = e.tx_bytes,
+		.doorbells = e.doorbells, .irqs = e.irqs, .link_changes = e.link_changes,
+		.rx_refills = e.rx_refills, .tx_ring_full = e.tx_ring_full,
+		.tx_rejected = e.tx_rejected, .rx_refill_rejected = e.rx_refill_rejected,
+		.frames_owned = e.frames_owned,
+	};
+}
+
+static const struct netdev_ops e1000_netdev_ops = {
+	.tx_batch = nd_tx_batch, .tx_reclaim = nd_tx_reclaim, .rx_poll = nd_rx_poll,
+	.rx_refill = nd_rx_refill, .rx_free_slots = nd_rx_free_slots, .rx_irq = nd_rx_irq,
+	.link_up = nd_link_up, .get_stats = nd_get_stats, .detach = nd_detach,
+};
+
+static void netdev_init(struct e1000_dev *d)
+{
+	d->nd.ops = &e1000_netdev_ops;
+	d->nd.family = "e1000";
+	d->nd.model = d->model->name;
+	memcpy(d->nd.mac, d->mac, 6);
+	d->nd.min_frame = E1000_MIN_FRAME;
+	d->nd.max_frame = E1000_MAX_FRAME;
+	d->nd.rx_slots = E1000_RX_DESC - 1;
+	d->nd.tx_slots = E1000_TX_DESC - 1;
 }
 
 // ---- attach and detach ----
@@ -284,6 +345,9 @@ static int e1000_attach(struct pci_dev *p, uintptr_t model)
 	hw_start(d);
 	nnics++;
 	print_attach(d);
+	netdev_init(d);
+	if (netdev_register(&d->nd) < 0)
+		pr_warn("e1000 %d: the netdev registry is full: driver self-test only\n", d->idx);
 	return 0;
 }
 
@@ -349,11 +413,30 @@ static uint64_t detach(struct e1000_dev *d)
 	return n;
 }
 
+// One NIC through the seam; the table empties when the last one goes.
+static void nd_detach(struct netdev *nd)
+{
+	struct e1000_dev *d = of(nd);
+	if (!d->pci)
+		return;
+	detach(d);
+	d->pci = NULL;
+	bool any = false;
+	for (int i = 0; i < nnics; i++)
+		any |= nics[i].pci != NULL;
+	if (!any)
+		nnics = 0;
+}
+
 uint64_t e1000_detach_all(void)
 {
 	uint64_t n = 0;
-	for (int i = 0; i < nnics; i++)
-		n += detach(&nics[i]);
+	for (int i = 0; i < nnics; i++) {
+		netdev_unregister(&nics[i].nd);
+		if (nics[i].pci)
+			n += detach(&nics[i]);
+		nics[i].pci = NULL;
+	}
 	nnics = 0;
 	pr_info("e1000: detached, %lu frames freed\n", n);
 	return n;

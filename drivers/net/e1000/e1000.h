@@ -14,9 +14,10 @@
 #ifndef E1000_H
 #define E1000_H
 #include "arch/x86_64/arch.h"
+#include "net/netdev.h"
 
-#define E1000_MAX_NICS 4
-#define E1000_MAX_SEGS 6    // header + a 8960-byte payload at any offset (4 pages) + slack
+#define E1000_MAX_NICS NETDEV_MAX
+#define E1000_MAX_SEGS NETDEV_MAX_SEGS
 #define E1000_TX_DESC 1024  // 4 contiguous frames of descriptors
 #define E1000_RX_DESC 512   // 2 contiguous frames; 511 buffers posted at most
 #define E1000_RX_BUF 4096   // one frame per receive buffer
@@ -24,22 +25,6 @@
 #define E1000_MIN_FRAME 14   // an Ethernet header; the NIC pads to 60 (TCTL.PSP)
 
 struct e1000_dev; // one per NIC, owned by the driver
-
-struct netseg {
-	paddr_t pa;   // physical address of the first byte
-	uint32_t len; // bytes, > 0
-};
-struct netpkt {
-	struct netseg seg[E1000_MAX_SEGS];
-	int nseg;
-	uint64_t cookie; // returned to the done callback when the NIC is finished with it
-};
-struct rxfrag {
-	paddr_t pa;     // the buffer frame (page-aligned); the data starts at its first byte
-	uint16_t len;   // bytes of the frame in this buffer
-	bool eop;       // last buffer of the frame
-	uint8_t errors; // descriptor error bits (SDM 3.2.3.2), meaningful when eop
-};
 
 struct e1000_stats {
 	uint64_t rx_frames, rx_bytes; // frames (EOP buffers) and bytes handed out by rx_poll
@@ -60,8 +45,10 @@ struct e1000_stats {
 	uint64_t frames_owned;        // ring and buffer frames the driver holds now
 };
 
-// Attaches every supported NIC not yet attached (at most E1000_MAX_NICS);
-// returns the number attached now. Prints one line per NIC.
+// Attaches every supported NIC not yet attached (at most E1000_MAX_NICS)
+// and registers each as a netdev; returns the number attached now. Prints
+// one line per NIC. The I/O manager sees them only as struct netdev; the
+// e1000_* calls below are the driver's own, for its self-test.
 int e1000_probe_all(void);
 int e1000_count(void);
 struct e1000_dev *e1000_get(int idx); // NULL if none
@@ -103,8 +90,9 @@ void e1000_rx_irq(struct e1000_dev *d, bool enable);
 // Masks or unmasks TXDW (descriptor written back); off by default, since
 // QEMU completes a batch inside the TDT write.
 void e1000_tx_irq(struct e1000_dev *d, bool enable);
-// fn runs in the interrupt with the causes read from ICR, after the driver
-// handled LSC (link state, counter, message). NULL removes it.
+// Self-test only: fn runs in the interrupt with the causes read from ICR,
+// after the driver handled LSC, instead of the netdev callbacks. NULL
+// removes it.
 void e1000_set_handler(struct e1000_dev *d, void (*fn)(struct e1000_dev *d, uint32_t icr, void *arg),
 		       void *arg);
 void e1000_get_stats(struct e1000_dev *d, struct e1000_stats *s);

@@ -44,6 +44,7 @@ struct txslot {
 };
 
 struct e1000_dev {
+	struct netdev nd; // what the stack above sees (first: container_of is a cast)
 	int idx;
 	struct pci_dev *pci;
 	const struct model *model;

@@ -1,50 +1,14 @@
-// e1000 rings: descriptor rings in frames from pmem, receive buffers of
+// e1000 rings: descriptor rings in contiguous DMA frames, receive buffers of
 // one frame each, the zero-copy gather send (one doorbell per batch) and
 // the receive hand-off and refill.
 #include "e1000_dev.h"
-#include "res/pmem.h"
+#include "dma.h"
 #include <err.h>
 
 // Bytes behind one transmit descriptor. The SDM allows 16288 (3.3.3);
 // Linux's e1000 never gives one more than 4 KiB (E1000_MAX_DATA_PER_TXD)
 // and neither do we: a longer segment takes several descriptors.
 #define TXD_MAX 4096u
-
-// The lowest of n consecutive frames among f[0..m), or 0.
-static paddr_t find_run(const paddr_t *f, int m, int n)
-{
-	for (int i = 0; i < m; i++) {
-		int k = 1;
-		for (int j = 0; j < m && k < n; j++)
-			if (f[j] == f[i] + (paddr_t)k * PAGE_SIZE)
-				k++, j = -1; // found the next one: look for the one after it
-		if (k == n)
-			return f[i];
-	}
-	return 0;
-}
-
-// n zeroed frames forming one physical range (descriptor rings need it),
-// or 0. Takes frames until n of them are consecutive (at most
-// CONTIG_TRIES), then gives the others back.
-#define CONTIG_TRIES 64
-static paddr_t alloc_contig(int n)
-{
-	paddr_t f[CONTIG_TRIES], base = 0;
-	int m = 0;
-	while (!base && m < CONTIG_TRIES && (f[m] = pmem_alloc()) != 0)
-		base = find_run(f, ++m, n);
-	for (int i = m; i-- > 0;)
-		if (!base || f[i] < base || f[i] >= base + (paddr_t)n * PAGE_SIZE)
-			pmem_free(f[i]);
-	return base;
-}
-
-static void free_contig(paddr_t lo, int n)
-{
-	for (int i = n - 1; i >= 0; i--)
-		pmem_free(lo + (paddr_t)i * PAGE_SIZE);
-}
 
 // Puts a pinned frame in the next empty receive slot (not yet told to the NIC).
 static void rx_post(struct e1000_dev *d, paddr_t pa)
@@ -60,10 +24,9 @@ static void rx_post(struct e1000_dev *d, paddr_t pa)
 static int rx_fill_initial(struct e1000_dev *d)
 {
 	for (int i = 0; i < E1000_RX_DESC - 1; i++) {
-		paddr_t pa = pmem_alloc(); // zeroed: a buffer's tail may reach user space
+		paddr_t pa = dma_alloc_buf(); // zeroed: a buffer's tail may reach user space
 		if (!pa)
 			return -E_NOMEM;
-		pmem_pin(pa);
 		rx_post(d, pa);
 	}
 	return 0;
@@ -75,8 +38,7 @@ static uint64_t rx_free_bufs(struct e1000_dev *d)
 	for (int i = 0; i < E1000_RX_DESC; i++) {
 		if (!d->rxbuf[i])
 			continue;
-		pmem_unpin(d->rxbuf[i]);
-		pmem_free(d->rxbuf[i]);
+		dma_free_buf(d->rxbuf[i]);
 		d->rxbuf[i] = 0;
 		n++;
 	}
@@ -88,17 +50,17 @@ uint64_t e1000_rings_free(struct e1000_dev *d)
 {
 	uint64_t n = rx_free_bufs(d);
 	if (d->tx_ring_pa)
-		free_contig(d->tx_ring_pa, TX_RING_FRAMES), n += TX_RING_FRAMES;
+		dma_free_contig(d->tx_ring_pa, TX_RING_FRAMES), n += TX_RING_FRAMES;
 	if (d->rx_ring_pa)
-		free_contig(d->rx_ring_pa, RX_RING_FRAMES), n += RX_RING_FRAMES;
+		dma_free_contig(d->rx_ring_pa, RX_RING_FRAMES), n += RX_RING_FRAMES;
 	d->tx_ring_pa = d->rx_ring_pa = 0;
 	return n;
 }
 
 int e1000_rings_alloc(struct e1000_dev *d)
 {
-	d->tx_ring_pa = alloc_contig(TX_RING_FRAMES);
-	d->rx_ring_pa = alloc_contig(RX_RING_FRAMES);
+	d->tx_ring_pa = dma_alloc_contig(TX_RING_FRAMES);
+	d->rx_ring_pa = dma_alloc_contig(RX_RING_FRAMES);
 	if (!d->tx_ring_pa || !d->rx_ring_pa) {
 		e1000_rings_free(d);
 		return -E_NOMEM;
@@ -111,36 +73,13 @@ int e1000_rings_alloc(struct e1000_dev *d)
 	return r;
 }
 
-// Pins keep a frame from being exchanged or freed while the NIC reads it.
-// Frames of the kernel image are never either, and pmem refuses to pin
-// them (it keeps them outside the allocator): they go out unpinned.
-extern char __image_start[], __image_end[];
-static bool in_image(paddr_t pg)
-{
-	return pg >= arch_v2p(__image_start) && pg < PAGE_ROUND_UP(arch_v2p(__image_end));
-}
-
-static void tx_unpin(paddr_t pa, uint32_t len)
-{
-	for (paddr_t pg = PAGE_ROUND_DOWN(pa); pg < pa + len; pg += PAGE_SIZE)
-		if (!in_image(pg))
-			pmem_unpin(pg);
-}
-
-static void tx_pin(paddr_t pa, uint32_t len)
-{
-	for (paddr_t pg = PAGE_ROUND_DOWN(pa); pg < pa + len; pg += PAGE_SIZE)
-		if (!in_image(pg))
-			pmem_pin(pg);
-}
-
 // Frees n descriptors from tx_clean, unpinning their frames; returns bytes.
 static uint32_t tx_release(struct e1000_dev *d, uint32_t n)
 {
 	uint32_t bytes = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct txslot *s = &d->txs[d->tx_clean];
-		tx_unpin(s->pa, s->len);
+		dma_unpin(s->pa, s->len);
 		bytes += s->len;
 		*s = (struct txslot){ 0 };
 		d->tx_clean = (d->tx_clean + 1) % E1000_TX_DESC;
@@ -153,18 +92,13 @@ void e1000_tx_drop(struct e1000_dev *d) { tx_release(d, d->tx_used); }
 
 // ---- send ----
 
-// A segment lies in frames from the allocator or in the kernel image; the
-// first MiB (BIOS, ROMs) and anything pmem does not hand out are refused.
+// A segment lies in frames a device may be given (dma_check): the first
+// MiB (BIOS, ROMs) and anything the allocator does not hand out are refused.
 static int seg_check(const struct netseg *s)
 {
-	if (s->len == 0 || s->pa < 0x100000 || s->pa >= pmem_top())
-		return -E_INVAL;
 	if (s->len > E1000_MAX_FRAME)
 		return -E_2BIG;
-	for (paddr_t pg = PAGE_ROUND_DOWN(s->pa); pg < s->pa + s->len; pg += PAGE_SIZE)
-		if (!pmem_is_allocated(pg) || pg >= pmem_top())
-			return -E_INVAL;
-	return 0;
+	return s->len == 0 || dma_check(s->pa, s->len) ? -E_INVAL : 0;
 }
 
 static int pkt_check(const struct netpkt *p)
@@ -198,7 +132,7 @@ static int pkt_descs(const struct netpkt *p)
 static void tx_desc(struct e1000_dev *d, paddr_t pa, uint32_t len, bool last)
 {
 	uint32_t t = d->tx_tail;
-	tx_pin(pa, len);
+	dma_pin(pa, len);
 	d->tx[t].addr = pa;
 	d->tx[t].len = (uint16_t)len;
 	d->tx[t].cso = 0;
@@ -286,7 +220,7 @@ static void rx_account(struct e1000_dev *d, const struct rxfrag *f)
 	if (!f->eop)
 		return;
 	d->st.rx_frames++;
-	if (f->errors & E1000_RXE_FRAME)
+	if (f->error)
 		d->st.rx_errors++;
 }
 
@@ -301,9 +235,10 @@ int e1000_rx_poll(struct e1000_dev *d, struct rxfrag *out, int max)
 		if (!(status & E1000_RXD_DD))
 			break;
 		out[n] = (struct rxfrag){ .pa = d->rxbuf[i], .len = r->len,
-					  .eop = status & E1000_RXD_EOP, .errors = r->errors };
+					  .eop = status & E1000_RXD_EOP,
+					  .error = (status & E1000_RXD_EOP) && (r->errors & E1000_RXE_FRAME) };
 		rx_account(d, &out[n]);
-		pmem_unpin(d->rxbuf[i]);
+		dma_unpin(d->rxbuf[i], PAGE_SIZE);
 		d->rxbuf[i] = 0;
 		r->addr = 0;
 		r->status = 0;
@@ -316,28 +251,19 @@ int e1000_rx_poll(struct e1000_dev *d, struct rxfrag *out, int max)
 
 int e1000_rx_free_slots(struct e1000_dev *d) { return E1000_RX_DESC - 1 - (int)d->rx_posted; }
 
-// A receive buffer must be a whole frame from the allocator (pinnable).
-static int frame_check(paddr_t pa)
-{
-	if (pa < 0x100000 || (pa & (PAGE_SIZE - 1)) || pa >= pmem_top() || in_image(pa) ||
-	    !pmem_is_allocated(pa))
-		return -E_INVAL;
-	return pmem_is_pinned(pa) ? -E_BUSY : 0;
-}
-
 int e1000_rx_refill(struct e1000_dev *d, const paddr_t *frames, int n)
 {
 	if (n < 0 || (n > 0 && !frames))
 		return d->st.rx_refill_rejected++, -E_INVAL;
 	int k = n < e1000_rx_free_slots(d) ? n : e1000_rx_free_slots(d);
 	for (int i = 0; i < k; i++) {
-		int r = frame_check(frames[i]); // a frame listed twice is pinned the second time
+		int r = (int)dma_check_buf(frames[i]); // a frame listed twice is pinned the second time
 		if (r < 0) {
 			while (i-- > 0)
-				pmem_unpin(frames[i]);
+				dma_unpin(frames[i], PAGE_SIZE);
 			return d->st.rx_refill_rejected++, r;
 		}
-		pmem_pin(frames[i]);
+		dma_pin(frames[i], PAGE_SIZE);
 	}
 	for (int i = 0; i < k; i++)
 		rx_post(d, frames[i]);

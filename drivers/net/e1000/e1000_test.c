@@ -157,9 +157,9 @@ static void check_frag(struct rxcheck *c, const struct rxfrag *f)
 	c->got += f->len;
 	if (!f->eop)
 		return;
-	if ((c->got != c->b->size[i] || f->errors) && c->bad++ == 0)
-		kprintf("  packet %d: %u bytes (want %u), errors %x\n", i, c->got, c->b->size[i],
-			f->errors);
+	if ((c->got != c->b->size[i] || f->error) && c->bad++ == 0)
+		kprintf("  packet %d: %u bytes (want %u), error %d\n", i, c->got, c->b->size[i],
+			f->error);
 	c->next++;
 	c->got = 0;
 }
