@@ -174,6 +174,12 @@ static void test_copy(void)
 	struct io_stats s;
 	chan_stats(&rx, &s);
 	CHECK("copy: threshold above one buffer (boot with copy_threshold=9000)", s.copy_threshold > PG);
+	// Slot pages 1 of every slot swapped with pages of another region: a
+	// slot is then not physically contiguous, so a copy that ran past its
+	// first page would land outside the slot, not in page 1.
+	long scratch = create_vr(8 * PG, 2, -1);
+	for (uint64_t i = 0; i < 8; i++)
+		CHECK_EQ("copy: slot page swapped", exchange_pmem(rx.in_vr, scratch, i * NET_SLOT + PG, i * PG, 1), 0);
 	static const uint32_t sizes[] = { 4000, 4097, 8192, 8960 };
 	for (int k = 0; k < 4; k++) {
 		// The slots' pages around the payload hold a known byte: a copy
@@ -188,6 +194,7 @@ static void test_copy(void)
 	chan_stats(&rx, &s);
 	CHECK_EQ("copy: all copied, none exchanged", s.rx_exchanged, 0);
 	CHECK_EQ("copy: 32 copied", s.rx_copied, 32);
+	delete_vr(scratch);
 	chan_close(&tx);
 	chan_close(&rx);
 }
