@@ -369,7 +369,8 @@ long vregion_control(int caller, long id, uint64_t op, const uint64_t *a)
 	case VR_OP_FREE:
 	case VR_OP_PIN:
 	case VR_OP_UNPIN:
-		return range_op(r, op, a);
+		// A grantee uses the pages; their backing and pins are the owner's.
+		return caller && caller != r->owner ? -E_NOTOWNER : range_op(r, op, a);
 	case VR_OP_EXCHANGE:
 		return vregion_exchange(caller, id, (long)a[1], a[0], a[2], a[3]);
 	default:

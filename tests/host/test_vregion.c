@@ -327,18 +327,26 @@ static void test_grantee_uses_region(void)
 	uint64_t n0 = pmem_free_count();
 	long id = region_new(1, 4, VR_MEM_NONE), other = region_new(2, 1, VR_MEM_ALL);
 	CU_ASSERT_EQUAL(ctl(1, id, VR_OP_GRANT, 2, 0), 0);
-	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_ALLOC, 0, 2 * PG), 0);
+	// Backing and pins stay the owner's: a grantee freeing frames would
+	// make the owner's pages fault, pinning them would block its exchanges,
+	// and frames it allocated would count against the owner's limit.
+	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_ALLOC, 0, 2 * PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(ctl(1, id, VR_OP_ALLOC, 0, 2 * PG), 0);
 	CU_ASSERT(ctl(2, id, VR_OP_PADDR, PG, 0) == (long)vregion_frame(id, 1));
-	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_PIN, 0, PG), 0);
-	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(id, 0)), 1);
-	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_UNPIN, 0, PG), 0);
+	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_PIN, 0, PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(id, 0)), 0);
+	CU_ASSERT_EQUAL(ctl(1, id, VR_OP_PIN, 0, PG), 0);
+	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_UNPIN, 0, PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(ctl(1, id, VR_OP_UNPIN, 0, PG), 0);
 	paddr_t mine = vregion_frame(other, 0), theirs = vregion_frame(id, 1);
 	CU_ASSERT_EQUAL(ctl4(2, id, VR_OP_EXCHANGE, PG, (uint64_t)other, 0, 1), 0);
 	CU_ASSERT_EQUAL(vregion_frame(id, 1), mine);
 	CU_ASSERT_EQUAL(vregion_frame(other, 0), theirs);
 	// The owner cannot use the grantee's own region in the same call.
 	CU_ASSERT_EQUAL(ctl4(1, id, VR_OP_EXCHANGE, PG, (uint64_t)other, 0, 1), -E_NOTOWNER);
-	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_FREE, 0, 2 * PG), 0);
+	CU_ASSERT_EQUAL(ctl(2, id, VR_OP_FREE, 0, 2 * PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(vregion_frame(id, 0) != 0, 1);
+	CU_ASSERT_EQUAL(ctl(1, id, VR_OP_FREE, 0, 2 * PG), 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), n0 - 1);
 	CU_ASSERT_EQUAL(vregion_delete(1, id), 0);
 	CU_ASSERT_EQUAL(vregion_delete(2, other), 0);
