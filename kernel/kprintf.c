@@ -1,17 +1,26 @@
-// Kernel console: every message goes to COM1 and to VGA text.
+// Kernel console: every message goes to every sink main.c added (COM1 and
+// VGA text), so this file names no driver.
 #include "kprintf.h"
 #include "arch/x86_64/arch.h"
-#include "../drivers/serial/uart.h"
-#include "../drivers/vga/vgatext.h"
 #include <fmt.h>
 
 int log_level = LOG_INFO;
 static const char *const level_tag[] = { "error: ", "warn: ", "", "debug: " };
 
+#define MAX_SINKS 4
+static void (*sinks[MAX_SINKS])(const char *s, size_t n);
+static int nsinks;
+
+void console_add_sink(void (*write)(const char *s, size_t n))
+{
+	if (nsinks < MAX_SINKS)
+		sinks[nsinks++] = write;
+}
+
 void console_write(const char *s, size_t n)
 {
-	uart_write(s, n);
-	vga_write(s, n);
+	for (int i = 0; i < nsinks; i++)
+		sinks[i](s, n);
 }
 
 int kvprintf(const char *fmt, va_list ap)

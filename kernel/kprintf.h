@@ -7,6 +7,8 @@
 enum { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 extern int log_level; // messages above this level are dropped (cmdline log=N)
 
+// Where the console goes (main.c adds the serial port and VGA text).
+void console_add_sink(void (*write)(const char *s, size_t n));
 void console_write(const char *s, size_t n);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvprintf(const char *fmt, va_list ap);

@@ -19,6 +19,7 @@
 #include "../drivers/pci/pci.h"
 #include "../drivers/net/e1000/e1000.h"
 #include "net/netdev.h"
+#include "dma.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
 
@@ -104,14 +105,17 @@ void kmain(uint32_t magic, uint32_t info)
 	const char *v;
 	uart_init();
 	vga_init();
+	console_add_sink(uart_write);
+	console_add_sink(vga_write);
 	if (bootinfo_parse(&bi, magic, (const void *)(uintptr_t)info) < 0)
 		panic("boot: unknown boot loader magic %x", magic);
 	kprintf("tender-x86_64: booted by %s, cmdline \"%s\"\n", bi.loader, bi.cmdline);
 	apply_cmdline();
 	cpu_init();
 	trap_init();
+	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = proc_preempt_point });
 	memory_init();
-	apic_init(bi.rsdp);
+	apic_init(bi.rsdp, dma_map_mmio);
 	timer_init(kernel_tick);
 	pci_init();
 	netdev_probe_all();

@@ -31,7 +31,6 @@ void syscall_dispatch(struct trapframe *tf)
 {
 	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
 	uint64_t nr = tf->rax;
-	proc_current()->tf = tf;
 	syscall_count++;
 	tf->rax = nr < NSYSCALL && table[nr] ? (uint64_t)table[nr](a) : (uint64_t)-E_NOSYS;
 	proc_preempt_point();
@@ -45,7 +44,7 @@ long sys_exit(const uint64_t *a)
 long sys_getpid(const uint64_t *a)
 {
 	(void)a;
-	return proc_current()->pid;
+	return proc_self();
 }
 
 long sys_write(const uint64_t *a)
@@ -55,7 +54,7 @@ long sys_write(const uint64_t *a)
 	uint64_t n = a[1];
 	if (n > (1u << 20))
 		return -E_2BIG;
-	long r = uaccess_check(proc_current()->vs, u, n, false);
+	long r = uaccess_check(proc_vspace(proc_self()), u, n, false);
 	if (r < 0)
 		return r;
 	for (uint64_t done = 0; done < n;) {
@@ -84,7 +83,7 @@ long sys_spawn(const uint64_t *a)
 	args[0] = 0;
 	if (a[1] && (r = strncpy_from_user(args, a[1], sizeof(args))) < 0)
 		return r;
-	return proc_spawn(name, args, (int)a[2], proc_current()->pid);
+	return proc_spawn(name, args, (int)a[2], proc_self());
 }
 
 long sys_wait(const uint64_t *a)
@@ -92,7 +91,7 @@ long sys_wait(const uint64_t *a)
 	int status = 0;
 	long pid = (long)a[0];
 	if (a[1]) {
-		long r = uaccess_check(proc_current()->vs, a[1], sizeof(int), true);
+		long r = uaccess_check(proc_vspace(proc_self()), a[1], sizeof(int), true);
 		if (r < 0)
 			return r;
 	}
@@ -117,7 +116,7 @@ long sys_yield(const uint64_t *a)
 
 long sys_setprio(const uint64_t *a)
 {
-	return proc_setprio(proc_current()->pid, (long)a[0], (int)a[1]);
+	return proc_setprio(proc_self(), (long)a[0], (int)a[1]);
 }
 
 long sys_sysinfo(const uint64_t *a)

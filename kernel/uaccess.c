@@ -31,7 +31,7 @@ long uaccess_check(long vs, uptr_t addr, size_t n, bool write)
 // Moves n bytes between kernel buffer k and user range u, page by page.
 static long move(uptr_t u, void *k, size_t n, bool to_user)
 {
-	long vs = proc_current()->vs;
+	long vs = proc_vspace(proc_self());
 	long r = uaccess_check(vs, u, n, to_user);
 	if (r < 0)
 		return r;
@@ -57,7 +57,7 @@ long copy_to_user(uptr_t dst, const void *src, size_t n) { return move(dst, (voi
 
 long strncpy_from_user(char *dst, uptr_t src, size_t max)
 {
-	long vs = proc_current()->vs;
+	long vs = proc_vspace(proc_self());
 	for (size_t i = 0; i < max; i++) {
 		uint8_t *b = user_byte(vs, src + i, false);
 		if (!b || src + i < src)

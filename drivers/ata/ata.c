@@ -4,6 +4,7 @@
 #include "ata.h"
 #include "../../kernel/arch/x86_64/arch.h"
 #include "../../kernel/kprintf.h"
+#include "../../kernel/blkdev.h"
 #include <err.h>
 
 #define BASE 0x1f0
@@ -70,6 +71,8 @@ int ata_init(void)
 	if (!(id[83] & (1 << 10)) || !nsectors)
 		nsectors = (uint64_t)id[60] | (uint64_t)id[61] << 16;
 	pr_info("ata: disk of %lu sectors (%lu MiB)\n", nsectors, nsectors >> 11);
+	static const struct blkdev ata_blk = { "ata", ata_sectors, ata_read, ata_write };
+	blkdev_register(&ata_blk);
 	return 0;
 }
 

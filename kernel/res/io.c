@@ -14,11 +14,9 @@
 struct io ios[NIO];
 struct io_nic io_nics[NETDEV_MAX];
 
-static struct io *get(long id)
-{
-	int i = res_index(id, RES_IO, NIO);
-	return i >= 0 && ios[i].used && ios[i].gen == res_gen(id) ? &ios[i] : NULL;
-}
+static const struct res_table table = RES_TABLE(RES_IO, ios, 0);
+
+static struct io *get(long id) { return res_lookup(&table, id); }
 
 // The channel, if caller owns it: else NULL and *err says why.
 static struct io *mine(int caller, long id, long *err)
@@ -28,13 +26,7 @@ static struct io *mine(int caller, long id, long *err)
 	return *err ? NULL : c;
 }
 
-long io_live(void)
-{
-	long n = 0;
-	for (int i = 0; i < NIO; i++)
-		n += ios[i].used;
-	return n;
-}
+long io_live(void) { return res_count(&table); }
 
 static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
 {
@@ -62,24 +54,23 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		return e;
 	if (n_in > IO_MAX_BATCH || n_out > IO_MAX_BATCH || (n_in | n_out) == 0 || (raw && n_in))
 		return -E_INVAL;
-	struct io *c = NULL;
-	for (int i = 0; i < NIO; i++) {
-		if (ios[i].used && !raw && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].h.used && !raw && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
 			return -E_EXIST;
-		if (!ios[i].used && !c)
-			c = &ios[i];
-	}
-	if (!c || pmem_free_count() < IO_HDR_FRAMES)
+	if (pmem_free_count() < IO_HDR_FRAMES)
 		return -E_NOMEM;
-	long e2 = proc_charge(caller, LIM_CHANNELS, 1);
-	if (e2)
-		return e2;
-	*c = (struct io){ .gen = (uint32_t)((c->gen + 1) & RES_GEN_MASK), .used = true,
-			  .owner = caller, .nic = nic, .dev = netdev_get(nic), .channel = chan,
-			  .raw = raw, .n_in = (uint32_t)n_in, .n_out = (uint32_t)n_out };
+	struct io *c = res_alloc(&table);
+	if (!c)
+		return -E_NOMEM;
+	if ((e = proc_charge(caller, LIM_CHANNELS, 1))) {
+		res_free(c);
+		return e;
+	}
+	c->owner = caller, c->nic = nic, c->dev = netdev_get(nic), c->channel = chan;
+	c->raw = raw, c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
-	return res_id(RES_IO, c->gen, (unsigned)(c - ios));
+	return res_name(&table, c);
 }
 
 // Lets go of the registered regions (they may be deleted again).
@@ -102,7 +93,7 @@ static void free_channel(struct io *c)
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		pmem_free(c->hdr[i]);
 	proc_uncharge(c->owner, LIM_CHANNELS, 1);
-	c->used = false;
+	res_free(c);
 }
 
 static long free_io(int caller, long id)
@@ -314,7 +305,7 @@ void io_tick(void) { poll_polling(); }
 bool io_idle_poll(void)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].inflight)
+		if (ios[i].h.used && ios[i].inflight)
 			io_reclaim(&ios[i]);
 	bool polling = poll_polling();
 	if (!io_poll_halts)
@@ -353,25 +344,16 @@ void io_init(const struct io_options *o)
 static void release(int owner)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].owner == owner)
+		if (ios[i].h.used && ios[i].owner == owner)
 			free_channel(&ios[i]);
 }
 
-static long op_create(int caller, const uint64_t *a) { return get_io(caller, a[0], a[1], a[2]); }
-static long op_control(int caller, long id, uint64_t op, const uint64_t *a)
-{
-	return ctrl_io(caller, id, op, a);
-}
-
-const struct res_ops io_ops = {
-	.name = "io", .create = op_create, .destroy = free_io, .control = op_control,
-	.release = release,
-};
+const struct res_ops io_ops = { .name = "io", .release = release, .live = io_live };
 
 // System calls (lib/syscalls.def).
 long sys_get_io(const uint64_t *a)
 {
-	int pid = proc_current()->pid;
+	int pid = proc_self();
 	long e = uaccess_check(proc_vspace(pid), a[3], sizeof(long), true);
 	if (e)
 		return e;
@@ -382,7 +364,7 @@ long sys_get_io(const uint64_t *a)
 	return 0;
 }
 
-long sys_ctrl_io(const uint64_t *a) { return ctrl_io(proc_current()->pid, (long)a[0], a[1], a + 2); }
-long sys_input_io(const uint64_t *a) { return input_io(proc_current()->pid, (long)a[0], a[1], a[2]); }
-long sys_output_io(const uint64_t *a) { return output_io(proc_current()->pid, (long)a[0], a + 1); }
-long sys_free_io(const uint64_t *a) { return free_io(proc_current()->pid, (long)a[0]); }
+long sys_ctrl_io(const uint64_t *a) { return ctrl_io(proc_self(), (long)a[0], a[1], a + 2); }
+long sys_input_io(const uint64_t *a) { return input_io(proc_self(), (long)a[0], a[1], a[2]); }
+long sys_output_io(const uint64_t *a) { return output_io(proc_self(), (long)a[0], a + 1); }
+long sys_free_io(const uint64_t *a) { return free_io(proc_self(), (long)a[0]); }

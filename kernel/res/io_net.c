@@ -168,7 +168,7 @@ static void maybe_refill(int nic)
 static struct io *channel_of(int nic, uint16_t chan)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
+		if (ios[i].h.used && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
 			return &ios[i];
 	return NULL;
 }
@@ -313,7 +313,7 @@ static void take_fragment(int nic, const struct rxfrag *r)
 static bool someone_waits(int nic)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
+		if (ios[i].h.used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
 			return true;
 	return false;
 }
@@ -357,7 +357,7 @@ void io_rx_ready(struct netdev *d, void *arg)
 	// Counted for a batch still collecting; a cause latched while masked
 	// fires once more after a batch completes (the NIC counts it: nic_irqs).
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
+		if (ios[i].h.used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
 			ios[i].st.rx_irqs++;
 	d->ops->rx_irq(d, false);
 	io_nics[nic].polling = true;

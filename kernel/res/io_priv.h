@@ -26,8 +26,7 @@ struct frame {
 };
 
 struct io {
-	uint32_t gen;
-	bool used;
+	struct res_hdr h;
 	int owner;
 	int nic;
 	struct netdev *dev;

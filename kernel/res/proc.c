@@ -14,6 +14,19 @@
 #include <string.h>
 #include <sys.h>
 
+struct proc {
+	enum pstate state;
+	int pid, ppid, prio;
+	char name[PROC_NAME];
+	long vs;                // virtual space id
+	struct context *ctx;    // saved kernel context while switched out
+	int exit_status;
+	int slice;              // ticks left before a same-priority peer runs
+	uint64_t wake_tsc;      // sleep deadline, 0 = none
+	const void *chan;       // what the process sleeps on
+	uint64_t use[LIM_N];    // charged against the limits
+};
+
 #define SLICE_TICKS 10
 #define MAX_ARGS 32
 
@@ -38,16 +51,24 @@ void proc_init(void)
 	runq_init(&rq);
 }
 
-struct proc *proc_current(void) { return current; }
+int proc_self(void) { return current ? current->pid : 0; }
 
 static int slot(struct proc *p) { return (int)(p - procs); }
 
-struct proc *proc_by_pid(int pid)
+static struct proc *proc_by_pid(int pid)
 {
 	for (int i = 0; i < NPROC; i++)
 		if (procs[i].state != P_FREE && procs[i].pid == pid)
 			return &procs[i];
 	return NULL;
+}
+
+bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
+
+void proc_fault(int status, const char *why)
+{
+	kprintf("proc %d (%s) killed: %s\n", current->pid, current->name, why);
+	proc_exit(status);
 }
 
 int proc_count(void)
@@ -131,7 +152,6 @@ static void setup_kstack(struct proc *p, uint64_t entry, uint64_t rsp, int argc)
 	tf->ss = SEL_UDATA;
 	tf->rdi = (uint64_t)argc;
 	tf->rsi = rsp;
-	p->tf = tf;
 	struct context *c = (struct context *)((uint8_t *)tf - sizeof(*c));
 	memset(c, 0, sizeof(*c));
 	c->rip = (uint64_t)trap_return;
@@ -367,19 +387,8 @@ long proc_vspace(int pid)
 	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
 }
 
-static long op_spawn(int caller, const uint64_t *a)
-{
-	return proc_spawn((const char *)a[0], (const char *)a[1], (int)a[2], caller);
-}
-
-static long op_control(int caller, long pid, uint64_t op, const uint64_t *a)
-{
-	return op == 1 ? proc_setprio(caller, pid, (int)a[0]) : -E_INVAL;
-}
-
-// Processes are named by pid; create spawns (kernel strings), control op 1
-// sets the priority.
-const struct res_ops proc_ops = { .name = "proc", .create = op_spawn, .control = op_control };
+// Processes are reaped by wait, not released by an owner.
+const struct res_ops proc_ops = { .name = "proc" };
 
 long sys_getvs(const uint64_t *a)
 {

@@ -15,27 +15,15 @@ enum pstate { P_FREE, P_RUNNABLE, P_RUNNING, P_SLEEPING, P_ZOMBIE };
 // What one process may hold at most, so no process starves the others.
 enum proc_limit { LIM_FRAMES, LIM_REGIONS, LIM_CHANNELS, LIM_N };
 
-struct trapframe;
-
-struct proc {
-	enum pstate state;
-	int pid, ppid, prio;
-	char name[PROC_NAME];
-	long vs;                // virtual space id
-	struct context *ctx;    // saved kernel context while switched out
-	struct trapframe *tf;   // user state at the last kernel entry
-	int exit_status;
-	int slice;              // ticks left before a same-priority peer runs
-	uint64_t wake_tsc;      // sleep deadline, 0 = none
-	const void *chan;       // what the process sleeps on
-	uint64_t use[LIM_N];    // charged against the limits
-};
-
 void proc_init(void);
 // Creates a process running program `prog` with argument string `args`.
 long proc_spawn(const char *prog, const char *args, int prio, int ppid);
-struct proc *proc_current(void);
-struct proc *proc_by_pid(int pid);
+// The running process's pid (0: none, the kernel itself).
+int proc_self(void);
+// True while pid names a process (running, sleeping or not yet reaped).
+bool proc_exists(int pid);
+// Kills the running process for a fault: prints why, exits with status.
+void proc_fault(int status, const char *why) __attribute__((noreturn));
 void proc_exit(int status) __attribute__((noreturn));
 // Reaps an exited child of ppid (pid -1: any). Returns its pid, 0 when the
 // children are still running, -E_CHILD when there are none.

@@ -1,9 +1,9 @@
 // The table of managers: adding a resource kind is a file and a line here.
 #include "res.h"
 #include <stddef.h>
+#include <string.h>
 
 extern const struct res_ops vregion_ops, vuspace_ops, proc_ops, vspace_ops, io_ops;
-extern long vregion_live(void), vuspace_live(void), io_live(void);
 
 static const struct res_ops *const managers[RES_NKIND] = {
 	[RES_VSPACE] = &vspace_ops,
@@ -12,6 +12,48 @@ static const struct res_ops *const managers[RES_NKIND] = {
 	[RES_PROC] = &proc_ops,
 	[RES_IO] = &io_ops,
 };
+
+static struct res_hdr *slot_at(const struct res_table *t, unsigned i)
+{
+	return (struct res_hdr *)((char *)t->slots + (size_t)i * t->size);
+}
+
+void *res_lookup(const struct res_table *t, long id)
+{
+	int i = res_index(id, t->kind, t->n);
+	struct res_hdr *h = i >= 0 ? slot_at(t, (unsigned)i) : NULL;
+	return h && h->used && h->gen == res_gen(id) ? h : NULL;
+}
+
+void *res_alloc(const struct res_table *t)
+{
+	for (unsigned i = t->first; i < t->n; i++) {
+		struct res_hdr *h = slot_at(t, i);
+		if (h->used)
+			continue;
+		uint32_t gen = (h->gen + 1) & RES_GEN_MASK;
+		memset(h, 0, t->size);
+		*h = (struct res_hdr){ .gen = gen, .used = true };
+		return h;
+	}
+	return NULL;
+}
+
+long res_name(const struct res_table *t, const void *slot)
+{
+	const struct res_hdr *h = slot;
+	return res_id(t->kind, h->gen, (unsigned)(((const char *)slot - (char *)t->slots) / t->size));
+}
+
+void res_free(void *slot) { ((struct res_hdr *)slot)->used = false; }
+
+long res_count(const struct res_table *t)
+{
+	long n = 0;
+	for (unsigned i = 0; i < t->n; i++)
+		n += slot_at(t, i)->used;
+	return n;
+}
 
 const struct res_ops *res_ops_of(enum res_kind k)
 {
@@ -31,10 +73,6 @@ void res_release_owner(int pid)
 
 long res_live(enum res_kind k)
 {
-	switch (k) {
-	case RES_VREGION: return vregion_live();
-	case RES_VUSPACE: return vuspace_live();
-	case RES_IO: return io_live();
-	default: return 0;
-	}
+	const struct res_ops *m = res_ops_of(k);
+	return m && m->live ? m->live() : 0;
 }

@@ -6,6 +6,7 @@
 #define RES_H
 #include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum res_kind {
 	RES_VSPACE = 1,
@@ -41,19 +42,45 @@ static inline int res_index(long id, enum res_kind k, unsigned n)
 	return res_kind_is(id, k) && res_slot(id) < n ? (int)res_slot(id) : -1;
 }
 
-// The one shape of every manager's operations. `caller` is the pid acting
-// (0 for the kernel itself); arguments are the raw system-call words.
+// Every manager's table is an array of slots that start with this header;
+// res_* below allocate, look up (generation-checked), name, free and
+// count them, so the pattern is written once.
+struct res_hdr {
+	uint32_t gen; // steps at every allocation of the slot
+	bool used;
+};
+struct res_table {
+	enum res_kind kind;
+	void *slots;   // the manager's array; each element starts with struct res_hdr
+	size_t size;   // bytes per element
+	unsigned n;    // elements
+	unsigned first; // slots below are never handed out (the kernel's space)
+};
+#define RES_TABLE(k, arr, first_) { (k), (arr), sizeof((arr)[0]), sizeof(arr) / sizeof((arr)[0]), (first_) }
+
+// The slot id names, if in use with the same generation; else NULL.
+void *res_lookup(const struct res_table *t, long id);
+// The first free slot, zeroed but for its stepped generation, marked used;
+// NULL when the table is full.
+void *res_alloc(const struct res_table *t);
+long res_name(const struct res_table *t, const void *slot);
+void res_free(void *slot);
+long res_count(const struct res_table *t);
+
+// What the kernel does with every kind of resource alike, through the
+// table in res.c: free what an exiting process owned, and count what is
+// live (the leak check at exit). Creation and control differ by kind and
+// go through each manager's own system calls.
 struct res_ops {
 	const char *name;
-	long (*create)(int caller, const uint64_t *a);
-	long (*destroy)(int caller, long id);
-	long (*control)(int caller, long id, uint64_t op, const uint64_t *a);
 	void (*release)(int owner); // frees all the owner had, when it exits
+	long (*live)(void);         // how many exist now (NULL: not counted)
 };
 
 const struct res_ops *res_ops_of(enum res_kind k);
 // Releases every resource a process owned, manager by manager.
 void res_release_owner(int pid);
-// Counts live resources of every kind (for leak checks at exit).
+// Counts live resources of kind k (for leak checks at exit); 0 for a kind
+// that is not counted.
 long res_live(enum res_kind k);
 #endif

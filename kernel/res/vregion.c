@@ -9,13 +9,12 @@
 #include "../heap.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
-#include "../../drivers/ata/ata.h"
+#include "../blkdev.h"
 #include <err.h>
 #include <string.h>
 
 struct vregion {
-	uint32_t gen;
-	bool used;
+	struct res_hdr h;
 	int owner;
 	int grants[VR_MAX_GRANTS]; // pids given access; 0 = free slot
 	uint64_t npages;
@@ -28,13 +27,10 @@ struct vregion {
 };
 
 static struct vregion regions[NVREGION];
+static const struct res_table table = RES_TABLE(RES_VREGION, regions, 0);
 
 // The live region id names; a dying one is gone for every caller.
-static struct vregion *get_any(long id)
-{
-	int i = res_index(id, RES_VREGION, NVREGION);
-	return i >= 0 && regions[i].used && regions[i].gen == res_gen(id) ? &regions[i] : NULL;
-}
+static struct vregion *get_any(long id) { return res_lookup(&table, id); }
 
 static struct vregion *get(long id)
 {
@@ -42,10 +38,7 @@ static struct vregion *get(long id)
 	return r && !r->dying ? r : NULL;
 }
 
-static long id_of(struct vregion *r)
-{
-	return res_id(RES_VREGION, r->gen, (unsigned)(r - regions));
-}
+static long id_of(struct vregion *r) { return res_name(&table, r); }
 
 static bool may_use(const struct vregion *r, int caller)
 {
@@ -65,13 +58,7 @@ long vregion_access(int caller, long id)
 	return may_use(r, caller) ? 0 : -E_NOTOWNER;
 }
 
-long vregion_live(void)
-{
-	long n = 0;
-	for (int i = 0; i < NVREGION; i++)
-		n += regions[i].used;
-	return n;
-}
+long vregion_live(void) { return res_count(&table); }
 
 uint64_t vregion_pages(long id)
 {
@@ -200,15 +187,14 @@ long vregion_create(int owner, uint64_t size, int mem, int64_t disk)
 	if (size > VR_MAX_PAGES * PAGE_SIZE)
 		return -E_2BIG;
 	uint64_t n = PAGE_ROUND_UP(size) / PAGE_SIZE;
-	struct vregion *r = NULL;
-	for (int i = 0; i < NVREGION && !r; i++)
-		if (!regions[i].used)
-			r = &regions[i];
+	struct vregion *r = res_alloc(&table);
 	if (!r)
 		return -E_NOMEM;
 	long e = proc_charge(owner, LIM_REGIONS, 1);
-	if (e)
+	if (e) {
+		res_free(r);
 		return e;
+	}
 	paddr_t *frames = kzalloc(n * sizeof(paddr_t));
 	uint8_t *pins = kzalloc(n);
 	if (!frames || !pins || (mem == VR_MEM_ALL && pmem_free_count() < n))
@@ -219,11 +205,10 @@ long vregion_create(int owner, uint64_t size, int mem, int64_t disk)
 		kfree(frames);
 		kfree(pins);
 		proc_uncharge(owner, LIM_REGIONS, 1);
+		res_free(r);
 		return e;
 	}
-	*r = (struct vregion){ .gen = (uint32_t)((r->gen + 1) & RES_GEN_MASK), .used = true,
-			       .owner = owner, .npages = n, .frames = frames, .pins = pins,
-			       .disk = disk };
+	r->owner = owner, r->npages = n, r->frames = frames, r->pins = pins, r->disk = disk;
 	for (uint64_t p = 0; mem == VR_MEM_ALL && p < n; p++)
 		frames[p] = pmem_take();
 	return id_of(r);
@@ -247,8 +232,7 @@ static void destroy(struct vregion *r)
 	proc_uncharge(r->owner, LIM_REGIONS, 1);
 	kfree(r->frames);
 	kfree(r->pins);
-	r->used = false;
-	r->dying = false;
+	res_free(r);
 }
 
 long vregion_hold(int caller, long id)
@@ -300,7 +284,7 @@ static long grant(struct vregion *r, int caller, int pid)
 {
 	if (caller && r->owner != caller)
 		return -E_NOTOWNER;
-	if (!proc_by_pid(pid))
+	if (!proc_exists(pid))
 		return -E_SRCH;
 	int free_slot = -1;
 	for (int i = 0; i < VR_MAX_GRANTS; i++) {
@@ -455,7 +439,7 @@ static void release(int owner)
 {
 	for (int i = 0; i < NVREGION; i++) {
 		struct vregion *r = &regions[i];
-		if (!r->used)
+		if (!r->h.used)
 			continue;
 		for (int g = 0; g < VR_MAX_GRANTS; g++)
 			if (r->grants[g] == owner)
@@ -475,15 +459,7 @@ static void release(int owner)
 	}
 }
 
-static long op_create(int caller, const uint64_t *a)
-{
-	return vregion_create(caller, a[0], (int)a[1], (int64_t)a[2]);
-}
-
-const struct res_ops vregion_ops = {
-	.name = "vregion", .create = op_create, .destroy = vregion_delete,
-	.control = vregion_control, .release = release,
-};
+const struct res_ops vregion_ops = { .name = "vregion", .release = release, .live = vregion_live };
 
 // Moves [off, off+size) between the region and its backing store on disk.
 static long disk_io(int caller, long id, uint64_t off, uint64_t size, bool write)
@@ -493,21 +469,22 @@ static long disk_io(int caller, long id, uint64_t off, uint64_t size, bool write
 		return -E_BADID;
 	if (!may_use(r, caller))
 		return -E_NOTOWNER;
-	if (r->disk < 0)
+	const struct blkdev *b = blkdev_get();
+	if (r->disk < 0 || !b)
 		return -E_NODEV;
 	long e = check_bounds(r, off, size);
 	if (!e)
 		e = check_frames(r, off / PAGE_SIZE, size / PAGE_SIZE);
 	if (e)
 		return e;
-	uint64_t sectors_per_page = PAGE_SIZE / ATA_SECTOR;
-	uint64_t lba = ((uint64_t)r->disk + off) / ATA_SECTOR;
-	if (lba + size / ATA_SECTOR > ata_sectors())
+	uint64_t sectors_per_page = PAGE_SIZE / BLK_SECTOR;
+	uint64_t lba = ((uint64_t)r->disk + off) / BLK_SECTOR;
+	if (lba + size / BLK_SECTOR > b->sectors())
 		return -E_RANGE;
 	for (uint64_t p = off / PAGE_SIZE; p < (off + size) / PAGE_SIZE; p++, lba += sectors_per_page) {
 		void *buf = arch_p2v(r->frames[p]);
-		e = write ? ata_write(lba, (uint32_t)sectors_per_page, buf)
-			  : ata_read(lba, (uint32_t)sectors_per_page, buf);
+		e = write ? b->write(lba, (uint32_t)sectors_per_page, buf)
+			  : b->read(lba, (uint32_t)sectors_per_page, buf);
 		if (e)
 			return e;
 	}
@@ -517,27 +494,27 @@ static long disk_io(int caller, long id, uint64_t off, uint64_t size, bool write
 // System calls (lib/syscalls.def).
 long sys_create_vr(const uint64_t *a)
 {
-	return vregion_create(proc_current()->pid, a[0], (int)a[1], (int64_t)a[2]);
+	return vregion_create(proc_self(), a[0], (int)a[1], (int64_t)a[2]);
 }
 
-long sys_delete_vr(const uint64_t *a) { return vregion_delete(proc_current()->pid, (long)a[0]); }
+long sys_delete_vr(const uint64_t *a) { return vregion_delete(proc_self(), (long)a[0]); }
 
 long sys_ctrl_vr(const uint64_t *a)
 {
-	return vregion_control(proc_current()->pid, (long)a[0], a[1], a + 2);
+	return vregion_control(proc_self(), (long)a[0], a[1], a + 2);
 }
 
 long sys_exchange_pmem(const uint64_t *a)
 {
-	return vregion_exchange(proc_current()->pid, (long)a[0], (long)a[1], a[2], a[3], a[4]);
+	return vregion_exchange(proc_self(), (long)a[0], (long)a[1], a[2], a[3], a[4]);
 }
 
 long sys_read_vr(const uint64_t *a)
 {
-	return disk_io(proc_current()->pid, (long)a[0], a[1], a[2], false);
+	return disk_io(proc_self(), (long)a[0], a[1], a[2], false);
 }
 
 long sys_write_vr(const uint64_t *a)
 {
-	return disk_io(proc_current()->pid, (long)a[0], a[1], a[2], true);
+	return disk_io(proc_self(), (long)a[0], a[1], a[2], true);
 }

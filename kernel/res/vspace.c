@@ -8,8 +8,7 @@
 #include <string.h>
 
 struct vspace {
-	uint32_t gen;
-	bool used;
+	struct res_hdr h;
 	paddr_t root;
 	uint64_t ntables; // page-table frames below the root, user half
 };
@@ -24,12 +23,10 @@ static uint64_t mmio_next = MMIO_BASE;
 uint64_t tlb_full_flushes, tlb_page_flushes;
 uint64_t tlb_flush_threshold = TLB_FLUSH_THRESHOLD;
 
-static struct vspace *get(long id)
-{
-	int i = res_index(id, RES_VSPACE, NVSPACE);
-	return i >= 0 && vspaces[i].used && (vspaces[i].gen & RES_GEN_MASK) == res_gen(id)
-		       ? &vspaces[i] : NULL;
-}
+// Slot 0 is the kernel's space (KERNEL_VSPACE), never handed out.
+static const struct res_table tab = RES_TABLE(RES_VSPACE, vspaces, 1);
+
+static struct vspace *get(long id) { return res_lookup(&tab, id); }
 
 bool vspace_valid(long id) { return get(id) != NULL; }
 
@@ -207,26 +204,23 @@ void vspace_prune(long id, uint64_t va, uint64_t npages)
 
 long vspace_create(void)
 {
-	for (int i = 1; i < NVSPACE; i++) {
-		struct vspace *v = &vspaces[i];
-		if (v->used)
-			continue;
-		paddr_t root = pmem_alloc();
-		if (!root)
-			return -E_NOMEM;
-		paddr_t kroot = vspaces[res_slot(KERNEL_VSPACE)].root;
-		uint64_t *u = table(root);
-		if (kroot) { // share the kernel half: RAM identity map and MMIO window
-			uint64_t *k = table(kroot);
-			u[0] = k[0];
-			for (int j = 256; j < 512; j++)
-				u[j] = k[j];
-		}
-		*v = (struct vspace){ .gen = (uint32_t)((v->gen + 1) & RES_GEN_MASK), .used = true,
-				      .root = root };
-		return res_id(RES_VSPACE, v->gen, (unsigned)i);
+	struct vspace *v = res_alloc(&tab);
+	paddr_t root = v ? pmem_alloc() : 0;
+	if (!root) {
+		if (v)
+			res_free(v);
+		return -E_NOMEM;
 	}
-	return -E_NOMEM;
+	paddr_t kroot = vspaces[res_slot(KERNEL_VSPACE)].root;
+	uint64_t *u = table(root);
+	if (kroot) { // share the kernel half: RAM identity map and MMIO window
+		uint64_t *k = table(kroot);
+		u[0] = k[0];
+		for (int j = 256; j < 512; j++)
+			u[j] = k[j];
+	}
+	v->root = root;
+	return res_name(&tab, v);
 }
 
 // Frees a user-half subtree: tables always, leaf frames when PTE_OWNED.
@@ -260,7 +254,7 @@ long vspace_destroy(long id)
 			free_tree(v, root[i] & PTE_ADDR_MASK, 2);
 	}
 	pmem_free(v->root);
-	v->used = false;
+	res_free(v);
 	return 0;
 }
 
@@ -280,7 +274,7 @@ long vspace_activate(long id)
 void vspace_init_kernel(paddr_t ram_top)
 {
 	struct vspace *k = &vspaces[res_slot(KERNEL_VSPACE)];
-	*k = (struct vspace){ .gen = 0, .used = true, .root = pmem_alloc() };
+	*k = (struct vspace){ .h = { .gen = 0, .used = true }, .root = pmem_alloc() };
 	uint64_t *pml4 = table(k->root);
 	paddr_t pdpt = pmem_alloc(), mmio_pdpt = pmem_alloc();
 	if (!k->root || !pdpt || !mmio_pdpt)
@@ -313,27 +307,5 @@ void *kmap_mmio(paddr_t pa, size_t size)
 	return (void *)(va + (pa - base));
 }
 
-static long vs_create(int caller, const uint64_t *a)
-{
-	(void)caller, (void)a;
-	return vspace_create();
-}
-
-static long vs_destroy(int caller, long id)
-{
-	(void)caller;
-	return vspace_destroy(id);
-}
-
-// control op 1: number of page-table frames in use.
-static long vs_control(int caller, long id, uint64_t op, const uint64_t *a)
-{
-	(void)caller, (void)a;
-	if (!get(id))
-		return -E_BADID;
-	return op == 1 ? (long)vspace_tables(id) : -E_INVAL;
-}
-
-const struct res_ops vspace_ops = {
-	.name = "vspace", .create = vs_create, .destroy = vs_destroy, .control = vs_control,
-};
+// Spaces go with their process (proc.c), not through release.
+const struct res_ops vspace_ops = { .name = "vspace" };

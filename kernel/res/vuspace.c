@@ -9,8 +9,7 @@
 #include <err.h>
 
 struct vuspace {
-	uint32_t gen;
-	bool used;
+	struct res_hdr h;
 	int owner;
 	long vs, vr;
 	uint64_t va, npages;
@@ -19,19 +18,11 @@ struct vuspace {
 static struct vuspace atts[NVUSPACE];
 #define ATT_FLAGS (PTE_U | PTE_W | PTE_NX | PTE_HELD)
 
-static struct vuspace *get(long id)
-{
-	int i = res_index(id, RES_VUSPACE, NVUSPACE);
-	return i >= 0 && atts[i].used && atts[i].gen == res_gen(id) ? &atts[i] : NULL;
-}
+static const struct res_table table = RES_TABLE(RES_VUSPACE, atts, 0);
 
-long vuspace_live(void)
-{
-	long n = 0;
-	for (int i = 0; i < NVUSPACE; i++)
-		n += atts[i].used;
-	return n;
-}
+static struct vuspace *get(long id) { return res_lookup(&table, id); }
+
+long vuspace_live(void) { return res_count(&table); }
 
 uint64_t vuspace_addr(long id)
 {
@@ -65,7 +56,9 @@ static long attach_decode(int caller, long vr, long *vs, uint64_t va, uint64_t *
 	long e = vregion_access(caller, vr);
 	if (e)
 		return e;
-	long own = caller ? proc_by_pid(caller)->vs : *vs;
+	long own = caller ? proc_vspace(caller) : *vs;
+	if (own < 0)
+		return own; // no such process (a caller always is one: defensive)
 	if (*vs == 0)
 		*vs = own;
 	if (*vs != own)
@@ -84,19 +77,17 @@ long vuspace_attach(int caller, long vr, long vs, uint64_t va)
 	long e = attach_decode(caller, vr, &vs, va, &n);
 	if (e)
 		return e;
-	struct vuspace *a = NULL;
-	for (int i = 0; i < NVUSPACE && !a; i++)
-		if (!atts[i].used)
-			a = &atts[i];
+	struct vuspace *a = res_alloc(&table);
 	if (!a)
 		return -E_NOMEM;
-	if ((e = vregion_att_room(vr)) || (e = prepare(vs, va, n)))
+	if ((e = vregion_att_room(vr)) || (e = prepare(vs, va, n))) {
+		res_free(a);
 		return e;
-	*a = (struct vuspace){ .gen = (uint32_t)((a->gen + 1) & RES_GEN_MASK), .used = true,
-			       .owner = caller, .vs = vs, .vr = vr, .va = va, .npages = n };
-	long id = res_id(RES_VUSPACE, a->gen, (unsigned)(a - atts));
+	}
+	a->owner = caller, a->vs = vs, a->vr = vr, a->va = va, a->npages = n;
+	long id = res_name(&table, a);
 	if ((e = vregion_att_add(vr, id))) {
-		a->used = false;
+		res_free(a);
 		return e;
 	}
 	paddr_t f[64];
@@ -130,30 +121,25 @@ long vuspace_detach(int caller, long id)
 				  a->npages - p < 64 ? a->npages - p : 64, 0);
 	vspace_prune(a->vs, a->va, a->npages);
 	vregion_att_del(a->vr, id);
-	a->used = false;
+	res_free(a);
 	return 0;
 }
 
 static void release(int owner)
 {
 	for (int i = 0; i < NVUSPACE; i++)
-		if (atts[i].used && atts[i].owner == owner)
-			vuspace_detach(0, res_id(RES_VUSPACE, atts[i].gen, (unsigned)i));
-}
-
-static long op_create(int caller, const uint64_t *a)
-{
-	return vuspace_attach(caller, (long)a[0], (long)a[1], a[2]);
+		if (atts[i].h.used && atts[i].owner == owner)
+			vuspace_detach(0, res_name(&table, &atts[i]));
 }
 
 const struct res_ops vuspace_ops = {
-	.name = "vuspace", .create = op_create, .destroy = vuspace_detach, .release = release,
+	.name = "vuspace", .release = release, .live = vuspace_live,
 };
 
 // System calls (lib/syscalls.def).
 long sys_attach_vr(const uint64_t *a)
 {
-	return vuspace_attach(proc_current()->pid, (long)a[0], (long)a[1], a[2]);
+	return vuspace_attach(proc_self(), (long)a[0], (long)a[1], a[2]);
 }
 
-long sys_detach_vr(const uint64_t *a) { return vuspace_detach(proc_current()->pid, (long)a[0]); }
+long sys_detach_vr(const uint64_t *a) { return vuspace_detach(proc_self(), (long)a[0]); }

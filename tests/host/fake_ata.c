@@ -3,16 +3,20 @@
 #include "fake_ata.h"
 #include "fake_arch.h"
 #include "err.h"
+#include "blkdev.h"
 #include <string.h>
 
 struct fake_ata fake_ata;
 uint8_t fake_disk[FAKE_DISK_SECTORS * ATA_SECTOR];
+
+static const struct blkdev fake_blk = { "fake-ata", ata_sectors, ata_read, ata_write };
 
 void fake_ata_reset(void)
 {
 	for (size_t i = 0; i < sizeof(fake_disk); i++)
 		fake_disk[i] = (uint8_t)(i * 7 + (i >> 12));
 	fake_ata = (struct fake_ata){ .sectors = FAKE_DISK_SECTORS };
+	blkdev_register(&fake_blk);
 }
 
 uint64_t ata_sectors(void) { return fake_ata.sectors; }

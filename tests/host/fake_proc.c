@@ -7,6 +7,14 @@
 #include "err.h"
 #include <string.h>
 
+// The fake's own process table (the kernel's struct proc is private).
+struct proc {
+	enum pstate state;
+	int pid;
+	long vs;
+	uint64_t use[LIM_N];
+};
+
 static struct proc procs[FAKE_NPROC];
 static uint64_t limits[LIM_N];
 static struct proc *current;
@@ -23,7 +31,7 @@ void fake_proc_reset(void)
 	fake_io_nreleased = 0;
 }
 
-struct proc *proc_by_pid(int pid)
+static struct proc *proc_by_pid(int pid)
 {
 	for (int i = 0; i < FAKE_NPROC; i++)
 		if (procs[i].state != P_FREE && procs[i].pid == pid)
@@ -31,14 +39,16 @@ struct proc *proc_by_pid(int pid)
 	return NULL;
 }
 
-struct proc *fake_proc_add(int pid, long vs)
+bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
+
+void fake_proc_add(int pid, long vs)
 {
 	if (pid <= 0 || pid > FAKE_MAX_PID || proc_by_pid(pid))
 		fake_fatal("fake_proc_add: bad or duplicate pid %d", pid);
 	for (int i = 0; i < FAKE_NPROC; i++) {
 		if (procs[i].state == P_FREE) {
 			procs[i] = (struct proc){ .state = P_RUNNABLE, .pid = pid, .vs = vs };
-			return &procs[i];
+			return;
 		}
 	}
 	fake_fatal("fake_proc_add: table full");
@@ -61,11 +71,11 @@ void fake_proc_set_current(int pid)
 		fake_fatal("fake_proc_set_current: no pid %d", pid);
 }
 
-struct proc *proc_current(void)
+int proc_self(void)
 {
 	if (!current)
-		fake_fatal("proc_current: no current process (fake_proc_set_current)");
-	return current;
+		fake_fatal("proc_self: no current process (fake_proc_set_current)");
+	return current->pid;
 }
 
 void proc_set_limits(const uint64_t lim[LIM_N])
@@ -114,5 +124,5 @@ static void io_release(int owner)
 }
 
 const struct res_ops proc_ops = { .name = "proc" };
-const struct res_ops io_ops = { .name = "io", .release = io_release };
 long io_live(void) { return 0; }
+const struct res_ops io_ops = { .name = "io", .release = io_release, .live = io_live };

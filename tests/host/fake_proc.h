@@ -1,5 +1,5 @@
 // The host side of the process manager for the resource managers' tests:
-// vregion and vuspace ask proc_by_pid, proc_vspace and proc_current about
+// vregion and vuspace ask proc_exists, proc_vspace and proc_self about
 // pids, so tests register the pids they act for, each with a space. Also
 // the proc and I/O managers' entries of res.c's table (proc.c and io.c
 // switch contexts and drive NICs: not host-compilable).
@@ -14,9 +14,9 @@
 void fake_proc_reset(void);
 // Registers pid (in (0, FAKE_MAX_PID]) running in space vs; fails the test
 // when the table is full or the pid is taken.
-struct proc *fake_proc_add(int pid, long vs);
+void fake_proc_add(int pid, long vs);
 void fake_proc_remove(int pid);
-// proc_current() returns this process from now on (0: none, which fails).
+// proc_self() returns this process from now on (0: none, which fails).
 void fake_proc_set_current(int pid);
 
 // The fake I/O manager's release: pids it was called for, in order, and

@@ -14,7 +14,7 @@ HOST_BIN := $(HOST_DIR)/unit
 # (port I/O) are not among them: fake_proc.c and fake_ata.c stand in.
 HOST_KSRC := kernel/res/pmem.c kernel/res/vspace.c kernel/res/vregion.c \
 	kernel/res/vuspace.c kernel/res/res.c kernel/elf.c kernel/cmdline.c \
-	kernel/sched.c kernel/heap.c kernel/bootinfo.c lib/fmt.c lib/err.c lib/string.c lib/stats.c
+	kernel/sched.c kernel/heap.c kernel/bootinfo.c lib/fmt.c lib/err.c lib/string.c lib/stats.c kernel/blkdev.c
 HOST_TSRC := $(wildcard tests/host/*.c)
 HOST_OBJ := $(HOST_KSRC:%.c=$(HOST_DIR)/%.o) $(HOST_TSRC:%.c=$(HOST_DIR)/%.o)
 

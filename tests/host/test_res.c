@@ -132,19 +132,48 @@ static void test_ops_table(void)
 	CU_ASSERT_PTR_NULL(res_ops_of(RES_NKIND));
 	CU_ASSERT_PTR_NULL(res_ops_of((enum res_kind)-1));
 	CU_ASSERT_PTR_NULL(res_ops_of((enum res_kind)1000));
-	// The space manager through the table: create, control op 1, destroy.
-	uint64_t n0 = pmem_free_count();
-	const struct res_ops *vs = res_ops_of(RES_VSPACE);
-	const uint64_t a[4] = { 0 };
-	long id = vs->create(1, a);
-	CU_ASSERT_FATAL(id > 0);
-	CU_ASSERT_EQUAL(vspace_map(id, USER_BASE, pmem_alloc(), PTE_U | PTE_OWNED), 0);
-	CU_ASSERT_EQUAL(vs->control(1, id, 1, a), 3);
-	CU_ASSERT_EQUAL(vs->control(1, id, 2, a), -E_INVAL);
-	CU_ASSERT_EQUAL(vs->control(1, id + 1, 1, a), -E_BADID);
-	CU_ASSERT_EQUAL(vs->destroy(1, id), 0);
-	CU_ASSERT_EQUAL(vs->destroy(1, id), -E_BADID);
-	CU_ASSERT_EQUAL(pmem_free_count(), n0);
+	// Live counts go through the table: every counted kind, and only those.
+	long r = region_new(1, 1, VR_MEM_ALL);
+	attach(1, r, 0, USER_BASE);
+	CU_ASSERT_EQUAL(res_live(RES_VREGION), 1);
+	CU_ASSERT_EQUAL(res_live(RES_VUSPACE), 1);
+	CU_ASSERT_EQUAL(res_live(RES_VSPACE), 0); // spaces go with processes: not counted
+	CU_ASSERT_EQUAL(res_live(RES_PMEM), 0);
+	CU_ASSERT_EQUAL(res_live((enum res_kind)1000), 0);
+	CU_ASSERT_PTR_NOT_NULL(res_ops_of(RES_VREGION)->live);
+	CU_ASSERT_PTR_NULL(res_ops_of(RES_PROC)->release);
+	CU_ASSERT_EQUAL(vregion_delete(1, r), 0);
+	CU_ASSERT_EQUAL(res_live(RES_VREGION) + res_live(RES_VUSPACE), 0);
+}
+
+// The generic table helper on a table of its own: allocation order, the
+// first slots kept back, generation steps, names, lookups and counts.
+static void test_table_helper(void)
+{
+	static struct item {
+		struct res_hdr h;
+		int payload;
+	} items[3];
+	const struct res_table t = RES_TABLE(RES_IO, items, 1);
+	struct item *a = res_alloc(&t), *b = res_alloc(&t);
+	CU_ASSERT_PTR_EQUAL(a, &items[1]);
+	CU_ASSERT_PTR_EQUAL(b, &items[2]);
+	CU_ASSERT_PTR_NULL(res_alloc(&t)); // slot 0 is never handed out
+	CU_ASSERT_EQUAL(res_count(&t), 2);
+	a->payload = 7;
+	long ida = res_name(&t, a);
+	CU_ASSERT_EQUAL(res_slot(ida), 1);
+	CU_ASSERT_PTR_EQUAL(res_lookup(&t, ida), a);
+	CU_ASSERT_PTR_NULL(res_lookup(&t, res_id(RES_VREGION, res_gen(ida), 1))); // other kind
+	res_free(a);
+	CU_ASSERT_PTR_NULL(res_lookup(&t, ida));
+	struct item *c = res_alloc(&t);
+	CU_ASSERT_PTR_EQUAL(c, a);
+	CU_ASSERT_EQUAL(c->payload, 0); // zeroed
+	CU_ASSERT_EQUAL(res_gen(res_name(&t, c)), res_gen(ida) + 1);
+	CU_ASSERT_PTR_NULL(res_lookup(&t, ida)); // the old name stays stale
+	CU_ASSERT_PTR_NULL(res_lookup(&t, res_id(RES_IO, 0, 0)));
+	CU_ASSERT_PTR_NULL(res_lookup(&t, res_id(RES_IO, 0, 3))); // past the end
 }
 
 static void test_live_and_release(void)
@@ -254,6 +283,7 @@ int register_res(void)
 		TEST(test_generation_vuspace),
 		TEST(test_generation_vspace),
 		TEST(test_ops_table),
+		TEST(test_table_helper),
 		TEST(test_live_and_release),
 		TEST(test_hold),
 		TEST(test_limits),

@@ -416,27 +416,6 @@ static void test_detach_errors(void)
 	ASSERT_CLEAN(n0);
 }
 
-// Through the resource table, as the generic create/destroy paths call it.
-static void test_ops_entries(void)
-{
-	uint64_t n0 = pmem_free_count();
-	const struct res_ops *vr = res_ops_of(RES_VREGION), *vu = res_ops_of(RES_VUSPACE);
-	const uint64_t ca[3] = { 2 * PG, VR_MEM_ALL, (uint64_t)-1 };
-	long r = vr->create(1, ca);
-	CU_ASSERT_FATAL(r > 0);
-	CU_ASSERT_EQUAL(vr->control(1, r, VR_OP_SIZE, ca), 2 * PG);
-	const uint64_t aa[3] = { (uint64_t)r, 0, VA };
-	long id = vu->create(1, aa);
-	CU_ASSERT_FATAL(id > 0);
-	CU_ASSERT_EQUAL(pte_of(s1, VA + PG), vregion_frame(r, 1) | ATT_PTE);
-	CU_ASSERT_TRUE(vu->control == NULL); // attachments have no control op
-	CU_ASSERT_EQUAL(vu->destroy(2, id), -E_NOTOWNER);
-	CU_ASSERT_EQUAL(vu->destroy(1, id), 0);
-	CU_ASSERT_EQUAL(vr->destroy(2, r), -E_NOTOWNER);
-	CU_ASSERT_EQUAL(vr->destroy(1, r), 0);
-	ASSERT_CLEAN(n0);
-}
-
 // One attachment over VR_MAX_ATT, into a range no table covers yet:
 // -E_NOMEM, and no page table was made for it.
 static void test_att_limit_fresh_range(void)
@@ -535,7 +514,6 @@ int register_vuspace(void)
 		TEST(test_release_detaches_all),
 		TEST(test_delete_detaches_everywhere),
 		TEST(test_detach_errors),
-		TEST(test_ops_entries),
 		TEST(test_att_limit_fresh_range),
 		TEST(test_attach_nomem_prepare),
 		TEST(test_attach_over_unbacked_attachment),

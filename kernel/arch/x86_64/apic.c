@@ -3,7 +3,6 @@
 #include "apic.h"
 #include "arch.h"
 #include "../../kprintf.h"
-#include "../../res/vspace.h"
 #include <string.h>
 
 #define LAPIC_ID 0x20
@@ -112,7 +111,7 @@ static void pic_disable(void)
 		arch_outb(seq[i][0], seq[i][1]);
 }
 
-void apic_init(uint64_t rsdp_hint)
+void apic_init(uint64_t rsdp_hint, volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len))
 {
 	for (int i = 0; i < 16; i++)
 		isa_override[i].gsi = i;
@@ -121,8 +120,8 @@ void apic_init(uint64_t rsdp_hint)
 	if (madt)
 		parse_madt(madt);
 	pic_disable();
-	lapic = kmap_mmio(lapic_pa, PAGE_SIZE);
-	ioapic = kmap_mmio(ioapic_pa, PAGE_SIZE);
+	lapic = map_mmio(lapic_pa, PAGE_SIZE);
+	ioapic = map_mmio(ioapic_pa, PAGE_SIZE);
 	ioapic_pins = (int)((ioapic_rd(1) >> 16) & 0xff) + 1;
 	for (int i = 0; i < ioapic_pins; i++)
 		ioapic_wr(0x10 + 2 * i, 1u << 16); // masked

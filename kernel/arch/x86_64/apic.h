@@ -1,10 +1,13 @@
 // Local APIC, IOAPIC (routing of device interrupts), the legacy PIC masked.
 #ifndef APIC_H
 #define APIC_H
+#include "arch.h"
 #include <stdint.h>
 #include <stdbool.h>
 
-void apic_init(uint64_t rsdp_hint);
+// Finds the LAPIC and IOAPIC (MADT, else the defaults) and maps their
+// registers with map_mmio (the kernel's, given by main.c: arch maps nothing).
+void apic_init(uint64_t rsdp_hint, volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len));
 void lapic_eoi(void);
 // Route a global system interrupt to a vector. PCI INTx: level, active low.
 int ioapic_route(int gsi, int vector, bool level, bool active_low);

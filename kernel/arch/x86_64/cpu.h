@@ -24,6 +24,14 @@ struct trapframe {
 
 void cpu_init(void);
 void trap_init(void);
+// What the kernel above does at a trap (main.c installs them): a fault in
+// user mode (status: the exit status, why: a description; must not return)
+// and the return to user mode after an interrupt (preemption).
+struct trap_hooks {
+	void (*user_fault)(int status, const char *why);
+	void (*to_user)(void);
+};
+void trap_set_hooks(const struct trap_hooks *h);
 void syscall_msr_init(void);
 // Enter user mode for the first time from a prepared trap frame.
 void trap_return(void);

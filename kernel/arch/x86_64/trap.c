@@ -4,7 +4,7 @@
 #include "cpu.h"
 #include "apic.h"
 #include "../../kprintf.h"
-#include "../../res/proc.h"
+#include <fmt.h>
 #include <sys.h>
 
 struct idt_gate {
@@ -92,18 +92,23 @@ static int fault_status(uint64_t v)
 	}
 }
 
+static struct trap_hooks hooks;
+
+void trap_set_hooks(const struct trap_hooks *h) { hooks = *h; }
+
+// Describes the fault and lets the kernel kill the process (no return).
 static void user_fault(struct trapframe *tf)
 {
 	const char *name = tf->vector < 32 && exc_name[tf->vector] ? exc_name[tf->vector] : "exception";
-	struct proc *p = proc_current();
+	char why[160];
 	if (tf->vector == 14)
-		kprintf("proc %d (%s) killed: page fault at %p (%s, %s) rip %p\n", p->pid, p->name,
-			(void *)read_cr2(), tf->error & 1 ? "protection" : "not present",
-			tf->error & 2 ? "write" : (tf->error & 16 ? "fetch" : "read"), (void *)tf->rip);
+		fmt_snprintf(why, sizeof(why), "page fault at %p (%s, %s) rip %p", (void *)read_cr2(),
+			     tf->error & 1 ? "protection" : "not present",
+			     tf->error & 2 ? "write" : (tf->error & 16 ? "fetch" : "read"), (void *)tf->rip);
 	else
-		kprintf("proc %d (%s) killed: %s (vector %lu, error %lx) rip %p\n", p->pid, p->name,
-			name, tf->vector, tf->error, (void *)tf->rip);
-	proc_exit(fault_status(tf->vector));
+		fmt_snprintf(why, sizeof(why), "%s (vector %lu, error %lx) rip %p", name, tf->vector,
+			     tf->error, (void *)tf->rip);
+	hooks.user_fault(fault_status(tf->vector), why);
 }
 
 static void kernel_fault(struct trapframe *tf)
@@ -128,6 +133,6 @@ void trap_dispatch(struct trapframe *tf)
 	if (handlers[tf->vector].fn)
 		handlers[tf->vector].fn(handlers[tf->vector].arg);
 	lapic_eoi();
-	if (from_user)
-		proc_preempt_point();
+	if (from_user && hooks.to_user)
+		hooks.to_user();
 }
