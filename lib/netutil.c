@@ -142,3 +142,13 @@ void sort_u64(uint64_t *v, int n)
 			v[j] = v[j - 1], v[j - 1] = t;
 		}
 }
+
+void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after)
+{
+	const uint64_t *a = &before->rx_packets, *b = &after->rx_packets;
+	struct io_stats r = *after;
+	uint64_t *o = &r.rx_packets;
+	for (size_t i = 0; i <= (size_t)(&after->tx_doorbells - &after->rx_packets); i++)
+		o[i] = b[i] - a[i];
+	*d = r;
+}

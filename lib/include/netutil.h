@@ -45,4 +45,7 @@ long chan_echo(struct chan *c);
 // "a,b,c" -> out[0..n); returns n (at most max).
 int parse_u32_list(const char *s, uint32_t *out, int max);
 void sort_u64(uint64_t *v, int n);
+// d = after - before for every counter (rx_packets .. tx_doorbells); the
+// other fields (threshold, slot size, NIC state, MAC) are after's.
+void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after);
 #endif
