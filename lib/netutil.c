@@ -148,7 +148,7 @@ void stats_delta(struct io_stats *d, const struct io_stats *before, const struct
 	const uint64_t *a = &before->rx_packets, *b = &after->rx_packets;
 	struct io_stats r = *after;
 	uint64_t *o = &r.rx_packets;
-	for (size_t i = 0; i <= (size_t)(&after->tx_doorbells - &after->rx_packets); i++)
+	for (size_t i = 0; i < IO_STATS_COUNTERS; i++)
 		o[i] = b[i] - a[i];
 	*d = r;
 }

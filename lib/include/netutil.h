@@ -2,6 +2,7 @@
 // peers from "52:54:00:12:34:56" strings, payload patterns and checks.
 #ifndef LIB_NETUTIL_H
 #define LIB_NETUTIL_H
+#include <stddef.h>
 #include <ulib.h>
 #include <io.h>
 #include <wire.h>
@@ -45,7 +46,10 @@ long chan_echo(struct chan *c);
 // "a,b,c" -> out[0..n); returns n (at most max).
 int parse_u32_list(const char *s, uint32_t *out, int max);
 void sort_u64(uint64_t *v, int n);
-// d = after - before for every counter (rx_packets .. tx_doorbells); the
-// other fields (threshold, slot size, NIC state, MAC) are after's.
+// struct io_stats's counters: the uint64_t fields rx_packets .. tx_doorbells.
+#define IO_STATS_COUNTERS \
+	((offsetof(struct io_stats, tx_doorbells) - offsetof(struct io_stats, rx_packets)) / 8 + 1)
+// d = after - before for every counter; the other fields (threshold, slot
+// size, NIC state, MAC) are after's.
 void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after);
 #endif
