@@ -1,6 +1,6 @@
 # tender-x86_64: a resource-separated research kernel with zero-copy network I/O.
-# `make run` boots the demo; `make test` runs every test. Both install what
-# is missing (Debian packages) first.
+# `make run` boots the demo (two VMs exchanging packets); `make test` runs
+# every test. Both install what is missing (Debian packages) first.
 
 BUILD ?= build
 CROSS ?=
@@ -36,8 +36,8 @@ KERNEL := $(BUILD)/kernel.elf
 ISO := $(BUILD)/tender.iso
 DISK := $(BUILD)/disk.img
 
-.PHONY: all run test iso debug clean deps test-host test-qemu test-bochs fuzz bench-exchange \
-	bench-rtt bench-burst bench
+.PHONY: all run run-procs test iso debug clean deps test-host test-qemu test-bochs test-run fuzz \
+	bench-exchange bench-rtt bench-burst bench
 
 all: $(KERNEL)
 
@@ -91,8 +91,15 @@ $(DISK):
 	@mkdir -p $(dir $@)
 	truncate -s 16M $@
 
-# Boots the demo under QEMU with the console on this terminal.
-run: deps $(KERNEL) $(DISK)
+# The demo: two VMs joined by an emulated wire run user/netdemo.c, server
+# and client; both consoles on this terminal, each line led by its node's
+# name (tools/run-demo.sh).
+run: deps $(KERNEL)
+	@tools/run-demo.sh $(KERNEL)
+
+# The single-VM process demo (user/demo.c): spawns, faults, sleep, a disk
+# round trip; its console on this terminal.
+run-procs: deps $(KERNEL) $(DISK)
 	tools/qemu-run.sh $(KERNEL) "run=demo" 120 -drive file=$(DISK),if=ide,format=raw
 
 # QEMU waits for gdb on :1234; gdb loads the kernel's symbols.
@@ -111,7 +118,12 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: deps test-host test-qemu test-bochs test-linux-baseline test-interop
+test: deps test-host test-qemu test-run test-bochs test-linux-baseline test-interop
+
+# make run's demo, without a terminal: its output checked, then interrupted
+# mid-run, which must leave no QEMU and no socket behind.
+test-run: $(KERNEL)
+	tests/qemu/net/demo.sh $(KERNEL)
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000, each side as server once (tests/interop/run.sh).

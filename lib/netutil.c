@@ -103,3 +103,52 @@ uint64_t tsc_hz(void)
 	sysinfo(&si);
 	return si.tsc_hz;
 }
+
+uint32_t chan_rx_seq(struct chan *c, uint32_t i)
+{
+	const uint8_t *h = chan_in(c, i) - WIRE_HLEN;
+	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+}
+
+long chan_echo(struct chan *c)
+{
+	uint64_t size = c->sizes[0], pages = (WIRE_FRAME_HLEN + size + 4095) / 4096;
+	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0); // the last send's frames are free again
+	long e = exchange_pmem(c->in_vr, c->out_vr, c->pos[0] - WIRE_FRAME_HLEN, 0, pages);
+	if (e < 0)
+		return e;
+	c->peers[0] = 0;
+	c->osize[0] = size;
+	c->opos[0] = WIRE_FRAME_HLEN;
+	return chan_send(c);
+}
+
+int parse_u32_list(const char *s, uint32_t *out, int max)
+{
+	int n = 0;
+	while (*s && n < max) {
+		out[n++] = (uint32_t)atol(s);
+		while (*s && *s++ != ',')
+			;
+	}
+	return n;
+}
+
+void sort_u64(uint64_t *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t t = v[j];
+			v[j] = v[j - 1], v[j - 1] = t;
+		}
+}
+
+void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after)
+{
+	const uint64_t *a = &before->rx_packets, *b = &after->rx_packets;
+	struct io_stats r = *after;
+	uint64_t *o = &r.rx_packets;
+	for (size_t i = 0; i < IO_STATS_COUNTERS; i++)
+		o[i] = b[i] - a[i];
+	*d = r;
+}

@@ -13,7 +13,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 nics=${NICS:-1} model=${MODEL:-e1000}
 mkdir -p "$logdir"
 sock=$(mktemp -d /tmp/netpair.XXXXXX)
-trap 'kill $spid $cpid 2>/dev/null; rm -rf "$sock"' EXIT
+spid= cpid=
+# On any exit, interrupted too: both QEMUs (qemu-run.sh's timeout child
+# first, which passes the signal on to QEMU), then the sockets.
+cleanup() {
+	local p
+	for p in $spid $cpid; do
+		pkill -TERM -P "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+	done
+	rm -rf "$sock"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 smac() { printf '52:54:00:00:10:%02x' "$1"; }
 cmac() { printf '52:54:00:00:20:%02x' "$1"; }
 args() { # side
@@ -36,7 +49,8 @@ SERIAL=$logdir/server.log "$here/qemu-run.sh" "$kernel" "$(subst "$scmd")" "$tmo
 	>/dev/null 2>"$logdir/server.err" &
 spid=$!
 for ((t = 0; t < 600; t++)); do
-	[ "$(grep -ac READY "$logdir/server.log" 2>/dev/null)" -ge "${READY:-1}" ] && break
+	n=$(grep -ac READY "$logdir/server.log" 2>/dev/null)
+	[ "${n:-0}" -ge "${READY:-1}" ] && break
 	kill -0 $spid 2>/dev/null || break
 	sleep 0.1
 done
@@ -48,5 +62,6 @@ wait $cpid
 crc=$?
 wait $spid
 src=$?
+spid= cpid=
 echo "net-pair: server status $src, client status $crc"
 [ $src -eq 0 ] && [ $crc -eq 0 ]

@@ -11,12 +11,6 @@
 #define BATCH 128
 static struct chan c;
 
-static uint32_t rx_seq(uint32_t i)
-{
-	const uint8_t *h = chan_in(&c, i) - WIRE_HLEN;
-	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
-}
-
 // One burst of S-byte packets starting at sequence number seq; 0 on success.
 static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
 {
@@ -39,16 +33,14 @@ static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
 
 static int client(int argc, char **argv)
 {
-	char sizes[256];
-	strlcpy(sizes, arg_get(argc, argv, "sizes", "64,1500,8192"), sizeof(sizes));
+	uint32_t sizes[32];
+	int nsz = parse_u32_list(arg_get(argc, argv, "sizes", "64,1500,8192"), sizes, 32);
 	int reps = (int)arg_long(argc, argv, "reps", 5), warm = (int)arg_long(argc, argv, "warm", 1);
 	uint64_t hz = tsc_hz();
 	uint32_t seq = 0;
 	int bad = 0;
-	for (char *p = sizes; *p;) {
-		uint32_t size = (uint32_t)atol(p);
-		while (*p && *p++ != ',')
-			;
+	for (int z = 0; z < nsz; z++) {
+		uint32_t size = sizes[z];
 		for (int k = 0; k < warm + reps; k++) {
 			struct io_stats a, b;
 			uint64_t t0, t1;
@@ -89,7 +81,7 @@ static int server(void)
 		}
 		bool quit = true;
 		for (long i = 0; i < r; i++) {
-			bad += !payload_check(chan_in(&c, (uint32_t)i), rx_seq((uint32_t)i), (uint32_t)c.sizes[i]);
+			bad += !payload_check(chan_in(&c, (uint32_t)i), chan_rx_seq(&c, (uint32_t)i), (uint32_t)c.sizes[i]);
 			quit &= c.sizes[i] == 0;
 		}
 		batches++;

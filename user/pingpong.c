@@ -11,22 +11,7 @@
 static struct chan c;
 static uint64_t hz;
 
-static uint32_t rx_seq(uint32_t i) // the sender's sequence number, from the header
-{
-	const uint8_t *h = chan_in(&c, i) - WIRE_HLEN;
-	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
-}
-
 static uint64_t ns(uint64_t tsc) { return tsc * 1000000000ull / hz; }
-
-static void sort(uint64_t *v, int n)
-{
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t t = v[j];
-			v[j] = v[j - 1], v[j - 1] = t;
-		}
-}
 
 // One round trip of `size` bytes with sequence number seq; returns TSC
 // ticks, or 0 when the echo did not come or did not match.
@@ -51,23 +36,14 @@ static uint64_t round_trip(uint32_t size, uint32_t seq)
 
 static int client(int argc, char **argv)
 {
-	char sizes[256];
-	char *list[32];
-	strlcpy(sizes, arg_get(argc, argv, "sizes", "1,60,1500,4096,8192,8960"), sizeof(sizes));
-	int nsz = 0;
-	for (char *p = sizes; *p && nsz < 32;) {
-		list[nsz++] = p;
-		while (*p && *p != ',')
-			p++;
-		if (*p)
-			*p++ = 0;
-	}
+	uint32_t list[32];
+	int nsz = parse_u32_list(arg_get(argc, argv, "sizes", "1,60,1500,4096,8192,8960"), list, 32);
 	int iters = (int)arg_long(argc, argv, "iters", 20), warm = (int)arg_long(argc, argv, "warm", 3);
 	static uint64_t t[1000];
 	uint32_t seq = 0;
 	int bad = 0;
 	for (int k = 0; k < nsz; k++) {
-		uint32_t size = (uint32_t)atol(list[k]);
+		uint32_t size = list[k];
 		int n = 0;
 		for (int it = 0; it < warm + iters && n < 1000; it++) {
 			uint64_t d = round_trip(size, seq++);
@@ -79,27 +55,13 @@ static int client(int argc, char **argv)
 			continue;
 		for (int i = 0; i < n; i++)
 			printf("RTT system=kernel bytes=%u ns=%lu\n", size, t[i]);
-		sort(t, n);
+		sort_u64(t, n);
 		printf("RESULT rtt system=kernel bytes=%u n=%d median_ns=%lu p99_ns=%lu min_ns=%lu\n", size,
 		       n, t[n / 2], t[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], t[0]);
 	}
 	CHECK_EQ("every echo came back identical", bad, 0);
 	CHECK("quit acknowledged", round_trip(0, seq) != 0);
 	return 0;
-}
-
-// Echoes one received packet: its pages go to the output region by
-// exchange (the copy threshold decided how they were filled).
-static long echo(void)
-{
-	uint64_t size = c.sizes[0], pages = (WIRE_FRAME_HLEN + size + 4095) / 4096;
-	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0); // the last send's frames are free again
-	long e = exchange_pmem(c.in_vr, c.out_vr, c.pos[0] - WIRE_FRAME_HLEN, 0, pages);
-	if (e < 0)
-		return e;
-	c.osize[0] = size;
-	c.opos[0] = WIRE_FRAME_HLEN;
-	return chan_send(&c);
 }
 
 static int server(struct io_stats *s)
@@ -115,14 +77,14 @@ static int server(struct io_stats *s)
 			break;
 		}
 		uint32_t size = (uint32_t)c.sizes[0], frame = WIRE_FRAME_HLEN + size;
-		bad += !payload_check(chan_in(&c, 0), rx_seq(0), size);
+		bad += !payload_check(chan_in(&c, 0), chan_rx_seq(&c, 0), size);
 		chan_stats(&c, s);
 		if ((frame < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : frame) <= s->copy_threshold)
 			want_c++;
 		else
 			want_x++;
 		n++;
-		long e = echo();
+		long e = chan_echo(&c); // its pages, exchanged: no copy
 		if (e != 1) {
 			printf("pingpong: echo failed: %s\n", err_name(e));
 			bad++;

@@ -2,6 +2,7 @@
 // peers from "52:54:00:12:34:56" strings, payload patterns and checks.
 #ifndef LIB_NETUTIL_H
 #define LIB_NETUTIL_H
+#include <stddef.h>
 #include <ulib.h>
 #include <io.h>
 #include <wire.h>
@@ -35,4 +36,20 @@ void payload_fill(uint8_t *p, uint32_t seq, uint32_t n);
 // 1 when p holds exactly that pattern (compared byte by byte and by wire_sum).
 int payload_check(const uint8_t *p, uint32_t seq, uint32_t n);
 uint64_t tsc_hz(void);
+
+// The sender's sequence number of received packet i (from its wire header).
+uint32_t chan_rx_seq(struct chan *c, uint32_t i);
+// Sends received packet 0 back to peer 0 without copying it: the pages it
+// arrived in are exchanged into output slot 0 (opos[0] then points past the
+// header room). Returns what output_io returned (1 when sent).
+long chan_echo(struct chan *c);
+// "a,b,c" -> out[0..n); returns n (at most max).
+int parse_u32_list(const char *s, uint32_t *out, int max);
+void sort_u64(uint64_t *v, int n);
+// struct io_stats's counters: the uint64_t fields rx_packets .. tx_doorbells.
+#define IO_STATS_COUNTERS \
+	((offsetof(struct io_stats, tx_doorbells) - offsetof(struct io_stats, rx_packets)) / 8 + 1)
+// d = after - before for every counter; the other fields (threshold, slot
+// size, NIC state, MAC) are after's.
+void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after);
 #endif
