@@ -118,7 +118,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: deps test-host test-qemu test-run test-bochs test-linux-baseline test-interop
+test: deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline test-interop
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -130,6 +130,11 @@ test-run: $(KERNEL)
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
 	tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+
+# The include graph: drivers, managers and arch point one way.
+.PHONY: test-layers
+test-layers:
+	tools/check-layers.sh
 
 test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt

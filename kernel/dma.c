@@ -98,6 +98,11 @@ void dma_unpin(paddr_t pa, uint64_t len)
 			pmem_unpin(pg);
 }
 
+paddr_t dma_alloc_page(void) { return pmem_alloc(); }
+void dma_free_page(paddr_t pa) { pmem_free(pa); }
+bool dma_pinned(paddr_t pa) { return pmem_is_pinned(pa); }
+uint64_t dma_free_frames(void) { return pmem_free_count(); }
+
 volatile uint32_t *dma_map_mmio(paddr_t pa, uint64_t len)
 {
 	return kmap_mmio(pa, len);

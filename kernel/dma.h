@@ -24,6 +24,11 @@ long dma_check_buf(paddr_t pa);
 // Pins and unpins every page of [pa, pa+len) (kernel-image pages need none).
 void dma_pin(paddr_t pa, uint64_t len);
 void dma_unpin(paddr_t pa, uint64_t len);
+// Single zeroed pages (payload buffers of a driver's self-test), unpinned.
+paddr_t dma_alloc_page(void);
+void dma_free_page(paddr_t pa);
+bool dma_pinned(paddr_t pa);
+uint64_t dma_free_frames(void); // frames free in the whole machine (leak checks)
 // Maps a device register window uncached into the kernel; never unmapped.
 volatile uint32_t *dma_map_mmio(paddr_t pa, uint64_t len);
 #endif

@@ -4,7 +4,7 @@
 #include "pci.h"
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
-#include "res/vspace.h"
+#include "dma.h"
 
 #define EDU_IDENT 0x00
 #define EDU_IRQ_STATUS 0x24
@@ -61,7 +61,7 @@ int pci_selftest_msi(void)
 		return 1;
 	}
 	pci_enable(p);
-	e.regs = kmap_mmio(p->bar[0].base, PAGE_SIZE);
+	e.regs = dma_map_mmio(p->bar[0].base, PAGE_SIZE);
 	int v = pci_irq_attach(p, edu_intr, &e);
 	int got = v >= 0 ? raise_all(&e, 16) : 0;
 	kprintf("  msi: edu %02x:%02x.%x ident %x, vector %d (%s), %d of 16 interrupts\n", p->bus,

@@ -17,7 +17,7 @@
 #include "../../../lib/wire.h"
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
-#include "res/pmem.h"
+#include "dma.h"
 #include <err.h>
 #include <fmt.h>
 #include <string.h>
@@ -68,7 +68,7 @@ static bool put_payload(struct batch *b, struct netpkt *p, uint32_t seq, uint32_
 {
 	uint32_t done = 0;
 	while (done < len) {
-		paddr_t f = pmem_alloc_nozero();
+		paddr_t f = dma_alloc_page();
 		if (!f)
 			return false;
 		b->frames[b->nframes++] = f;
@@ -92,7 +92,7 @@ static bool build_batch(struct batch *b, struct e1000_dev *from, struct e1000_de
 		e1000_get_mac(to, dst);
 	else
 		memset(dst, 0xff, 6);
-	*b = (struct batch){ .n = n, .seq0 = seq0, .hdr = pmem_alloc_nozero() };
+	*b = (struct batch){ .n = n, .seq0 = seq0, .hdr = dma_alloc_page() };
 	if (!b->hdr)
 		return false;
 	for (int i = 0; i < n; i++) {
@@ -113,9 +113,9 @@ static bool build_batch(struct batch *b, struct e1000_dev *from, struct e1000_de
 static void free_batch(struct batch *b)
 {
 	for (int i = 0; i < b->nframes; i++)
-		pmem_free(b->frames[i]);
+		dma_free_page(b->frames[i]);
 	if (b->hdr)
-		pmem_free(b->hdr);
+		dma_free_page(b->hdr);
 	b->nframes = 0;
 	b->hdr = 0;
 }
@@ -170,8 +170,8 @@ static bool swap_frames(struct e1000_dev *d, const struct rxfrag *f, int n)
 {
 	paddr_t fresh[32];
 	for (int i = 0; i < n; i++) {
-		fresh[i] = pmem_alloc_nozero();
-		pmem_free(f[i].pa);
+		fresh[i] = dma_alloc_page();
+		dma_free_page(f[i].pa);
 		if (!fresh[i])
 			return false;
 	}
@@ -355,8 +355,8 @@ static int tx_expect(struct e1000_dev *d, struct netpkt *p, int n, int want)
 static void test_tx_reject(struct e1000_dev *d)
 {
 	struct netpkt p[2];
-	paddr_t f = pmem_alloc(), gone = pmem_alloc();
-	pmem_free(gone);
+	paddr_t f = dma_alloc_page(), gone = dma_alloc_page();
+	dma_free_page(gone);
 	int bad = 0;
 	struct netpkt good = { .nseg = 1, .seg = { { f, 60 } } };
 	p[0] = good, p[0].nseg = 0;
@@ -378,8 +378,8 @@ static void test_tx_reject(struct e1000_dev *d)
 	p[0] = good, p[1] = good, p[1].seg[0].len = E1000_MAX_FRAME + 1;
 	bad += tx_expect(d, p, 2, -E_2BIG);
 	bad += tx_expect(d, p, -1, -E_INVAL);
-	bool pinned = pmem_is_pinned(f);
-	pmem_free(f);
+	bool pinned = dma_pinned(f);
+	dma_free_page(f);
 	report("e1000_tx_reject_bad_input", bad == 0 && !pinned);
 }
 
@@ -463,8 +463,8 @@ static void test_irq_mask(struct e1000_dev *a, struct e1000_dev *b, uint32_t *se
 // takes back the two buffers test_irq_mask kept (as a relay would).
 static void test_refill_reject(struct e1000_dev *b, const struct rxfrag got[2])
 {
-	paddr_t x = pmem_alloc(), gone = pmem_alloc(), twice[2];
-	pmem_free(gone);
+	paddr_t x = dma_alloc_page(), gone = dma_alloc_page(), twice[2];
+	dma_free_page(gone);
 	int bad = 0;
 	paddr_t p = x + 8;
 	bad += e1000_rx_refill(b, &p, 1) != -E_INVAL;
@@ -473,11 +473,11 @@ static void test_refill_reject(struct e1000_dev *b, const struct rxfrag got[2])
 	bad += e1000_rx_refill(b, &p, 1) != -E_INVAL;
 	twice[0] = twice[1] = x;
 	bad += e1000_rx_refill(b, twice, 2) != -E_BUSY;
-	bad += pmem_is_pinned(x);
-	pmem_pin(x);
+	bad += dma_pinned(x);
+	dma_pin(x, PAGE_SIZE);
 	bad += e1000_rx_refill(b, &x, 1) != -E_BUSY;
-	pmem_unpin(x);
-	pmem_free(x);
+	dma_unpin(x, PAGE_SIZE);
+	dma_free_page(x);
 	bad += e1000_rx_free_slots(b) != 2;
 	twice[0] = got[0].pa, twice[1] = got[1].pa;
 	bad += e1000_rx_refill(b, twice, 2) != 2;
@@ -487,7 +487,7 @@ static void test_refill_reject(struct e1000_dev *b, const struct rxfrag got[2])
 
 static bool balance(uint64_t free0, uint64_t owned0)
 {
-	uint64_t free1 = pmem_free_count(), owned1 = e1000_frames_owned_all();
+	uint64_t free1 = dma_free_frames(), owned1 = e1000_frames_owned_all();
 	bool ok = free1 == free0 && owned1 == owned0;
 	for (int i = 0; i < e1000_count(); i++)
 		ok = ok && e1000_rx_free_slots(e1000_get(i)) == 0 &&
@@ -592,7 +592,7 @@ static void loop_pairs(bool jumbo)
 	struct rxfrag got[2];
 	char name[2][40];
 	test_macs();
-	uint64_t free0 = pmem_free_count(), owned0 = e1000_frames_owned_all();
+	uint64_t free0 = dma_free_frames(), owned0 = e1000_frames_owned_all();
 	uint32_t seq = 1;
 	for (int i = 0; i + 1 < e1000_count(); i += 2) {
 		fmt_snprintf(name[0], sizeof(name[0]), "e1000_loop_%d_to_%d", i, i + 1);
@@ -619,7 +619,7 @@ static void mode_oneway(void)
 	if (!report("e1000_oneway_has_two_nics", e1000_count() >= 2))
 		return;
 	test_macs();
-	uint64_t free0 = pmem_free_count(), owned0 = e1000_frames_owned_all();
+	uint64_t free0 = dma_free_frames(), owned0 = e1000_frames_owned_all();
 	uint32_t seq = 1;
 	test_direction("e1000_oneway_0_to_1", e1000_get(0), e1000_get(1), 10, &seq, false);
 	report("e1000_oneway_frames_balance", balance(free0, owned0));
@@ -631,7 +631,7 @@ static void mode_basic(void)
 	struct e1000_dev *d = e1000_get(0);
 	if (!report("e1000_basic_attach_mac", d && mac_ok(d)))
 		return;
-	uint64_t free0 = pmem_free_count(), owned0 = e1000_frames_owned_all();
+	uint64_t free0 = dma_free_frames(), owned0 = e1000_frames_owned_all();
 	static struct batch bt;
 	struct e1000_stats s0, s1;
 	e1000_get_stats(d, &s0);
@@ -704,15 +704,15 @@ static void mode_link(void)
 static void mode_detach(void)
 {
 	int n = e1000_count();
-	uint64_t free0 = pmem_free_count(), owned = e1000_frames_owned_all();
+	uint64_t free0 = dma_free_frames(), owned = e1000_frames_owned_all();
 	uint64_t freed = e1000_detach_all();
-	uint64_t free1 = pmem_free_count();
+	uint64_t free1 = dma_free_frames();
 	bool ok = freed == owned && free1 == free0 + owned && e1000_count() == 0;
 	int again = e1000_probe_all();
-	ok = ok && again == n && e1000_frames_owned_all() == owned && pmem_free_count() == free0;
+	ok = ok && again == n && e1000_frames_owned_all() == owned && dma_free_frames() == free0;
 	kprintf("  detach freed %lu of %lu frames (free %lu -> %lu), attach again: %d NIC(s), "
 		"free %lu\n",
-		freed, owned, free0, free1, again, pmem_free_count());
+		freed, owned, free0, free1, again, dma_free_frames());
 	report("e1000_detach_frees_all", ok);
 }
 
