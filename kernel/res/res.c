@@ -18,13 +18,6 @@ static struct res_hdr *slot_at(const struct res_table *t, unsigned i)
 	return (struct res_hdr *)((char *)t->slots + (size_t)i * t->size);
 }
 
-void *res_lookup(const struct res_table *t, long id)
-{
-	int i = res_index(id, t->kind, t->n);
-	struct res_hdr *h = i >= 0 ? slot_at(t, (unsigned)i) : NULL;
-	return h && h->used && h->gen == res_gen(id) ? h : NULL;
-}
-
 void *res_alloc(const struct res_table *t)
 {
 	for (unsigned i = t->first; i < t->n; i++) {

@@ -21,7 +21,8 @@ struct vregion {
 	paddr_t *frames;           // per page; 0 = not backed
 	uint8_t *pins;             // per page, pins taken through ctrl_vr
 	int64_t disk;              // byte offset of the backing store, -1: none
-	long att[VR_MAX_ATT];      // attachments (virtual user space ids)
+	long att[VR_MAX_ATT];      // attachments (virtual user space ids), att[0..natt)
+	int natt;
 	uint32_t holds;            // channels that registered it (vregion_hold)
 	bool dying;                // owner gone while held: freed at the last unhold
 };
@@ -91,11 +92,11 @@ int64_t vregion_disk(long id)
 }
 
 // Tells every attachment that pages [first, first+n) now have new frames.
-static void remap(struct vregion *r, uint64_t first, uint64_t n)
+// Inline: the exchange's hot path (with vuspace_update and the range set).
+static inline __attribute__((always_inline)) void remap(struct vregion *r, uint64_t first, uint64_t n)
 {
-	for (int i = 0; i < VR_MAX_ATT; i++)
-		if (r->att[i])
-			vuspace_update(r->att[i], first, n, r->frames + first);
+	for (int i = 0; i < r->natt; i++)
+		vuspace_update(r->att[i], first, n, r->frames + first);
 }
 
 // Page range [off, off+len) of r: aligned and inside, or an error.
@@ -112,7 +113,7 @@ static long check_bounds(const struct vregion *r, uint64_t off, uint64_t len)
 
 // Every page of the range is backed and no frame is pinned (busy is
 // reported before not-backed when a range has both).
-static long check_frames(const struct vregion *r, uint64_t first, uint64_t n)
+static inline long check_frames(const struct vregion *r, uint64_t first, uint64_t n)
 {
 	bool unbacked = false;
 	for (uint64_t p = first; p < first + n; p++) {
@@ -218,9 +219,8 @@ long vregion_create(int owner, uint64_t size, int mem, int64_t disk)
 // Frames in a DMA are drained by the I/O manager before a region goes.
 static void destroy(struct vregion *r)
 {
-	for (int i = 0; i < VR_MAX_ATT; i++)
-		if (r->att[i])
-			vuspace_detach(0, r->att[i]);
+	while (r->natt) // each detach takes itself out of att[]
+		vuspace_detach(0, r->att[0]);
 	uint64_t backed = 0;
 	for (uint64_t p = 0; p < r->npages; p++) {
 		for (; r->pins[p]; r->pins[p]--)
@@ -409,29 +409,28 @@ long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t of
 long vregion_att_room(long id)
 {
 	struct vregion *r = get(id);
-	for (int i = 0; r && i < VR_MAX_ATT; i++)
-		if (!r->att[i])
-			return 0;
-	return r ? -E_NOMEM : -E_BADID;
+	return !r ? -E_BADID : r->natt < VR_MAX_ATT ? 0 : -E_NOMEM;
 }
 
 long vregion_att_add(long id, long vuid)
 {
-	struct vregion *r = get(id);
-	for (int i = 0; r && i < VR_MAX_ATT; i++)
-		if (!r->att[i]) {
-			r->att[i] = vuid;
-			return 0;
-		}
-	return r ? -E_NOMEM : -E_BADID;
+	long e = vregion_att_room(id);
+	if (!e) {
+		struct vregion *r = get(id);
+		r->att[r->natt++] = vuid;
+	}
+	return e;
 }
 
 void vregion_att_del(long id, long vuid)
 {
-	struct vregion *r = get(id);
-	for (int i = 0; r && i < VR_MAX_ATT; i++)
-		if (r->att[i] == vuid)
-			r->att[i] = 0;
+	struct vregion *r = get_any(id);
+	for (int i = 0; r && i < r->natt; i++)
+		if (r->att[i] == vuid) {
+			r->att[i] = r->att[--r->natt]; // kept dense for remap
+			r->att[r->natt] = 0;
+			return;
+		}
 }
 
 // A process's exit: its regions go, and grants it held are withdrawn.
@@ -452,9 +451,8 @@ static void release(int owner)
 		}
 		// Another process's channel holds it: unmapped and unnamed now,
 		// its frames go when that channel lets go.
-		for (int a = 0; a < VR_MAX_ATT; a++)
-			if (r->att[a])
-				vuspace_detach(0, r->att[a]);
+		while (r->natt)
+			vuspace_detach(0, r->att[0]);
 		r->dying = true;
 	}
 }

@@ -154,6 +154,25 @@ void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint6
 	flush_range(v, va, n);
 }
 
+long vspace_range_init(long id, uint64_t va, uint64_t npages, struct vspace_range *r)
+{
+	struct vspace *v = get(id);
+	if (!v)
+		return -E_BADID;
+	if (npages > VSPACE_RANGE_MAX_PAGES)
+		return -E_RANGE;
+	r->root = v->root;
+	r->va = va;
+	uint64_t first = va >> 12, last = first + npages - 1;
+	for (uint64_t k = 0; k <= (last >> 9) - (first >> 9) && npages; k++) {
+		uint64_t *e = walk(v, ((first & ~511ull) + k * 512) << 12, false);
+		if (!e)
+			return -E_NOENT;
+		r->leaf[k] = e; // entry 0 of the leaf table
+	}
+	return 0;
+}
+
 static bool table_empty(paddr_t t)
 {
 	const uint64_t *e = table(t);

@@ -32,9 +32,41 @@ void vspace_flush_range(long id, uint64_t va, uint64_t npages);
 // PTE_HELD if flags has it, else 0. Then invalidates the TLB: one walk per
 // leaf table, one invlpg per page or one full flush.
 void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint64_t flags);
+// A range's leaf page tables, found once: then pages of the range are
+// remapped with no walk (the exchange's hot path). Valid while the tables
+// stay, i.e. while the range holds them (attachments keep PTE_HELD on every
+// page) and the space lives (attachments go before their space).
+#define VSPACE_RANGE_MAX_PAGES 16384
+struct vspace_range {
+	paddr_t root;   // the space's root, to know whether it is current
+	uint64_t va;
+	uint64_t *leaf[VSPACE_RANGE_MAX_PAGES / 512 + 1];
+};
+// 0, or -E_BADID / -E_RANGE (too long) / -E_NOENT (a page has no table).
+long vspace_range_init(long id, uint64_t va, uint64_t npages, struct vspace_range *r);
+extern uint64_t tlb_flush_threshold, tlb_full_flushes, tlb_page_flushes;
+// vspace_set_frames for pages [first, first+n) of the range, no walk.
+// Inline: it is most of an exchange's work.
+static inline void vspace_range_set(const struct vspace_range *r, uint64_t first, uint64_t n,
+				    const paddr_t *f, uint64_t flags)
+{
+	uint64_t k = ((r->va >> 12) & 511) + first;
+	for (uint64_t i = 0; i < n; i++, k++)
+		r->leaf[k >> 9][k & 511] = f[i] ? f[i] | (flags & ~PTE_HELD) | PTE_P : flags & PTE_HELD;
+	if (arch_current_root() != r->root) // only the current space has TLB entries
+		return;
+	if (n > tlb_flush_threshold) {
+		arch_flush_tlb();
+		tlb_full_flushes++;
+		return;
+	}
+	uint64_t va = r->va + first * PAGE_SIZE;
+	for (uint64_t i = 0; i < n; i++)
+		arch_invlpg(va + i * PAGE_SIZE);
+	tlb_page_flushes += n;
+}
 // Frees the page tables under [va, va+npages) that no longer map anything.
 void vspace_prune(long id, uint64_t va, uint64_t npages);
-extern uint64_t tlb_full_flushes, tlb_page_flushes;
 long vspace_activate(long id);
 bool vspace_valid(long id);
 paddr_t vspace_root(long id);

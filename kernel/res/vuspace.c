@@ -13,6 +13,7 @@ struct vuspace {
 	int owner;
 	long vs, vr;
 	uint64_t va, npages;
+	struct vspace_range range; // its leaf tables: updates walk nothing
 };
 
 static struct vuspace atts[NVUSPACE];
@@ -85,6 +86,7 @@ long vuspace_attach(int caller, long vr, long vs, uint64_t va)
 		return e;
 	}
 	a->owner = caller, a->vs = vs, a->vr = vr, a->va = va, a->npages = n;
+	vspace_range_init(vs, va, n, &a->range); // prepare made every table
 	long id = res_name(&table, a);
 	if ((e = vregion_att_add(vr, id))) {
 		res_free(a);
@@ -100,12 +102,13 @@ long vuspace_attach(int caller, long vr, long vs, uint64_t va)
 	return id;
 }
 
+// Called twice per exchange: LTO may inline it into vregion.c.
 void vuspace_update(long id, uint64_t first, uint64_t n, const paddr_t *f)
 {
 	struct vuspace *a = get(id);
 	if (!a)
 		return;
-	vspace_set_frames(a->vs, a->va + first * PAGE_SIZE, f, n, ATT_FLAGS);
+	vspace_range_set(&a->range, first, n, f, ATT_FLAGS);
 }
 
 long vuspace_detach(int caller, long id)
