@@ -111,7 +111,13 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: deps test-host test-qemu test-bochs test-linux-baseline test-interop
+test: test-docs deps test-host test-qemu test-bochs test-linux-baseline test-interop
+
+# The repository stands on its own: nothing refers outside it, and every
+# relative link in README.md and docs/ resolves (cheap, so it runs first).
+.PHONY: test-docs
+test-docs:
+	tools/check-standalone.sh
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000, each side as server once (tests/interop/run.sh).
@@ -132,7 +138,7 @@ fuzz: deps $(KERNEL)
 		-drive file=$(BUILD)/fuzz-disk.img,if=ide,format=raw; \
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
-# Benchmarks (BENCH.md): JSON and PNG in bench/results/.
+# Benchmarks (docs/benchmarks.md): JSON and PNG in bench/results/.
 BENCH_RUNS ?= 5
 VENV := $(BUILD)/venv
 bench-exchange: deps $(KERNEL)
