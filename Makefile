@@ -118,12 +118,18 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline test-interop
+test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline test-interop
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
 test-run: $(KERNEL)
 	tests/qemu/net/demo.sh $(KERNEL)
+
+# The repository stands on its own: nothing refers outside it, and every
+# relative link in README.md and docs/ resolves (cheap, so it runs first).
+.PHONY: test-docs
+test-docs:
+	tools/check-standalone.sh
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000, each side as server once (tests/interop/run.sh).
@@ -150,7 +156,7 @@ fuzz: deps $(KERNEL)
 		-drive file=$(BUILD)/fuzz-disk.img,if=ide,format=raw; \
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
-# Benchmarks (BENCH.md): JSON and PNG in bench/results/.
+# Benchmarks (docs/benchmarks.md): JSON and PNG in bench/results/.
 BENCH_RUNS ?= 5
 VENV := $(BUILD)/venv
 bench-exchange: deps $(KERNEL)

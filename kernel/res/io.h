@@ -1,5 +1,5 @@
 // I/O resource manager: channels on NICs with batched, zero-copy send and
-// receive (Tender section 4.4, Table 3; DESIGN.md section 2).
+// receive (Tender section 4.4, Table 3; docs/design.md, "The I/O resource").
 #ifndef IO_H
 #define IO_H
 #include <stdbool.h>

@@ -11,7 +11,8 @@
 #include <string.h>
 
 // Interrupt throttling (SDM 13.4.18, 256 ns units): 500 = 128 us, at most
-// ~7800 interrupts/s. DESIGN.md section 6: QEMU emulates ITR and never
+// ~7800 interrupts/s. QEMU emulates ITR (docs/design.md, "What the code
+// relies on in the emulated hardware") and never
 // raises interrupts closer than 500 units anyway, so this is the value the
 // emulated and a real NIC share. Throttling only delays an interrupt that
 // follows another within 128 us; the first one after a quiet period (a
@@ -143,7 +144,7 @@ static void tx_setup(struct e1000_dev *d)
 
 // Receive initialization (SDM 14.4): ring, posted buffers, timers, then
 // RCTL, written this once: every RCTL write stops QEMU's reception for
-// about a second (DESIGN.md section 6). 4096-byte buffers need BSEX;
+// about a second (docs/design.md, "What the code relies on in the emulated hardware"). 4096-byte buffers need BSEX;
 // LPE admits jumbo frames; SECRC makes lengths exclude the FCS.
 static void rx_setup(struct e1000_dev *d)
 {

@@ -556,7 +556,7 @@ static int fill_and_hold(struct e1000_dev *a, struct e1000_dev *b, int n, uint32
 }
 
 // A jumbo frame that finds fewer free buffers than it needs is dropped
-// and counted: RXO interrupt, RNBC and MPC (DESIGN.md section 6).
+// and counted: RXO interrupt, RNBC and MPC (docs/design.md, "What the code relies on in the emulated hardware").
 static void test_overrun(struct e1000_dev *a, struct e1000_dev *b, uint32_t *seq)
 {
 	static paddr_t held[E1000_RX_DESC];

@@ -9,7 +9,7 @@ tmp=$(mktemp -d /tmp/e1000test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # Two NICs of model $1 wired to each other through unix datagram sockets
-# (DESIGN.md section 7: lossless with back-pressure, jumbo frames pass):
+# (docs/design.md, "What the code relies on in the emulated hardware": lossless with back-pressure, jumbo frames pass):
 # netdevs $2 and $3, MACs 52:54:00:12:34:$4 and 52:54:00:12:34:$5.
 nic_pair() {
 	local model=$1 x=$2 y=$3
