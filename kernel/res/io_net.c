@@ -226,6 +226,8 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 		c->st.rx_exchanged++;
 		c->st.rx_pages_exchanged += pages;
 	}
+	if (c->got == 0)
+		c->st.batch_first_tsc = arch_rdtsc();
 	c->sizes[c->got] = len;
 	c->pos[c->got] = off + WIRE_FRAME_HLEN;
 	c->st.rx_packets++;

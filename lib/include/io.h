@@ -47,6 +47,8 @@ struct io_stats {
 	uint64_t frames_held_max; // the most ever waiting at once
 	uint64_t nic_frames;      // frames the NIC driver holds (rings and buffers)
 	uint64_t nic_irqs, nic_doorbells, nic_rx_no_buf;
+	uint64_t batch_first_tsc; // TSC when the last input_io batch's first packet was taken
+	                          // (under -icount: guest instructions; R1 starts here)
 	uint8_t mac[6];           // this channel's NIC
 	uint8_t link_up;
 	uint8_t pad;
