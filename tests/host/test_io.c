@@ -269,18 +269,290 @@ static bool payload_is(int pid, int k, uint32_t len, uint8_t tag)
 
 // ================================================================ channels
 
-static void test_smoke(void)
+// dev_no: kind in bits 24..31 (and nothing above), channel in 8..23, one
+// NIC bit in 0..7 naming a NIC that is there. Nothing is taken on failure.
+static void test_get_io_decode(void)
 {
-	struct chan c = chan_new(1, 0, CH, 2, 1, 1, 2);
-	rx(0, CH, 100, 1);
-	rx(0, CH, 2000, 2);
-	CU_ASSERT_EQUAL(input(1, c.id), 2);
-	CU_ASSERT_TRUE(payload_is(1, 0, 100, 1));
-	CU_ASSERT_TRUE(payload_is(1, 1, 2000, 2));
+	static const struct {
+		uint64_t dev, n_in, n_out;
+		long want;
+	} bad[] = {
+		{ IO_DEV(0, CH, 1), 1, 1, -E_NODEV },
+		{ IO_DEV(3, CH, 1), 1, 1, -E_NODEV },
+		{ IO_DEV(IO_KIND_ETHER, CH, 1) | 1ull << 32, 1, 1, -E_NODEV }, // bits above the kind
+		{ IO_DEV(IO_KIND_ETHER, CH, 0), 1, 1, -E_NODEV },           // no NIC
+		{ IO_DEV(IO_KIND_ETHER, CH, 3), 1, 1, -E_NODEV },           // two NICs
+		{ IO_DEV_ETHER(2, CH), 1, 1, -E_NODEV },                    // only NICs 0 and 1 exist
+		{ IO_DEV(IO_KIND_ETHER, CH, 0x80), 1, 1, -E_NODEV },
+		{ IO_DEV_ETHER(0, 0), 1, 1, -E_INVAL },                     // channel 0 is no channel
+		{ IO_DEV(IO_KIND_RAW, 5, 1), 0, 1, -E_INVAL },              // raw: channel bits must be 0
+		{ IO_DEV(IO_KIND_RAW, 0x8000, 2), 0, 1, -E_INVAL },
+		{ IO_DEV_RAW(0), 1, 1, -E_INVAL },                          // raw channels only send
+		{ IO_DEV_ETHER(0, CH), IO_MAX_BATCH + 1, 1, -E_INVAL },
+		{ IO_DEV_ETHER(0, CH), 1, IO_MAX_BATCH + 1, -E_INVAL },
+		{ IO_DEV_ETHER(0, CH), 0, 0, -E_INVAL },
+		{ IO_DEV_RAW(1), 0, 0, -E_INVAL },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		long r = get_io(1, bad[i].dev, bad[i].n_in, bad[i].n_out);
+		if (r != bad[i].want)
+			fprintf(stderr, "\nget_io case %zu: %ld, want %ld\n", i, r, bad[i].want);
+		CU_ASSERT_EQUAL(r, bad[i].want);
+	}
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
+
+	long a = get_io(1, IO_DEV_ETHER(1, 0xffff), IO_MAX_BATCH, IO_MAX_BATCH);
+	long r = get_io(1, IO_DEV_RAW(0), 0, 3);
+	long b = get_io(2, IO_DEV(IO_KIND_ETHER, 0x1234, 1), 5, 0);
+	CU_ASSERT_FATAL(res_index(a, RES_IO, NIO) >= 0 && res_index(r, RES_IO, NIO) >= 0 &&
+			res_index(b, RES_IO, NIO) >= 0);
+	struct io *ca = chan_of(a), *cr = chan_of(r), *cb = chan_of(b);
+	CU_ASSERT_TRUE(ca->used && ca->nic == 1 && ca->dev == &fake_nics[1].nd);
+	CU_ASSERT_TRUE(ca->channel == 0xffff && !ca->raw && ca->owner == 1);
+	CU_ASSERT_TRUE(ca->n_in == IO_MAX_BATCH && ca->n_out == IO_MAX_BATCH);
+	CU_ASSERT_TRUE(cr->nic == 0 && cr->raw && cr->channel == 0 && cr->n_in == 0 && cr->n_out == 3);
+	CU_ASSERT_TRUE(cb->nic == 0 && cb->channel == 0x1234 && cb->owner == 2 && cb->n_in == 5);
+	// Each takes its header frames and counts against its owner.
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 3 * IO_HDR_FRAMES);
+	for (int i = 0; i < IO_HDR_FRAMES; i++)
+		CU_ASSERT_TRUE(pmem_is_allocated(ca->hdr[i]));
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 2);
+	CU_ASSERT_EQUAL(proc_usage(2, LIM_CHANNELS), 1);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 3);
+}
+
+// One channel number per NIC; raw channels name none, so they never clash.
+static void test_get_io_exist(void)
+{
+	long a = get_io(1, IO_DEV_ETHER(0, CH), 1, 1);
+	CU_ASSERT(a > 0);
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, CH), 1, 1), -E_EXIST);
+	CU_ASSERT_EQUAL(get_io(2, IO_DEV_ETHER(0, CH), 2, 0), -E_EXIST);
+	CU_ASSERT(get_io(2, IO_DEV_ETHER(1, CH), 1, 1) > 0);
+	CU_ASSERT(get_io(2, IO_DEV_ETHER(0, CH + 1), 1, 1) > 0);
+	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
+	CU_ASSERT(get_io(2, IO_DEV_RAW(0), 0, 1) > 0);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 5);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 5 * IO_HDR_FRAMES);
+	// Freed, the number is free again, under a new identifier.
+	CU_ASSERT_EQUAL(free_io(1, a), 0);
+	long a2 = get_io(2, IO_DEV_ETHER(0, CH), 1, 1);
+	CU_ASSERT(a2 > 0);
+	CU_ASSERT_NOT_EQUAL(a2, a);
+	CU_ASSERT_EQUAL(res_slot(a2), res_slot(a));
+	CU_ASSERT_EQUAL(free_io(1, a), -E_BADID);
+	CU_ASSERT_EQUAL(ctrl(1, a, IO_OP_TIMEOUT, 1, 0), -E_BADID);
+}
+
+// Channels per process (plimit), and the table's NIO slots.
+static void test_get_io_limits(void)
+{
+	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = UINT64_MAX, [LIM_REGIONS] = UINT64_MAX,
+				      [LIM_CHANNELS] = 2 };
+	proc_set_limits(lim);
+	long a = get_io(1, IO_DEV_ETHER(0, 1), 1, 1);
+	CU_ASSERT(a > 0);
+	CU_ASSERT(get_io(1, IO_DEV_RAW(1), 0, 1) > 0);
+	uint64_t n = pmem_free_count();
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, 2), 1, 1), -E_LIMIT);
+	CU_ASSERT_EQUAL(pmem_free_count(), n); // nothing taken
+	CU_ASSERT_EQUAL(res_live(RES_IO), 2);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 2);
+	CU_ASSERT(get_io(2, IO_DEV_ETHER(0, 2), 1, 1) > 0); // pid 2 has its own two
+	CU_ASSERT_EQUAL(free_io(1, a), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 1);
+	CU_ASSERT(get_io(1, IO_DEV_ETHER(0, 3), 1, 1) > 0);
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, 4), 1, 1), -E_LIMIT);
+}
+
+static void test_get_io_table_full(void)
+{
+	long id[NIO];
+	for (int i = 0; i < NIO; i++) {
+		id[i] = get_io(1 + i % 2, IO_DEV_ETHER(i % 2, 100 + i), 1, 1);
+		CU_ASSERT(id[i] > 0);
+	}
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, 99), 1, 1), -E_NOMEM);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - NIO * IO_HDR_FRAMES);
+	for (int i = 0; i < NIO; i++)
+		CU_ASSERT_EQUAL(free_io(1 + i % 2, id[i]), 0);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS) + proc_usage(2, LIM_CHANNELS), 0);
+}
+
+static void test_free_io_checks(void)
+{
+	long a = get_io(1, IO_DEV_ETHER(0, CH), 1, 1);
+	long vr = region_new(1, 1, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(free_io(1, 0), -E_BADID);
+	CU_ASSERT_EQUAL(free_io(1, vr), -E_BADID); // a region's id
+	CU_ASSERT_EQUAL(free_io(1, a + 1), -E_BADID);
+	CU_ASSERT_EQUAL(free_io(1, res_id(RES_IO, res_gen(a) + 1, res_slot(a))), -E_BADID);
+	CU_ASSERT_EQUAL(free_io(2, a), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(ctrl(2, a, IO_OP_TIMEOUT, 1, 0), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 1);
+	CU_ASSERT_EQUAL(free_io(1, a), 0);
+	CU_ASSERT_EQUAL(free_io(1, a), -E_BADID);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, vr), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
+// IO_OP_REGIONS: each check, nothing held on failure; on success both
+// regions are held (delete_vr -E_BUSY) until the next registration or
+// free_io, and the slot size is in_size / n_in rounded down to pages.
+static void test_regions(void)
+{
+	long id = get_io(1, IO_DEV_ETHER(0, CH), 3, 2);
+	long in = region_new(1, 8, VR_MEM_ALL), out = region_new(1, 2, VR_MEM_ALL);
+	long x = region_new(1, 8, VR_MEM_ALL), other = region_new(2, 8, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(input(1, id), -E_INVAL); // no regions yet
+	CU_ASSERT_EQUAL(output(1, id, 2, (uint64_t[]){ 0, 0 }, (uint64_t[]){ 1, 1 },
+			       (uint64_t[]){ 0, 0 }), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(1, id, IO_OP_REGIONS, USER_BASE + 3 * GiB, 0), -E_FAULT);
+	CU_ASSERT_EQUAL(set_regions(1, id, 12345, 8 * PG, out, 2 * PG), -E_BADID);
+	CU_ASSERT_EQUAL(set_regions(1, id, other, 8 * PG, out, 2 * PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(set_regions(1, id, x, 8 * PG, other, 2 * PG), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(set_regions(1, id, x, 9 * PG, out, 2 * PG), -E_RANGE);
+	CU_ASSERT_EQUAL(set_regions(1, id, x, 8 * PG, out, 2 * PG + 1), -E_RANGE);
+	CU_ASSERT_EQUAL(set_regions(1, id, x, 3 * PG - 1, out, 2 * PG), -E_INVAL); // slots under a page
+	// Another process's space named as the input's space.
+	struct io_regions r = { .in_vs = s2, .in_vr = x, .in_size = 8 * PG, .out_vr = out,
+				.out_size = PG };
+	uwrite(1, SCR_REG, &r, sizeof(r));
+	CU_ASSERT_EQUAL(ctrl(1, id, IO_OP_REGIONS, SCR_REG, 0), -E_NOTOWNER);
+	r.in_vs = s1, r.out_vs = s2;
+	uwrite(1, SCR_REG, &r, sizeof(r));
+	CU_ASSERT_EQUAL(ctrl(1, id, IO_OP_REGIONS, SCR_REG, 0), -E_NOTOWNER);
+	r.out_vs = s1; // its own space, named: fine
+	uwrite(1, SCR_REG, &r, sizeof(r));
+	CU_ASSERT_EQUAL(ctrl(1, id, IO_OP_REGIONS, SCR_REG, 0), 0);
+	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG); // 8 pages / 3
+	CU_ASSERT_EQUAL(vregion_delete(1, x), -E_BUSY);
+	CU_ASSERT_EQUAL(vregion_delete(1, out), -E_BUSY);
+	CU_ASSERT_EQUAL(chan_of(id)->in_vr, x);
+	// Registered again: the new ones are held, x no longer.
+	CU_ASSERT_EQUAL(set_regions(1, id, in, 8 * PG - 100, out, 2 * PG), 0);
+	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG);
+	CU_ASSERT_EQUAL(set_regions(1, id, in, 6 * PG, out, 2 * PG), 0);
+	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG);
+	CU_ASSERT_EQUAL(set_regions(1, id, in, 6 * PG - 1, out, 2 * PG), 0);
+	CU_ASSERT_EQUAL(stats(1, id).slot_size, PG);
+	CU_ASSERT_EQUAL(vregion_delete(1, x), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, in), -E_BUSY);
+	CU_ASSERT_EQUAL(vregion_delete(1, out), -E_BUSY);
+	// A region granted by its owner may be registered; the owner cannot
+	// delete it while it is.
+	CU_ASSERT_EQUAL(ctl(2, other, VR_OP_GRANT, 1, 0), 0);
+	CU_ASSERT_EQUAL(set_regions(1, id, other, 8 * PG, out, 2 * PG), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, in), 0);
+	CU_ASSERT_EQUAL(vregion_delete(2, other), -E_BUSY);
+	CU_ASSERT_EQUAL(free_io(1, id), 0);
+	CU_ASSERT_EQUAL(vregion_delete(2, other), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, out), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
+// A channel that only sends registers no input region, and the reverse.
+static void test_regions_one_way(void)
+{
+	long tx = get_io(1, IO_DEV_ETHER(0, CH), 0, 1), rxc = get_io(1, IO_DEV_ETHER(0, CH + 1), 1, 0);
+	long out = region_new(1, 1, VR_MEM_ALL), in = region_new(1, 1, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(set_regions(1, tx, 0, 0, out, PG), 0);
+	CU_ASSERT_EQUAL(set_regions(1, rxc, in, PG, 0, 0), 0);
+	CU_ASSERT_EQUAL(input(1, tx), -E_INVAL);
+	CU_ASSERT_EQUAL(output(1, rxc, 0, NULL, NULL, NULL), -E_INVAL);
+	CU_ASSERT_EQUAL(vregion_delete(1, out), -E_BUSY);
+	CU_ASSERT_EQUAL(vregion_delete(1, in), -E_BUSY);
+	CU_ASSERT_EQUAL(free_io(1, tx), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, out), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, in), -E_BUSY);
+	CU_ASSERT_EQUAL(free_io(1, rxc), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, in), 0);
+}
+
+// Peers, the timeout, statistics, unknown operations.
+static void test_ctrl_ops(void)
+{
+	struct chan c = chan_new(1, 1, CH, 2, 1, 1, 1);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, 0x99, 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, 0, 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(2, c.id, IO_OP_STATS, SCR_STATS, 0), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(ctrl(2, c.id, IO_OP_PEER, SCR_MAC, 0), -E_NOTOWNER);
+	// Peers: numbers 0..15, the MAC read from the caller's memory.
+	CU_ASSERT_EQUAL(set_peer(1, c.id, IO_MAX_PEERS, PEER0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3), -E_FAULT);
+	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 0);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 3, PEER1), 0);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 15, PEER0), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 1u << 3 | 1u << 15);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3], PEER1, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15], PEER0, 6), 0);
+	// Statistics: the NIC's MAC, link, ring; the channel's slot size.
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_STATS, USER_BASE + 3 * GiB, 0), -E_FAULT);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(memcmp(s.mac, fake_nics[1].nd.mac, 6), 0);
+	CU_ASSERT_EQUAL(s.link_up, 1);
+	CU_ASSERT_EQUAL(s.copy_threshold, 256);
+	CU_ASSERT_EQUAL(s.slot_size, PG);
+	CU_ASSERT_EQUAL(s.nic_frames, RX_SLOTS);
+	CU_ASSERT_EQUAL(s.rx_packets + s.rx_batches + s.tx_packets + s.frames_held + s.nic_irqs, 0);
+	fake_nic_set_link(1, false);
+	fake_nics[1].st.irqs = 5, fake_nics[1].st.doorbells = 6, fake_nics[1].st.rx_no_buf = 7;
+	s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.link_up, 0);
+	CU_ASSERT_TRUE(s.nic_irqs == 5 && s.nic_doorbells == 6 && s.nic_rx_no_buf == 7);
+	// The timeout: input_io sleeps until the deadline, then gives up.
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 50, 0), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->timeout_us, 50);
+	uint64_t t0 = fake.tsc;
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(fake_sleeps, 1);
+	CU_ASSERT(fake.tsc >= t0 + 50 * FAKE_TSC_PER_US);
+	CU_ASSERT(fake.tsc < t0 + 60 * FAKE_TSC_PER_US);
+	CU_ASSERT_EQUAL(got_sizes[0], 0xeeeeeeeeeeeeeeeeull); // nothing written
+	CU_ASSERT_FALSE(chan_of(c.id)->waiting);
+	CU_ASSERT_EQUAL(stats(1, c.id).rx_batches, 1);
+}
+
+// input_io's checks come before it waits.
+static void test_input_checks(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 10, 0), 0);
+	fake_proc_set_current(1);
+	const uint64_t unmapped[3] = { (uint64_t)c.id, USER_BASE + 3 * GiB, SCR_POS };
+	CU_ASSERT_EQUAL(sys_input_io(unmapped), -E_FAULT);
+	const uint64_t unmapped2[3] = { (uint64_t)c.id, SCR_SIZES, VA_SCR + 4 * PG - 8 };
+	CU_ASSERT_EQUAL(sys_input_io(unmapped2), -E_FAULT); // the positions run past the page
+	const uint64_t bad[3] = { (uint64_t)c.id + 1, SCR_SIZES, SCR_POS };
+	CU_ASSERT_EQUAL(sys_input_io(bad), -E_BADID);
+	CU_ASSERT_EQUAL(input(2, c.id), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(fake_sleeps, 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).rx_batches, 0);
+	// The input region was granted by pid 2, who exits: it has no name any more.
+	long g = region_new(2, 2, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(ctl(2, g, VR_OP_GRANT, 1, 0), 0);
+	CU_ASSERT_EQUAL(set_regions(1, c.id, g, 2 * PG, 0, 0), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, c.in_vr), 0);
+	fake_proc_remove(2);
+	res_release_owner(2);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_BADID);
+	CU_ASSERT_EQUAL(fake_sleeps, 0);
+	// Its frames go when the channel lets go of it.
+	uint64_t n = pmem_free_count();
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_FRAMES);
 }
 
 static const struct test_case chan_tests[] = {
-	TEST(test_smoke),
+	TEST(test_get_io_decode), TEST(test_get_io_exist),    TEST(test_get_io_limits),
+	TEST(test_get_io_table_full), TEST(test_free_io_checks), TEST(test_regions),
+	TEST(test_regions_one_way), TEST(test_ctrl_ops), TEST(test_input_checks),
 };
 
 int register_io(void)
