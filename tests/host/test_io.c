@@ -20,8 +20,7 @@ long sys_free_io(const uint64_t *a);
 
 #define RX_SLOTS FAKE_NIC_RX_SLOTS
 #define VA_SCR USER_BASE              // per process: the call arguments (4 pages)
-#define VA_IN (USER_BASE + 1 * GiB)    // input region
-#define VA_OUT (USER_BASE + 2 * GiB)   // output region
+#define VA_IN (USER_BASE + 1 * GiB)    // channels' regions from here on
 #define SCR_ID (VA_SCR)                // get_io's id
 #define SCR_REG (VA_SCR + 64)          // struct io_regions
 #define SCR_MAC (VA_SCR + 256)         // a peer's MAC
@@ -38,6 +37,8 @@ static const uint8_t PEER1[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x02 };
 
 static long s1, s2;
 static uint64_t nfree0; // after setup: NICs attached, processes made
+static int hook_calls; // sleep hooks run
+static uint64_t next_va[FAKE_MAX_PID + 1]; // per pid: where the next region goes
 
 static void io_start(long threshold, bool scrub)
 {
@@ -58,6 +59,7 @@ static void setup(void)
 	fake_netdev_reset();
 	memset(ios, 0, sizeof(ios));
 	memset(io_nics, 0, sizeof(io_nics));
+	memset(next_va, 0, sizeof(next_va));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
 	io_start(256, true);
@@ -66,6 +68,7 @@ static void setup(void)
 	scratch(1, s1);
 	scratch(2, s2);
 	fake_proc_set_current(1);
+	hook_calls = 0;
 	nfree0 = pmem_free_count();
 }
 
@@ -139,7 +142,7 @@ static long set_regions(int pid, long id, long in_vr, uint64_t in_size, long out
 			uint64_t out_size)
 {
 	struct io_regions r = { .in_vr = in_vr, .in_addr = VA_IN, .in_size = in_size,
-				.out_vr = out_vr, .out_addr = VA_OUT, .out_size = out_size };
+				.out_vr = out_vr, .out_addr = VA_IN, .out_size = out_size };
 	uwrite(pid, SCR_REG, &r, sizeof(r));
 	return ctrl(pid, id, IO_OP_REGIONS, SCR_REG, 0);
 }
@@ -189,12 +192,23 @@ static long output(int pid, long id, int n, const uint64_t *peers, const uint64_
 
 static struct io *chan_of(long id) { return &ios[res_slot(id)]; }
 
-// A channel of pid on nic with n_in slots of slot_pages pages (VA_IN) and
-// an output region of out_pages pages (VA_OUT); either may be 0.
+// A channel of pid on nic with n_in slots of slot_pages pages and an
+// output region of out_pages pages (either may be 0), attached at the next
+// free addresses of pid's space.
 struct chan {
 	long id, in_vr, out_vr;
+	uint64_t in_va, out_va;
 	int pid;
 };
+
+static uint64_t va_for(int pid, uint64_t pages)
+{
+	if (!next_va[pid])
+		next_va[pid] = VA_IN;
+	uint64_t va = next_va[pid];
+	next_va[pid] += (pages + 511) / 512 * (2ull << 20);
+	return va;
+}
 
 static struct chan chan_new(int pid, int nic, uint16_t ch, uint32_t n_in, uint64_t slot_pages,
 			    uint32_t n_out, uint64_t out_pages)
@@ -205,11 +219,13 @@ static struct chan chan_new(int pid, int nic, uint16_t ch, uint32_t n_in, uint64
 	CU_ASSERT_FATAL(c.id > 0);
 	if (n_in) {
 		c.in_vr = region_new(pid, n_in * slot_pages, VR_MEM_ALL);
-		attach(pid, c.in_vr, vs, VA_IN);
+		c.in_va = va_for(pid, n_in * slot_pages);
+		attach(pid, c.in_vr, vs, c.in_va);
 	}
 	if (n_out) {
 		c.out_vr = region_new(pid, out_pages, VR_MEM_ALL);
-		attach(pid, c.out_vr, vs, VA_OUT);
+		c.out_va = va_for(pid, out_pages);
+		attach(pid, c.out_vr, vs, c.out_va);
 	}
 	CU_ASSERT_EQUAL_FATAL(set_regions(pid, c.id, c.in_vr, n_in * slot_pages * PG, c.out_vr,
 					  out_pages * PG), 0);
@@ -253,14 +269,14 @@ static void rx(int nic, uint16_t ch, uint32_t len, uint8_t tag)
 	CU_ASSERT_FATAL(fake_nic_rx(nic, frame_buf, mkframe(nic, ch, len, len, tag), false) > 0);
 }
 
-// The payload of slot k (per got_sizes/got_pos) in pid's input region
-// reads pay(tag, i).
-static bool payload_is(int pid, int k, uint32_t len, uint8_t tag)
+// The payload of slot k (per got_sizes/got_pos) in c's input region, as
+// c's owner sees it, reads pay(tag, i).
+static bool payload_is(const struct chan *c, int k, uint32_t len, uint8_t tag)
 {
 	static uint8_t buf[4 * PAGE_SIZE];
 	if (got_sizes[k] != len || len > sizeof(buf))
 		return false;
-	uread(pid, VA_IN + got_pos[k], buf, len);
+	uread(c->pid, c->in_va + got_pos[k], buf, len);
 	for (uint32_t i = 0; i < len; i++)
 		if (buf[i] != pay(tag, i))
 			return false;
@@ -549,13 +565,494 @@ static void test_input_checks(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_FRAMES);
 }
 
+// ================================================================ receive
+
+static int posted(int nic) { return fake_nics[nic].rx_posted; }
+
+// Frames go to the channel their header names on the NIC they came in on;
+// a raw channel takes none, and a number no channel has is dropped.
+static void test_rx_dispatch(void)
+{
+	struct chan a = chan_new(1, 0, CH, 1, 1, 0, 0);
+	struct chan b = chan_new(2, 1, CH, 1, 1, 0, 0);
+	struct chan c = chan_new(2, 0, 9, 1, 1, 0, 0);
+	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
+	rx(0, 9, 300, 1);
+	rx(0, CH, 400, 2);
+	rx(0, 0, 10, 5); // channel 0: the raw channel's "number"
+	rx(1, 9, 10, 6);
+	rx(1, CH, 500, 3);
+	// NIC 1's interrupt: held for b, which is not waiting.
+	CU_ASSERT_TRUE(fake_nic_irq(1));
+	CU_ASSERT_EQUAL(stats(2, b.id).frames_held, 1);
+	CU_ASSERT_EQUAL(stats(2, b.id).drop_nochan, 1);
+	// a's input_io polls NIC 0: its frame into its slot, c's held for c.
+	CU_ASSERT_EQUAL(input(1, a.id), 1);
+	CU_ASSERT_TRUE(payload_is(&a, 0, 400, 2));
+	CU_ASSERT_EQUAL(stats(2, c.id).frames_held, 1);
+	CU_ASSERT_EQUAL(stats(1, a.id).drop_nochan, 1);
+	CU_ASSERT_EQUAL(input(2, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 300, 1));
+	CU_ASSERT_EQUAL(input(2, b.id), 1);
+	CU_ASSERT_TRUE(payload_is(&b, 0, 500, 3));
+	CU_ASSERT_EQUAL(stats(1, a.id).rx_packets, 1);
+	CU_ASSERT_EQUAL(stats(2, b.id).rx_packets, 1);
+	CU_ASSERT_EQUAL(stats(2, c.id).rx_packets, 1);
+	CU_ASSERT_EQUAL(fake_sleeps, 0);
+	CU_ASSERT_TRUE(posted(0) == RX_SLOTS && posted(1) == RX_SLOTS);
+}
+
+// Slot k starts at k * slot_size; positions point past the 30 header
+// bytes, sizes are the payload's; a second batch starts at slot 0 again.
+static void test_rx_slots(void)
+{
+	struct chan c = chan_new(1, 0, CH, 4, 2, 0, 0);
+	static const uint32_t len[4] = { 100, 5000, 40, 3000 };
+	for (int k = 0; k < 4; k++)
+		rx(0, CH, len[k], (uint8_t)(10 + k));
+	CU_ASSERT_EQUAL(input(1, c.id), 4);
+	for (int k = 0; k < 4; k++) {
+		CU_ASSERT_EQUAL(got_sizes[k], len[k]);
+		CU_ASSERT_EQUAL(got_pos[k], k * 2 * PG + WIRE_FRAME_HLEN);
+		CU_ASSERT_TRUE(payload_is(&c, k, len[k], (uint8_t)(10 + k)));
+	}
+	CU_ASSERT_EQUAL(got_sizes[4], 0xeeeeeeeeeeeeeeeeull); // n_in entries written, no more
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.rx_packets, 4);
+	CU_ASSERT_EQUAL(s.rx_batches, 1);
+	CU_ASSERT_EQUAL(s.rx_copied, 2); // 130 and 70 bytes: up to the threshold, 256
+	CU_ASSERT_EQUAL(s.rx_bytes_copied, 130 + 70);
+	CU_ASSERT_EQUAL(s.rx_exchanged, 2);
+	CU_ASSERT_EQUAL(s.rx_pages_exchanged, 3);
+	CU_ASSERT_EQUAL(s.slot_size, 2 * PG);
+	// A short batch: what came by the deadline, in slots 0 and 1.
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	rx(0, CH, 7, 20);
+	rx(0, CH, 4100, 21);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_TRUE(got_pos[0] == WIRE_FRAME_HLEN && got_pos[1] == 2 * PG + WIRE_FRAME_HLEN);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 7, 20));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 4100, 21));
+	CU_ASSERT_EQUAL(got_sizes[2], 0xeeeeeeeeeeeeeeeeull);
+	CU_ASSERT_EQUAL(fake_sleeps, 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).rx_batches, 2);
+}
+
+// Above the threshold a frame's buffers become the slot's pages (the
+// process's PTEs follow) and the slot's old frames refill the ring:
+// nothing is allocated, freed or copied.
+static void test_rx_exchange(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 2, 0, 0);
+	paddr_t old[4], ring[3];
+	for (int p = 0; p < 4; p++)
+		old[p] = vregion_frame(c.in_vr, p);
+	for (int k = 0; k < 3; k++)
+		ring[k] = fake_nic_rx_next(0, k);
+	rx(0, CH, 1000, 1); // one buffer: ring[0]
+	rx(0, CH, 5000, 2); // two: ring[1], ring[2]
+	uint64_t n = pmem_free_count();
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	static const int want[4] = { 0, -1, 1, 2 }; // page -> ring buffer (-1: unchanged)
+	for (int p = 0; p < 4; p++) {
+		paddr_t f = want[p] < 0 ? old[p] : ring[want[p]];
+		CU_ASSERT_EQUAL(vregion_frame(c.in_vr, p), f);
+		CU_ASSERT_EQUAL(pte_of(s1, c.in_va + p * PG), f | ATT_PTE);
+		CU_ASSERT_EQUAL(pmem_pin_count(f), 0);
+		CU_ASSERT_EQUAL(fake_nic_rx_has(0, old[p]), want[p] >= 0);
+		if (want[p] >= 0)
+			CU_ASSERT_EQUAL(pmem_pin_count(old[p]), 1); // posted: pinned by the NIC
+	}
+	CU_ASSERT_TRUE(payload_is(&c, 0, 1000, 1));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 5000, 2));
+	CU_ASSERT_EQUAL(pmem_free_count(), n);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_exchanged == 2 && s.rx_pages_exchanged == 3 && s.rx_copied == 0);
+}
+
+// The threshold counts the whole frame, header included: up to it copied.
+static void test_rx_threshold(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 0, 0);
+	paddr_t slot0 = vregion_frame(c.in_vr, 0), slot1 = vregion_frame(c.in_vr, 1);
+	paddr_t r0 = fake_nic_rx_next(0, 0), r1 = fake_nic_rx_next(0, 1);
+	rx(0, CH, 256 - WIRE_FRAME_HLEN, 1);
+	rx(0, CH, 257 - WIRE_FRAME_HLEN, 2);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 0), slot0); // copied
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 1), r1);    // exchanged
+	CU_ASSERT_TRUE(fake_nic_rx_has(0, r0));             // the copied buffer went back
+	CU_ASSERT_TRUE(fake_nic_rx_has(0, slot1));
+	CU_ASSERT_FALSE(fake_nic_rx_has(0, slot0));
+	CU_ASSERT_TRUE(payload_is(&c, 0, 226, 1));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 227, 2));
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_copied == 1 && s.rx_bytes_copied == 256 && s.rx_exchanged == 1);
+}
+
+// A slot's pages, made physically discontiguous (a copy that runs past a
+// page into the next frame lands in the wrong place).
+static void scramble(long vr, uint64_t pages)
+{
+	for (uint64_t p = 0; p + 1 < pages; p++) {
+		paddr_t a = vregion_frame(vr, p), b = vregion_frame(vr, p + 1);
+		if (b == a + PG) {
+			paddr_t in[2] = { b, a }, out[2];
+			vregion_replace(vr, p, 2, in, out);
+		}
+	}
+	for (uint64_t p = 0; p + 1 < pages; p++)
+		CU_ASSERT_FATAL(vregion_frame(vr, p + 1) != vregion_frame(vr, p) + PG);
+}
+
+// With the threshold above a page, a two-buffer frame is copied buffer by
+// buffer into the slot's own pages; past the frame they keep their bytes.
+static void test_rx_copy_multipage(void)
+{
+	io_start(8000, true);
+	struct chan c = chan_new(1, 0, CH, 1, 3, 0, 0);
+	scramble(c.in_vr, 3);
+	paddr_t slot[3];
+	for (int p = 0; p < 3; p++) {
+		slot[p] = vregion_frame(c.in_vr, p);
+		memset(arch_p2v(slot[p]), 0x5a, PG);
+	}
+	paddr_t r0 = fake_nic_rx_next(0, 0), r1 = fake_nic_rx_next(0, 1);
+	memset(arch_p2v(r1), 0xee, PG);
+	uint64_t n = pmem_free_count();
+	rx(0, CH, 6000, 3); // 6030 bytes: 4096 + 1934
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	for (int p = 0; p < 3; p++)
+		CU_ASSERT_EQUAL(vregion_frame(c.in_vr, p), slot[p]);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 6000, 3));
+	const uint8_t *b = arch_p2v(slot[1]);
+	bool kept = true;
+	for (uint32_t i = 6030 - PG; i < PG; i++)
+		kept &= b[i] == 0x5a;
+	CU_ASSERT_TRUE(kept);
+	CU_ASSERT_TRUE(frame_is(slot[2], 0x5a));
+	CU_ASSERT_TRUE(fake_nic_rx_has(0, r0) && fake_nic_rx_has(0, r1));
+	CU_ASSERT_EQUAL(pmem_free_count(), n);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_copied == 1 && s.rx_bytes_copied == 6030 && s.rx_exchanged == 0);
+	CU_ASSERT_EQUAL(s.copy_threshold, 8000);
+}
+
+// Frames longer than any frame: everything is copied (the threshold is
+// capped at the longest frame).
+static void test_rx_copy_all(void)
+{
+	io_start(100000, true);
+	struct chan c = chan_new(1, 0, CH, 1, 3, 0, 0);
+	scramble(c.in_vr, 3);
+	paddr_t slot0 = vregion_frame(c.in_vr, 0);
+	rx(0, CH, WIRE_MAX_PAYLOAD, 4);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 0), slot0);
+	CU_ASSERT_TRUE(payload_is(&c, 0, WIRE_MAX_PAYLOAD, 4));
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.copy_threshold, IO_MAX_FRAME);
+	CU_ASSERT_EQUAL(s.rx_copied, 1);
+}
+
+// An exchanged buffer's bytes past the frame were whoever's page it was
+// before: zeroed, unless rxscrub=0.
+static void scrub_case(bool scrub)
+{
+	io_start(256, scrub);
+	struct chan c = chan_new(1, 0, CH, 2, 2, 0, 0);
+	paddr_t r[3];
+	for (int k = 0; k < 3; k++) {
+		r[k] = fake_nic_rx_next(0, k);
+		memset(arch_p2v(r[k]), 0xee, PG);
+	}
+	rx(0, CH, 1000, 1);
+	rx(0, CH, 5000, 2);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_EQUAL_FATAL(vregion_frame(c.in_vr, 0), r[0]);
+	CU_ASSERT_EQUAL_FATAL(vregion_frame(c.in_vr, 3), r[2]);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 1000, 1));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 5000, 2));
+	uint8_t want = scrub ? 0 : 0xee;
+	const uint8_t *b0 = arch_p2v(r[0]), *b2 = arch_p2v(r[2]);
+	bool tail = true;
+	for (uint32_t i = 1030; i < PG; i++)
+		tail &= b0[i] == want;
+	for (uint32_t i = 5030 - PG; i < PG; i++)
+		tail &= b2[i] == want;
+	CU_ASSERT_TRUE(tail);
+	CU_ASSERT_EQUAL(b0[1029], pay(1, 999)); // the frame's own last byte
+}
+
+static void test_rx_scrub(void) { scrub_case(true); }
+static void test_rx_noscrub(void) { scrub_case(false); }
+
+// Frames before input_io are held (the ring gets fresh frames instead),
+// then delivered oldest first.
+static void test_rx_held(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 2, 0, 0);
+	uint64_t n = pmem_free_count();
+	paddr_t r0 = fake_nic_rx_next(0, 0);
+	rx(0, CH, 100, 1);
+	rx(0, CH, 1000, 2);
+	rx(0, CH, 5000, 3);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.frames_held == 3 && s.frames_held_max == 3 && s.rx_packets == 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS); // refilled from the reserve
+	CU_ASSERT_EQUAL(pmem_free_count(), n - 4);
+	CU_ASSERT_EQUAL(chan_of(c.id)->pend[chan_of(c.id)->pend_head].buf[0], r0);
+	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // nobody waits: interrupts back on
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 1));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 1000, 2));
+	s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.frames_held == 1 && s.frames_held_max == 3 && s.rx_packets == 2);
+	rx(0, CH, 200, 4);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 5000, 3));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 200, 4));
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), n); // what the full ring could not take was freed
+}
+
+// A channel holds IO_PEND frames at most; more are dropped (drop_noslot).
+static void test_rx_held_max(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 0, 0);
+	uint64_t n = pmem_free_count();
+	for (int k = 0; k < IO_PEND + 2;) {
+		for (int j = 0; j < RX_SLOTS - 2 && k < IO_PEND + 2; j++, k++)
+			rx(0, CH, 20, (uint8_t)k);
+		CU_ASSERT_TRUE(fake_nic_irq(0));
+	}
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.frames_held, IO_PEND);
+	CU_ASSERT_EQUAL(s.frames_held_max, IO_PEND);
+	CU_ASSERT_EQUAL(s.drop_noslot, 2);
+	CU_ASSERT_EQUAL(pmem_free_count(), n - IO_PEND);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 20, 0));
+	CU_ASSERT_TRUE(payload_is(&c, 1, 20, 1));
+	s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.frames_held == IO_PEND - 2 && s.frames_held_max == IO_PEND);
+	// free_io frees the held frames and the header frames.
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+}
+
+// One frame arrives on nic and the interrupt fires.
+static void rx_irq_frame(int nic, uint32_t len, bool error)
+{
+	CU_ASSERT_FATAL(fake_nic_rx(nic, frame_buf, len, error) > 0);
+	CU_ASSERT_TRUE(fake_nic_irq(nic));
+}
+
+// Every drop cause, counted once each; every buffer goes back to the ring.
+static void test_rx_drops(void)
+{
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 10, 0), 0);
+	uint64_t n = pmem_free_count();
+	struct io_stats s;
+	// short: under 30 bytes; or zero-padded to 60 with a zero batch count
+	mkframe(0, CH, 100, 100, 1);
+	rx_irq_frame(0, 29, false);
+	mkframe(0, CH, 0, 0, 1);
+	memset(frame_buf + WIRE_ETH_HLEN + 8, 0, WIRE_MIN_FRAME - WIRE_ETH_HLEN - 8);
+	rx_irq_frame(0, WIRE_MIN_FRAME, false);
+	s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.drop_short, 2);
+	// ethertype
+	uint32_t len = mkframe(0, CH, 100, 100, 1);
+	put16(frame_buf + 12, 0x0800);
+	rx_irq_frame(0, len, false);
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_ethertype, 1);
+	// badlen both ways: shorter than the header says; longer, past padding
+	rx_irq_frame(0, mkframe(0, CH, 100, 50, 1), false);
+	rx_irq_frame(0, mkframe(0, CH, 10, 100, 1), false);
+	rx_irq_frame(0, mkframe(0, CH, 31, 30, 1), false); // 60 bytes, one short of 61
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_badlen, 3);
+	// toolong: the header's length; more buffers than the longest frame
+	rx_irq_frame(0, mkframe(0, CH, WIRE_MAX_PAYLOAD + 1, WIRE_MAX_PAYLOAD + 1, 1), false);
+	rx_irq_frame(0, mkframe(0, CH, 9000, 10, 1), false);
+	mkframe(0, CH, 100, 100, 1);
+	rx_irq_frame(0, 4 * PG, false);
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_toolong, 3);
+	// nochan; rxerr (a good frame the device flagged)
+	rx_irq_frame(0, mkframe(0, 99, 100, 100, 1), false);
+	rx_irq_frame(0, mkframe(0, CH, 100, 100, 1), true);
+	s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.drop_nochan == 1 && s.drop_rxerr == 1);
+	// Nothing reached the channel; every buffer is back in the ring.
+	CU_ASSERT_EQUAL(s.frames_held, 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), n);
+	// A frame padded to 60 bytes is fine: 10 bytes of payload.
+	rx_irq_frame(0, mkframe(0, CH, 10, 30, 2), false);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_EQUAL(got_sizes[0], 10);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 10, 2));
+	// toolong for the channel: two pages into a one-page slot
+	rx(0, CH, 5000, 3);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_toolong, 4);
+	// badslot: the slot's page pinned, or freed, by its owner
+	CU_ASSERT_EQUAL(ctl(1, c.in_vr, VR_OP_PIN, 0, PG), 0);
+	rx(0, CH, 1000, 4);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(ctl(1, c.in_vr, VR_OP_UNPIN, 0, PG), 0);
+	CU_ASSERT_EQUAL(ctl(1, c.in_vr, VR_OP_FREE, 0, PG), 0);
+	rx(0, CH, 100, 5); // copied: still needs the page
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.drop_badslot, 2);
+	CU_ASSERT_EQUAL(s.rx_packets, 1);
+	CU_ASSERT_TRUE(s.drop_short == 2 && s.drop_ethertype == 1 && s.drop_badlen == 3 &&
+		       s.drop_toolong == 4 && s.drop_nochan == 1 && s.drop_rxerr == 1 &&
+		       s.drop_noslot == 0);
+	// The last drop came while the batch waited: its buffer waits for the
+	// next poll's refill.
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 1);
+	CU_ASSERT_EQUAL(io_nics[0].nrefill, 1);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + 1); // the freed slot page
+}
+
+// Drops no channel owns are the NIC's: every channel on it sees them,
+// channels on the other NIC do not.
+static void test_rx_drops_per_nic(void)
+{
+	struct chan a = chan_new(1, 0, CH, 1, 1, 0, 0), b = chan_new(1, 1, CH, 1, 1, 0, 0);
+	struct chan a2 = chan_new(2, 0, CH + 1, 1, 1, 0, 0);
+	rx_irq_frame(1, 20, false);
+	rx_irq_frame(0, mkframe(0, 99, 100, 100, 1), false);
+	CU_ASSERT_TRUE(stats(1, a.id).drop_nochan == 1 && stats(2, a2.id).drop_nochan == 1);
+	CU_ASSERT_EQUAL(stats(1, b.id).drop_nochan, 0);
+	CU_ASSERT_TRUE(stats(1, b.id).drop_short == 1 && stats(1, a.id).drop_short == 0);
+}
+
+// A frame that spans buffers arrives across two polls (the EOP buffer not
+// yet filled at the first): assembled whole.
+static void test_rx_split_across_polls(void)
+{
+	struct chan c = chan_new(1, 0, CH, 1, 2, 0, 0);
+	uint32_t len = mkframe(0, CH, 5000, 5000, 7);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_rx(0, frame_buf, len, false), 2);
+	// Take the EOP buffer back out of the ring's filled part, as if the
+	// device had written only the first one yet.
+	fake_nics[0].rx_filled = 1;
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	fake_nics[0].rx_filled = 1; // the second buffer is now the ring's head
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 5000, 7));
+	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 0);
+}
+
+// While the process sleeps: a frame and the NIC's interrupt (the batch is
+// not complete: the NIC stays masked, in polling mode), then a frame the
+// timer tick's poll picks up, completing the batch.
+static void hook_irq_then_tick(const void *chan, void *arg)
+{
+	const struct chan *c = arg;
+	hook_calls++;
+	CU_ASSERT_PTR_EQUAL(chan, chan_of(c->id));
+	rx(0, CH, 100, 2);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
+	CU_ASSERT_TRUE(io_nics[0].polling);
+	CU_ASSERT_EQUAL(chan_of(c->id)->got, 2);
+	rx(0, CH, 100, 3);
+	CU_ASSERT_FALSE(fake_nic_irq(0)); // masked
+	io_tick();
+}
+
+static void test_rx_irq_polling(void)
+{
+	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
+	fake_sleep_hook = hook_irq_then_tick;
+	fake_sleep_arg = &c;
+	rx(0, CH, 100, 1);
+	CU_ASSERT_EQUAL(input(1, c.id), 3);
+	CU_ASSERT_EQUAL(hook_calls, 1);
+	CU_ASSERT_EQUAL(fake_wakeups, 1);
+	for (int k = 0; k < 3; k++)
+		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
+	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // the batch done: interrupts again
+	CU_ASSERT_FALSE(io_nics[0].polling);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_irqs == 1 && s.nic_irqs == 1 && s.rx_packets == 3);
+}
+
+// poll=timer: the idle loop halts between polls on a fast tick while a NIC
+// is polled, and goes back to the normal tick after; without it, the idle
+// loop spins while polling.
+static void hook_idle(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	hook_calls++;
+	rx(0, CH, 100, 2);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_FALSE(io_idle_poll()); // halt
+	CU_ASSERT_EQUAL(fake_timer_fast_us, IO_POLL_US);
+	rx(0, CH, 100, 3);
+	CU_ASSERT_FALSE(io_idle_poll()); // polled: the batch is complete
+	CU_ASSERT_EQUAL(fake_timer_fast_us, 0);
+}
+
+static void hook_idle_spin(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	hook_calls++;
+	rx(0, CH, 100, 2);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_TRUE(io_idle_poll()); // spin: still polling
+	rx(0, CH, 100, 3);
+	CU_ASSERT_FALSE(io_idle_poll());
+	CU_ASSERT_EQUAL(fake_timer_fast_calls, 0);
+}
+
+static void test_rx_idle_poll(void)
+{
+	struct io_options o = { .copy_threshold = 256, .rx_scrub = true, .poll_halts = true };
+	io_init(&o);
+	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
+	fake_sleep_hook = hook_idle;
+	rx(0, CH, 100, 1);
+	CU_ASSERT_EQUAL(input(1, c.id), 3);
+	CU_ASSERT_EQUAL(fake_timer_fast_calls, 2);
+	io_start(256, true);
+	fake_timer_fast_calls = 0;
+	fake_sleep_hook = hook_idle_spin;
+	rx(0, CH, 100, 1);
+	CU_ASSERT_EQUAL(input(1, c.id), 3);
+	CU_ASSERT_EQUAL(hook_calls, 2);
+	CU_ASSERT_TRUE(payload_is(&c, 2, 100, 3));
+}
+
 static const struct test_case chan_tests[] = {
 	TEST(test_get_io_decode), TEST(test_get_io_exist),    TEST(test_get_io_limits),
 	TEST(test_get_io_table_full), TEST(test_free_io_checks), TEST(test_regions),
 	TEST(test_regions_one_way), TEST(test_ctrl_ops), TEST(test_input_checks),
 };
 
+static const struct test_case rx_tests[] = {
+	TEST(test_rx_dispatch),      TEST(test_rx_slots),         TEST(test_rx_exchange),
+	TEST(test_rx_threshold),     TEST(test_rx_copy_multipage), TEST(test_rx_copy_all),
+	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_held),
+	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic),
+	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
+};
+
 int register_io(void)
 {
-	return ADD_SUITE("io_chan", setup, teardown, chan_tests);
+	if (ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0)
+		return -1;
+	return ADD_SUITE("io_rx", setup, teardown, rx_tests);
 }
