@@ -9,8 +9,6 @@
 #include "fake_netdev.h"
 #include "res/io_priv.h"
 #include "res/res.h"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wunused-const-variable"
 
 long sys_get_io(const uint64_t *a);
 long sys_ctrl_io(const uint64_t *a);
@@ -1036,6 +1034,319 @@ static void test_rx_idle_poll(void)
 	CU_ASSERT_TRUE(payload_is(&c, 2, 100, 3));
 }
 
+// ================================================================ send
+
+// The header of logged packet t, as the NIC gathered it.
+struct hdr {
+	uint8_t dst[6], src[6];
+	uint16_t type, channel, flags, batch, link;
+	uint32_t seq, len;
+};
+
+static struct hdr hdr_of(const struct fake_tx *t)
+{
+	const uint8_t *b = t->bytes, *w = b + WIRE_ETH_HLEN;
+	struct hdr h;
+	memcpy(h.dst, b, 6);
+	memcpy(h.src, b + 6, 6);
+	h.type = get16(b + 12);
+	h.channel = get16(w), h.flags = get16(w + 2), h.seq = get32(w + 4);
+	h.batch = get16(w + 8), h.link = get16(w + 10), h.len = get32(w + 12);
+	return h;
+}
+
+static bool seg_is(const struct fake_tx *t, int k, paddr_t pa, uint32_t len)
+{
+	return k < t->pkt.nseg && t->pkt.seg[k].pa == pa && t->pkt.seg[k].len == len;
+}
+
+// One call: per packet a header (wire.h: channel, flags with LAST on the
+// last, per-peer seq, batch, link, len) then the payload straight from the
+// user's frames, cut at page boundaries; all behind one doorbell.
+static void test_tx_headers(void)
+{
+	struct chan c = chan_new(1, 1, 0x0102, 0, 0, 3, 4);
+	fill_pages(c.out_vr, 0x40);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 5, PEER1), 0);
+	const uint64_t peers[3] = { 0, 5, 0 }, sizes[3] = { 100, 5000, 0 }, pos[3] = { 8, 4000, 12000 };
+	CU_ASSERT_EQUAL(output(1, c.id, 3, peers, sizes, pos), 3);
+	struct fake_nic *f = &fake_nics[1];
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 3);
+	CU_ASSERT_EQUAL(f->st.doorbells, 1);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 0);
+	struct io *io = chan_of(c.id);
+	static const uint32_t seq[3] = { 0, 0, 1 };
+	for (int i = 0; i < 3; i++) {
+		const struct fake_tx *t = &f->tx[i];
+		struct hdr h = hdr_of(t);
+		CU_ASSERT_EQUAL(memcmp(h.dst, peers[i] ? PEER1 : PEER0, 6), 0);
+		CU_ASSERT_EQUAL(memcmp(h.src, f->nd.mac, 6), 0);
+		CU_ASSERT_EQUAL(h.type, WIRE_ETHERTYPE);
+		CU_ASSERT_EQUAL(h.channel, 0x0102);
+		CU_ASSERT_EQUAL(h.flags, i == 2 ? WIRE_F_LAST : 0);
+		CU_ASSERT_EQUAL(h.seq, seq[i]);
+		CU_ASSERT_EQUAL(h.batch, 3);
+		CU_ASSERT_EQUAL(h.link, 1);
+		CU_ASSERT_EQUAL(h.len, sizes[i]);
+		CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + sizes[i]);
+		CU_ASSERT_EQUAL(t->doorbell, 1);
+		CU_ASSERT_EQUAL(t->pkt.cookie, res_slot(c.id));
+		CU_ASSERT_TRUE(seg_is(t, 0, io->hdr[0] + i * IO_HDR_SLOT, WIRE_FRAME_HLEN));
+	}
+	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
+	paddr_t o2 = vregion_frame(c.out_vr, 2);
+	CU_ASSERT_TRUE(f->tx[0].pkt.nseg == 2 && seg_is(&f->tx[0], 1, o0 + 8, 100));
+	CU_ASSERT_TRUE(f->tx[1].pkt.nseg == 4 && seg_is(&f->tx[1], 1, o0 + 4000, 96) &&
+		       seg_is(&f->tx[1], 2, o1, PG) && seg_is(&f->tx[1], 3, o2, 5000 - 96 - PG));
+	CU_ASSERT_EQUAL(f->tx[2].pkt.nseg, 1); // no payload: the header alone
+	CU_ASSERT_EQUAL(f->tx[0].bytes[WIRE_FRAME_HLEN], pat(0x40, 0));
+	// The next call: sequence numbers go on per peer, a second doorbell.
+	fake_nic_tx_complete(1, -1);
+	const uint64_t peers2[3] = { 5, 5, 0 };
+	CU_ASSERT_EQUAL(output(1, c.id, 3, peers2, sizes, pos), 3);
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 6);
+	CU_ASSERT_EQUAL(hdr_of(&f->tx[3]).seq, 1);
+	CU_ASSERT_EQUAL(hdr_of(&f->tx[4]).seq, 2);
+	CU_ASSERT_EQUAL(hdr_of(&f->tx[5]).seq, 2);
+	CU_ASSERT_EQUAL(memcmp(hdr_of(&f->tx[5]).dst, PEER0, 6), 0);
+	CU_ASSERT_EQUAL(hdr_of(&f->tx[5]).flags, WIRE_F_LAST);
+	CU_ASSERT_TRUE(f->tx[3].doorbell == 2 && f->tx[5].doorbell == 2);
+	CU_ASSERT_EQUAL(f->st.doorbells, 2);
+	CU_ASSERT_TRUE(seg_is(&f->tx[3], 0, io->hdr[0], WIRE_FRAME_HLEN)); // header slots reused
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.tx_packets, 6);
+	CU_ASSERT_EQUAL(s.tx_bytes, 2 * 5100);
+	CU_ASSERT_TRUE(s.tx_batches == 2 && s.tx_doorbells == 2 && s.nic_doorbells == 2);
+}
+
+// A full batch of IO_MAX_BATCH packets: header slots over both header
+// frames, one doorbell.
+static void test_tx_full_batch(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, IO_MAX_BATCH, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	uint64_t peers[IO_MAX_BATCH] = { 0 }, sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];
+	for (int i = 0; i < IO_MAX_BATCH; i++)
+		sizes[i] = (uint64_t)i, pos[i] = (uint64_t)i * 8;
+	CU_ASSERT_EQUAL(output(1, c.id, IO_MAX_BATCH, peers, sizes, pos), IO_MAX_BATCH);
+	struct fake_nic *f = &fake_nics[0];
+	CU_ASSERT_EQUAL_FATAL(f->ntx, IO_MAX_BATCH);
+	CU_ASSERT_EQUAL(f->st.doorbells, 1);
+	struct io *io = chan_of(c.id);
+	bool ok = true;
+	for (int i = 0; i < IO_MAX_BATCH; i++) {
+		uint64_t off = (uint64_t)i * IO_HDR_SLOT;
+		struct hdr h = hdr_of(&f->tx[i]);
+		ok &= seg_is(&f->tx[i], 0, io->hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
+		ok &= h.seq == (uint32_t)i && h.len == (uint32_t)i && h.batch == IO_MAX_BATCH;
+		ok &= h.flags == (i == IO_MAX_BATCH - 1 ? WIRE_F_LAST : 0);
+	}
+	CU_ASSERT_TRUE(ok);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[0]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[1]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), IO_MAX_BATCH - 1); // 0 bytes: none
+}
+
+// Frames stay pinned until the NIC is done and the sender reclaims them;
+// until then the pages cannot be freed and the channel cannot go.
+static void test_tx_pins_reclaim(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 3);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
+	paddr_t o2 = vregion_frame(c.out_vr, 2), h0 = chan_of(c.id)->hdr[0];
+	const uint64_t peers[2] = { 0, 0 }, sizes[2] = { 100, PG }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), 2);
+	CU_ASSERT_TRUE(pmem_pin_count(o0) == 1 && pmem_pin_count(o1) == 1 && pmem_pin_count(o2) == 0);
+	CU_ASSERT_EQUAL(pmem_pin_count(h0), 2);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RECLAIM, 0, 0), 2); // the NIC has not finished
+	CU_ASSERT_EQUAL(ctl(1, c.out_vr, VR_OP_FREE, 0, PG), -E_BUSY);
+	CU_ASSERT_EQUAL(free_io(1, c.id), -E_BUSY);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 1);
+	fake_nic_tx_complete(0, 1);
+	CU_ASSERT_EQUAL(pmem_pin_count(o0), 1); // finished, not yet reclaimed
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RECLAIM, 0, 0), 1);
+	CU_ASSERT_TRUE(pmem_pin_count(o0) == 0 && pmem_pin_count(o1) == 1 && pmem_pin_count(h0) == 1);
+	CU_ASSERT_EQUAL(ctl(1, c.out_vr, VR_OP_FREE, 0, PG), 0);
+	// The idle loop reclaims too.
+	fake_nic_tx_complete(0, 1);
+	io_idle_poll();
+	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_TRUE(pmem_pin_count(o1) == 0 && pmem_pin_count(h0) == 0);
+	CU_ASSERT_EQUAL(fake_nics[0].st.tx_frames, 2);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RECLAIM, 0, 0), 0);
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, c.out_vr), 0);
+}
+
+// Each refusal, before anything is queued or numbered.
+static void test_tx_errors(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 4);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	CU_ASSERT_EQUAL(ctl(1, c.out_vr, VR_OP_FREE, 3 * PG, PG), 0);
+	const uint64_t out = 4 * PG;
+	static const struct {
+		uint64_t peer[2], size[2], pos[2];
+		long want;
+	} bad[] = {
+		{ { 0, 1 }, { 10, 10 }, { 0, 0 }, -E_NOENT },  // peer 1 not set
+		{ { 0, 16 }, { 10, 10 }, { 0, 0 }, -E_NOENT }, // no peer 16
+		{ { 0, 0 }, { 10, WIRE_MAX_PAYLOAD + 1 }, { 0, 0 }, -E_2BIG },
+		{ { 0, 0 }, { 10, 11 }, { 0, out - 10 }, -E_RANGE },
+		{ { 0, 0 }, { 10, 0 }, { 0, out + 1 }, -E_RANGE },
+		{ { 0, 0 }, { 10, 2 }, { 0, UINT64_MAX }, -E_RANGE },
+		{ { 0, 0 }, { 10, 10 }, { 0, 3 * PG + 5 }, -E_NOTBACKED },
+		{ { 0, 0 }, { 10, PG }, { 0, 2 * PG + 1 }, -E_NOTBACKED }, // its last byte
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		long r = output(1, c.id, 2, bad[i].peer, bad[i].size, bad[i].pos);
+		if (r != bad[i].want)
+			fprintf(stderr, "\noutput case %zu: %ld, want %ld\n", i, r, bad[i].want);
+		CU_ASSERT_EQUAL(r, bad[i].want);
+	}
+	fake_nic_set_link(0, false);
+	const uint64_t peers[2] = { 0, 0 }, sizes[2] = { WIRE_MAX_PAYLOAD, 0 }, pos[2] = { 0, 0 };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), -E_LINK);
+	fake_proc_set_current(1);
+	const uint64_t fault[4] = { (uint64_t)c.id, SCR_PEERS, USER_BASE + 3 * GiB, SCR_OPOS };
+	CU_ASSERT_EQUAL(sys_output_io(fault), -E_FAULT);
+	CU_ASSERT_EQUAL(output(2, c.id, 2, peers, sizes, pos), -E_NOTOWNER);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 0);
+	CU_ASSERT_EQUAL(fake_nics[0].st.doorbells, 0);
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_packets + stats(1, c.id).tx_batches, 0);
+	// Link up: the longest payload goes, numbered from 0.
+	fake_nic_set_link(0, true);
+	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), 2);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 2);
+	CU_ASSERT_EQUAL(hdr_of(&fake_nics[0].tx[0]).seq, 0);
+	CU_ASSERT_EQUAL(fake_nics[0].tx[0].pkt.nseg, 4);
+	CU_ASSERT_EQUAL(fake_nics[0].tx[0].len, IO_MAX_FRAME);
+}
+
+// A raw channel sends the user's bytes as the frame: no header segment,
+// sizes between the NIC's shortest and longest frame, peers ignored.
+static void test_tx_raw(void)
+{
+	long id = get_io(1, IO_DEV_RAW(1), 0, 2);
+	long out = region_new(1, 3, VR_MEM_ALL);
+	CU_ASSERT_EQUAL(set_regions(1, id, 0, 0, out, 3 * PG), 0);
+	fill_pages(out, 0x70);
+	const uint64_t peers[2] = { 99, 12345 };
+	CU_ASSERT_EQUAL(output(1, id, 2, peers, (uint64_t[]){ 14, 13 }, (uint64_t[]){ 0, 0 }), -E_INVAL);
+	CU_ASSERT_EQUAL(output(1, id, 2, peers, (uint64_t[]){ 14, FAKE_MAX_FRAME + 1 },
+			       (uint64_t[]){ 0, 0 }), -E_2BIG);
+	CU_ASSERT_EQUAL(fake_nics[1].ntx, 0);
+	CU_ASSERT_EQUAL(output(1, id, 2, peers, (uint64_t[]){ 14, FAKE_MAX_FRAME },
+			       (uint64_t[]){ PG - 4, 100 }), 2);
+	struct fake_nic *f = &fake_nics[1];
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 2);
+	paddr_t o0 = vregion_frame(out, 0), o1 = vregion_frame(out, 1), o2 = vregion_frame(out, 2);
+	CU_ASSERT_TRUE(f->tx[0].pkt.nseg == 2 && seg_is(&f->tx[0], 0, o0 + PG - 4, 4) &&
+		       seg_is(&f->tx[0], 1, o1, 10));
+	CU_ASSERT_TRUE(f->tx[1].pkt.nseg == 3 && seg_is(&f->tx[1], 0, o0 + 100, PG - 100) &&
+		       seg_is(&f->tx[1], 1, o1, PG) &&
+		       seg_is(&f->tx[1], 2, o2, FAKE_MAX_FRAME - 2 * PG + 100));
+	CU_ASSERT_TRUE(f->tx[0].bytes[0] == pat(0x70, 0) && f->tx[0].bytes[4] == pat(0x70, 1));
+	CU_ASSERT_EQUAL(f->st.doorbells, 1);
+	CU_ASSERT_EQUAL(stats(1, id).tx_bytes, 14 + FAKE_MAX_FRAME);
+}
+
+// A ring with room for 4 packets takes a 10-packet batch in three
+// doorbells, reclaiming between them (the NIC finishes each at once).
+static void test_tx_ring_full(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 10, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	struct fake_nic *f = &fake_nics[0];
+	f->nd.tx_slots = 4;
+	f->autocomplete = true;
+	uint64_t peers[10] = { 0 }, sizes[10], pos[10] = { 0 };
+	for (int i = 0; i < 10; i++)
+		sizes[i] = (uint64_t)i + 1;
+	CU_ASSERT_EQUAL(output(1, c.id, 10, peers, sizes, pos), 10);
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 10);
+	CU_ASSERT_EQUAL(f->st.doorbells, 3);
+	CU_ASSERT_EQUAL(f->st.tx_ring_full, 4); // 4 of 10, none (full: reclaim), 4 of 6, none, 2
+	for (int i = 0; i < 10; i++) {
+		struct hdr h = hdr_of(&f->tx[i]);
+		CU_ASSERT_TRUE(h.seq == (uint32_t)i && h.len == (uint32_t)i + 1);
+		CU_ASSERT_EQUAL(f->tx[i].doorbell, 1 + i / 4);
+	}
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.tx_packets == 10 && s.tx_batches == 1 && s.tx_doorbells == 3);
+}
+
+// A driver refusal comes back to the caller.
+static void test_tx_driver_refuses(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 1, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	fake_nics[0].tx_fail = -E_INVAL;
+	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }),
+			-E_INVAL);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_batches, 0);
+}
+
+// ================================================================ free and exit
+
+// free_io gives back everything: held frames, header frames, the holds on
+// its regions (delete works), the process's channel count.
+static void test_free_releases(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 1, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	for (int k = 0; k < 3; k++)
+		rx(0, CH, 1000, (uint8_t)k);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }), 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 3);
+	CU_ASSERT_EQUAL(vregion_delete(1, c.in_vr), -E_BUSY);
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, c.in_vr), 0);
+	CU_ASSERT_EQUAL(vregion_delete(1, c.out_vr), 0);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_pin_count(chan_of(c.id)->hdr[0]), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
+// An exit: I/O first (the spy), then attachments and regions; the same
+// frames come back as with free_io.
+static void test_exit_releases(void)
+{
+	uint64_t t1 = vspace_tables(s1), t2 = vspace_tables(s2);
+	struct chan c = chan_new(1, 0, CH, 2, 1, 1, 1);
+	chan_new(1, 1, CH, 1, 1, 0, 0);
+	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
+	struct chan other = chan_new(2, 0, CH + 1, 1, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctrl(2, other.id, IO_OP_TIMEOUT, 10, 0), 0);
+	uint64_t other_frames = IO_HDR_FRAMES + 1 + vspace_tables(s2) - t2;
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	for (int k = 0; k < 3; k++)
+		rx(0, CH, 1000, (uint8_t)k);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }), 1);
+	fake_nic_tx_complete(0, -1);
+	res_release_owner(1);
+	CU_ASSERT_EQUAL(fake_io_nreleased, 1);
+	CU_ASSERT_EQUAL(fake_io_released[0], 1);
+	CU_ASSERT(fake_io_released_vuspaces[0] >= 3); // still attached when I/O went
+	CU_ASSERT_EQUAL(res_live(RES_IO), 1);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
+	CU_ASSERT_EQUAL(vspace_tables(s1), 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	// pid 1's scratch region and its tables came back too; pid 2's channel stays.
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 + 4 + t1 - other_frames);
+	CU_ASSERT_EQUAL(input(2, other.id), -E_TIMEOUT);
+}
+
 static const struct test_case chan_tests[] = {
 	TEST(test_get_io_decode), TEST(test_get_io_exist),    TEST(test_get_io_limits),
 	TEST(test_get_io_table_full), TEST(test_free_io_checks), TEST(test_regions),
@@ -1050,9 +1361,16 @@ static const struct test_case rx_tests[] = {
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 };
 
+static const struct test_case tx_tests[] = {
+	TEST(test_tx_headers),    TEST(test_tx_full_batch), TEST(test_tx_pins_reclaim),
+	TEST(test_tx_errors),     TEST(test_tx_raw),        TEST(test_tx_ring_full),
+	TEST(test_tx_driver_refuses), TEST(test_free_releases), TEST(test_exit_releases),
+};
+
 int register_io(void)
 {
-	if (ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0)
+	if (ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0 ||
+	    ADD_SUITE("io_rx", setup, teardown, rx_tests) < 0)
 		return -1;
-	return ADD_SUITE("io_rx", setup, teardown, rx_tests);
+	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }
