@@ -95,6 +95,10 @@ static int tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
 		tx_queue(f, &pkts[q++]);
 	if (q < n)
 		f->st.tx_ring_full++;
+	f->tx_full_streak = q == 0 && n > 0 ? f->tx_full_streak + 1 : 0;
+	if (f->tx_full_streak == FAKE_TX_SPIN)
+		fake_fatal("fake NIC %d: tx_batch found the ring full %d times in a row and nobody "
+			   "reclaimed: the caller spins forever", nd->index, FAKE_TX_SPIN);
 	if (q > 0)
 		f->st.doorbells++;
 	if (f->autocomplete)
@@ -107,6 +111,7 @@ static int tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *a
 	struct fake_nic *f = of(nd);
 	int n = 0;
 	f->reclaim_calls++;
+	f->tx_full_streak = 0;
 	while (f->tx_reclaimed < f->tx_done) {
 		struct fake_tx *t = &f->tx[f->tx_reclaimed++];
 		for (int s = 0; s < t->pkt.nseg; s++)

@@ -8,7 +8,9 @@
 // doorbell per call that queued something. Nothing finishes by itself:
 // fake_nic_tx_complete plays the device finishing packets (or `autocomplete`
 // finishes each at once, as QEMU does inside the doorbell write), and only
-// then does tx_reclaim report them, unpin their pages and count them.
+// then does tx_reclaim report them, unpin their pages and count them. Only
+// tx_reclaim makes room: a caller that finds the ring full FAKE_TX_SPIN
+// times in a row without reclaiming would spin forever, and fails the test.
 //
 // Receive: a ring of rx_slots posted pages, each pinned while posted
 // (attach fills it with zeroed pages, as e1000 does). fake_nic_rx plays a
@@ -29,6 +31,7 @@
 #define FAKE_NIC_RING_MAX 1100 // largest ring a test may ask for (above IO_RING_MAX)
 #define FAKE_TX_LOG 1024       // packets recorded per NIC
 #define FAKE_TX_SNAP 128       // bytes of each packet kept
+#define FAKE_TX_SPIN 1000     // tx_batch calls finding the ring full with no reclaim between
 #define FAKE_MIN_FRAME 14
 #define FAKE_MAX_FRAME 9018
 
@@ -55,6 +58,7 @@ struct fake_nic {
 	int tx_done, tx_reclaimed; // log indexes: finished by the device, reported
 	bool autocomplete;
 	int tx_fail;              // when < 0: the next tx_batch returns it, queueing nothing
+	int tx_full_streak;       // tx_batch calls in a row that found no room
 	// receive
 	struct fake_rxslot ring[FAKE_NIC_RING_MAX];
 	int rx_head, rx_posted, rx_filled; // next to hand out; posted; filled of those
