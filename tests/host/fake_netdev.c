@@ -69,7 +69,8 @@ static void tx_queue(struct fake_nic *f, const struct netpkt *p)
 		const struct netseg *g = &p->seg[s];
 		pin_range(g->pa, g->len, true);
 		uint32_t room = t->len < FAKE_TX_SNAP ? FAKE_TX_SNAP - t->len : 0;
-		memcpy(t->bytes + t->len, arch_p2v(g->pa), g->len < room ? g->len : room);
+		if (room)
+			memcpy(t->bytes + t->len, arch_p2v(g->pa), g->len < room ? g->len : room);
 		t->len += g->len;
 	}
 }

@@ -1372,10 +1372,90 @@ static void test_exit_releases(void)
 	CU_ASSERT_EQUAL(input(2, other.id), -E_TIMEOUT);
 }
 
+// Frames all taken: no channel (its header frames), and a frame that
+// would be held is dropped (the ring needs a fresh frame for each buffer).
+static paddr_t hoard[FAKE_PHYS_SIZE / PAGE_SIZE];
+
+static int hoard_all(void)
+{
+	int n = 0;
+	paddr_t pa;
+	while ((pa = pmem_alloc_nozero()) != 0)
+		hoard[n++] = pa;
+	return n;
+}
+
+static void unhoard(int n)
+{
+	while (n > 0)
+		pmem_free(hoard[--n]);
+}
+
+static void test_out_of_frames(void)
+{
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	int n = hoard_all();
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(1, CH), 1, 1), -E_NOMEM);
+	CU_ASSERT_EQUAL(res_live(RES_IO), 1);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 1);
+	rx(0, CH, 100, 1);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.frames_held == 0 && s.drop_noslot == 1);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS); // its buffer went back
+	unhoard(n);
+	CU_ASSERT(get_io(1, IO_DEV_ETHER(1, CH), 1, 1) > 0);
+}
+
 static const struct test_case chan_tests[] = {
 	TEST(test_get_io_decode), TEST(test_get_io_exist),    TEST(test_get_io_limits),
 	TEST(test_get_io_table_full), TEST(test_free_io_checks), TEST(test_regions),
 	TEST(test_regions_one_way), TEST(test_ctrl_ops), TEST(test_input_checks),
+	TEST(test_out_of_frames),
+};
+
+// ================================================================ netdev registry
+
+static void test_netdev_registry(void)
+{
+	CU_ASSERT_EQUAL(netdev_count(), 2);
+	CU_ASSERT_PTR_EQUAL(netdev_get(0), &fake_nics[0].nd);
+	CU_ASSERT_PTR_EQUAL(netdev_get(1), &fake_nics[1].nd);
+	CU_ASSERT_PTR_NULL(netdev_get(2));
+	CU_ASSERT_PTR_NULL(netdev_get(-1));
+	// io_init installed the stack's callbacks on both.
+	CU_ASSERT_PTR_EQUAL(fake_nics[0].nd.rx_ready, io_rx_ready);
+	CU_ASSERT_PTR_EQUAL(fake_nics[1].nd.rx_ready, io_rx_ready);
+	CU_ASSERT_EQUAL(netdev_frames_owned_all(), 2 * RX_SLOTS);
+	CU_ASSERT_EQUAL(netdev_probe_all(), 2); // no e1000 on the host: the same two
+	// Full at NETDEV_MAX; unregistering renumbers the ones after.
+	static struct netdev extra[NETDEV_MAX];
+	for (int i = 2; i < NETDEV_MAX; i++) {
+		extra[i] = fake_nics[0].nd;
+		CU_ASSERT_EQUAL(netdev_register(&extra[i]), i);
+		CU_ASSERT_PTR_EQUAL(extra[i].rx_ready, io_rx_ready); // later ones too
+	}
+	CU_ASSERT_EQUAL(netdev_register(&extra[0]), -E_NOMEM);
+	netdev_unregister(&fake_nics[1].nd);
+	CU_ASSERT_EQUAL(netdev_count(), NETDEV_MAX - 1);
+	CU_ASSERT_PTR_EQUAL(netdev_get(1), &extra[2]);
+	CU_ASSERT_EQUAL(extra[2].index, 1);
+	for (int i = 2; i < NETDEV_MAX; i++)
+		netdev_unregister(&extra[i]);
+	CU_ASSERT_EQUAL(netdev_count(), 1);
+	// detach_all: every driver's detach, the registry empty, ring frames back.
+	CU_ASSERT_EQUAL(netdev_register(&fake_nics[1].nd), 1);
+	uint64_t n = pmem_free_count();
+	CU_ASSERT_EQUAL(netdev_detach_all(), 2);
+	CU_ASSERT_EQUAL(netdev_count(), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 * RX_SLOTS);
+	CU_ASSERT_FALSE(fake_nics[0].attached || fake_nics[1].attached);
+	CU_ASSERT_EQUAL(netdev_frames_owned_all(), 0);
+}
+
+static const struct test_case netdev_tests[] = {
+	TEST(test_netdev_registry),
 };
 
 static const struct test_case rx_tests[] = {
@@ -1467,7 +1547,8 @@ static const struct test_case bug_tests[] = {
 
 int register_io(void)
 {
-	if (ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0 ||
+	if (ADD_SUITE("netdev", setup, teardown, netdev_tests) < 0 ||
+	    ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0 ||
 	    ADD_SUITE("io_rx", setup, teardown, rx_tests) < 0)
 		return -1;
 	if (getenv("HOST_IO_BUGS") && ADD_SUITE("io_bugs", setup, teardown, bug_tests) < 0)
