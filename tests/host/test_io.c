@@ -952,7 +952,7 @@ static void test_rx_split_across_polls(void)
 	CU_ASSERT_TRUE(fake_nic_irq(0));
 	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 1);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
-	fake_nics[0].rx_filled = 1; // the second buffer is now the ring's head
+	fake_nics[0].rx_filled = 1; // the device finishes the second (now the head)
 	CU_ASSERT_EQUAL(input(1, c.id), 1);
 	CU_ASSERT_TRUE(payload_is(&c, 0, 5000, 7));
 	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 0);
