@@ -1,9 +1,10 @@
-// A fixed table of fake processes, the proc and I/O managers' res_ops, and
-// io_live: enough of both managers for vregion, vuspace and res to link.
+// A fixed table of fake processes, the proc manager's res_ops, a spy on
+// the I/O manager's, sleep and wakeup, and the two timer calls io.c makes.
 #include "fake_proc.h"
 #include "fake_arch.h"
 #include "res/res.h"
 #include "res/vuspace.h"
+#include "arch/x86_64/timer.h"
 #include "err.h"
 #include <string.h>
 
@@ -29,6 +30,11 @@ void fake_proc_reset(void)
 		limits[k] = UINT64_MAX;
 	current = NULL;
 	fake_io_nreleased = 0;
+	fake_sleep_hook = NULL;
+	fake_sleep_arg = NULL;
+	fake_sleeps = fake_wakeups = fake_wakeups_missed = 0;
+	fake_timer_fast_us = 0;
+	fake_timer_fast_calls = 0;
 }
 
 static struct proc *proc_by_pid(int pid)
@@ -115,14 +121,76 @@ long proc_vspace(int pid)
 	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
 }
 
+// res.c's table entry for the I/O manager (linked with --wrap=io_ops): io.c's
+// own ops, with each release recorded first, so the suites can see that an
+// exit lets go of channels before attachments and regions.
+extern const struct res_ops __real_io_ops;
+
 static void io_release(int owner)
 {
 	if (fake_io_nreleased < 16) {
 		fake_io_released_vuspaces[fake_io_nreleased] = vuspace_live();
 		fake_io_released[fake_io_nreleased++] = owner;
 	}
+	__real_io_ops.release(owner);
 }
+static long io_live_spy(void) { return __real_io_ops.live(); }
 
 const struct res_ops proc_ops = { .name = "proc" };
-long io_live(void) { return 0; }
-const struct res_ops io_ops = { .name = "io", .release = io_release, .live = io_live };
+const struct res_ops __wrap_io_ops = { .name = "io", .release = io_release, .live = io_live_spy };
+
+// Sleeping: nothing else runs on the host, so the sleep itself is the
+// test's hook (what interrupts would do meanwhile), then the verdict.
+void (*fake_sleep_hook)(const void *chan, void *arg);
+void *fake_sleep_arg;
+int fake_sleeps, fake_wakeups, fake_wakeups_missed;
+static const void *sleeping_on;
+static bool woken;
+
+bool proc_sleep(const void *chan, uint64_t deadline_tsc)
+{
+	if (!current)
+		fake_fatal("proc_sleep: no current process");
+	if (sleeping_on)
+		fake_fatal("proc_sleep: called from inside a sleep");
+	fake_sleeps++;
+	sleeping_on = chan;
+	woken = false;
+	if (fake_sleep_hook)
+		fake_sleep_hook(chan, fake_sleep_arg);
+	sleeping_on = NULL;
+	if (woken)
+		return true;
+	if (!deadline_tsc)
+		fake_fatal("proc_sleep: no deadline and nothing woke %p: it would sleep forever", chan);
+	if (fake.tsc < deadline_tsc)
+		fake.tsc = deadline_tsc;
+	return false;
+}
+
+void proc_wakeup(const void *chan)
+{
+	if (chan && chan == sleeping_on) {
+		woken = true;
+		fake_wakeups++;
+	} else {
+		fake_wakeups_missed++;
+	}
+}
+
+uint64_t fake_timer_fast_us;
+int fake_timer_fast_calls;
+
+uint64_t timer_deadline(uint64_t us)
+{
+	uint64_t now = arch_rdtsc();
+	if (us > (UINT64_MAX - now) / FAKE_TSC_PER_US)
+		return UINT64_MAX;
+	return now + us * FAKE_TSC_PER_US;
+}
+
+void timer_fast(uint32_t us)
+{
+	fake_timer_fast_us = us;
+	fake_timer_fast_calls++;
+}

@@ -1,8 +1,9 @@
 // The host side of the process manager for the resource managers' tests:
-// vregion and vuspace ask proc_exists, proc_vspace and proc_self about
-// pids, so tests register the pids they act for, each with a space. Also
-// the proc and I/O managers' entries of res.c's table (proc.c and io.c
-// switch contexts and drive NICs: not host-compilable).
+// vregion, vuspace and io ask proc_exists, proc_vspace and proc_self
+// about pids, so tests register the pids they act for, each with a space.
+// Also the proc manager's entry of res.c's table (proc.c switches
+// contexts: not host-compilable), a spy on the I/O manager's, proc_sleep
+// and proc_wakeup, and the timer calls io.c makes.
 #ifndef FAKE_PROC_H
 #define FAKE_PROC_H
 #include "res/proc.h"
@@ -24,4 +25,21 @@ void fake_proc_set_current(int pid);
 extern int fake_io_released[16];
 extern long fake_io_released_vuspaces[16];
 extern int fake_io_nreleased;
+
+// proc_sleep cannot block: nothing else runs. It calls fake_sleep_hook
+// (what interrupts would do while the process sleeps: a test injects
+// frames and fires a NIC's interrupt) and returns true when proc_wakeup
+// named its channel meanwhile. Otherwise its deadline passed: the fake TSC
+// moves to it and it returns false; with no deadline the test fails (the
+// process would sleep forever). proc_wakeup with nobody asleep on the
+// channel counts in fake_wakeups_missed.
+extern void (*fake_sleep_hook)(const void *chan, void *arg);
+extern void *fake_sleep_arg;
+extern int fake_sleeps, fake_wakeups, fake_wakeups_missed;
+
+// timer_deadline counts in fake TSC ticks (fake_arch.h's fake.tsc);
+// timer_fast records its argument.
+#define FAKE_TSC_PER_US 1000ull
+extern uint64_t fake_timer_fast_us;
+extern int fake_timer_fast_calls;
 #endif
