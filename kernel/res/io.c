@@ -37,8 +37,8 @@ static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
 	*nic = __builtin_ctz(mask);
 	*chan = (uint16_t)(dev_no >> 8);
 	*raw = kind == IO_KIND_RAW;
-	if (*nic >= netdev_count())
-		return -E_NODEV;
+	if (*nic >= netdev_count() || netdev_get(*nic)->rx_slots > IO_RING_MAX)
+		return -E_NODEV; // none, or one io_init left unused
 	// A raw channel only sends: it names no channel, so it can neither
 	// squat on one nor take another's frames.
 	return *raw == !*chan ? 0 : -E_INVAL;

@@ -7,12 +7,13 @@
 
 #define F_USED 0x8000u  // handed out by the allocator
 #define F_RESV 0x4000u  // never managed: hole, low memory, kernel, frame table
-#define F_PINS 0x3fffu
+#define F_DEFER 0x2000u // freed while pinned: back to the free list at the last unpin
+#define F_PINS 0x1fffu
 #define MAX_FRAMES (64ull << 30 >> PAGE_SHIFT) // manage at most 64 GiB
 
 static uint16_t *state;     // per frame number, [0, nframes)
 static uint32_t *free_stk;  // free frame numbers
-static uint64_t nframes, nfree, ntotal;
+static uint64_t nframes, nfree, ntotal, ndeferred;
 #define RESERVE_MAX 256
 static paddr_t reserve[RESERVE_MAX];
 static int nreserve;
@@ -56,6 +57,7 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 	memset(state, 0, nframes * sizeof(*state));
 	nfree = 0;
 	nreserve = 0;
+	ndeferred = 0;
 	// Push in descending order so low frames are handed out first. Holes
 	// keep state 0 (never free, never allocated); RAM the kernel keeps (the
 	// first MiB: BIOS data, VGA, ROMs; the image; the frame table) is F_RESV.
@@ -90,14 +92,24 @@ paddr_t pmem_alloc(void)
 	return pa;
 }
 
+// A frame a device still holds (pinned) cannot be reused yet: its owner is
+// done with it, so it goes back at the last unpin (a send that never
+// completes keeps it, and the leak check at exit says so).
 void pmem_free(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || state[pfn] != F_USED)
+	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || (state[pfn] & ~F_PINS) != F_USED)
 		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state[pfn] : 0);
+	if (state[pfn] & F_PINS) {
+		state[pfn] |= F_DEFER;
+		ndeferred++;
+		return;
+	}
 	state[pfn] = 0;
 	free_stk[nfree++] = (uint32_t)pfn;
 }
+
+uint64_t pmem_deferred(void) { return ndeferred; }
 
 uint64_t pmem_free_count(void) { return nfree + (uint64_t)nreserve; }
 uint64_t pmem_total(void) { return ntotal; }
@@ -116,7 +128,7 @@ void pmem_pin(paddr_t pa)
 	uint64_t pfn = pa >> PAGE_SHIFT;
 	if (pfn < nframes && state[pfn] == F_RESV)
 		return;
-	if (pfn >= nframes || !(state[pfn] & F_USED) || (state[pfn] & F_PINS) == F_PINS)
+	if (pfn >= nframes || !(state[pfn] & F_USED) || (state[pfn] & (F_PINS | F_DEFER)) >= F_PINS)
 		panic("pmem_pin: bad frame %lx", pa);
 	state[pfn]++;
 }
@@ -129,6 +141,11 @@ void pmem_unpin(paddr_t pa)
 	if (pfn >= nframes || !(state[pfn] & F_PINS))
 		panic("pmem_unpin: frame %lx not pinned", pa);
 	state[pfn]--;
+	if (state[pfn] == (F_USED | F_DEFER)) { // its owner freed it meanwhile
+		state[pfn] = 0;
+		free_stk[nfree++] = (uint32_t)pfn;
+		ndeferred--;
+	}
 }
 
 bool pmem_is_pinned(paddr_t pa)

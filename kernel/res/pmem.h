@@ -12,7 +12,9 @@ struct mem_range {
 void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv_hi);
 paddr_t pmem_alloc(void);        // a zeroed frame, or 0 when none is free
 paddr_t pmem_alloc_nozero(void); // contents undefined
+// Frees a frame; one still pinned by a device goes back at its last unpin.
 void pmem_free(paddr_t pa);
+uint64_t pmem_deferred(void); // frames freed but still pinned
 uint64_t pmem_free_count(void);
 uint64_t pmem_total(void);
 paddr_t pmem_top(void); // end of the highest managed frame

@@ -139,7 +139,12 @@ uint64_t arch_irq_save(void) { return fake.irq_depth++; }
 void arch_irq_restore(uint64_t flags) { fake.irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }
 uint64_t arch_rdtsc(void) { return fake.tsc += fake.tsc_step; }
-void arch_pause(void) { fake.pause++; }
+// A pause takes time, as on a CPU: time-bounded spins end.
+void arch_pause(void)
+{
+	fake.pause++;
+	fake.tsc += 1000;
+}
 
 void arch_cache_flush_range(const void *p, size_t n)
 {

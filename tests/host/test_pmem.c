@@ -197,14 +197,26 @@ static void test_pins(void)
 	CU_ASSERT_TRUE(pmem_is_pinned(a));
 	CU_ASSERT_EQUAL(pmem_pin_count(a), 2);
 	CU_ASSERT_TRUE(pmem_is_allocated(a));
-	EXPECT_PANIC(pmem_free(a)); // in flight: must not be freed
+	// Freed while in flight: it goes back at the last unpin, not before.
+	uint64_t n1 = pmem_free_count();
+	pmem_free(a);
+	CU_ASSERT_EQUAL(pmem_free_count(), n1);
+	CU_ASSERT_EQUAL(pmem_deferred(), 1);
+	CU_ASSERT_TRUE(pmem_is_allocated(a));
+	EXPECT_PANIC(pmem_free(a)); // freed twice
+	EXPECT_PANIC(pmem_pin(a));  // nobody may start a DMA into it now
 	pmem_unpin(a);
 	CU_ASSERT_TRUE(pmem_is_pinned(a));
 	CU_ASSERT_EQUAL(pmem_pin_count(a), 1);
+	CU_ASSERT_EQUAL(pmem_free_count(), n1);
 	pmem_unpin(a);
 	CU_ASSERT_FALSE(pmem_is_pinned(a));
+	CU_ASSERT_EQUAL(pmem_free_count(), n1 + 1);
+	CU_ASSERT_EQUAL(pmem_deferred(), 0);
+	CU_ASSERT_FALSE(pmem_is_allocated(a));
 	EXPECT_PANIC(pmem_unpin(a)); // not pinned
-	pmem_free(a);
+	a = pmem_alloc();
+	pmem_free(a); // not pinned: at once
 	CU_ASSERT_FALSE(pmem_is_pinned(a));
 	EXPECT_PANIC(pmem_pin(a));         // free: nobody's DMA buffer
 	EXPECT_PANIC(pmem_pin(17 * MiB));  // a hole
