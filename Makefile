@@ -122,6 +122,7 @@ test-interop: $(KERNEL) linux-baseline
 test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
+	tests/qemu/virtio/run.sh $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
