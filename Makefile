@@ -111,7 +111,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: deps test-host test-qemu test-bochs test-linux-baseline test-interop
+test: deps test-host test-qemu test-bochs test-linux-baseline test-linux-baseline-virtio test-interop
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000, each side as server once (tests/interop/run.sh).
