@@ -210,17 +210,22 @@ static void print_attach(struct vnet_dev *d)
 }
 
 // The device is live once DRIVER_OK is set (3.1.1 step 8); the receive
-// buffers posted before are then announced.
-static void start(struct vnet_dev *d)
+// buffers posted before are then announced. -E_NOMEM: the registry is
+// full (the interrupt is detached again; the caller resets and frees).
+static int start(struct vnet_dev *d)
 {
 	irq_setup(d);
 	vpci_add_status(&d->vp, VIRTIO_S_DRIVER_OK);
 	vnet_rx_notify(d);
 	d->link = read_link(d);
 	netdev_fill(d);
+	if (netdev_register(&d->nd) < 0) {
+		pci_irq_detach(d->vp.pci);
+		return -E_NOMEM;
+	}
 	d->attached = true;
-	netdev_register(&d->nd);
 	print_attach(d);
+	return 0;
 }
 
 // 3.1.1: a driver that gives up sets FAILED; reset first so the device
@@ -259,12 +264,11 @@ static int vnet_attach(struct pci_dev *p, uintptr_t data)
 		r = dev_init(d);
 	if (r == 0)
 		r = queues_init(d);
-	if (r < 0) {
+	if (r == 0)
+		r = start(d);
+	if (r < 0)
 		fail(d, p, r);
-		return r;
-	}
-	start(d);
-	return 0;
+	return r;
 }
 
 // 4.1.2: modern ID 0x1040 + 1 (network), transitional 0x1000.
@@ -344,7 +348,8 @@ bool virtio_net_info(struct netdev *nd, struct virtio_net_info *out)
 					 .tx_kicks_skipped = d->txq.kicks_skipped,
 					 .rx_kicks_skipped = d->rxq.kicks_skipped,
 					 .rx_tail_copies = d->rx_tail_copies,
-					 .rx_recycled = d->rx_recycled, .tx_queued = d->tx_n,
+					 .rx_recycled = d->rx_recycled,
+					 .rx_used_pending = virtq_used_count(&d->rxq), .tx_queued = d->tx_n,
 					 .tx_free_descs = d->txq.nfree };
 	return true;
 }

@@ -39,6 +39,7 @@ struct virtio_net_info {
 	uint64_t rx_kicks_skipped;    // receive notifications the device declined
 	uint64_t rx_tail_copies;      // page tails completed from a later buffer's slot
 	uint64_t rx_recycled;         // buffers that held only slot bytes, posted again
+	int rx_used_pending;          // receive buffers used by the device, not handed out yet
 	int tx_queued;                // packets queued and not yet reclaimed
 	int tx_free_descs;            // transmit descriptors free
 };

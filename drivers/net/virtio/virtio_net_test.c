@@ -44,6 +44,14 @@ static bool report(const char *name, bool ok)
 static paddr_t page_alloc(void) { return dma_alloc_contig(1); }
 static void page_free(paddr_t pa) { dma_free_contig(pa, 1); }
 
+// Interrupts on until the next one (the 1 ms tick at most), for us.
+static void idle_us(uint64_t us)
+{
+	uint64_t t0 = timer_now_us();
+	while (timer_now_us() - t0 < us)
+		arch_idle();
+}
+
 // The registered virtio-net NICs, in registry order.
 static int vnics(struct netdev **out)
 {
@@ -354,11 +362,9 @@ static bool counters_ok(struct netdev *a, struct netdev *b, const struct netdev_
 	       ib.rx_recycled > i0[1].rx_recycled && ib.rx_tail_copies > i0[1].rx_tail_copies;
 }
 
-static void idle_us(uint64_t us);
-
 static void test_direction(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq)
 {
-	idle_us(10000); // receive interrupts still latched from the last test land first
+	idle_us(50000); // receive interrupts still latched from the last test land first
 	struct netdev_stats s0[2] = { stats(a), stats(b) };
 	struct virtio_net_info i0[2] = { info(a), info(b) };
 	struct tally t = { 0 };
@@ -379,13 +385,6 @@ static void on_ready(struct netdev *nd, void *arg)
 {
 	(void)nd, (void)arg;
 	ready_calls++;
-}
-
-static void idle_us(uint64_t us)
-{
-	uint64_t t0 = timer_now_us();
-	while (timer_now_us() - t0 < us)
-		arch_idle();
 }
 
 // Sends one 60-byte frame a -> b and waits until a reclaimed it.
@@ -421,6 +420,15 @@ static bool poll_one(struct netdev *b, paddr_t *page)
 	return n == 1 && f.eop && f.len == 60;
 }
 
+// Idles until the device has used a receive buffer of b (not handed out).
+static bool wait_used(struct netdev *b)
+{
+	uint64_t t0 = timer_now_us();
+	while (info(b).rx_used_pending == 0 && timer_now_us() - t0 < WAIT_US)
+		arch_idle();
+	return info(b).rx_used_pending > 0;
+}
+
 static bool wait_calls(int want)
 {
 	uint64_t t0 = timer_now_us();
@@ -441,7 +449,7 @@ static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t 
 	uint64_t i1 = stats(b).irqs;
 	b->ops->rx_irq(b, false);
 	int c1 = ready_calls;
-	bool ok2 = send_one(a, b, (*seq)++);
+	bool ok2 = send_one(a, b, (*seq)++) && wait_used(b);
 	idle_us(20000);
 	ok2 = ok2 && ready_calls == c1 && stats(b).irqs == i1;
 	b->ops->rx_irq(b, true);
@@ -613,9 +621,10 @@ static void mode_basic(void)
 		got += d->ops->tx_reclaim(d, done_in_order, &next);
 	free_batch(&bt);
 	struct netdev_stats s1 = stats(d);
-	kprintf("  sent %lu frames, %lu bytes, %lu kick(s)\n", s1.tx_frames - s0.tx_frames,
-		s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells);
-	ok = ok && got == 4 && next == 5 && s1.doorbells - s0.doorbells == 1;
+	kprintf("  sent %lu frames, %lu bytes, %lu kick(s), %lu interrupt(s)\n",
+		s1.tx_frames - s0.tx_frames, s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells,
+		s1.irqs - s0.irqs);
+	ok = ok && got == 4 && next == 5 && s1.doorbells - s0.doorbells == 1 && s1.irqs == s0.irqs;
 	report("virtio_basic_send", ok);
 	report("virtio_basic_frames_balance", balance(free0, owned0));
 }
