@@ -162,6 +162,7 @@ static int rx_take(struct vnet_dev *d, struct rxfrag *f)
 	return rx_release(d, k, m) ? 1 : 0;
 }
 
+// Counters of a handed-out buffer: bytes; frames and errors at the eop.
 static void rx_account(struct vnet_dev *d, const struct rxfrag *f)
 {
 	d->st.rx_bytes += f->len;
@@ -220,6 +221,8 @@ int vnet_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
 
 // ---- send ----
 
+// A segment is not empty, no longer than a frame, and in memory a device
+// may read (dma_check: allocated or the kernel image, not the first MiB).
 static int seg_check(const struct netseg *s)
 {
 	if (s->len == 0)
@@ -229,6 +232,7 @@ static int seg_check(const struct netseg *s)
 	return dma_check(s->pa, s->len) < 0 ? -E_INVAL : 0;
 }
 
+// 1..NETDEV_MAX_SEGS good segments making a frame of 14..9018 bytes.
 static int pkt_check(const struct netpkt *p)
 {
 	if (p->nseg <= 0)
