@@ -118,7 +118,8 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline test-interop
+test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline \
+	test-linux-baseline-virtio test-interop
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -145,6 +146,7 @@ test-layers:
 test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
+	tests/qemu/virtio/run.sh $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 	tests/qemu/isolate/run.sh $(KERNEL)
 

@@ -18,6 +18,7 @@
 #include "../drivers/vga/vgatext.h"
 #include "../drivers/pci/pci.h"
 #include "../drivers/net/e1000/e1000.h"
+#include "../drivers/net/virtio/virtio_net.h"
 #include "net/netdev.h"
 #include "dma.h"
 #include "../drivers/ata/ata.h"
@@ -118,7 +119,7 @@ void kmain(uint32_t magic, uint32_t info)
 	apic_init(bi.rsdp, dma_map_mmio);
 	timer_init(kernel_tick);
 	pci_init();
-	netdev_probe_all();
+	netdev_probe_all(); // every NIC family in net/netdev.c's table, e1000 first
 	syscall_msr_init();
 	ata_init();
 	proc_init();
@@ -128,10 +129,13 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "kfault");
 	if (v && *v == '1')
 		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
-	// e1000test=MODE[,MODE]: the NIC driver's self-test, on the bare driver
-	// before the I/O manager takes the NICs' interrupts; a failure ends the run.
+	// e1000test=MODE[,MODE], virtiotest=MODE[,MODE]: a NIC driver's self-test,
+	// on the bare driver before the I/O manager takes the NICs' interrupts; a
+	// failure ends the run.
 	v = cmdline_get(&cmd, "e1000test");
 	if (v && e1000_selftest(v) != 0)
+		arch_exit(1);
+	if ((v = cmdline_get(&cmd, "virtiotest")) && virtio_net_selftest(v) != 0)
 		arch_exit(1);
 	// Under -icount the TSC counts instructions: TLB misses cost none, so
 	// the measurement would say nothing about the hardware being modelled.

@@ -8,6 +8,7 @@ int virtio_net_probe_all(void);
 
 static const struct netdev_driver drivers[] = {
 	{ "e1000", e1000_probe_all },
+	{ "virtio-net", virtio_net_probe_all },
 };
 
 static struct netdev *devs[NETDEV_MAX];

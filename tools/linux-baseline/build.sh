@@ -3,7 +3,9 @@
 #
 # Output (OUTDIR, default build/linux-baseline under the repository):
 #   vmlinuz     the kernel of Debian's current linux-image-6.1.0-*-amd64
-#   initrd.gz   busybox-static, e1000.ko, /init (init.sh), /bin/pktbench
+#   initrd.gz   busybox-static, e1000.ko, virtio_net.ko and the modules it
+#               needs (load order in /lib/modules/virtio.order), /init
+#               (init.sh), /bin/pktbench
 #   pktbench    the same program, for the host-side self-check
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -83,18 +85,45 @@ fetch_kernel_deb() {
 	echo "$deb"
 }
 
-# Only two members are needed: the kernel image and the (uncompressed,
-# dependency-free) e1000 module.
+# The members needed: the kernel image, the (uncompressed, dependency-free)
+# e1000 module, and virtio-net with the modules it may need (Debian builds
+# virtio, virtio_ring, virtio_pci and net_failover as modules too).
 extract_kernel() {
 	local deb=$1 x="$OUT/kernel-x"
 	rm -rf "$x"
 	mkdir -p "$x"
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards \
-		'./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko'
+		'./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko' \
+		'./lib/modules/*/kernel/drivers/net/virtio_net.ko' \
+		'./lib/modules/*/kernel/drivers/net/net_failover.ko' \
+		'./lib/modules/*/kernel/net/core/failover.ko' \
+		'./lib/modules/*/kernel/drivers/virtio/*.ko'
 	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
 	[ -f "$E1000_KO" ] || lb_die "no e1000.ko in $deb"
+	VIRTIO_ORDER=() VIRTIO_KOS=()
+	order_module "$x/lib/modules/$KREL" virtio_pci
+	order_module "$x/lib/modules/$KREL" virtio_net
+}
+
+# A module's "depends" (modinfo's field, read from the .modinfo section:
+# the package ships no modules.dep, depmod makes it at install).
+module_deps() {
+	objcopy -O binary --only-section=.modinfo "$1" /dev/stdout | tr '\0' '\n' |
+		sed -n 's/^depends=//p' | tr ',' ' '
+}
+
+# order_module MODDIR NAME: appends NAME to VIRTIO_ORDER (and its file to
+# VIRTIO_KOS) after the modules it depends on, each once.
+order_module() {
+	local dir=$1 m=$2 ko d
+	case " ${VIRTIO_ORDER[*]} " in *" $m "*) return 0 ;; esac
+	ko=$(find "$dir" -name "$m.ko" | head -n 1)
+	[ -n "$ko" ] || lb_die "module $m (for virtio-net) not found in the kernel package"
+	for d in $(module_deps "$ko"); do order_module "$dir" "$d"; done
+	VIRTIO_ORDER+=("$m")
+	VIRTIO_KOS+=("$ko")
 }
 
 build_pktbench() {
@@ -114,6 +143,8 @@ build_initramfs() {
 	install -m 755 "$OUT/pktbench" "$r/bin/pktbench"
 	strip "$r/bin/pktbench"
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
+	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
+	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"
 	# busybox's cpio writes newc and owns every file by root, so no root
 	# or host cpio is needed.  /dev/console comes from the kernel's own
 	# built-in initramfs, unpacked before this one.
@@ -123,7 +154,7 @@ build_initramfs() {
 }
 
 main() {
-	lb_need_pkgs busybox-static gcc libc6-dev
+	lb_need_pkgs busybox-static gcc libc6-dev binutils
 	resolve_kernel
 	local hash
 	hash=$(inputs_hash)
@@ -140,7 +171,8 @@ main() {
 	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
 	rm -rf "$OUT/kernel-x"
 	echo "$hash" >"$OUT/stamp"
-	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1))"
+	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
+		"virtio-net modules: ${VIRTIO_ORDER[*]}"
 }
 
 main

@@ -8,6 +8,7 @@
 #   make bench-linux-burst     bench/results/linux-burst.json (~3 min idle host, TCG)
 #   make bench-linux           both
 #   make test-linux-baseline   short end-to-end check, both variants (~35 s)
+#   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -17,7 +18,8 @@ LINUX_BASELINE_SRC := tools/linux-baseline
 LINUX_BASELINE_OUT := $(BUILD)/linux-baseline
 LINUX_RESULTS ?= bench/results
 
-.PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline
+.PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
+	test-linux-baseline-virtio
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -32,3 +34,6 @@ bench-linux-burst: linux-baseline
 
 test-linux-baseline:
 	$(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)
+
+test-linux-baseline-virtio:
+	NIC=virtio $(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)

@@ -89,6 +89,7 @@ struct opts {
 	enum mode mode;
 	enum variant variant;
 	const char *ifname;
+	const char *irqname; // interrupts counted: /proc/interrupts lines named so (default ifname)
 	uint8_t peer[6];
 	bool have_peer;
 	uint32_t sizes[PB_MAX_SIZES];
@@ -204,8 +205,21 @@ static double percentile(const double *v, int n, double p)
 	return v[k - 1];
 }
 
-// Interrupts taken so far by `ifname`, from /proc/interrupts; -1 if unknown.
-static long irq_count(const char *ifname)
+// Whether a /proc/interrupts line's name (its last field) is `name`, or
+// one of its vectors "name-..." (virtio: virtio0-config, virtio0-input.0).
+static bool irq_line_is(const char *line, const char *end, const char *name)
+{
+	const char *field = end;
+	size_t n = strlen(name);
+	while (field > line && field[-1] != ' ' && field[-1] != '\t')
+		field--;
+	return (size_t)(end - field) >= n && strncmp(field, name, n) == 0 &&
+	       (field[n] == 0 || field[n] == '-');
+}
+
+// Interrupts taken so far by `name` (all its lines), from /proc/interrupts;
+// -1 if unknown.
+static long irq_count(const char *name)
 {
 	FILE *f = fopen("/proc/interrupts", "r");
 	char line[1024];
@@ -214,12 +228,11 @@ static long irq_count(const char *ifname)
 		return -1;
 	while (fgets(line, sizeof line, f)) {
 		char *end = line + strcspn(line, "\n");
-		size_t n = strlen(ifname);
 		*end = 0;
-		if ((size_t)(end - line) < n || strcmp(end - n, ifname) != 0)
+		if (!irq_line_is(line, end, name))
 			continue;
 		char *p = strchr(line, ':');
-		total = 0;
+		total = total < 0 ? 0 : total;
 		while (p) { // per-CPU columns, up to the chip name
 			char *q;
 			long v = strtol(p + 1, &q, 10);
@@ -228,7 +241,6 @@ static long irq_count(const char *ifname)
 			total += v;
 			p = q;
 		}
-		break;
 	}
 	fclose(f);
 	return total;
@@ -658,13 +670,13 @@ static void diag(void)
 
 struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
-	long irqs_mark; // eth0 interrupts when the previous burst was answered
+	long irqs_mark; // NIC interrupts when the previous burst was answered
 };
 
 // The echo side's state.
 struct server {
 	struct port *p;
-	const char *ifname;
+	const char *irqname;
 	struct burst_state b;
 	uint64_t bad_echo;   // rtt requests whose payload was damaged
 	uint64_t bad_bursts; // bursts with a damaged, missing or reordered packet
@@ -704,7 +716,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	// Bookkeeping only after the reply is out, so it costs no measured time.
-	long irqs = irq_count(sv->ifname);
+	long irqs = irq_count(sv->irqname);
 	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld\n",
 	       variant_name[sv->p->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1);
@@ -712,7 +724,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	if (b->bad || b->missing || b->ooo)
 		sv->bad_bursts++;
 	burst_reset(b);
-	b->irqs_mark = irq_count(sv->ifname);
+	b->irqs_mark = irq_count(sv->irqname);
 }
 
 // One packet of a burst: checks order and payload; answers after the last.
@@ -768,11 +780,11 @@ static int serve_frame(struct server *sv, struct frame *f)
 static int run_server(const struct opts *o)
 {
 	struct port p;
-	struct server sv = { .p = &p, .ifname = o->ifname };
+	struct server sv = { .p = &p, .irqname = o->irqname };
 	port_open(&p, o, o->idle_timeout_ms);
 	g_port = &p;
 	g_opts = o;
-	sv.b.irqs_mark = irq_count(o->ifname);
+	sv.b.irqs_mark = irq_count(o->irqname);
 	printf("READY role=server variant=%s mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n",
 	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
 	       pat_fast);
@@ -987,7 +999,7 @@ static void burst_once(struct port *p, const struct opts *o, struct burst_frames
 	struct frame f;
 	struct pkt k;
 	port_tx_ready(p, PB_BURST_N);
-	long irq0 = irq_count(o->ifname);
+	long irq0 = irq_count(o->irqname);
 	uint64_t c0 = tsc_now(), t0 = now_ns();
 	port_send(p, bf->frames, bf->lens, PB_BURST_N);
 	uint64_t c1 = tsc_now(), t1 = now_ns();
@@ -997,7 +1009,7 @@ static void burst_once(struct port *p, const struct opts *o, struct burst_frames
 	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
 		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
 	port_release(p);
-	long irq1 = irq_count(o->ifname);
+	long irq1 = irq_count(o->irqname);
 	r->t0_ns = t2 - t0;
 	r->t1_ns = t1 - t0;
 	r->t0_tsc = c2 - c0;
@@ -1081,7 +1093,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: pktbench --role server|client [--mode rtt|burst] [--variant packet|mmap]\n"
-	        "                [--if eth0] [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
+	        "                [--if eth0] [--irqs NAME] [--peer MAC] [--sizes 64,1500,8192]\n"
+	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
 	        "       pktbench --selfcheck\n");
 	exit(2);
@@ -1120,7 +1133,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "if", 1, 0, 'i' },    { "peer", 1, 0, 'p' },        { "sizes", 1, 0, 's' },
 		{ "runs", 1, 0, 'n' },  { "warmup", 1, 0, 'w' },      { "timeout-ms", 1, 0, 't' },
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
-		{ "gap-ms", 1, 0, 'g' }, { 0, 0, 0, 0 },
+		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
 		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2 };
@@ -1141,9 +1154,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'P': o->probe_timeout_ms = atoi(optarg); break;
 		case 'I': o->idle_timeout_ms = atoi(optarg); break;
 		case 'g': o->gap_ms = atoi(optarg); break;
+		case 'q': o->irqname = optarg; break;
 		default: usage();
 		}
 	}
+	if (!o->irqname)
+		o->irqname = o->ifname;
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
 	    (o->role == ROLE_CLIENT && !o->have_peer))
 		usage();

@@ -7,8 +7,10 @@
 #   run-pair.sh [--mode rtt|burst] [--variant packet|mmap] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--append "kernel args"] [--guest DIR]
-#               [--logdir DIR] [--no-build]
+#               [--logdir DIR] [--no-build] [--nic e1000|virtio]
 #
+# --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, or
+# a modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko.
 # --icount runs both guests under -icount shift=0, where the guest TSC counts
 # executed instructions.  The client starts measuring only after the server
 # has echoed one of its probes (pktbench retries them), so the two boots need
@@ -21,11 +23,11 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2
-APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
+APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1 NIC=${NIC:-e1000}
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -41,12 +43,18 @@ while [ $# -gt 0 ]; do
 	--guest) GUEST=$2; shift ;;
 	--logdir) LOGDIR=$2; shift ;;
 	--no-build) BUILD= ;;
+	--nic) NIC=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
 done
 case "$MODE" in rtt | burst) ;; *) usage ;; esac
 case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
+case "$NIC" in
+e1000) NIC_DEV=e1000 ;;
+virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
+*) usage ;;
+esac
 
 lb_need_pkgs qemu-system-x86
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
@@ -72,14 +80,14 @@ boot() {
 	local name=$1 mac=$2 local_sock=$3 remote_sock=$4 args=$5
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
-	# romfile= drops the e1000's iPXE option ROM: it only slows the boot.
+	# romfile= drops the NIC's iPXE option ROM: it only slows the boot.
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-serial "file:$LOGDIR/$name.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 $args $APPEND" \
+		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
-		-device "e1000,netdev=n0,mac=$mac,romfile=" \
+		-device "$NIC_DEV,netdev=n0,mac=$mac,romfile=" \
 		</dev/null >"$LOGDIR/$name.qemu" 2>&1 &
 	BOOT_PID=$!
 }
@@ -126,7 +134,7 @@ fail=
 [ -z "$fail" ] && fail=$(verdict client)
 [ -z "$fail" ] && fail=$(verdict server)
 if [ -n "$fail" ]; then
-	lb_log "pair $MODE/$VARIANT${ICOUNT:+/icount} failed: $fail (logs: $LOGDIR)"
+	lb_log "pair $MODE/$VARIANT/$NIC${ICOUNT:+/icount} failed: $fail (logs: $LOGDIR)"
 	[ "$LOGDIR" = "$SOCKDIR" ] && tail -n 5 "$LOGDIR"/client.txt "$LOGDIR"/server.txt "$LOGDIR"/*.qemu >&2
 	exit 1
 fi

@@ -3,6 +3,7 @@
 # works end to end: for each variant, a short rtt (64 and 8192 bytes) and a
 # short burst, every payload verified on both sides.  Fails (exit 1) on any
 # verification error, lost packet or timeout; takes about a minute.
+# NIC=virtio runs the guests on virtio-net instead of the e1000.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -10,7 +11,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 GUEST=${1:-$ROOT/build/linux-baseline}
-LOGS="$GUEST/logs/selftest"
+NIC=${NIC:-e1000}
+LOGS="$GUEST/logs/selftest-$NIC"
 START=$(date +%s)
 mkdir -p "$GUEST"
 lb_lock "$GUEST/.run.lock"
@@ -24,7 +26,7 @@ check() {
 	local name=$1 out
 	shift
 	out="$LOGS/$name.txt"
-	if "$HERE/run-pair.sh" --no-build --guest "$GUEST" --timeout 90 --logdir "$LOGS/$name" "$@" >"$out"; then
+	if "$HERE/run-pair.sh" --no-build --nic "$NIC" --guest "$GUEST" --timeout 90 --logdir "$LOGS/$name" "$@" >"$out"; then
 		printf 'PASS %-12s %s\n' "$name" "$(summary "$out")"
 	else
 		printf 'FAIL %-12s (logs: %s)\n' "$name" "$LOGS/$name"
@@ -45,5 +47,5 @@ for v in packet mmap; do
 	check "rtt-$v" --mode rtt --variant "$v" --sizes 64,8192 --runs 10 --warmup 2
 	check "burst-$v" --mode burst --variant "$v" --sizes 64,8960 --runs 1 --warmup 1
 done
-lb_log "selftest $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - START))s"
+lb_log "selftest ($NIC) $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - START))s"
 exit $failed

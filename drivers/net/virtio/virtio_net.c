@@ -1,0 +1,355 @@
+// virtio-net driver: probe table, attach (reset, features, queues, receive
+// buffers, interrupt, DRIVER_OK), the interrupt (ISR: queue and
+// configuration changes), receive-interrupt control, link state,
+// counters, detach. One struct vnet_dev per NIC owns its transport
+// windows, its queues (virtqueue.c), the frames posted to them and its
+// counters; send and receive are in virtio_net_ring.c.
+#include "virtio_net_dev.h"
+#include "dma.h"
+#include "kprintf.h"
+#include <err.h>
+#include <string.h>
+
+// Features (5.1.3, 6): VERSION_1 (the modern interface; header and
+// framing rules), MAC and MRG_RXBUF are required (the receive scheme
+// depends on them); STATUS gives link state. No offloads: no CSUM, no
+// GUEST_* or HOST_* segmentation, no control queue, no EVENT_IDX.
+#define VNET_NEED (VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC | VIRTIO_NET_F_MRG_RXBUF)
+#define VNET_WANT VIRTIO_NET_F_STATUS
+
+static struct vnet_dev nics[NETDEV_MAX];
+
+// ---- interrupts and link ----
+
+static bool read_link(struct vnet_dev *d)
+{
+	if (!(d->features & VIRTIO_NET_F_STATUS))
+		return true; // 5.1.4: without STATUS the link is assumed up
+	return vpci_config16(&d->vp, VNET_CFG_STATUS) & VIRTIO_NET_S_LINK_UP;
+}
+
+// 4.1.5.4: a configuration change; the only field that changes here is
+// status (2.1: the device may also ask for a reset, which we only report).
+static void config_changed(struct vnet_dev *d)
+{
+	if (vpci_status(&d->vp) & VIRTIO_S_NEEDS_RESET)
+		pr_err("virtio-net %d: device needs a reset\n", d->nd.index);
+	bool up = read_link(d);
+	if (up == d->link)
+		return;
+	d->link = up;
+	d->st.link_changes++;
+	kprintf("virtio-net %d: link %s\n", d->nd.index, up ? "up" : "down");
+	netdev_link_change(&d->nd, up);
+}
+
+// Calls the stack's rx_ready. The stack may unmask from inside it and
+// find frames pending, which calls rx_ready again: that nested call is
+// turned into one more round of this loop, so the stack never nests.
+static void rx_ready(struct vnet_dev *d)
+{
+	if (d->in_rx_ready) {
+		d->rx_ready_again = true;
+		return;
+	}
+	d->in_rx_ready = true;
+	do {
+		d->rx_ready_again = false;
+		netdev_rx_ready(&d->nd);
+	} while (d->rx_ready_again && d->rx_irq_on);
+	d->in_rx_ready = false;
+}
+
+// 4.1.5.5: reading the ISR acknowledges it and drops INTx; 0 means
+// another function on a shared line. The transmit queue never asks for
+// interrupts; a queue interrupt with receive masked is a late one.
+static void vnet_intr(void *arg)
+{
+	struct vnet_dev *d = arg;
+	uint8_t isr = vpci_isr(&d->vp);
+	if (!isr)
+		return;
+	d->st.irqs++;
+	if (isr & VIRTIO_ISR_CONFIG)
+		config_changed(d);
+	if ((isr & VIRTIO_ISR_QUEUE) && d->rx_irq_on)
+		rx_ready(d);
+}
+
+// Unmasking asks the device for interrupts again (2.6.7) and then looks
+// at the used ring: a device cannot interrupt for entries it wrote while
+// masked, so frames already there are signalled at once, from here, as
+// the interrupt would have (and counted as one).
+static void vnet_rx_irq(struct netdev *nd, bool enable)
+{
+	struct vnet_dev *d = vnet(nd);
+	if (d->vector < 0 || enable == d->rx_irq_on)
+		return;
+	d->rx_irq_on = enable;
+	virtq_intr(&d->rxq, enable);
+	if (enable && virtq_used_count(&d->rxq) > 0) {
+		d->st.irqs++;
+		rx_ready(d);
+	}
+}
+
+static void irq_setup(struct vnet_dev *d)
+{
+	d->vector = pci_irq_attach(d->vp.pci, vnet_intr, d);
+	if (d->vector < 0)
+		pr_warn("virtio-net: %02x:%02x.%x: no interrupt (%s): polling only\n",
+			d->vp.pci->bus, d->vp.pci->dev, d->vp.pci->fn, err_name(d->vector));
+	d->rx_irq_on = d->vector >= 0;
+	virtq_intr(&d->rxq, d->rx_irq_on);
+	virtq_intr(&d->txq, false); // completions are polled by tx_reclaim
+}
+
+// ---- attach ----
+
+// 3.1.1 steps 1-6: reset, ACKNOWLEDGE, DRIVER, features, FEATURES_OK;
+// then the MAC (5.1.5).
+static int dev_init(struct vnet_dev *d)
+{
+	static const uint8_t zero[6];
+	int r = vpci_reset(&d->vp);
+	if (r < 0)
+		return r;
+	vpci_add_status(&d->vp, VIRTIO_S_ACKNOWLEDGE);
+	vpci_add_status(&d->vp, VIRTIO_S_DRIVER);
+	r = vpci_negotiate(&d->vp, VNET_NEED, VNET_WANT, &d->features);
+	if (r < 0)
+		return r;
+	vpci_config_bytes(&d->vp, VNET_CFG_MAC, d->nd.mac, 6);
+	return memcmp(d->nd.mac, zero, 6) && !(d->nd.mac[0] & 1) ? 0 : -E_IO;
+}
+
+// The largest power of 2 not above the device's maximum or ours.
+static int queue_init(struct vnet_dev *d, struct virtq *q, uint16_t index, uint16_t cap)
+{
+	uint16_t max = vpci_queue_max(&d->vp, index), size = cap;
+	while (size > max)
+		size >>= 1;
+	if (size < VNET_QMIN)
+		return -E_NODEV;
+	int r = virtq_alloc(q, index, size);
+	return r < 0 ? r : vpci_queue_setup(&d->vp, q);
+}
+
+// Header frames: one 16-byte slot per receive buffer, then the shared
+// transmit header (zeroed: flags 0, GSO_NONE).
+static int hdr_alloc(struct vnet_dev *d)
+{
+	d->hdr_frames = (int)(PAGE_ROUND_UP(VNET_SLOT * ((uint64_t)d->rx_bufs + 1)) / PAGE_SIZE);
+	d->hdr_pa = dma_alloc_contig(d->hdr_frames);
+	if (!d->hdr_pa)
+		return -E_NOMEM;
+	d->hdr = arch_p2v(d->hdr_pa);
+	return 0;
+}
+
+// 5.1.5: receive and transmit queues, the receive queue filled.
+static int queues_init(struct vnet_dev *d)
+{
+	int r = queue_init(d, &d->rxq, VNET_RXQ, VNET_RXQ_MAX);
+	if (r == 0)
+		r = queue_init(d, &d->txq, VNET_TXQ, VNET_TXQ_MAX);
+	if (r < 0)
+		return r;
+	d->rx_bufs = d->rxq.size / 2;
+	r = hdr_alloc(d);
+	return r < 0 ? r : vnet_rx_init(d);
+}
+
+static uint64_t frames_owned(const struct vnet_dev *d)
+{
+	return (uint64_t)d->rxq.frames + (uint64_t)d->txq.frames + (uint64_t)d->hdr_frames +
+	       (uint64_t)vnet_rx_posted(d);
+}
+
+// Frees what attach took; the device must be reset (no DMA) first.
+// Returns the frames freed.
+static uint64_t release(struct vnet_dev *d)
+{
+	uint64_t n = frames_owned(d);
+	vnet_tx_drop(d);
+	vnet_rx_free_all(d);
+	virtq_free(&d->rxq);
+	virtq_free(&d->txq);
+	if (d->hdr_pa)
+		dma_free_contig(d->hdr_pa, d->hdr_frames);
+	d->hdr_pa = 0;
+	d->hdr_frames = 0;
+	d->rx_bufs = d->rx_nfree = 0;
+	return n;
+}
+
+static const struct netdev_ops vnet_ops;
+
+static void netdev_fill(struct vnet_dev *d)
+{
+	struct pci_dev *p = d->vp.pci;
+	d->nd.ops = &vnet_ops;
+	d->nd.family = "virtio-net";
+	d->nd.model = p->device == 0x1041 ? "virtio 1.0" : "virtio 1.0 (transitional)";
+	d->nd.min_frame = VNET_MIN_FRAME;
+	d->nd.max_frame = VNET_MAX_FRAME;
+	d->nd.rx_slots = d->rx_bufs;
+	d->nd.tx_slots = d->txq.size;
+}
+
+static void print_attach(struct vnet_dev *d)
+{
+	const uint8_t *m = d->nd.mac;
+	struct pci_dev *p = d->vp.pci;
+	kprintf("virtio-net %d: %s %04x:%04x at %02x:%02x.%x irq gsi %d vector %d "
+		"mac %02x:%02x:%02x:%02x:%02x:%02x features %lx link %s, rx queue %u (%d buffers), "
+		"tx queue %u, %lu frames held\n",
+		d->nd.index, d->nd.model, p->vendor, p->device, p->bus, p->dev, p->fn, p->irq_gsi,
+		d->vector, m[0], m[1], m[2], m[3], m[4], m[5], d->features, d->link ? "up" : "down",
+		d->rxq.size, d->rx_bufs, d->txq.size, frames_owned(d));
+}
+
+// The device is live once DRIVER_OK is set (3.1.1 step 8); the receive
+// buffers posted before are then announced. -E_NOMEM: the registry is
+// full (the interrupt is detached again; the caller resets and frees).
+static int start(struct vnet_dev *d)
+{
+	irq_setup(d);
+	vpci_add_status(&d->vp, VIRTIO_S_DRIVER_OK);
+	vnet_rx_notify(d);
+	d->link = read_link(d);
+	netdev_fill(d);
+	if (netdev_register(&d->nd) < 0) {
+		pci_irq_detach(d->vp.pci);
+		return -E_NOMEM;
+	}
+	d->attached = true;
+	print_attach(d);
+	return 0;
+}
+
+// 3.1.1: a driver that gives up sets FAILED; reset first so the device
+// drops the queues it was given before their frames are freed.
+static void fail(struct vnet_dev *d, struct pci_dev *p, int r)
+{
+	if (d->vp.common) {
+		vpci_reset(&d->vp);
+		vpci_add_status(&d->vp, VIRTIO_S_FAILED);
+	}
+	release(d);
+	pci_disable(p);
+	pr_err("virtio-net: %02x:%02x.%x not attached: %s\n", p->bus, p->dev, p->fn, err_name(r));
+}
+
+static struct vnet_dev *free_nic(void)
+{
+	for (int i = 0; i < NETDEV_MAX; i++)
+		if (!nics[i].attached)
+			return &nics[i];
+	return NULL;
+}
+
+static int vnet_attach(struct pci_dev *p, uintptr_t data)
+{
+	(void)data;
+	struct vnet_dev *d = free_nic();
+	if (!d || netdev_count() >= NETDEV_MAX) {
+		pr_warn("virtio-net: more than %d NICs, %02x:%02x.%x ignored\n", NETDEV_MAX, p->bus,
+			p->dev, p->fn);
+		return -E_NOMEM;
+	}
+	*d = (struct vnet_dev){ .vector = -1 };
+	int r = vpci_init(&d->vp, p);
+	if (r == 0)
+		r = dev_init(d);
+	if (r == 0)
+		r = queues_init(d);
+	if (r == 0)
+		r = start(d);
+	if (r < 0)
+		fail(d, p, r);
+	return r;
+}
+
+// 4.1.2: modern ID 0x1040 + 1 (network), transitional 0x1000.
+static const struct pci_id vnet_ids[] = {
+	{ 0x1af4, 0x1041, "virtio-net", vnet_attach, 0 },
+	{ 0x1af4, 0x1000, "virtio-net", vnet_attach, 0 },
+};
+
+static uint64_t frames_owned_all(void)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < NETDEV_MAX; i++)
+		if (nics[i].attached)
+			n += frames_owned(&nics[i]);
+	return n;
+}
+
+int virtio_net_probe_all(void)
+{
+	int n = pci_probe(vnet_ids, (int)(sizeof(vnet_ids) / sizeof(vnet_ids[0])));
+	int all = 0;
+	for (int i = 0; i < NETDEV_MAX; i++)
+		all += nics[i].attached;
+	pr_info("virtio-net: %d NIC(s) attached now, %d in all, %lu frames held\n", n, all,
+		frames_owned_all());
+	return n;
+}
+
+// ---- detach, control, counters ----
+
+// 3.3 (device cleanup): reset, after which the device uses no buffer;
+// only then are the frames it knew unpinned and freed.
+static void vnet_detach(struct netdev *nd)
+{
+	struct vnet_dev *d = vnet(nd);
+	struct pci_dev *p = d->vp.pci;
+	if (vpci_reset(&d->vp) < 0)
+		pr_err("virtio-net %d: reset did not complete\n", nd->index);
+	pci_irq_detach(p);
+	pci_disable(p);
+	if (d->tx_n)
+		pr_warn("virtio-net %d: detach drops %u unreclaimed sends\n", nd->index, d->tx_n);
+	uint64_t n = release(d);
+	pci_release(p);
+	d->attached = false;
+	pr_info("virtio-net %d: detached, %lu frames freed\n", nd->index, n);
+}
+
+static bool vnet_link_up(struct netdev *nd) { return read_link(vnet(nd)); }
+
+static void vnet_get_stats(struct netdev *nd, struct netdev_stats *s)
+{
+	struct vnet_dev *d = vnet(nd);
+	d->st.frames_owned = frames_owned(d);
+	*s = d->st;
+}
+
+static const struct netdev_ops vnet_ops = {
+	.tx_batch = vnet_tx_batch,
+	.tx_reclaim = vnet_tx_reclaim,
+	.rx_poll = vnet_rx_poll,
+	.rx_refill = vnet_rx_refill,
+	.rx_free_slots = vnet_rx_free_slots,
+	.rx_irq = vnet_rx_irq,
+	.link_up = vnet_link_up,
+	.get_stats = vnet_get_stats,
+	.detach = vnet_detach,
+};
+
+bool virtio_net_info(struct netdev *nd, struct virtio_net_info *out)
+{
+	if (!nd || nd->ops != &vnet_ops)
+		return false;
+	struct vnet_dev *d = vnet(nd);
+	*out = (struct virtio_net_info){ .features = d->features, .rxq_size = d->rxq.size,
+					 .txq_size = d->txq.size, .vector = d->vector,
+					 .tx_kicks_skipped = d->txq.kicks_skipped,
+					 .rx_kicks_skipped = d->rxq.kicks_skipped,
+					 .rx_tail_copies = d->rx_tail_copies,
+					 .rx_recycled = d->rx_recycled,
+					 .rx_used_pending = virtq_used_count(&d->rxq), .tx_queued = d->tx_n,
+					 .tx_free_descs = d->txq.nfree };
+	return true;
+}

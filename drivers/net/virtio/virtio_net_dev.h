@@ -1,0 +1,87 @@
+// Private to the virtio-net driver: the per-NIC structure and what
+// virtio_net.c (attach, interrupts, control, detach) and virtio_net_ring.c
+// (send and receive) share.
+#ifndef VIRTIO_NET_DEV_H
+#define VIRTIO_NET_DEV_H
+#include "virtio_net.h"
+#include "virtio_pci.h"
+#include "virtqueue.h"
+
+#define VNET_RXQ_MAX 1024 // receive queue entries used at most (two per buffer)
+#define VNET_TXQ_MAX 256  // transmit queue entries used at most
+#define VNET_QMIN 8       // smaller queues cannot hold a longest frame
+#define VNET_RX_BUFS_MAX (VNET_RXQ_MAX / 2)
+#define VNET_MAX_FRAME 9018 // 9014 + an 802.1Q tag, without FCS
+#define VNET_MIN_FRAME 14   // an Ethernet header
+
+// struct virtio_net_hdr (5.1.6): 12 bytes with VIRTIO_F_VERSION_1, the
+// last two num_buffers.
+#define VNET_HDR_LEN 12
+#define VNET_HDR_NUM_BUFFERS 10
+#define VNET_SLOT 16 // bytes between receive header slots
+#define VNET_RX_DATA (NETDEV_RX_BUF - VNET_HDR_LEN) // page bytes the device writes
+
+// Feature bits (5.1.3).
+#define VIRTIO_NET_F_MAC (1ull << 5)
+#define VIRTIO_NET_F_MRG_RXBUF (1ull << 15)
+#define VIRTIO_NET_F_STATUS (1ull << 16)
+// Device configuration (5.1.4): mac[6], then le16 status.
+#define VNET_CFG_MAC 0
+#define VNET_CFG_STATUS 6
+#define VIRTIO_NET_S_LINK_UP 1
+// Queues (5.1.2): receiveq1, transmitq1.
+#define VNET_RXQ 0
+#define VNET_TXQ 1
+
+// A packet in the transmit queue, by the index of its chain's head.
+struct vnet_txp {
+	uint64_t cookie;
+	uint32_t bytes;
+	bool busy; // queued
+	bool done; // the device has used the chain
+};
+
+struct vnet_dev {
+	struct netdev nd; // first: the ops get &nd
+	bool attached;
+	struct virtio_pci vp;
+	uint64_t features;
+	int vector; // -1: no interrupt, polling only
+	bool link;  // as of the last configuration change
+	bool rx_irq_on, in_rx_ready, rx_ready_again;
+	bool broken; // the device named a buffer it does not hold
+	struct virtq rxq, txq;
+	// Header frames: receive slot k at VNET_SLOT * k, the shared transmit
+	// header after the last slot.
+	paddr_t hdr_pa;
+	int hdr_frames;
+	uint8_t *hdr;
+	// Receive buffer k is descriptors 2k (slot k) -> 2k+1 (rx_page[k]);
+	// rx_free[0..rx_nfree) are the numbers of the empty ones.
+	int rx_bufs, rx_nfree;
+	paddr_t rx_page[VNET_RX_BUFS_MAX];
+	uint16_t rx_free[VNET_RX_BUFS_MAX];
+	uint16_t rx_left; // buffers of the frame being handed out not yet consumed
+	bool rx_first, rx_err;
+	uint64_t rx_tail_copies, rx_recycled;
+	// Transmit: heads in the order queued (tx_fifo[tx_head..], tx_n of them).
+	struct vnet_txp txp[VNET_TXQ_MAX];
+	uint16_t tx_fifo[VNET_TXQ_MAX];
+	uint16_t tx_head, tx_n;
+	struct netdev_stats st;
+};
+
+static inline struct vnet_dev *vnet(struct netdev *nd) { return (struct vnet_dev *)nd; }
+static inline int vnet_rx_posted(const struct vnet_dev *d) { return d->rx_bufs - d->rx_nfree; }
+
+// virtio_net_ring.c
+int vnet_rx_init(struct vnet_dev *d); // chains and zeroed pages in every buffer; -E_NOMEM
+void vnet_rx_notify(struct vnet_dev *d); // publishes posted buffers, kicks if wanted
+uint64_t vnet_rx_free_all(struct vnet_dev *d); // frees posted pages; returns how many
+int vnet_tx_drop(struct vnet_dev *d); // forgets queued sends, unpinning them; returns how many
+int vnet_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n);
+int vnet_tx_reclaim(struct netdev *nd, void (*done)(uint64_t cookie, void *arg), void *arg);
+int vnet_rx_poll(struct netdev *nd, struct rxfrag *out, int max);
+int vnet_rx_refill(struct netdev *nd, const paddr_t *pages, int n);
+int vnet_rx_free_slots(struct netdev *nd);
+#endif

@@ -1,0 +1,773 @@
+// Boot self-test of the virtio-net driver through its netdev_ops, on the
+// bare driver before the I/O manager (kernel command line
+// virtiotest=MODE[,MODE...]):
+//   loop   virtio NICs 0-1 (and 2-3) wired to each other: gathered batches
+//          of 60/1514/4126/9018 bytes, a batch of the sizes around page and
+//          header-slot boundaries, and 64 jumbo frames (more than the
+//          transmit ring holds), both ways; every byte and every buffer
+//          boundary checked; counters (kicks per batch, no transmit
+//          interrupts); receive-interrupt masking; bad input refused;
+//          frame balance;
+//   basic  one NIC: MAC, a broadcast batch sent and reclaimed, one kick;
+//   link   waits for a link-down and a link-up interrupt (the harness runs
+//          set_link in QEMU's monitor when it reads "waiting for link");
+//   detach sends in flight unpinned, every frame back, attached again.
+// Prints "TEST name ... ok|FAIL"; returns the number of failures.
+// The frame balance comes from dma_free_frames (kernel/dma.h).
+#include "virtio_net.h"
+#include "dma.h"
+#include "wire.h"
+#include "arch/x86_64/timer.h"
+#include "kprintf.h"
+#include <err.h>
+#include <fmt.h>
+#include <string.h>
+
+#define BATCH_MAX 64
+#define HDR_SLOT 64 // bytes between headers in the shared header frame
+#define WAIT_US 10000000
+#define LINK_WAIT_US 60000000
+
+static int failures, passes;
+static uint64_t kicks_tx_gone, kicks_rx_gone; // of NICs detached by the test
+static uint64_t tx_calls; // tx_batch calls that queued something, all modes
+
+static bool report(const char *name, bool ok)
+{
+	kprintf("TEST %s ... %s\n", name, ok ? "ok" : "FAIL");
+	failures += !ok;
+	passes += ok;
+	return ok;
+}
+
+static paddr_t page_alloc(void) { return dma_alloc_contig(1); }
+static void page_free(paddr_t pa) { dma_free_contig(pa, 1); }
+
+// Interrupts on until the next one (the 1 ms tick at most), for us.
+static void idle_us(uint64_t us)
+{
+	uint64_t t0 = timer_now_us();
+	while (timer_now_us() - t0 < us)
+		arch_idle();
+}
+
+// The registered virtio-net NICs, in registry order.
+static int vnics(struct netdev **out)
+{
+	int n = 0;
+	for (int i = 0; i < netdev_count() && n < NETDEV_MAX; i++)
+		if (!strcmp(netdev_get(i)->family, "virtio-net"))
+			out[n++] = netdev_get(i);
+	return n;
+}
+
+static struct netdev_stats stats(struct netdev *nd)
+{
+	struct netdev_stats s;
+	nd->ops->get_stats(nd, &s);
+	return s;
+}
+
+static struct virtio_net_info info(struct netdev *nd)
+{
+	struct virtio_net_info i = { 0 };
+	virtio_net_info(nd, &i);
+	return i;
+}
+
+// ---- batches ----
+
+// One batch being sent: the shared header frame, the payload frames.
+struct batch {
+	int n;
+	uint32_t seq0;
+	uint32_t size[BATCH_MAX];
+	struct netpkt pkt[BATCH_MAX];
+	paddr_t hdr;
+	paddr_t frames[BATCH_MAX * 4];
+	int nframes;
+	int max_segs;
+};
+
+static void put_header(uint8_t *h, const uint8_t dst[6], const uint8_t src[6], uint32_t seq,
+		       uint32_t size, uint16_t n)
+{
+	memcpy(h, dst, 6);
+	memcpy(h + 6, src, 6);
+	h[12] = WIRE_ETHERTYPE >> 8;
+	h[13] = WIRE_ETHERTYPE & 0xff;
+	struct wire_hdr w = { .seq = wire_htonl(seq), .batch = wire_htons(n),
+			      .len = wire_htonl(size - WIRE_FRAME_HLEN) };
+	memcpy(h + WIRE_ETH_HLEN, &w, sizeof(w));
+}
+
+// Payload of packet `seq` from offset `off` of fresh pages, one segment
+// per page piece. Returns false when out of memory.
+static bool put_payload(struct batch *b, struct netpkt *p, uint32_t seq, uint32_t len, uint32_t off)
+{
+	uint32_t done = 0;
+	while (done < len) {
+		paddr_t f = page_alloc();
+		if (!f)
+			return false;
+		b->frames[b->nframes++] = f;
+		uint32_t piece = len - done < PAGE_SIZE - off ? len - done : (uint32_t)PAGE_SIZE - off;
+		uint8_t *v = (uint8_t *)arch_p2v(f) + off;
+		for (uint32_t i = 0; i < piece; i++)
+			v[i] = wire_pattern(seq, done + i);
+		p->seg[p->nseg++] = (struct netseg){ f + off, piece };
+		done += piece;
+		off = 0;
+	}
+	return true;
+}
+
+// Packets a -> b (broadcast when b is NULL): a 30-byte header in the
+// shared header frame, then the payload at an offset that varies.
+static bool build_batch(struct batch *b, struct netdev *from, struct netdev *to,
+			const uint32_t *sizes, int n, uint32_t seq0)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	*b = (struct batch){ .n = n, .seq0 = seq0, .hdr = page_alloc() };
+	if (!b->hdr)
+		return false;
+	for (int i = 0; i < n; i++) {
+		uint32_t seq = seq0 + (uint32_t)i, off = 1 + (seq * 997u) % (PAGE_SIZE - 1);
+		struct netpkt *p = &b->pkt[i];
+		b->size[i] = sizes[i];
+		*p = (struct netpkt){ .cookie = seq };
+		paddr_t h = b->hdr + (paddr_t)(i % (PAGE_SIZE / HDR_SLOT)) * HDR_SLOT + 2;
+		put_header(arch_p2v(h), to ? to->mac : bcast, from->mac, seq, sizes[i], (uint16_t)n);
+		p->seg[p->nseg++] = (struct netseg){ h, WIRE_FRAME_HLEN };
+		if (!put_payload(b, p, seq, sizes[i] - WIRE_FRAME_HLEN, off))
+			return false;
+		b->max_segs = p->nseg > b->max_segs ? p->nseg : b->max_segs;
+	}
+	return true;
+}
+
+static void free_batch(struct batch *b)
+{
+	for (int i = 0; i < b->nframes; i++)
+		page_free(b->frames[i]);
+	if (b->hdr)
+		page_free(b->hdr);
+	b->nframes = 0;
+	b->hdr = 0;
+}
+
+// ---- receiving and checking ----
+
+// Reassembles frames from buffers and checks every byte against what was
+// sent, and that every buffer but a frame's last holds a full page.
+struct rxcheck {
+	const struct batch *b;
+	int next;     // packet expected
+	uint32_t got; // bytes of it so far
+	int bad;
+	uint64_t frags;
+	unsigned polls;
+};
+
+static uint8_t expect_byte(const struct batch *b, int i, uint32_t k)
+{
+	if (k < WIRE_FRAME_HLEN)
+		return ((const uint8_t *)arch_p2v(b->pkt[i].seg[0].pa))[k];
+	return wire_pattern(b->seq0 + (uint32_t)i, k - WIRE_FRAME_HLEN);
+}
+
+static void check_bytes(struct rxcheck *c, const struct rxfrag *f)
+{
+	const uint8_t *v = arch_p2v(f->pa);
+	int i = c->next;
+	for (uint32_t k = 0; k < f->len; k++) {
+		uint8_t want = expect_byte(c->b, i, c->got + k);
+		if (v[k] != want && c->bad++ == 0)
+			kprintf("  packet %d byte %u: got %02x want %02x\n", i, c->got + k, v[k], want);
+	}
+}
+
+static void check_frag(struct rxcheck *c, const struct rxfrag *f)
+{
+	int i = c->next;
+	c->frags++;
+	if (i >= c->b->n || (f->pa & (PAGE_SIZE - 1)) || (!f->eop && f->len != NETDEV_RX_BUF) ||
+	    f->len == 0 || c->got + f->len > c->b->size[i]) {
+		if (c->bad++ == 0)
+			kprintf("  unexpected buffer: packet %d len %u eop %d\n", i, f->len, f->eop);
+		return;
+	}
+	check_bytes(c, f);
+	c->got += f->len;
+	if (!f->eop)
+		return;
+	if ((c->got != c->b->size[i] || f->error) && c->bad++ == 0)
+		kprintf("  packet %d: %u bytes (want %u), error %d\n", i, c->got, c->b->size[i],
+			f->error);
+	c->next++;
+	c->got = 0;
+}
+
+// Gives the ring fresh pages for the ones handed out and frees those, as
+// the I/O manager does after exchanging them into a user region.
+static bool swap_pages(struct netdev *nd, const struct rxfrag *f, int n)
+{
+	paddr_t fresh[32];
+	for (int i = 0; i < n; i++) {
+		fresh[i] = page_alloc();
+		page_free(f[i].pa);
+		if (!fresh[i])
+			return false;
+	}
+	return nd->ops->rx_refill(nd, fresh, n) == n;
+}
+
+// Polls once, for 32, 1, 2 or 3 buffers in turn (so frames are also
+// handed out across calls); returns the buffers checked, or -1.
+static int receive_some(struct netdev *nd, struct rxcheck *c)
+{
+	static const int maxes[4] = { 32, 1, 2, 3 };
+	struct rxfrag f[32];
+	int n = nd->ops->rx_poll(nd, f, maxes[c->polls++ % 4]);
+	for (int i = 0; i < n; i++)
+		check_frag(c, &f[i]);
+	return n > 0 && !swap_pages(nd, f, n) ? -1 : n;
+}
+
+static void done_in_order(uint64_t cookie, void *arg)
+{
+	uint64_t *next = arg;
+	*next = cookie == *next ? *next + 1 : ~0ull;
+}
+
+// ---- transfers ----
+
+// One batch from tx to rx: sends what the ring takes, reclaims, polls
+// the receiver, until every packet arrived and was reported sent.
+struct xfer {
+	struct netdev *tx, *rx;
+	struct batch *b;
+	struct rxcheck c;
+	int sent, reclaimed, calls; // calls: tx_batch calls that queued something
+	uint64_t next_cookie;
+};
+
+static int xfer_step(struct xfer *x)
+{
+	int progress = 0;
+	if (x->sent < x->b->n) {
+		int r = x->tx->ops->tx_batch(x->tx, &x->b->pkt[x->sent], x->b->n - x->sent);
+		if (r < 0)
+			return -1;
+		x->calls += r > 0;
+		tx_calls += r > 0;
+		x->sent += r;
+		progress += r;
+	}
+	int r = x->tx->ops->tx_reclaim(x->tx, done_in_order, &x->next_cookie);
+	x->reclaimed += r;
+	progress += r;
+	r = receive_some(x->rx, &x->c);
+	return r < 0 ? -1 : progress + r;
+}
+
+static bool transfer(struct xfer *x)
+{
+	uint64_t t0 = timer_now_us();
+	int n = x->b->n;
+	x->next_cookie = x->b->seq0;
+	while ((x->c.next < n || x->reclaimed < n) && timer_now_us() - t0 < WAIT_US) {
+		int r = xfer_step(x);
+		if (r < 0)
+			return false;
+		if (r == 0)
+			arch_idle(); // an interrupt or the 1 ms tick
+	}
+	return x->c.next == n && x->reclaimed == n && !x->c.bad &&
+	       x->next_cookie == x->b->seq0 + (uint64_t)n;
+}
+
+// What one direction of the loop adds up to, for the counter checks.
+struct tally {
+	uint64_t pkts, bytes, calls;
+	int max_segs;
+};
+
+static bool send_and_check(struct netdev *a, struct netdev *b, const uint32_t *sizes, int n,
+			   uint32_t *seq, struct tally *t)
+{
+	static struct batch bt;
+	struct xfer x = { .tx = a, .rx = b, .b = &bt, .c = { .b = &bt } };
+	bool ok = build_batch(&bt, a, b, sizes, n, *seq) && transfer(&x);
+	if (!ok)
+		kprintf("  batch seq %u: %d of %d sent, %d reclaimed, %d received, %d bad\n", *seq,
+			x.sent, n, x.reclaimed, x.c.next, x.c.bad);
+	for (int i = 0; i < n; i++)
+		t->bytes += sizes[i];
+	t->pkts += (uint64_t)n;
+	t->calls += (uint64_t)x.calls;
+	t->max_segs = bt.max_segs > t->max_segs ? bt.max_segs : t->max_segs;
+	free_batch(&bt);
+	*seq += (uint32_t)n;
+	return ok;
+}
+
+static const uint32_t mix[4] = { 60, 1514, 4096 + 30, 9018 };
+// Around the boundaries of the receive scheme: a page holds 4084 bytes
+// by DMA, 12 more from the next buffer's slot; frames ending in a slot.
+static const uint32_t edges[] = { 4083, 4084, 4085, 4090, 4095, 4096, 4097,
+				  8179, 8180, 8181, 8191, 8192, 8193 };
+#define NEDGES (int)(sizeof(edges) / sizeof(edges[0]))
+
+static bool one_direction(struct netdev *a, struct netdev *b, int batches, uint32_t *seq,
+			  struct tally *t)
+{
+	uint32_t sizes[BATCH_MAX];
+	for (int k = 0; k < batches; k++) {
+		for (int i = 0; i < 4; i++)
+			sizes[i] = mix[(i + k) % 4];
+		if (!send_and_check(a, b, sizes, 4, seq, t))
+			return false;
+	}
+	if (!send_and_check(a, b, edges, NEDGES, seq, t))
+		return false;
+	for (int i = 0; i < BATCH_MAX; i++)
+		sizes[i] = 9018;
+	return send_and_check(a, b, sizes, BATCH_MAX, seq, t);
+}
+
+// Every packet one frame each side, every byte counted, no errors; every
+// tx_batch call that queued one kick or one the device declined; no
+// interrupt on the sending side (completions are polled).
+static bool counters_ok(struct netdev *a, struct netdev *b, const struct netdev_stats s0[2],
+			const struct virtio_net_info i0[2], const struct tally *t)
+{
+	struct netdev_stats ta = stats(a), rb = stats(b);
+	struct virtio_net_info ia = info(a), ib = info(b);
+	uint64_t kicks = ta.doorbells - s0[0].doorbells;
+	uint64_t skipped = ia.tx_kicks_skipped - i0[0].tx_kicks_skipped;
+	kprintf("  tx_batch calls %lu: kicks %lu + declined %lu; tx %lu frames %lu bytes, "
+		"rx %lu frames %lu bytes, errors %lu; irqs tx-side %lu rx-side %lu; rx notifies %lu "
+		"(declined %lu), tails copied %lu, slot-only buffers %lu\n",
+		t->calls, kicks, skipped, ta.tx_frames - s0[0].tx_frames, ta.tx_bytes - s0[0].tx_bytes,
+		rb.rx_frames - s0[1].rx_frames, rb.rx_bytes - s0[1].rx_bytes, rb.rx_errors,
+		ta.irqs - s0[0].irqs, rb.irqs - s0[1].irqs, rb.rx_refills - s0[1].rx_refills,
+		ib.rx_kicks_skipped - i0[1].rx_kicks_skipped, ib.rx_tail_copies - i0[1].rx_tail_copies,
+		ib.rx_recycled - i0[1].rx_recycled);
+	return kicks + skipped == t->calls && kicks >= 1 &&
+	       ta.tx_frames - s0[0].tx_frames == t->pkts && ta.tx_bytes - s0[0].tx_bytes == t->bytes &&
+	       rb.rx_frames - s0[1].rx_frames == t->pkts && rb.rx_bytes - s0[1].rx_bytes == t->bytes &&
+	       rb.rx_errors == 0 && ta.irqs == s0[0].irqs &&
+	       ib.rx_recycled > i0[1].rx_recycled && ib.rx_tail_copies > i0[1].rx_tail_copies;
+}
+
+static void test_direction(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq)
+{
+	idle_us(50000); // receive interrupts still latched from the last test land first
+	struct netdev_stats s0[2] = { stats(a), stats(b) };
+	struct virtio_net_info i0[2] = { info(a), info(b) };
+	struct tally t = { 0 };
+	uint64_t t0 = timer_now_us();
+	bool ok = one_direction(a, b, 10, seq, &t);
+	kprintf("  %s: %lu packets, %lu bytes, up to %d segments per packet, %lu us\n", name, t.pkts,
+		t.bytes, t.max_segs, timer_now_us() - t0);
+	ok = counters_ok(a, b, s0, i0, &t) && ok;
+	report(name, ok);
+}
+
+// ---- receive interrupts ----
+
+// Written in the interrupt (or from rx_irq): volatile across idle loops.
+static volatile int ready_calls;
+
+static void on_ready(struct netdev *nd, void *arg)
+{
+	(void)nd, (void)arg;
+	ready_calls++;
+}
+
+// Sends one 60-byte frame a -> b and waits until a reclaimed it.
+static bool send_one(struct netdev *a, struct netdev *b, uint32_t seq)
+{
+	static struct batch bt;
+	uint32_t size = 60;
+	uint64_t next = seq, t0 = timer_now_us();
+	bool ok = build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
+	int got = 0;
+	tx_calls += ok;
+	while (ok && got == 0 && timer_now_us() - t0 < WAIT_US) {
+		got = a->ops->tx_reclaim(a, done_in_order, &next);
+		if (got == 0)
+			arch_idle();
+	}
+	free_batch(&bt);
+	return ok && got == 1 && next == seq + 1;
+}
+
+// Polls b until one 60-byte frame is there; its page becomes the caller's.
+static bool poll_one(struct netdev *b, paddr_t *page)
+{
+	struct rxfrag f;
+	uint64_t t0 = timer_now_us();
+	int n = 0;
+	while (n == 0 && timer_now_us() - t0 < WAIT_US) {
+		n = b->ops->rx_poll(b, &f, 1);
+		if (n == 0)
+			arch_idle();
+	}
+	*page = n == 1 ? f.pa : 0;
+	return n == 1 && f.eop && f.len == 60;
+}
+
+// Idles until the device has used a receive buffer of b (not handed out).
+static bool wait_used(struct netdev *b)
+{
+	uint64_t t0 = timer_now_us();
+	while (info(b).rx_used_pending == 0 && timer_now_us() - t0 < WAIT_US)
+		arch_idle();
+	return info(b).rx_used_pending > 0;
+}
+
+static bool wait_calls(int want)
+{
+	uint64_t t0 = timer_now_us();
+	while (ready_calls < want && timer_now_us() - t0 < WAIT_US)
+		arch_idle();
+	return ready_calls >= want;
+}
+
+// A frame interrupts; masked, one does not; unmasking with it pending
+// signals at once; unmasking with nothing pending signals nothing.
+static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t kept[2])
+{
+	void (*saved)(struct netdev *, void *) = b->rx_ready;
+	b->rx_ready = on_ready;
+	int c0 = ready_calls;
+	uint64_t i0 = stats(b).irqs;
+	bool ok1 = send_one(a, b, (*seq)++) && wait_calls(c0 + 1) && poll_one(b, &kept[0]);
+	uint64_t i1 = stats(b).irqs;
+	b->ops->rx_irq(b, false);
+	int c1 = ready_calls;
+	bool ok2 = send_one(a, b, (*seq)++) && wait_used(b);
+	idle_us(20000);
+	ok2 = ok2 && ready_calls == c1 && stats(b).irqs == i1;
+	b->ops->rx_irq(b, true);
+	bool ok3 = ready_calls == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
+	b->ops->rx_irq(b, false);
+	b->ops->rx_irq(b, true);
+	bool ok4 = ready_calls == c1 + 1;
+	b->rx_ready = saved;
+	kprintf("  irqs %lu -> %lu (frame) -> %lu (masked frame, then unmasked); rx_ready calls %d\n",
+		i0, i1, stats(b).irqs, ready_calls);
+	report("virtio_rx_irq_on_frame", ok1 && i1 > i0);
+	report("virtio_rx_irq_masked", ok2);
+	report("virtio_rx_irq_unmask_pending", ok3);
+	report("virtio_rx_irq_unmask_idle", ok4);
+}
+
+// ---- bad input ----
+
+static int refill_expect(struct netdev *b, const paddr_t *p, int n, int want)
+{
+	int free0 = b->ops->rx_free_slots(b), r = b->ops->rx_refill(b, p, n);
+	bool ok = r == want && b->ops->rx_free_slots(b) == free0;
+	if (!ok)
+		kprintf("  rx_refill returned %d (%s), want %s\n", r, err_name(r), err_name(want));
+	return !ok;
+}
+
+// Unaligned, freed, kernel-image, repeated and pinned pages are refused
+// whole; then the two pages test_irq kept go back.
+static void test_refill_reject(struct netdev *b, const paddr_t kept[2])
+{
+	extern char __image_start[];
+	paddr_t x = page_alloc(), gone = page_alloc(), twice[2] = { x, x };
+	page_free(gone);
+	paddr_t odd = x + 8, image = PAGE_ROUND_UP(arch_v2p(__image_start));
+	int bad = refill_expect(b, &odd, 1, -E_INVAL) + refill_expect(b, &gone, 1, -E_INVAL) +
+		  refill_expect(b, &image, 1, -E_INVAL) + refill_expect(b, twice, 2, -E_BUSY) +
+		  refill_expect(b, &x, -1, -E_INVAL);
+	bad += dma_check_buf(x) != 0; // not left pinned by the refused call
+	dma_pin(x, PAGE_SIZE);
+	bad += refill_expect(b, &x, 1, -E_BUSY);
+	dma_unpin(x, PAGE_SIZE);
+	page_free(x);
+	bad += b->ops->rx_free_slots(b) != 2;
+	bad += b->ops->rx_refill(b, kept, 2) != 2;
+	bad += b->ops->rx_free_slots(b) != 0;
+	report("virtio_rx_refill_reject_bad_pages", bad == 0);
+}
+
+static int tx_expect(struct netdev *d, struct netpkt *p, int n, int want)
+{
+	struct netdev_stats s0 = stats(d);
+	int free0 = info(d).tx_free_descs, r = d->ops->tx_batch(d, p, n);
+	struct netdev_stats s1 = stats(d);
+	bool ok = r == want && s1.doorbells == s0.doorbells && info(d).tx_free_descs == free0 &&
+		  info(d).tx_queued == 0;
+	if (!ok)
+		kprintf("  tx_batch returned %d (%s), want %s\n", r, err_name(r), err_name(want));
+	return !ok;
+}
+
+// Bad gather lists are refused whole: nothing queued, no kick, no pin.
+static void test_tx_reject(struct netdev *d)
+{
+	struct netpkt p[2];
+	paddr_t f = page_alloc(), gone = page_alloc();
+	page_free(gone);
+	int bad = 0;
+	struct netpkt good = { .nseg = 1, .seg = { { f, 60 } } };
+	p[0] = good, p[0].nseg = 0;
+	bad += tx_expect(d, p, 1, -E_INVAL);
+	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS + 1;
+	bad += tx_expect(d, p, 1, -E_2BIG);
+	p[0] = good, p[0].seg[0].len = 0;
+	bad += tx_expect(d, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].pa = 0;
+	bad += tx_expect(d, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].pa = gone;
+	bad += tx_expect(d, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].len = 10;
+	bad += tx_expect(d, p, 1, -E_INVAL);
+	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS;
+	for (int i = 0; i < NETDEV_MAX_SEGS; i++)
+		p[0].seg[i] = (struct netseg){ f, 1600 }; // 9600 bytes in all
+	bad += tx_expect(d, p, 1, -E_2BIG);
+	p[0] = good, p[1] = good, p[1].seg[0].len = 9019;
+	bad += tx_expect(d, p, 2, -E_2BIG);
+	bad += tx_expect(d, p, -1, -E_INVAL);
+	bad += dma_check_buf(f) != 0;
+	page_free(f);
+	report("virtio_tx_reject_bad_input", bad == 0);
+}
+
+// ---- modes ----
+
+static bool balance(uint64_t free0, uint64_t owned0)
+{
+	struct netdev *v[NETDEV_MAX];
+	int n = vnics(v);
+	uint64_t free1 = dma_free_frames(), owned1 = netdev_frames_owned_all();
+	bool ok = free1 == free0 && owned1 == owned0;
+	for (int i = 0; i < n; i++) {
+		struct virtio_net_info in = info(v[i]);
+		ok = ok && v[i]->ops->rx_free_slots(v[i]) == 0 && in.tx_queued == 0 &&
+		     in.tx_free_descs == in.txq_size;
+	}
+	kprintf("  frames: free %lu -> %lu, drivers hold %lu -> %lu\n", free0, free1, owned0, owned1);
+	return ok;
+}
+
+static bool mac_ok(const struct netdev *d)
+{
+	static const uint8_t z[6];
+	return memcmp(d->mac, z, 6) && !(d->mac[0] & 1);
+}
+
+static void test_attach(struct netdev **v, int n)
+{
+	bool ok = n >= 2;
+	for (int i = 0; i < n; i++) {
+		struct virtio_net_info in = info(v[i]);
+		ok = ok && mac_ok(v[i]) && in.vector >= 0 && v[i]->ops->link_up(v[i]) &&
+		     v[i]->max_frame == 9018 && v[i]->min_frame == 14 &&
+		     v[i]->rx_slots == in.rxq_size / 2 && v[i]->tx_slots == in.txq_size;
+		for (int j = 0; j < i; j++)
+			ok = ok && memcmp(v[i]->mac, v[j]->mac, 6);
+	}
+	report("virtio_nics_attached", ok);
+}
+
+// NICs 0-1 (and 2-3) are wired to each other.
+static void mode_loop(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	int n = vnics(v);
+	test_attach(v, n);
+	if (n < 2)
+		return;
+	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all();
+	uint32_t seq = 1;
+	paddr_t kept[2];
+	char name[2][40];
+	for (int i = 0; i + 1 < n; i += 2) {
+		fmt_snprintf(name[0], sizeof(name[0]), "virtio_loop_%d_to_%d", i, i + 1);
+		fmt_snprintf(name[1], sizeof(name[1]), "virtio_loop_%d_to_%d", i + 1, i);
+		test_direction(name[0], v[i], v[i + 1], &seq);
+		test_direction(name[1], v[i + 1], v[i], &seq);
+	}
+	test_irq(v[0], v[1], &seq, kept);
+	test_refill_reject(v[1], kept);
+	test_tx_reject(v[0]);
+	report("virtio_loop_frames_balance", balance(free0, owned0));
+}
+
+// One NIC, no peer: broadcast frames of the four sizes sent and reclaimed.
+static void mode_basic(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	if (!report("virtio_basic_attach_mac", vnics(v) >= 1 && mac_ok(v[0])))
+		return;
+	struct netdev *d = v[0];
+	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all(), next = 1, t0;
+	static struct batch bt;
+	struct netdev_stats s0 = stats(d);
+	bool ok = build_batch(&bt, d, NULL, mix, 4, 1) && d->ops->tx_batch(d, bt.pkt, 4) == 4;
+	int got = 0;
+	tx_calls += ok;
+	for (t0 = timer_now_us(); ok && got < 4 && timer_now_us() - t0 < WAIT_US; arch_idle())
+		got += d->ops->tx_reclaim(d, done_in_order, &next);
+	free_batch(&bt);
+	struct netdev_stats s1 = stats(d);
+	kprintf("  sent %lu frames, %lu bytes, %lu kick(s), %lu interrupt(s)\n",
+		s1.tx_frames - s0.tx_frames, s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells,
+		s1.irqs - s0.irqs);
+	ok = ok && got == 4 && next == 5 && s1.doorbells - s0.doorbells == 1 && s1.irqs == s0.irqs;
+	report("virtio_basic_send", ok);
+	report("virtio_basic_frames_balance", balance(free0, owned0));
+}
+
+static volatile int link_calls;
+
+static void on_link(struct netdev *nd, bool up, void *arg)
+{
+	(void)nd, (void)up, (void)arg;
+	link_calls++;
+}
+
+// The NIC whose link is `up` after a change counted since `base`, or -1.
+static int wait_link(struct netdev **v, int n, bool up, const uint64_t *base, uint64_t us)
+{
+	uint64_t t0 = timer_now_us();
+	while (timer_now_us() - t0 < us) {
+		for (int i = 0; i < n; i++)
+			if (stats(v[i]).link_changes > base[i] && v[i]->ops->link_up(v[i]) == up)
+				return i;
+		arch_idle();
+	}
+	return -1;
+}
+
+static void link_base(struct netdev **v, int n, uint64_t *base)
+{
+	for (int i = 0; i < n; i++)
+		base[i] = stats(v[i]).link_changes;
+}
+
+static void mode_link(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	uint64_t base[NETDEV_MAX];
+	int n = vnics(v);
+	for (int i = 0; i < n; i++)
+		v[i]->link_change = on_link;
+	link_base(v, n, base);
+	kprintf("virtiotest: waiting for link down\n");
+	uint64_t t0 = timer_now_us();
+	int down = n ? wait_link(v, n, false, base, LINK_WAIT_US) : -1;
+	kprintf("  link down on NIC %d after %lu ms\n", down, (timer_now_us() - t0) / 1000);
+	report("virtio_link_down_irq", down >= 0);
+	link_base(v, n, base);
+	kprintf("virtiotest: waiting for link up\n");
+	t0 = timer_now_us();
+	int up = down >= 0 ? wait_link(v, n, true, base, LINK_WAIT_US) : -1;
+	kprintf("  link up on NIC %d after %lu ms, %d link_change calls\n", up,
+		(timer_now_us() - t0) / 1000, link_calls);
+	report("virtio_link_up_irq", up == down && up >= 0 && link_calls >= 2);
+	for (int i = 0; i < n; i++)
+		v[i]->link_change = NULL;
+}
+
+static int pinned_pages(const struct batch *b)
+{
+	int n = 0;
+	for (int i = 0; i < b->nframes; i++)
+		n += dma_check_buf(b->frames[i]) == -E_BUSY;
+	return n;
+}
+
+static void kicks_gone(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	int n = vnics(v);
+	for (int i = 0; i < n; i++) {
+		kicks_tx_gone += stats(v[i]).doorbells;
+		kicks_rx_gone += stats(v[i]).rx_refills;
+	}
+}
+
+// A batch queued and never reclaimed is unpinned by detach; every frame
+// goes back; probing again takes the same number.
+static void mode_detach(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	static struct batch bt;
+	if (!report("virtio_detach_has_nic", vnics(v) >= 1))
+		return;
+	int regs = netdev_count();
+	bool ok = build_batch(&bt, v[0], NULL, mix, 4, 1) && v[0]->ops->tx_batch(v[0], bt.pkt, 4) == 4;
+	tx_calls += ok;
+	int pinned = pinned_pages(&bt);
+	uint64_t free0 = dma_free_frames(), owned = netdev_frames_owned_all();
+	kicks_gone();
+	int gone = netdev_detach_all();
+	uint64_t free1 = dma_free_frames();
+	int still = pinned_pages(&bt), npages = bt.nframes;
+	free_batch(&bt);
+	uint64_t free2 = dma_free_frames();
+	netdev_probe_all();
+	ok = ok && gone == regs && free1 == free0 + owned && netdev_count() == regs &&
+	     netdev_frames_owned_all() == owned && dma_free_frames() == free2 - owned;
+	kprintf("  detach: %d NIC(s), %lu frames freed (free %lu -> %lu), %d of %d send pages "
+		"pinned before, %d after; attached again: %d NIC(s), %lu frames\n",
+		gone, free1 - free0, free0, free1, pinned, npages, still, netdev_count(),
+		netdev_frames_owned_all());
+	report("virtio_detach_unpins_inflight", pinned == npages && npages > 0 && still == 0);
+	report("virtio_detach_frees_all", ok);
+}
+
+static void kicks_report(void)
+{
+	struct netdev *v[NETDEV_MAX];
+	int n = vnics(v);
+	uint64_t tx = kicks_tx_gone, rx = kicks_rx_gone;
+	for (int i = 0; i < n; i++)
+		tx += stats(v[i]).doorbells, rx += stats(v[i]).rx_refills;
+	kprintf("virtiotest: notifications sent tx=%lu rx=%lu, tx_batch calls %lu\n", tx, rx,
+		tx_calls);
+}
+
+int virtio_net_selftest(const char *modes)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} tab[] = { { "loop", mode_loop },
+		    { "basic", mode_basic },
+		    { "link", mode_link },
+		    { "detach", mode_detach } };
+	const int ntab = (int)(sizeof(tab) / sizeof(tab[0]));
+	char buf[64];
+	const char *p = modes;
+	struct netdev *v[NETDEV_MAX];
+	failures = passes = 0;
+	kprintf("virtiotest: modes %s, %d virtio NIC(s)\n", modes, vnics(v));
+	while (*p) {
+		size_t len = 0;
+		while (p[len] && p[len] != ',')
+			len++;
+		strlcpy(buf, p, len + 1 < sizeof(buf) ? len + 1 : sizeof(buf));
+		int k = 0;
+		while (k < ntab && strcmp(tab[k].name, buf))
+			k++;
+		if (k < ntab)
+			tab[k].fn();
+		else
+			report("virtiotest_known_mode", false);
+		p += len + (p[len] == ',');
+	}
+	kicks_report();
+	kprintf("virtiotest: %d passed, %d failed\n", passes, failures);
+	return failures;
+}
