@@ -32,15 +32,18 @@ static long open_tx(struct chan *c, int index, uint32_t ch, uint32_t n)
 	return e;
 }
 
-// Sends n packets of size bytes, patterns seq0.., in one output_io.
+// Sends n packets of size bytes, patterns seq0.., in one output_io. The
+// output pages are the NIC's until their packets are done (virtio-net reads
+// them after the call returns): wait for that before writing them again.
 static long send_n(struct chan *c, uint32_t n, uint32_t size, uint32_t seq0)
 {
+	for (int spin = 0; ctrl_io(c->io, IO_OP_RECLAIM, 0, 0) > 0 && spin < 1000; spin++)
+		sleep(1000);
 	for (uint32_t i = 0; i < n; i++) {
 		payload_fill(chan_out(c, i), seq0 + i, size);
 		c->osize[i] = size;
 		c->peers[i] = 0;
 	}
-	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0);
 	return output_io(c->io, c->peers, c->osize, c->opos);
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Isolation and liveness (user/isolate.c): one VM whose two e1000 NICs are
-# wired to each other, processes attacking or stalling one another through
-# the I/O resource. Two boots: everything but the copy path, then the copy
-# path with a threshold above one receive buffer.
+# Isolation and liveness (user/isolate.c): one VM whose two NICs are wired
+# to each other, processes attacking or stalling one another through the
+# I/O resource. Boots: everything but the copy path, then the copy path with
+# a threshold above one receive buffer (e1000), then the NIC-facing attacks
+# again over virtio-net.
 # Usage: tests/qemu/isolate/run.sh KERNEL [EXTRA_CMDLINE]
 # Prints one TEST line per boot and "isolation tests: N passed, M failed".
 kernel=$1
@@ -10,12 +11,12 @@ extra=${2:-}
 source "$(dirname "$0")/../e1000/lib.sh"
 passed=0 failed=0
 
-boot() { # name cmdline suite-line
+boot() { # name cmdline suite-line [model]
 	local name=$1 log=$logs/$1.log start got why
 	start=$(date +%s)
 	# shellcheck disable=SC2046
 	SERIAL=$log "$root/tools/qemu-run.sh" "$kernel" "run=isolate $2 $extra" 180 \
-		$(two_nics e1000) >/dev/null 2>"$log.err"
+		$(two_nics "${4:-e1000}") >/dev/null 2>"$log.err"
 	got=$?
 	why=$(check_log "$log" 0 "$got" "$3")
 	if verdict "$name" "$why" "$log" $(($(date +%s) - start)); then
@@ -29,5 +30,7 @@ boot() { # name cmdline suite-line
 boot isolation "test=regions,tails,raw,prio,timeout,held,limits,liveness copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: "
 boot isolation_copy "test=copy copy_threshold=9000" "SUITE isolate: "
+boot isolation_virtio "test=regions,tails,raw,held,liveness copy_threshold=128 plimit=4000,64,8" \
+	"SUITE isolate: " virtio-net-pci,disable-legacy=on
 echo "isolation tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
