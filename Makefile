@@ -137,6 +137,7 @@ test-docs:
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
 	tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=virtio tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 
 # The include graph: drivers, managers and arch point one way.
 .PHONY: test-layers

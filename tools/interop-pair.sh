@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # interop-pair.sh: the research kernel and a Linux guest exchange verified
-# round trips over emulated e1000 NICs.  One VM of each, joined NIC to NIC
+# round trips over emulated e1000 (or virtio-net) NICs.  One VM of each, joined NIC to NIC
 # by QEMU's dgram backend over a pair of unix sockets (as tools/net-pair.sh
 # joins two kernels); the server boots first and the client once the
 # server's serial log says READY.
@@ -15,6 +15,7 @@
 #   --iters N --warm N  measured and warm-up round trips per size (4, 1)
 #   --variant packet|mmap  pktbench's socket variant (packet)
 #   --timeout S       hard limit for each VM (90)
+#   --nic e1000|virtio  both VMs' NIC model (default e1000)
 #
 # Both sides fill and verify every payload (wire_pattern of lib/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
@@ -28,7 +29,7 @@ usage() { sed -n '2,23s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 DIR=$1 LOGDIR=$2
 shift 2
 KERNEL=$ROOT/build/kernel.elf GUEST=$ROOT/build/linux-baseline
-SIZES=1,60,1500,4096,8192,8960 ITERS=4 WARM=1 VARIANT=packet TMO=90
+SIZES=1,60,1500,4096,8192,8960 ITERS=4 WARM=1 VARIANT=packet TMO=90 NIC=e1000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KERNEL=$2; shift ;;
@@ -37,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--iters) ITERS=$2; shift ;;
 	--warm) WARM=$2; shift ;;
 	--variant) VARIANT=$2; shift ;;
+	--nic) NIC=$2; shift ;;
 	--timeout) TMO=$2; shift ;;
 	*) usage ;;
 	esac
@@ -44,6 +46,11 @@ while [ $# -gt 0 ]; do
 done
 case "$DIR" in kernel-server | linux-server) ;; *) usage ;; esac
 case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
+case "$NIC" in
+e1000) KDEV=e1000 LDEV=e1000,romfile= ;;
+virtio) KDEV=virtio-net-pci,disable-legacy=on LDEV=virtio-net-pci,disable-legacy=on,romfile= ;;
+*) usage ;;
+esac
 log() { echo "interop-pair: $*" >&2; }
 [ -f "$KERNEL" ] || { log "no kernel $KERNEL (make)"; exit 2; }
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] ||
@@ -77,7 +84,7 @@ netdev() { # LOCAL REMOTE
 # = the kernel's).  Sets KPID.
 boot_kernel() {
 	SERIAL=$LOGDIR/kernel.log ACCEL=tcg setsid "$ROOT/tools/qemu-run.sh" "$KERNEL" "$1" "$TMO" \
-		-netdev "$(netdev k l)" -device "e1000,netdev=n0,mac=$KMAC" \
+		-netdev "$(netdev k l)" -device "$KDEV,netdev=n0,mac=$KMAC" \
 		</dev/null >/dev/null 2>"$LOGDIR/kernel.err" &
 	KPID=$!
 }
@@ -89,8 +96,8 @@ boot_linux() {
 	setsid timeout -k 5 "$TMO" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
 		-nographic -no-reboot -monitor none -serial "file:$LOGDIR/linux.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 pkt.mode=rtt pkt.variant=$VARIANT $1" \
-		-netdev "$(netdev l k)" -device "e1000,netdev=n0,mac=$LMAC,romfile=" \
+		-append "console=ttyS0 quiet panic=-1 pkt.mode=rtt pkt.variant=$VARIANT pkt.nic=$NIC $1" \
+		-netdev "$(netdev l k)" -device "$LDEV,netdev=n0,mac=$LMAC" \
 		</dev/null >"$LOGDIR/linux.qemu" 2>&1 &
 	LPID=$!
 }

@@ -7,13 +7,15 @@
 # A test passes when the kernel exits with status 0 (its checks passed, no
 # frame leaked) and pktbench ends with "DONE ok".  About 20 s on an idle host.
 # Usage: tests/interop/run.sh KERNEL [LINUX_GUEST_DIR]
-# Environment: INTEROP_VARIANT=packet|mmap (pktbench's sockets, default packet).
+# Environment: INTEROP_VARIANT=packet|mmap (pktbench's sockets, default packet),
+#              NIC=e1000|virtio (both VMs' NIC model, default e1000).
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 guest=${2:-$root/build/linux-baseline}
 logs=$(dirname "$kernel")/test-logs/interop
 variant=${INTEROP_VARIANT:-packet}
+nic=${NIC:-e1000}
 passed=0 failed=0
 mkdir -p "$logs"
 
@@ -26,7 +28,7 @@ run() { # name direction
 	local name=$1 dir=$logs/$1 out
 	mkdir -p "$dir"
 	out=$("$root/tools/interop-pair.sh" "$2" "$dir" --kernel "$kernel" --guest "$guest" \
-		--variant "$variant" --sizes 1,60,1500,4096,8192,8960 --iters 4 --warm 1 --timeout 90 2>&1)
+		--variant "$variant" --nic "$nic" --sizes 1,60,1500,4096,8192,8960 --iters 4 --warm 1 --timeout 90 2>&1)
 	local rc=$?
 	printf '%s\n' "$out" >"$dir/result.txt"
 	if [ $rc -eq 0 ]; then
@@ -43,8 +45,9 @@ run() { # name direction
 	fi
 }
 
-run interop_kernel_server_linux_client kernel-server
-run interop_linux_server_kernel_client linux-server
+sfx=; [ "$nic" = e1000 ] || sfx=_$nic
+run interop_kernel_server_linux_client$sfx kernel-server
+run interop_linux_server_kernel_client$sfx linux-server
 
 echo "interop tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
