@@ -5,7 +5,7 @@
 
 static long region(uint64_t bytes, uint64_t addr, long *vu)
 {
-	long vr = create_vr(bytes, 2, -1);
+	long vr = create_vr(bytes, VR_MEM_ALL, -1);
 	if (vr < 0)
 		return vr;
 	*vu = attach_vr(vr, 0, addr);
