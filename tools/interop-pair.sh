@@ -16,7 +16,7 @@
 #   --variant packet|mmap  pktbench's socket variant (packet)
 #   --timeout S       hard limit for each VM (90)
 #
-# Both sides fill and verify every payload (wire_pattern of lib/wire.h).
+# Both sides fill and verify every payload (wire_pattern of lib/include/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
 # linux.txt).  Exit 0 only when the kernel exits with status 0 (all its
 # checks passed, no frame leaked) and pktbench ends with "DONE ok".

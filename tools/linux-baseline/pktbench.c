@@ -1,9 +1,9 @@
 // pktbench: the Linux side of the kernel-versus-Linux network comparison.
 //
 // It runs as a static program inside the Linux baseline guest (see build.sh)
-// on an emulated e1000 and speaks the wire format of lib/wire.h, so that its
-// peer can be another Linux guest or the research kernel.  Two variants of
-// the same protocol:
+// on an emulated e1000 and speaks the wire format of lib/include/wire.h, so
+// that its peer can be another Linux guest or the research kernel.  Two
+// variants of the same protocol:
 //   packet  AF_PACKET SOCK_RAW socket, one send()/recv() per frame (the
 //           paper's baseline);
 //   mmap    PACKET_MMAP with TPACKET_V2 TX and RX rings: frames are filled
@@ -13,8 +13,8 @@
 //           would swamp a round trip.
 // Roles: `server` echoes, `client` measures.  Modes: `rtt` and `burst`.
 //
-// Conventions on the wire beyond lib/wire.h (a kernel program facing this
-// one follows them):
+// Conventions on the wire beyond lib/include/wire.h (a kernel program
+// facing this one follows them):
 //  - data travels on channel 1 (PB_CH_DATA);
 //  - an rtt request has batch=1; it is echoed with the same header and
 //    payload, flags |= WIRE_F_REPLY, to the requester's MAC;
@@ -60,7 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/wire.h"
+#include "../../lib/include/wire.h"
 
 #define PB_CH_DATA 1
 #define PB_CH_CTRL 0xFFFF

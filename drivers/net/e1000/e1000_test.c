@@ -14,7 +14,7 @@
 // Prints "TEST name ... ok|FAIL"; returns the number of failures.
 #include "e1000.h"
 #include "e1000_regs.h"
-#include "../../../lib/wire.h"
+#include <wire.h>
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
 #include "res/pmem.h"
