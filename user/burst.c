@@ -13,8 +13,7 @@ static struct chan c;
 
 static uint32_t rx_seq(uint32_t i)
 {
-	const uint8_t *h = chan_in(&c, i) - WIRE_HLEN;
-	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+	return wire_get_seq(chan_in(&c, i) - WIRE_FRAME_HLEN);
 }
 
 // One burst of S-byte packets starting at sequence number seq; 0 on success.

@@ -210,14 +210,14 @@ static void test_raw(void)
 	CHECK_EQ("raw: channel 55 is free beside them", chan_open(&eth, 2, IO_DEV_ETHER(1, 55), 0, 1), 0);
 	// Wire frames for channel 0 arrive where raw0 is: nobody may take them.
 	struct io_stats s0, s1;
+	uint8_t mac0[6], zero[6] = { 0 };
+	parse_mac(MAC0, mac0);
 	chan_stats(&raw0, &s0);
 	for (uint32_t i = 0; i < 8; i++) {
 		uint8_t *f = chan_out(&raw1, i);
 		memset(f, 0, 100);
-		parse_mac(MAC0, f);
-		f[12] = WIRE_ETHERTYPE >> 8, f[13] = WIRE_ETHERTYPE & 0xff;
-		f[23] = 1;  // batch 1, channel 0
-		f[29] = 70; // payload length 70 (30 + 70 = 100)
+		wire_put_eth(f, mac0, zero);
+		wire_put_hdr(f, &(struct wire_fields){ .channel = 0, .batch = 1, .len = 70 }); // 30 + 70 = 100
 		raw1.osize[i] = 100;
 	}
 	CHECK_EQ("raw: frames for channel 0 sent", chan_send(&raw1), 8);

@@ -13,8 +13,7 @@ static uint64_t hz;
 
 static uint32_t rx_seq(uint32_t i) // the sender's sequence number, from the header
 {
-	const uint8_t *h = chan_in(&c, i) - WIRE_HLEN;
-	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+	return wire_get_seq(chan_in(&c, i) - WIRE_FRAME_HLEN);
 }
 
 static uint64_t ns(uint64_t tsc) { return tsc * 1000000000ull / hz; }
