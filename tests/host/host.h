@@ -60,4 +60,5 @@ int register_exchange(void);
 int register_vuspace(void);
 int register_replace(void);
 int register_res(void);
+int register_wire(void);
 #endif
