@@ -12,11 +12,11 @@ export ACCEL
 KCFLAGS := -std=gnu11 -O2 -g -flto=auto -Wall -Wextra -Werror -ffreestanding -fno-pie -fno-pic \
 	-fno-stack-protector -fno-omit-frame-pointer -mno-red-zone -mgeneral-regs-only \
 	-mcmodel=small -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
-	-Ilib/include -Ilib -Ikernel -MMD -MP
+	-Ilib/include -Ikernel -MMD -MP
 KLDFLAGS := -nostdlib -static -no-pie -Wl,-T,linker.ld -Wl,-z,max-page-size=0x1000 \
 	-Wl,--no-warn-rwx-segments -Wl,--build-id=none -Wl,-z,noexecstack
 UCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fpie -fno-stack-protector \
-	-mno-red-zone -nostdinc -isystem $(shell $(CC) -print-file-name=include) -Ilib/include -Ilib -MMD -MP
+	-mno-red-zone -nostdinc -isystem $(shell $(CC) -print-file-name=include) -Ilib/include -MMD -MP
 ULDFLAGS := -nostdlib -static -no-pie -Wl,-T,lib/user.ld -Wl,-z,max-page-size=0x1000 \
 	-Wl,--build-id=none -Wl,-z,noexecstack
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)

@@ -5,7 +5,7 @@
 
 static long region(uint64_t bytes, uint64_t addr, long *vu)
 {
-	long vr = create_vr(bytes, 2, -1);
+	long vr = create_vr(bytes, VR_MEM_ALL, -1);
 	if (vr < 0)
 		return vr;
 	*vu = attach_vr(vr, 0, addr);
@@ -106,8 +106,7 @@ uint64_t tsc_hz(void)
 
 uint32_t chan_rx_seq(struct chan *c, uint32_t i)
 {
-	const uint8_t *h = chan_in(c, i) - WIRE_HLEN;
-	return (uint32_t)h[4] << 24 | (uint32_t)h[5] << 16 | (uint32_t)h[6] << 8 | h[7];
+	return wire_get_seq(chan_in(c, i) - WIRE_FRAME_HLEN);
 }
 
 long chan_echo(struct chan *c)

@@ -17,7 +17,7 @@
 #   --timeout S       hard limit for each VM (90)
 #   --nic e1000|virtio  both VMs' NIC model (default e1000)
 #
-# Both sides fill and verify every payload (wire_pattern of lib/wire.h).
+# Both sides fill and verify every payload (wire_pattern of lib/include/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
 # linux.txt).  Exit 0 only when the kernel exits with status 0 (all its
 # checks passed, no frame leaked) and pktbench ends with "DONE ok".

@@ -15,23 +15,16 @@
 static struct chan c, raw;
 static uint8_t mymac[6], peermac[6];
 
-static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16), put16(p + 2, v); }
-
-// A frame of `total` bytes in raw slot i with the given header fields.
-static void frame(uint32_t i, uint32_t total, uint32_t type, uint32_t chan, uint32_t len)
+// A frame of `total` bytes in raw slot i with the given EtherType, channel
+// and payload length (seq i, batch 1); the headers are written whole even
+// when `total` cuts them short.
+static void frame(uint32_t i, uint32_t total, uint16_t type, uint16_t chan, uint32_t len)
 {
 	uint8_t *f = chan_out(&raw, i);
 	memset(f, 0xab, total);
-	memcpy(f, peermac, 6);
-	memcpy(f + 6, mymac, 6);
-	put16(f + 12, type);
-	put16(f + 14, chan);      // channel
-	put16(f + 16, 0);         // flags
-	put32(f + 18, i);         // seq
-	put16(f + 22, 1);         // batch
-	put16(f + 24, 0);         // link
-	put32(f + 26, len);       // payload length
+	wire_put_eth(f, peermac, mymac);
+	wire_set_type(f, type);
+	wire_put_hdr(f, &(struct wire_fields){ .channel = chan, .seq = i, .batch = 1, .len = len });
 	raw.osize[i] = total;
 }
 
@@ -57,7 +50,7 @@ static int attacker(void)
 		frame(n++, 100, 0x0800, CH, 70);                  // wrong EtherType
 		frame(n++, 200, WIRE_ETHERTYPE, CH, 1000);        // length says more than came
 		frame(n++, 1000, WIRE_ETHERTYPE, CH, 100);        // length says less than came
-		frame(n++, 9018, WIRE_ETHERTYPE, CH, 9018 - 30);  // length over 8960
+		frame(n++, 9018, WIRE_ETHERTYPE, CH, 9018 - WIRE_FRAME_HLEN); // length over 8960
 		frame(n++, 100, WIRE_ETHERTYPE, 99, 70);          // nobody listens on channel 99
 	}
 	CHECK_EQ("bad frames sent in one raw batch", output_io(raw.io, raw.peers, raw.osize, raw.opos), (long)n);

@@ -13,7 +13,7 @@ static void run(const char *prog, const char *args, int prio)
 // A region backed by the disk: written out, scribbled over, read back.
 static void disk_round_trip(void)
 {
-	long vr = create_vr(8192, 2, 1 << 20);
+	long vr = create_vr(8192, VR_MEM_ALL, 1 << 20);
 	long vu = attach_vr(vr, 0, 0x20000000000ul);
 	char *p = (char *)0x20000000000ul;
 	if (vr < 0 || vu < 0)

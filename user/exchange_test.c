@@ -28,11 +28,11 @@ static int holds_from(uint64_t addr, uint64_t pages, uint32_t tag, uint64_t base
 
 static int holds(uint64_t addr, uint64_t pages, uint32_t tag) { return holds_from(addr, pages, tag, 0); }
 
-static uint64_t paddr(long vr, uint64_t off) { return (uint64_t)ctrl_vr(vr, 0x2, off, 0, 0, 0); }
+static uint64_t paddr(long vr, uint64_t off) { return (uint64_t)ctrl_vr(vr, VR_OP_PADDR, off, 0, 0, 0); }
 
 static long new_region(uint64_t pages, uint64_t addr, long *vu)
 {
-	long vr = create_vr(pages * PG, 2, -1);
+	long vr = create_vr(pages * PG, VR_MEM_ALL, -1);
 	*vu = attach_vr(vr, 0, addr);
 	return vr;
 }
@@ -57,7 +57,7 @@ static void test_swap(void)
 	CHECK("A[1..3] holds B[0..2]", holds(A_ADDR + PG, 3, 2));
 	CHECK("B[0..2] holds A[1..3]", holds_from(B_ADDR, 3, 1, PG / 4));
 	CHECK("untouched pages kept", holds(A_ADDR, 1, 1) && holds_from(B_ADDR + 3 * PG, 1, 2, 3 * PG / 4));
-	CHECK_EQ("ctrl_vr 0x8000 exchanges back", ctrl_vr(a, 0x8000, PG, b, 0, 3), 0);
+	CHECK_EQ("ctrl_vr VR_OP_EXCHANGE exchanges back", ctrl_vr(a, VR_OP_EXCHANGE, PG, b, 0, 3), 0);
 	CHECK("both regions as before", holds(A_ADDR, 4, 1) && holds(B_ADDR, 4, 2));
 	CHECK_EQ("exchange inside one region", exchange_pmem(a, a, 0, 2 * PG, 2), 0);
 	CHECK("halves swapped", holds_from(A_ADDR, 2, 1, 2 * PG / 4) && holds(A_ADDR + 2 * PG, 2, 1));
@@ -72,10 +72,10 @@ static void test_errors(void)
 {
 	long va, vb;
 	long a = new_region(4, A_ADDR, &va), b = new_region(2, B_ADDR, &vb);
-	long u = create_vr(2 * PG, 1, -1);
+	long u = create_vr(2 * PG, VR_MEM_NONE, -1);
 	fill(A_ADDR, 4, 7);
 	fill(B_ADDR, 2, 8);
-	long stale = create_vr(PG, 2, -1);
+	long stale = create_vr(PG, VR_MEM_ALL, -1);
 	delete_vr(stale);
 	CHECK_EQ("bad id", exchange_pmem(12345, b, 0, 0, 1), -E_BADID);
 	CHECK_EQ("stale id", exchange_pmem(stale, b, 0, 0, 1), -E_BADID);
@@ -88,24 +88,24 @@ static void test_errors(void)
 	CHECK_EQ("huge page count", exchange_pmem(a, b, 0, 0, 1ul << 60), -E_RANGE);
 	CHECK_EQ("overlap in one region", exchange_pmem(a, a, 0, PG, 2), -E_OVERLAP);
 	CHECK_EQ("not backed", exchange_pmem(a, u, 0, 0, 1), -E_NOTBACKED);
-	CHECK_EQ("pin a page of B", ctrl_vr(b, 0x400, PG, PG, 0, 0), 0);
+	CHECK_EQ("pin a page of B", ctrl_vr(b, VR_OP_PIN, PG, PG, 0, 0), 0);
 	CHECK_EQ("frame busy", exchange_pmem(a, b, 0, 0, 2), -E_BUSY);
-	CHECK_EQ("frame busy via ctrl_vr", ctrl_vr(a, 0x8000, 0, b, 0, 2), -E_BUSY);
-	CHECK_EQ("free busy frames refused", ctrl_vr(b, 0x200, 0, 2 * PG, 0, 0), -E_BUSY);
-	CHECK_EQ("unpin", ctrl_vr(b, 0x800, PG, PG, 0, 0), 0);
-	CHECK_EQ("unpin twice", ctrl_vr(b, 0x800, PG, PG, 0, 0), -E_INVAL);
+	CHECK_EQ("frame busy via ctrl_vr", ctrl_vr(a, VR_OP_EXCHANGE, 0, b, 0, 2), -E_BUSY);
+	CHECK_EQ("free busy frames refused", ctrl_vr(b, VR_OP_FREE, 0, 2 * PG, 0, 0), -E_BUSY);
+	CHECK_EQ("unpin", ctrl_vr(b, VR_OP_UNPIN, PG, PG, 0, 0), 0);
+	CHECK_EQ("unpin twice", ctrl_vr(b, VR_OP_UNPIN, PG, PG, 0, 0), -E_INVAL);
 	CHECK("failed calls changed nothing", holds(A_ADDR, 4, 7) && holds(B_ADDR, 2, 8));
-	CHECK_EQ("size", ctrl_vr(a, 0x1, 0, 0, 0, 0), (long)(4 * PG));
-	CHECK_EQ("paddr not backed", ctrl_vr(u, 0x2, 0, 0, 0, 0), -E_NOTBACKED);
-	CHECK_EQ("alloc frames", ctrl_vr(u, 0x100, PG, PG, 0, 0), 0);
-	CHECK("paddr after alloc", ctrl_vr(u, 0x2, PG + 8, 0, 0, 0) > 0);
-	CHECK_EQ("alloc twice", ctrl_vr(u, 0x100, 0, 2 * PG, 0, 0), -E_EXIST);
-	CHECK_EQ("free unbacked", ctrl_vr(u, 0x200, 0, 2 * PG, 0, 0), -E_NOTBACKED);
-	CHECK_EQ("free", ctrl_vr(u, 0x200, PG, PG, 0, 0), 0);
-	CHECK_EQ("unknown op", ctrl_vr(a, 0x1234, 0, 0, 0, 0), -E_INVAL);
-	CHECK_EQ("create size 0", create_vr(0, 2, -1), -E_INVAL);
-	CHECK_EQ("create bad mem", create_vr(PG, 3, -1), -E_INVAL);
-	CHECK_EQ("create too big", create_vr(1ul << 40, 1, -1), -E_2BIG);
+	CHECK_EQ("size", ctrl_vr(a, VR_OP_SIZE, 0, 0, 0, 0), (long)(4 * PG));
+	CHECK_EQ("paddr not backed", ctrl_vr(u, VR_OP_PADDR, 0, 0, 0, 0), -E_NOTBACKED);
+	CHECK_EQ("alloc frames", ctrl_vr(u, VR_OP_ALLOC, PG, PG, 0, 0), 0);
+	CHECK("paddr after alloc", ctrl_vr(u, VR_OP_PADDR, PG + 8, 0, 0, 0) > 0);
+	CHECK_EQ("alloc twice", ctrl_vr(u, VR_OP_ALLOC, 0, 2 * PG, 0, 0), -E_EXIST);
+	CHECK_EQ("free unbacked", ctrl_vr(u, VR_OP_FREE, 0, 2 * PG, 0, 0), -E_NOTBACKED);
+	CHECK_EQ("free", ctrl_vr(u, VR_OP_FREE, PG, PG, 0, 0), 0);
+	CHECK_EQ("unknown op", ctrl_vr(a, 0x1234, 0, 0, 0, 0), -E_INVAL); // no VR_OP_*
+	CHECK_EQ("create size 0", create_vr(0, VR_MEM_ALL, -1), -E_INVAL);
+	CHECK_EQ("create bad mem", create_vr(PG, VR_MEM_ALL + 1, -1), -E_INVAL);
+	CHECK_EQ("create too big", create_vr(1ul << 40, VR_MEM_NONE, -1), -E_2BIG);
 	CHECK_EQ("attach unaligned", attach_vr(u, 0, A_ADDR + 0x5000000 + 12), -E_ALIGN);
 	CHECK_EQ("attach over a mapping", attach_vr(u, 0, A_ADDR + PG), -E_EXIST);
 	CHECK_EQ("attach in kernel space", attach_vr(u, 0, 0x100000), -E_RANGE);
@@ -130,8 +130,8 @@ static void test_cross_process(void)
 	// after the grant below.
 	long pid = spawn("xchg_peer", args, PRIO_DEFAULT - 1);
 	CHECK("peer spawned", pid > 0);
-	CHECK_EQ("grant C to the peer", ctrl_vr(c, 0x4, (unsigned long)pid, 0, 0, 0), 0);
-	CHECK_EQ("grant to no such process", ctrl_vr(c, 0x4, 99999, 0, 0, 0), -E_SRCH);
+	CHECK_EQ("grant C to the peer", ctrl_vr(c, VR_OP_GRANT, (unsigned long)pid, 0, 0, 0), 0);
+	CHECK_EQ("grant to no such process", ctrl_vr(c, VR_OP_GRANT, 99999, 0, 0, 0), -E_SRCH);
 	int st = -1;
 	wait(pid, &st);
 	CHECK_EQ("peer found every check true", st, 0);
@@ -143,7 +143,7 @@ static void test_cross_process(void)
 static void test_disk(void)
 {
 	long va;
-	long a = create_vr(8 * PG, 2, 64 * PG); // backed by disk bytes [256 KiB, +32 KiB)
+	long a = create_vr(8 * PG, VR_MEM_ALL, 64 * PG); // backed by disk bytes [256 KiB, +32 KiB)
 	va = attach_vr(a, 0, A_ADDR);
 	CHECK("disk region attached", a > 0 && va > 0);
 	fill(A_ADDR, 8, 0x5eed);
@@ -153,9 +153,9 @@ static void test_disk(void)
 	CHECK("disk round trip", holds(A_ADDR, 8, 0x5eed));
 	CHECK_EQ("read_vr unaligned", read_vr(a, 10, PG), -E_ALIGN);
 	CHECK_EQ("read_vr past region", read_vr(a, 4 * PG, 8 * PG), -E_RANGE);
-	long nodisk = create_vr(PG, 2, -1);
+	long nodisk = create_vr(PG, VR_MEM_ALL, -1);
 	CHECK_EQ("no backing store", read_vr(nodisk, 0, PG), -E_NODEV);
-	long far = create_vr(PG, 2, 1l << 40);
+	long far = create_vr(PG, VR_MEM_ALL, 1l << 40);
 	CHECK_EQ("beyond the disk", write_vr(far, 0, PG), -E_RANGE);
 	delete_vr(far);
 	delete_vr(nodisk);

@@ -77,6 +77,7 @@ static void one_call(void)
 	case 0: {
 		uint64_t sizes[] = { 0, 1, PG, 3 * PG, 16 * PG, 1ul << 40, rand64(&rng) };
 		long disk[] = { -1, 0, (long)(r(64) * PG), (long)r(1 << 20), -5 };
+		// mem 0..3: VR_MEM_NONE, VR_MEM_ALL and two kinds that do not exist
 		ret = create_vr(sizes[r(7)], (int)r(4), disk[r(5)]);
 		note(ret);
 		if (ret > 0)
@@ -85,7 +86,8 @@ static void one_call(void)
 	}
 	case 1: note(delete_vr(pick(vrs))); return;
 	case 2: {
-		uint64_t ops[] = { 0x1, 0x2, 0x4, 0x100, 0x200, 0x400, 0x800, 0x8000, rand64(&rng) };
+		uint64_t ops[] = { VR_OP_SIZE, VR_OP_PADDR, VR_OP_GRANT, VR_OP_ALLOC, VR_OP_FREE,
+				   VR_OP_PIN, VR_OP_UNPIN, VR_OP_EXCHANGE, rand64(&rng) };
 		note(ctrl_vr(pick(vrs), ops[r(9)], off(), off(), (uint64_t)pick(vrs), r(20)));
 		return;
 	}

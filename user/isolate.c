@@ -74,7 +74,7 @@ static int wait_ok(long pid)
 // the secret the attacker must never send.
 static int victim(void)
 {
-	long vr = create_vr(3 * PG, 2, -1);
+	long vr = create_vr(3 * PG, VR_MEM_ALL, -1);
 	long vu = attach_vr(vr, 0, 0x70000000000ul);
 	memset((void *)0x70000000000ul, SECRET, 3 * PG);
 	sleep(1500000);
@@ -92,7 +92,7 @@ static void test_regions(void)
 	// Recycle region slots as an attacker would, for more reuses than a
 	// 12-bit generation has; then a victim makes a region.
 	for (int i = 0; i < 4095; i++)
-		delete_vr(create_vr(PG, 1, -1));
+		delete_vr(create_vr(PG, VR_MEM_NONE, -1));
 	long v = spawn_role("victim", "");
 	sleep(300000);
 	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
@@ -180,7 +180,7 @@ static void test_copy(void)
 	// Slot pages 1 of every slot swapped with pages of another region: a
 	// slot is then not physically contiguous, so a copy that ran past its
 	// first page would land outside the slot, not in page 1.
-	long scratch = create_vr(8 * PG, 2, -1);
+	long scratch = create_vr(8 * PG, VR_MEM_ALL, -1);
 	for (uint64_t i = 0; i < 8; i++)
 		CHECK_EQ("copy: slot page swapped", exchange_pmem(rx.in_vr, scratch, i * NET_SLOT + PG, i * PG, 1), 0);
 	static const uint32_t sizes[] = { 4000, 4097, 8192, 8960 };
@@ -213,14 +213,14 @@ static void test_raw(void)
 	CHECK_EQ("raw: channel 55 is free beside them", chan_open(&eth, 2, IO_DEV_ETHER(1, 55), 0, 1), 0);
 	// Wire frames for channel 0 arrive where raw0 is: nobody may take them.
 	struct io_stats s0, s1;
+	uint8_t mac0[6], zero[6] = { 0 };
+	parse_mac(MAC0, mac0);
 	chan_stats(&raw0, &s0);
 	for (uint32_t i = 0; i < 8; i++) {
 		uint8_t *f = chan_out(&raw1, i);
 		memset(f, 0, 100);
-		parse_mac(MAC0, f);
-		f[12] = WIRE_ETHERTYPE >> 8, f[13] = WIRE_ETHERTYPE & 0xff;
-		f[23] = 1;  // batch 1, channel 0
-		f[29] = 70; // payload length 70 (30 + 70 = 100)
+		wire_put_eth(f, mac0, zero);
+		wire_put_hdr(f, &(struct wire_fields){ .channel = 0, .batch = 1, .len = 70 }); // 30 + 70 = 100
 		raw1.osize[i] = 100;
 	}
 	CHECK_EQ("raw: frames for channel 0 sent", chan_send(&raw1), 8);
@@ -315,13 +315,13 @@ static int limits_child(void)
 	static long vr[80];
 	int n = 0;
 	long e;
-	while (n < 80 && (e = create_vr(PG, 1, -1)) > 0)
+	while (n < 80 && (e = create_vr(PG, VR_MEM_NONE, -1)) > 0)
 		vr[n++] = e;
 	CHECK_EQ("limits child: 64 regions", n, 64);
 	CHECK_EQ("limits child: the 65th refused", e, -E_LIMIT);
 	while (n > 0)
 		delete_vr(vr[--n]);
-	while (n < 8 && (e = create_vr(1000 * PG, 2, -1)) > 0)
+	while (n < 8 && (e = create_vr(1000 * PG, VR_MEM_ALL, -1)) > 0)
 		vr[n++] = e;
 	CHECK_EQ("limits child: 4000 frames in 4 regions", n, 4);
 	CHECK_EQ("limits child: more frames refused", e, -E_LIMIT);
@@ -344,7 +344,7 @@ static void test_limits(void)
 {
 	long c = spawn_role("limits", "");
 	sleep(150000);
-	long vr = create_vr(3000 * PG, 2, -1);
+	long vr = create_vr(3000 * PG, VR_MEM_ALL, -1);
 	CHECK("limits: another process still gets frames", vr > 0);
 	long io;
 	CHECK_EQ("limits: ... and a channel", get_io(IO_DEV_ETHER(0, 90), 1, 0, &io), 0);

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 {
 	long c = arg_long(argc, argv, "vr", 0), other = arg_long(argc, argv, "other", 0);
 	long pvs = arg_long(argc, argv, "vs", 0);
-	long d = create_vr(2 * PG, 2, -1);
+	long d = create_vr(2 * PG, VR_MEM_ALL, -1);
 	if (d <= 0 || attach_vr(d, 0, D_ADDR) <= 0)
 		return 1;
 	uint32_t *p = (uint32_t *)D_ADDR;
@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		return 2; // the parent's space is not ours
 	if (exchange_pmem(other, d, 0, 0, 1) != -E_NOTOWNER)
 		return 3; // not granted
-	if (ctrl_vr(c, 0x4, (unsigned long)getpid(), 0, 0, 0) != -E_NOTOWNER)
+	if (ctrl_vr(c, VR_OP_GRANT, (unsigned long)getpid(), 0, 0, 0) != -E_NOTOWNER)
 		return 4; // only the owner grants
 	if (delete_vr(c) != -E_NOTOWNER)
 		return 5; // a grant is not ownership

@@ -42,30 +42,22 @@ static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 	return arch_p2v(*pa);
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8), p[1] = (uint8_t)v; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)(v >> 16)), put16(p + 2, (uint16_t)v); }
-
 // The 30 header bytes common to a call's packets to one peer; per packet
 // only the flags, sequence number and length differ.
 static void header_template(struct io *c, uint8_t *t, const uint8_t *src, uint64_t peer)
 {
-	__builtin_memcpy(t, c->peer[peer], 6);
-	__builtin_memcpy(t + 6, src, 6);
-	put16(t + 12, WIRE_ETHERTYPE);
-	uint8_t *w = t + WIRE_ETH_HLEN;
-	put16(w, c->channel);
-	put16(w + 8, (uint16_t)c->n_out); // batch
-	put16(w + 10, (uint16_t)c->nic);  // link
+	wire_put_eth(t, c->peer[peer], src);
+	wire_put_hdr(t, &(struct wire_fields){ .channel = c->channel, .batch = (uint16_t)c->n_out,
+					       .link = (uint16_t)c->nic });
 }
 
 static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t peer,
 			 uint64_t size, uint16_t flags)
 {
 	__builtin_memcpy(h, tmpl, WIRE_FRAME_HLEN);
-	uint8_t *w = h + WIRE_ETH_HLEN;
-	put16(w + 2, flags);
-	put32(w + 4, c->seq[peer]++);
-	put32(w + 12, (uint32_t)size);
+	wire_set_flags(h, flags);
+	wire_set_seq(h, c->seq[peer]++);
+	wire_set_len(h, (uint32_t)size);
 }
 
 // Gather list: the header (none for a raw frame), then the payload cut at
@@ -287,11 +279,6 @@ static void hold(struct io *c, const struct frame *f)
 		c->st.frames_held_max = c->pend_n;
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 // Checks a whole frame and hands it to its channel. Returns the drop
 // counter to bump, or NULL when the frame was taken.
 static uint64_t *dispatch(int nic, const struct frame *f, bool error)
@@ -302,20 +289,20 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 	if (f->len < WIRE_FRAME_HLEN)
 		return &ni->drop_short;
 	const uint8_t *b = arch_p2v(f->buf[0]);
-	if (((uint32_t)b[12] << 8 | b[13]) != WIRE_ETHERTYPE)
+	if (wire_get_type(b) != WIRE_ETHERTYPE)
 		return &ni->drop_ethertype;
 	// QEMU zero-pads frames under 60 bytes: a header cut short shows as a
 	// zero batch count, which no sender writes.
-	if (!b[WIRE_ETH_HLEN + 8] && !b[WIRE_ETH_HLEN + 9])
+	if (wire_get_batch(b) == 0)
 		return &ni->drop_short;
-	uint32_t len = get32(b + WIRE_ETH_HLEN + 12);
+	uint32_t len = wire_get_len(b);
 	if (len > WIRE_MAX_PAYLOAD)
 		return &ni->drop_toolong;
 	// The NIC pads short frames to 60 bytes; otherwise the length must match.
 	uint32_t need = WIRE_FRAME_HLEN + len;
 	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
 		return &ni->drop_badlen;
-	struct io *c = channel_of(nic, (uint16_t)(b[WIRE_ETH_HLEN] << 8 | b[WIRE_ETH_HLEN + 1]));
+	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
 	if (c->waiting && c->got < c->n_in)
@@ -410,7 +397,7 @@ void io_deliver_pending(struct io *c)
 		c->pend_head = (c->pend_head + 1) % IO_PEND;
 		c->pend_n--;
 		const uint8_t *b = arch_p2v(f.buf[0]);
-		into_slot(c, &f, get32(b + WIRE_ETH_HLEN + 12));
+		into_slot(c, &f, wire_get_len(b));
 	}
 	flush_refill(c->nic);
 }

@@ -5,25 +5,12 @@
 #define VREGION_H
 #include "../arch/x86_64/arch.h"
 #include "res.h"
+// The ABI (shared with user programs, lib/include): VR_OP_* for ctrl_vr,
+// VR_MEM_* for create_vr, VR_MAX_PAGES, VR_MAX_GRANTS; arguments, errors.
+#include "region.h"
 
 #define NVREGION 256
-#define VR_MAX_PAGES 16384 // 64 MiB
-#define VR_MAX_GRANTS 4
 #define VR_MAX_ATT 4
-
-// ctrl_vr operations (Tender, Table 1; 0x4, 0x400, 0x800 are ours).
-#define VR_OP_SIZE 0x1
-#define VR_OP_PADDR 0x2
-#define VR_OP_GRANT 0x4
-#define VR_OP_ALLOC 0x100
-#define VR_OP_FREE 0x200
-#define VR_OP_PIN 0x400
-#define VR_OP_UNPIN 0x800
-#define VR_OP_EXCHANGE 0x8000
-
-// create_vr's mem argument: 1 = no frames yet, 2 = frames for every page.
-#define VR_MEM_NONE 1
-#define VR_MEM_ALL 2
 
 long vregion_create(int owner, uint64_t size, int mem, int64_t disk);
 long vregion_delete(int caller, long id);

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 // dev_no: which path and which device.
-//   bits 24..31  kind: IO_KIND_ETHER (the wire format of lib/wire.h)
+//   bits 24..31  kind: IO_KIND_ETHER (the wire format of lib/include/wire.h)
 //   bits  8..23  channel number, carried in every frame's header (1..65535);
 //                0 for IO_KIND_RAW (a raw channel names no channel)
 //   bits  0..7   NIC mask: bit i = e1000 NIC i (exactly one bit; several

@@ -4,6 +4,7 @@
 #define LIB_SYS_H
 #include <stdint.h>
 #include <err.h>
+#include <region.h> // create_vr's VR_MEM_*, ctrl_vr's VR_OP_*
 
 #define PRIO_MIN 0      // lowest priority
 #define PRIO_MAX 7      // highest

@@ -61,4 +61,5 @@ int register_vuspace(void);
 int register_replace(void);
 int register_res(void);
 int register_io(void);
+int register_wire(void);
 #endif

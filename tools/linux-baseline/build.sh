@@ -22,7 +22,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$ROOT/lib/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 
 # Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
 kernel_pkg_name() {

@@ -1,9 +1,9 @@
 // pktbench: the Linux side of the kernel-versus-Linux network comparison.
 //
 // It runs as a static program inside the Linux baseline guest (see build.sh)
-// on an emulated e1000 and speaks the wire format of lib/wire.h, so that its
-// peer can be another Linux guest or the research kernel.  Two variants of
-// the same protocol:
+// on an emulated e1000 and speaks the wire format of lib/include/wire.h, so
+// that its peer can be another Linux guest or the research kernel.  Two
+// variants of the same protocol:
 //   packet  AF_PACKET SOCK_RAW socket, one send()/recv() per frame (the
 //           paper's baseline);
 //   mmap    PACKET_MMAP with TPACKET_V2 TX and RX rings: frames are filled
@@ -13,8 +13,8 @@
 //           would swamp a round trip.
 // Roles: `server` echoes, `client` measures.  Modes: `rtt` and `burst`.
 //
-// Conventions on the wire beyond lib/wire.h (a kernel program facing this
-// one follows them):
+// Conventions on the wire beyond lib/include/wire.h (a kernel program
+// facing this one follows them):
 //  - data travels on channel 1 (PB_CH_DATA);
 //  - an rtt request has batch=1; it is echoed with the same header and
 //    payload, flags |= WIRE_F_REPLY, to the requester's MAC;
@@ -60,7 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/wire.h"
+#include "../../lib/include/wire.h"
 
 #define PB_CH_DATA 1
 #define PB_CH_CTRL 0xFFFF
@@ -319,19 +319,16 @@ static uint32_t frame_len_for(uint32_t payload)
 // Writes the Ethernet and wire headers; the payload is the caller's.
 static void put_headers(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const struct pkt *h)
 {
-	struct wire_hdr w = {
-		.channel = wire_htons(h->channel),
-		.flags = wire_htons(h->flags),
-		.seq = wire_htonl(h->seq),
-		.batch = wire_htons(h->batch),
-		.link = wire_htons(h->link),
-		.len = wire_htonl(h->len),
+	struct wire_fields w = {
+		.channel = h->channel,
+		.flags = h->flags,
+		.seq = h->seq,
+		.batch = h->batch,
+		.link = h->link,
+		.len = h->len,
 	};
-	uint16_t type = wire_htons(WIRE_ETHERTYPE);
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src, 6);
-	memcpy(f + 12, &type, 2);
-	memcpy(f + WIRE_ETH_HLEN, &w, sizeof w);
+	wire_put_eth(f, dst, src);
+	wire_put_hdr(f, &w);
 }
 
 // Builds a whole frame of our format; returns its length on the wire.
@@ -347,21 +344,18 @@ static uint32_t build_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[
 // 0 if `f` is one of ours (right EtherType, header and length consistent).
 static int parse_frame(const struct frame *f, struct pkt *p)
 {
-	struct wire_hdr w;
-	uint16_t type;
+	struct wire_fields w;
 	if (f->len < WIRE_FRAME_HLEN)
 		return -1;
-	memcpy(&type, f->data + 12, 2);
-	if (wire_ntohs(type) != WIRE_ETHERTYPE)
+	if (wire_get_eth(f->data, NULL, p->src) != WIRE_ETHERTYPE)
 		return -1;
-	memcpy(&w, f->data + WIRE_ETH_HLEN, sizeof w);
-	memcpy(p->src, f->data + 6, 6);
-	p->channel = wire_ntohs(w.channel);
-	p->flags = wire_ntohs(w.flags);
-	p->seq = wire_ntohl(w.seq);
-	p->batch = wire_ntohs(w.batch);
-	p->link = wire_ntohs(w.link);
-	p->len = wire_ntohl(w.len);
+	wire_get_hdr(f->data, &w);
+	p->channel = w.channel;
+	p->flags = w.flags;
+	p->seq = w.seq;
+	p->batch = w.batch;
+	p->link = w.link;
+	p->len = w.len;
 	p->payload = f->data + WIRE_FRAME_HLEN;
 	if (p->len > WIRE_MAX_PAYLOAD || p->len > f->len - WIRE_FRAME_HLEN)
 		return -1;
@@ -692,13 +686,9 @@ static void send_one(struct port *p, uint8_t *f, uint32_t len)
 static void echo(struct port *p, struct frame *f)
 {
 	uint8_t src[6];
-	uint16_t flags;
-	memcpy(src, f->data + 6, 6);
-	memcpy(f->data, src, 6);
-	memcpy(f->data + 6, p->mac, 6);
-	memcpy(&flags, f->data + WIRE_ETH_HLEN + 2, 2);
-	flags = wire_htons((uint16_t)(wire_ntohs(flags) | WIRE_F_REPLY));
-	memcpy(f->data + WIRE_ETH_HLEN + 2, &flags, 2);
+	wire_get_eth(f->data, NULL, src);
+	wire_put_eth(f->data, src, p->mac);
+	wire_set_flags(f->data, (uint16_t)(wire_get_flags(f->data) | WIRE_F_REPLY));
 	send_one(p, f->data, f->len);
 }
 

@@ -14,7 +14,7 @@
 // Prints "TEST name ... ok|FAIL"; returns the number of failures.
 #include "e1000.h"
 #include "e1000_regs.h"
-#include "../../../lib/wire.h"
+#include <wire.h>
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
 #include "dma.h"
@@ -52,14 +52,8 @@ struct batch {
 static void put_header(uint8_t *h, const uint8_t dst[6], const uint8_t src[6], uint32_t seq,
 		       uint32_t size, uint16_t n)
 {
-	memcpy(h, dst, 6);
-	memcpy(h + 6, src, 6);
-	h[12] = WIRE_ETHERTYPE >> 8;
-	h[13] = WIRE_ETHERTYPE & 0xff;
-	struct wire_hdr w = { .channel = 0, .flags = 0, .seq = wire_htonl(seq),
-			      .batch = wire_htons(n), .link = 0,
-			      .len = wire_htonl(size - WIRE_FRAME_HLEN) };
-	memcpy(h + WIRE_ETH_HLEN, &w, sizeof(w));
+	wire_put_eth(h, dst, src);
+	wire_put_hdr(h, &(struct wire_fields){ .seq = seq, .batch = n, .len = size - WIRE_FRAME_HLEN });
 }
 
 // Payload of packet `seq` from offset `off` of fresh frames, one segment

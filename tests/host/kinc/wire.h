@@ -1,2 +1,2 @@
 // io_priv.h's <wire.h> for test files (see io.h here).
-#include "../../../lib/wire.h"
+#include "../../../lib/include/wire.h"

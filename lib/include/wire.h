@@ -1,0 +1,159 @@
+// Wire format of this kernel's I/O channels, shared by the kernel, the user
+// programs and the Linux baseline (tools/linux-baseline), so they interoperate.
+//
+// An Ethernet II frame:  dst[6] src[6] type=0x88B5 (big-endian)
+// then struct wire_hdr (16 bytes, all fields big-endian), then `len` bytes of
+// payload.  A frame is at most WIRE_MAX_FRAME bytes without the FCS.
+//
+// Frames are read and written only through the codec below, on host-order
+// values: wire_put_eth/wire_get_eth for the Ethernet header, wire_put_hdr/
+// wire_get_hdr for the whole wire header (struct wire_fields), and
+// wire_get_<field>/wire_set_<field> for one field.  Every one takes f, the
+// frame's first byte (a received payload p has its frame at
+// p - WIRE_FRAME_HLEN); none needs any alignment.
+#ifndef WIRE_H
+#define WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_ETHERTYPE 0x88B5
+#define WIRE_ETH_HLEN 14
+#define WIRE_HLEN 16                        // struct wire_hdr
+#define WIRE_FRAME_HLEN (WIRE_ETH_HLEN + WIRE_HLEN) // 30
+#define WIRE_MAX_FRAME 9014                 // 9000-byte MTU + Ethernet header
+#define WIRE_MAX_PAYLOAD 8960               // largest payload a channel carries
+#define WIRE_MIN_FRAME 60                   // Ethernet minimum, without FCS
+
+// flags
+#define WIRE_F_LAST 0x0001  // last packet of a batch
+#define WIRE_F_REPLY 0x0002 // an answer (pingpong echo, burst acknowledgement)
+#define WIRE_F_HBEAT 0x0004 // heartbeat (multi-link), no payload
+#define WIRE_F_STRIPE 0x0008 // part of a striped stream (seq orders it)
+
+// The layout of the wire header, WIRE_ETH_HLEN bytes into the frame; every
+// field big-endian.  Only the codec below touches it.
+struct wire_hdr {
+	uint16_t channel; // channel number: the receiver hands the frame to its
+	                  // channel of that number on the receiving NIC
+	uint16_t flags;   // WIRE_F_*
+	uint32_t seq;     // sequence number, counted per (channel, peer) by the
+	                  // kernel: each channel numbers its packets to each
+	                  // peer from 0 (at get_io) on
+	uint16_t batch;   // packets in this batch (n_output of the send call)
+	uint16_t link;    // the sending NIC's index (which NIC the frame left by)
+	uint32_t len;     // payload bytes following this header
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct wire_hdr) == WIRE_HLEN, "wire header is 16 bytes");
+
+// The wire header's fields in host order.
+struct wire_fields {
+	uint16_t channel, flags;
+	uint32_t seq;
+	uint16_t batch, link;
+	uint32_t len;
+};
+
+// Byte offsets in a frame.
+#define WIRE_OFF_DST 0
+#define WIRE_OFF_SRC 6
+#define WIRE_OFF_TYPE 12
+#define WIRE_OFF(field) (WIRE_ETH_HLEN + offsetof(struct wire_hdr, field))
+
+// Big-endian loads and stores, byte by byte (any alignment).
+static inline uint16_t wire_get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t wire_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void wire_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+static inline void wire_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+// One field of a frame's headers.
+static inline uint16_t wire_get_type(const uint8_t *f) { return wire_get16(f + WIRE_OFF_TYPE); }
+static inline uint16_t wire_get_channel(const uint8_t *f) { return wire_get16(f + WIRE_OFF(channel)); }
+static inline uint16_t wire_get_flags(const uint8_t *f) { return wire_get16(f + WIRE_OFF(flags)); }
+static inline uint32_t wire_get_seq(const uint8_t *f) { return wire_get32(f + WIRE_OFF(seq)); }
+static inline uint16_t wire_get_batch(const uint8_t *f) { return wire_get16(f + WIRE_OFF(batch)); }
+static inline uint16_t wire_get_link(const uint8_t *f) { return wire_get16(f + WIRE_OFF(link)); }
+static inline uint32_t wire_get_len(const uint8_t *f) { return wire_get32(f + WIRE_OFF(len)); }
+
+static inline void wire_set_type(uint8_t *f, uint16_t v) { wire_put16(f + WIRE_OFF_TYPE, v); }
+static inline void wire_set_flags(uint8_t *f, uint16_t v) { wire_put16(f + WIRE_OFF(flags), v); }
+static inline void wire_set_seq(uint8_t *f, uint32_t v) { wire_put32(f + WIRE_OFF(seq), v); }
+static inline void wire_set_len(uint8_t *f, uint32_t v) { wire_put32(f + WIRE_OFF(len), v); }
+
+// The Ethernet header: dst, src and type WIRE_ETHERTYPE.
+static inline void wire_put_eth(uint8_t *f, const uint8_t dst[6], const uint8_t src[6])
+{
+	for (int i = 0; i < 6; i++) {
+		f[WIRE_OFF_DST + i] = dst[i];
+		f[WIRE_OFF_SRC + i] = src[i];
+	}
+	wire_set_type(f, WIRE_ETHERTYPE);
+}
+
+// Copies the addresses out (dst or src may be NULL) and returns the type.
+static inline uint16_t wire_get_eth(const uint8_t *f, uint8_t dst[6], uint8_t src[6])
+{
+	for (int i = 0; i < 6; i++) {
+		if (dst)
+			dst[i] = f[WIRE_OFF_DST + i];
+		if (src)
+			src[i] = f[WIRE_OFF_SRC + i];
+	}
+	return wire_get_type(f);
+}
+
+// The whole wire header (the WIRE_HLEN bytes after the Ethernet header).
+static inline void wire_put_hdr(uint8_t *f, const struct wire_fields *h)
+{
+	wire_put16(f + WIRE_OFF(channel), h->channel);
+	wire_put16(f + WIRE_OFF(flags), h->flags);
+	wire_put32(f + WIRE_OFF(seq), h->seq);
+	wire_put16(f + WIRE_OFF(batch), h->batch);
+	wire_put16(f + WIRE_OFF(link), h->link);
+	wire_put32(f + WIRE_OFF(len), h->len);
+}
+
+static inline void wire_get_hdr(const uint8_t *f, struct wire_fields *h)
+{
+	h->channel = wire_get_channel(f);
+	h->flags = wire_get_flags(f);
+	h->seq = wire_get_seq(f);
+	h->batch = wire_get_batch(f);
+	h->link = wire_get_link(f);
+	h->len = wire_get_len(f);
+}
+
+// The test payload pattern: byte i of packet seq is wire_pattern(seq, i).
+// Both systems fill and verify payloads with it.
+static inline uint8_t wire_pattern(uint32_t seq, uint32_t i)
+{
+	return (uint8_t)((i * 131u) ^ (seq * 7u) ^ (i >> 8));
+}
+
+// Fletcher-style checksum of a payload, carried in the last 4 bytes of
+// payloads of 8 bytes or more in the verified tests.
+static inline uint32_t wire_sum(const uint8_t *p, uint32_t n)
+{
+	uint32_t a = 1, b = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		a = (a + p[i]) % 65521u;
+		b = (b + a) % 65521u;
+	}
+	return (b << 16) | a;
+}
+
+#endif
