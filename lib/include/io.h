@@ -8,7 +8,8 @@
 //   bits 24..31  kind: IO_KIND_ETHER (the wire format of lib/include/wire.h)
 //   bits  8..23  channel number, carried in every frame's header (1..65535);
 //                0 for IO_KIND_RAW (a raw channel names no channel)
-//   bits  0..7   NIC mask: bit i = e1000 NIC i (exactly one bit; several
+//   bits  0..7   NIC mask: bit i = NIC i of the netdev registry, in probe
+//                order whatever its family (exactly one bit; several
 //                are reserved for striping over links)
 #define IO_KIND_ETHER 1u
 #define IO_KIND_RAW 2u   // send-only: output_io sends whole Ethernet frames as given
