@@ -360,19 +360,14 @@ void proc_set_limits(const uint64_t lim[LIM_N])
 long proc_charge(int pid, enum proc_limit k, uint64_t n)
 {
 	struct proc *p = pid ? proc_by_pid(pid) : NULL;
-	if (!p)
-		return 0;
-	if (n > limits[k] || p->use[k] > limits[k] - n)
-		return -E_LIMIT;
-	p->use[k] += n;
-	return 0;
+	return p ? lim_charge(&p->use[k], limits[k], n) : 0;
 }
 
 void proc_uncharge(int pid, enum proc_limit k, uint64_t n)
 {
 	struct proc *p = pid ? proc_by_pid(pid) : NULL;
 	if (p)
-		p->use[k] -= n <= p->use[k] ? n : p->use[k];
+		lim_uncharge(&p->use[k], n);
 }
 
 uint64_t proc_usage(int pid, enum proc_limit k)

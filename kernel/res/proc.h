@@ -3,6 +3,7 @@
 #ifndef PROC_H
 #define PROC_H
 #include "../arch/x86_64/arch.h"
+#include "err.h" // quoted: the host tests reach lib/include by -iquote
 
 #define NPROC 64
 #define PROC_NAME 32
@@ -42,6 +43,18 @@ long proc_vspace(int pid); // the process's space id, or -E_SRCH
 
 // Sets every process's limits (boot: plimit=frames,regions,channels).
 void proc_set_limits(const uint64_t lim[LIM_N]);
+// The accounting itself, on one process's counters (proc.c, and the host
+// tests' fake process table): charge n of k within limit, or -E_LIMIT with
+// nothing charged; give n back (never below 0).
+static inline long lim_charge(uint64_t *use, uint64_t limit, uint64_t n)
+{
+	if (n > limit || *use > limit - n)
+		return -E_LIMIT;
+	*use += n;
+	return 0;
+}
+static inline void lim_uncharge(uint64_t *use, uint64_t n) { *use -= n <= *use ? n : *use; }
+
 // Charges n units of k to pid: 0, or -E_LIMIT (nothing charged) when that
 // would pass its limit. pid 0 (the kernel) and unknown pids are not charged.
 long proc_charge(int pid, enum proc_limit k, uint64_t n);
