@@ -385,6 +385,7 @@ int e1000_probe_all(void)
 int e1000_count(void) { return nnics; }
 struct e1000_dev *e1000_get(int idx) { return idx >= 0 && idx < nnics ? &nics[idx] : NULL; }
 int e1000_index(const struct e1000_dev *d) { return d->idx; }
+struct netdev *e1000_netdev(struct e1000_dev *d) { return &d->nd; }
 void e1000_get_mac(struct e1000_dev *d, uint8_t mac[6]) { memcpy(mac, d->mac, 6); }
 bool e1000_link_up(struct e1000_dev *d) { return e1000_rd(d, E1000_STATUS) & E1000_STATUS_LU; }
 

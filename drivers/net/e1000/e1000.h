@@ -53,6 +53,8 @@ int e1000_probe_all(void);
 int e1000_count(void);
 struct e1000_dev *e1000_get(int idx); // NULL if none
 int e1000_index(const struct e1000_dev *d);
+// The NIC's netdev (the same one the registry holds, if it took it).
+struct netdev *e1000_netdev(struct e1000_dev *d);
 void e1000_get_mac(struct e1000_dev *d, uint8_t mac[6]);
 bool e1000_link_up(struct e1000_dev *d); // STATUS.LU now
 

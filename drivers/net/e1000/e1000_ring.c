@@ -3,6 +3,7 @@
 // the receive hand-off and refill.
 #include "e1000_dev.h"
 #include "dma.h"
+#include "../netpkt.h"
 #include <err.h>
 
 // Bytes behind one transmit descriptor. The SDM allows 16288 (3.3.3);
@@ -92,33 +93,6 @@ void e1000_tx_drop(struct e1000_dev *d) { tx_release(d, d->tx_used); }
 
 // ---- send ----
 
-// A segment lies in frames a device may be given (dma_check): the first
-// MiB (BIOS, ROMs) and anything the allocator does not hand out are refused.
-static int seg_check(const struct netseg *s)
-{
-	if (s->len > E1000_MAX_FRAME)
-		return -E_2BIG;
-	return s->len == 0 || dma_check(s->pa, s->len) ? -E_INVAL : 0;
-}
-
-static int pkt_check(const struct netpkt *p)
-{
-	if (p->nseg <= 0)
-		return -E_INVAL;
-	if (p->nseg > E1000_MAX_SEGS)
-		return -E_2BIG;
-	uint32_t total = 0;
-	for (int i = 0; i < p->nseg; i++) {
-		int r = seg_check(&p->seg[i]);
-		if (r < 0)
-			return r;
-		total += p->seg[i].len;
-	}
-	if (total > E1000_MAX_FRAME)
-		return -E_2BIG;
-	return total < E1000_MIN_FRAME ? -E_INVAL : 0;
-}
-
 // Descriptors a packet takes: a segment longer than TXD_MAX is split.
 static int pkt_descs(const struct netpkt *p)
 {
@@ -170,13 +144,9 @@ int e1000_tx_free_descs(struct e1000_dev *d) { return E1000_TX_DESC - 1 - (int)d
 
 int e1000_tx_batch(struct e1000_dev *d, const struct netpkt *pkts, int n)
 {
-	if (n < 0 || (n > 0 && !pkts))
-		return d->st.tx_rejected++, -E_INVAL;
-	for (int i = 0; i < n; i++) {
-		int r = pkt_check(&pkts[i]);
-		if (r < 0)
-			return d->st.tx_rejected++, r;
-	}
+	int r = netpkt_check_batch(pkts, n, E1000_MIN_FRAME, E1000_MAX_FRAME);
+	if (r < 0)
+		return d->st.tx_rejected++, r;
 	int q = 0;
 	while (q < n && pkt_descs(&pkts[q]) <= e1000_tx_free_descs(d))
 		tx_queue(d, &pkts[q++]);

@@ -2,6 +2,7 @@
 // batch), mergeable receive buffers handed out page by page, and refills.
 #include "virtio_net_dev.h"
 #include "dma.h"
+#include "../netpkt.h"
 #include "kprintf.h"
 #include <err.h>
 #include <string.h>
@@ -221,36 +222,6 @@ int vnet_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
 
 // ---- send ----
 
-// A segment is not empty, no longer than a frame, and in memory a device
-// may read (dma_check: allocated or the kernel image, not the first MiB).
-static int seg_check(const struct netseg *s)
-{
-	if (s->len == 0)
-		return -E_INVAL;
-	if (s->len > VNET_MAX_FRAME)
-		return -E_2BIG;
-	return dma_check(s->pa, s->len) < 0 ? -E_INVAL : 0;
-}
-
-// 1..NETDEV_MAX_SEGS good segments making a frame of 14..9018 bytes.
-static int pkt_check(const struct netpkt *p)
-{
-	if (p->nseg <= 0)
-		return -E_INVAL;
-	if (p->nseg > NETDEV_MAX_SEGS)
-		return -E_2BIG;
-	uint32_t total = 0;
-	for (int i = 0; i < p->nseg; i++) {
-		int r = seg_check(&p->seg[i]);
-		if (r < 0)
-			return r;
-		total += p->seg[i].len;
-	}
-	if (total > VNET_MAX_FRAME)
-		return -E_2BIG;
-	return total < VNET_MIN_FRAME ? -E_INVAL : 0;
-}
-
 // 5.1.6.2: the header (all zero: no checksum or segmentation offload) in
 // a descriptor of its own, then the segments as they are (VIRTIO_F_VERSION_1
 // lets the device take any framing, 2.6.4). Segments stay pinned until
@@ -273,13 +244,9 @@ static void tx_queue(struct vnet_dev *d, const struct netpkt *p)
 int vnet_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
 {
 	struct vnet_dev *d = vnet(nd);
-	if (n < 0 || (n > 0 && !pkts))
-		return d->st.tx_rejected++, -E_INVAL;
-	for (int i = 0; i < n; i++) {
-		int r = pkt_check(&pkts[i]);
-		if (r < 0)
-			return d->st.tx_rejected++, r;
-	}
+	int r = netpkt_check_batch(pkts, n, VNET_MIN_FRAME, VNET_MAX_FRAME);
+	if (r < 0)
+		return d->st.tx_rejected++, r;
 	int q = 0;
 	while (q < n && 1 + pkts[q].nseg <= d->txq.nfree)
 		tx_queue(d, &pkts[q++]);

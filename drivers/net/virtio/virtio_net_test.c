@@ -12,44 +12,24 @@
 //   link   waits for a link-down and a link-up interrupt (the harness runs
 //          set_link in QEMU's monitor when it reads "waiting for link");
 //   detach sends in flight unpinned, every frame back, attached again.
-// Prints "TEST name ... ok|FAIL"; returns the number of failures.
+// Prints "TEST name ... ok|FAIL"; returns the number of failures. Batches,
+// the byte check and the TEST lines are ../nettest.c's, shared with e1000.
 // The frame balance comes from dma_free_frames (kernel/dma.h).
 #include "virtio_net.h"
+#include "../nettest.h"
 #include "dma.h"
-#include <wire.h>
 #include "arch/x86_64/timer.h"
 #include "kprintf.h"
 #include <err.h>
 #include <fmt.h>
 #include <string.h>
 
-#define BATCH_MAX 64
-#define HDR_SLOT 64 // bytes between headers in the shared header frame
+#define BATCH_MAX NETTEST_BATCH_MAX
 #define WAIT_US 10000000
 #define LINK_WAIT_US 60000000
 
-static int failures, passes;
 static uint64_t kicks_tx_gone, kicks_rx_gone; // of NICs detached by the test
 static uint64_t tx_calls; // tx_batch calls that queued something, all modes
-
-static bool report(const char *name, bool ok)
-{
-	kprintf("TEST %s ... %s\n", name, ok ? "ok" : "FAIL");
-	failures += !ok;
-	passes += ok;
-	return ok;
-}
-
-static paddr_t page_alloc(void) { return dma_alloc_contig(1); }
-static void page_free(paddr_t pa) { dma_free_contig(pa, 1); }
-
-// Interrupts on until the next one (the 1 ms tick at most), for us.
-static void idle_us(uint64_t us)
-{
-	uint64_t t0 = timer_now_us();
-	while (timer_now_us() - t0 < us)
-		arch_idle();
-}
 
 // The registered virtio-net NICs, in registry order.
 static int vnics(struct netdev **out)
@@ -75,177 +55,26 @@ static struct virtio_net_info info(struct netdev *nd)
 	return i;
 }
 
-// ---- batches ----
-
-// One batch being sent: the shared header frame, the payload frames.
-struct batch {
-	int n;
-	uint32_t seq0;
-	uint32_t size[BATCH_MAX];
-	struct netpkt pkt[BATCH_MAX];
-	paddr_t hdr;
-	paddr_t frames[BATCH_MAX * 4];
-	int nframes;
-	int max_segs;
-};
-
-static void put_header(uint8_t *h, const uint8_t dst[6], const uint8_t src[6], uint32_t seq,
-		       uint32_t size, uint16_t n)
-{
-	wire_put_eth(h, dst, src);
-	wire_put_hdr(h, &(struct wire_fields){ .seq = seq, .batch = n, .len = size - WIRE_FRAME_HLEN });
-}
-
-// Payload of packet `seq` from offset `off` of fresh pages, one segment
-// per page piece. Returns false when out of memory.
-static bool put_payload(struct batch *b, struct netpkt *p, uint32_t seq, uint32_t len, uint32_t off)
-{
-	uint32_t done = 0;
-	while (done < len) {
-		paddr_t f = page_alloc();
-		if (!f)
-			return false;
-		b->frames[b->nframes++] = f;
-		uint32_t piece = len - done < PAGE_SIZE - off ? len - done : (uint32_t)PAGE_SIZE - off;
-		uint8_t *v = (uint8_t *)arch_p2v(f) + off;
-		for (uint32_t i = 0; i < piece; i++)
-			v[i] = wire_pattern(seq, done + i);
-		p->seg[p->nseg++] = (struct netseg){ f + off, piece };
-		done += piece;
-		off = 0;
-	}
-	return true;
-}
-
-// Packets a -> b (broadcast when b is NULL): a 30-byte header in the
-// shared header frame, then the payload at an offset that varies.
-static bool build_batch(struct batch *b, struct netdev *from, struct netdev *to,
-			const uint32_t *sizes, int n, uint32_t seq0)
-{
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	*b = (struct batch){ .n = n, .seq0 = seq0, .hdr = page_alloc() };
-	if (!b->hdr)
-		return false;
-	for (int i = 0; i < n; i++) {
-		uint32_t seq = seq0 + (uint32_t)i, off = 1 + (seq * 997u) % (PAGE_SIZE - 1);
-		struct netpkt *p = &b->pkt[i];
-		b->size[i] = sizes[i];
-		*p = (struct netpkt){ .cookie = seq };
-		paddr_t h = b->hdr + (paddr_t)(i % (PAGE_SIZE / HDR_SLOT)) * HDR_SLOT + 2;
-		put_header(arch_p2v(h), to ? to->mac : bcast, from->mac, seq, sizes[i], (uint16_t)n);
-		p->seg[p->nseg++] = (struct netseg){ h, WIRE_FRAME_HLEN };
-		if (!put_payload(b, p, seq, sizes[i] - WIRE_FRAME_HLEN, off))
-			return false;
-		b->max_segs = p->nseg > b->max_segs ? p->nseg : b->max_segs;
-	}
-	return true;
-}
-
-static void free_batch(struct batch *b)
-{
-	for (int i = 0; i < b->nframes; i++)
-		page_free(b->frames[i]);
-	if (b->hdr)
-		page_free(b->hdr);
-	b->nframes = 0;
-	b->hdr = 0;
-}
-
-// ---- receiving and checking ----
-
-// Reassembles frames from buffers and checks every byte against what was
-// sent, and that every buffer but a frame's last holds a full page.
-struct rxcheck {
-	const struct batch *b;
-	int next;     // packet expected
-	uint32_t got; // bytes of it so far
-	int bad;
-	uint64_t frags;
-	unsigned polls;
-};
-
-static uint8_t expect_byte(const struct batch *b, int i, uint32_t k)
-{
-	if (k < WIRE_FRAME_HLEN)
-		return ((const uint8_t *)arch_p2v(b->pkt[i].seg[0].pa))[k];
-	return wire_pattern(b->seq0 + (uint32_t)i, k - WIRE_FRAME_HLEN);
-}
-
-static void check_bytes(struct rxcheck *c, const struct rxfrag *f)
-{
-	const uint8_t *v = arch_p2v(f->pa);
-	int i = c->next;
-	for (uint32_t k = 0; k < f->len; k++) {
-		uint8_t want = expect_byte(c->b, i, c->got + k);
-		if (v[k] != want && c->bad++ == 0)
-			kprintf("  packet %d byte %u: got %02x want %02x\n", i, c->got + k, v[k], want);
-	}
-}
-
-static void check_frag(struct rxcheck *c, const struct rxfrag *f)
-{
-	int i = c->next;
-	c->frags++;
-	if (i >= c->b->n || (f->pa & (PAGE_SIZE - 1)) || (!f->eop && f->len != NETDEV_RX_BUF) ||
-	    f->len == 0 || c->got + f->len > c->b->size[i]) {
-		if (c->bad++ == 0)
-			kprintf("  unexpected buffer: packet %d len %u eop %d\n", i, f->len, f->eop);
-		return;
-	}
-	check_bytes(c, f);
-	c->got += f->len;
-	if (!f->eop)
-		return;
-	if ((c->got != c->b->size[i] || f->error) && c->bad++ == 0)
-		kprintf("  packet %d: %u bytes (want %u), error %d\n", i, c->got, c->b->size[i],
-			f->error);
-	c->next++;
-	c->got = 0;
-}
-
-// Gives the ring fresh pages for the ones handed out and frees those, as
-// the I/O manager does after exchanging them into a user region.
-static bool swap_pages(struct netdev *nd, const struct rxfrag *f, int n)
-{
-	paddr_t fresh[32];
-	for (int i = 0; i < n; i++) {
-		fresh[i] = page_alloc();
-		page_free(f[i].pa);
-		if (!fresh[i])
-			return false;
-	}
-	return nd->ops->rx_refill(nd, fresh, n) == n;
-}
-
-// Polls once, for 32, 1, 2 or 3 buffers in turn (so frames are also
-// handed out across calls); returns the buffers checked, or -1.
-static int receive_some(struct netdev *nd, struct rxcheck *c)
-{
-	static const int maxes[4] = { 32, 1, 2, 3 };
-	struct rxfrag f[32];
-	int n = nd->ops->rx_poll(nd, f, maxes[c->polls++ % 4]);
-	for (int i = 0; i < n; i++)
-		check_frag(c, &f[i]);
-	return n > 0 && !swap_pages(nd, f, n) ? -1 : n;
-}
-
-static void done_in_order(uint64_t cookie, void *arg)
-{
-	uint64_t *next = arg;
-	*next = cookie == *next ? *next + 1 : ~0ull;
-}
-
 // ---- transfers ----
 
 // One batch from tx to rx: sends what the ring takes, reclaims, polls
 // the receiver, until every packet arrived and was reported sent.
 struct xfer {
 	struct netdev *tx, *rx;
-	struct batch *b;
-	struct rxcheck c;
+	struct nettest_batch *b;
+	struct nettest_rx c;
 	int sent, reclaimed, calls; // calls: tx_batch calls that queued something
 	uint64_t next_cookie;
+	unsigned polls;
 };
+
+// Polls the receiver once, for 32, 1, 2 or 3 buffers in turn (so frames
+// are also handed out across calls); returns the buffers checked, or -1.
+static int receive_some(struct xfer *x)
+{
+	static const int maxes[4] = { 32, 1, 2, 3 };
+	return nettest_receive(x->rx, &x->c, maxes[x->polls++ % 4]);
+}
 
 static int xfer_step(struct xfer *x)
 {
@@ -259,10 +88,10 @@ static int xfer_step(struct xfer *x)
 		x->sent += r;
 		progress += r;
 	}
-	int r = x->tx->ops->tx_reclaim(x->tx, done_in_order, &x->next_cookie);
+	int r = x->tx->ops->tx_reclaim(x->tx, nettest_done_in_order, &x->next_cookie);
 	x->reclaimed += r;
 	progress += r;
-	r = receive_some(x->rx, &x->c);
+	r = receive_some(x);
 	return r < 0 ? -1 : progress + r;
 }
 
@@ -291,9 +120,9 @@ struct tally {
 static bool send_and_check(struct netdev *a, struct netdev *b, const uint32_t *sizes, int n,
 			   uint32_t *seq, struct tally *t)
 {
-	static struct batch bt;
+	static struct nettest_batch bt;
 	struct xfer x = { .tx = a, .rx = b, .b = &bt, .c = { .b = &bt } };
-	bool ok = build_batch(&bt, a, b, sizes, n, *seq) && transfer(&x);
+	bool ok = nettest_build_batch(&bt, a, b, sizes, n, *seq) && transfer(&x);
 	if (!ok)
 		kprintf("  batch seq %u: %d of %d sent, %d reclaimed, %d received, %d bad\n", *seq,
 			x.sent, n, x.reclaimed, x.c.next, x.c.bad);
@@ -302,7 +131,7 @@ static bool send_and_check(struct netdev *a, struct netdev *b, const uint32_t *s
 	t->pkts += (uint64_t)n;
 	t->calls += (uint64_t)x.calls;
 	t->max_segs = bt.max_segs > t->max_segs ? bt.max_segs : t->max_segs;
-	free_batch(&bt);
+	nettest_free_batch(&bt);
 	*seq += (uint32_t)n;
 	return ok;
 }
@@ -358,7 +187,7 @@ static bool counters_ok(struct netdev *a, struct netdev *b, const struct netdev_
 
 static void test_direction(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq)
 {
-	idle_us(50000); // receive interrupts still latched from the last test land first
+	nettest_idle_us(50000); // receive interrupts still latched from the last test land first
 	struct netdev_stats s0[2] = { stats(a), stats(b) };
 	struct virtio_net_info i0[2] = { info(a), info(b) };
 	struct tally t = { 0 };
@@ -367,7 +196,7 @@ static void test_direction(const char *name, struct netdev *a, struct netdev *b,
 	kprintf("  %s: %lu packets, %lu bytes, up to %d segments per packet, %lu us\n", name, t.pkts,
 		t.bytes, t.max_segs, timer_now_us() - t0);
 	ok = counters_ok(a, b, s0, i0, &t) && ok;
-	report(name, ok);
+	nettest_report(name, ok);
 }
 
 // ---- receive interrupts ----
@@ -384,18 +213,18 @@ static void on_ready(struct netdev *nd, void *arg)
 // Sends one 60-byte frame a -> b and waits until a reclaimed it.
 static bool send_one(struct netdev *a, struct netdev *b, uint32_t seq)
 {
-	static struct batch bt;
+	static struct nettest_batch bt;
 	uint32_t size = 60;
 	uint64_t next = seq, t0 = timer_now_us();
-	bool ok = build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
+	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
 	int got = 0;
 	tx_calls += ok;
 	while (ok && got == 0 && timer_now_us() - t0 < WAIT_US) {
-		got = a->ops->tx_reclaim(a, done_in_order, &next);
+		got = a->ops->tx_reclaim(a, nettest_done_in_order, &next);
 		if (got == 0)
 			arch_idle();
 	}
-	free_batch(&bt);
+	nettest_free_batch(&bt);
 	return ok && got == 1 && next == seq + 1;
 }
 
@@ -444,7 +273,7 @@ static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t 
 	b->ops->rx_irq(b, false);
 	int c1 = ready_calls;
 	bool ok2 = send_one(a, b, (*seq)++) && wait_used(b);
-	idle_us(20000);
+	nettest_idle_us(20000);
 	ok2 = ok2 && ready_calls == c1 && stats(b).irqs == i1;
 	b->ops->rx_irq(b, true);
 	bool ok3 = ready_calls == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
@@ -454,10 +283,10 @@ static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t 
 	b->rx_ready = saved;
 	kprintf("  irqs %lu -> %lu (frame) -> %lu (masked frame, then unmasked); rx_ready calls %d\n",
 		i0, i1, stats(b).irqs, ready_calls);
-	report("virtio_rx_irq_on_frame", ok1 && i1 > i0);
-	report("virtio_rx_irq_masked", ok2);
-	report("virtio_rx_irq_unmask_pending", ok3);
-	report("virtio_rx_irq_unmask_idle", ok4);
+	nettest_report("virtio_rx_irq_on_frame", ok1 && i1 > i0);
+	nettest_report("virtio_rx_irq_masked", ok2);
+	nettest_report("virtio_rx_irq_unmask_pending", ok3);
+	nettest_report("virtio_rx_irq_unmask_idle", ok4);
 }
 
 // ---- bad input ----
@@ -476,8 +305,8 @@ static int refill_expect(struct netdev *b, const paddr_t *p, int n, int want)
 static void test_refill_reject(struct netdev *b, const paddr_t kept[2])
 {
 	extern char __image_start[];
-	paddr_t x = page_alloc(), gone = page_alloc(), twice[2] = { x, x };
-	page_free(gone);
+	paddr_t x = dma_alloc_page(), gone = dma_alloc_page(), twice[2] = { x, x };
+	dma_free_page(gone);
 	paddr_t odd = x + 8, image = PAGE_ROUND_UP(arch_v2p(__image_start));
 	int bad = refill_expect(b, &odd, 1, -E_INVAL) + refill_expect(b, &gone, 1, -E_INVAL) +
 		  refill_expect(b, &image, 1, -E_INVAL) + refill_expect(b, twice, 2, -E_BUSY) +
@@ -486,15 +315,16 @@ static void test_refill_reject(struct netdev *b, const paddr_t kept[2])
 	dma_pin(x, PAGE_SIZE);
 	bad += refill_expect(b, &x, 1, -E_BUSY);
 	dma_unpin(x, PAGE_SIZE);
-	page_free(x);
+	dma_free_page(x);
 	bad += b->ops->rx_free_slots(b) != 2;
 	bad += b->ops->rx_refill(b, kept, 2) != 2;
 	bad += b->ops->rx_free_slots(b) != 0;
-	report("virtio_rx_refill_reject_bad_pages", bad == 0);
+	nettest_report("virtio_rx_refill_reject_bad_pages", bad == 0);
 }
 
-static int tx_expect(struct netdev *d, struct netpkt *p, int n, int want)
+static int tx_expect(void *arg, struct netpkt *p, int n, int want)
 {
+	struct netdev *d = arg;
 	struct netdev_stats s0 = stats(d);
 	int free0 = info(d).tx_free_descs, r = d->ops->tx_batch(d, p, n);
 	struct netdev_stats s1 = stats(d);
@@ -508,33 +338,11 @@ static int tx_expect(struct netdev *d, struct netpkt *p, int n, int want)
 // Bad gather lists are refused whole: nothing queued, no kick, no pin.
 static void test_tx_reject(struct netdev *d)
 {
-	struct netpkt p[2];
-	paddr_t f = page_alloc(), gone = page_alloc();
-	page_free(gone);
-	int bad = 0;
-	struct netpkt good = { .nseg = 1, .seg = { { f, 60 } } };
-	p[0] = good, p[0].nseg = 0;
-	bad += tx_expect(d, p, 1, -E_INVAL);
-	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS + 1;
-	bad += tx_expect(d, p, 1, -E_2BIG);
-	p[0] = good, p[0].seg[0].len = 0;
-	bad += tx_expect(d, p, 1, -E_INVAL);
-	p[0] = good, p[0].seg[0].pa = 0;
-	bad += tx_expect(d, p, 1, -E_INVAL);
-	p[0] = good, p[0].seg[0].pa = gone;
-	bad += tx_expect(d, p, 1, -E_INVAL);
-	p[0] = good, p[0].seg[0].len = 10;
-	bad += tx_expect(d, p, 1, -E_INVAL);
-	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS;
-	for (int i = 0; i < NETDEV_MAX_SEGS; i++)
-		p[0].seg[i] = (struct netseg){ f, 1600 }; // 9600 bytes in all
-	bad += tx_expect(d, p, 1, -E_2BIG);
-	p[0] = good, p[1] = good, p[1].seg[0].len = 9019;
-	bad += tx_expect(d, p, 2, -E_2BIG);
-	bad += tx_expect(d, p, -1, -E_INVAL);
+	paddr_t f = dma_alloc_page();
+	int bad = nettest_tx_bad_input(d, f, tx_expect, d);
 	bad += dma_check_buf(f) != 0;
-	page_free(f);
-	report("virtio_tx_reject_bad_input", bad == 0);
+	dma_free_page(f);
+	nettest_report("virtio_tx_reject_bad_input", bad == 0);
 }
 
 // ---- modes ----
@@ -571,7 +379,7 @@ static void test_attach(struct netdev **v, int n)
 		for (int j = 0; j < i; j++)
 			ok = ok && memcmp(v[i]->mac, v[j]->mac, 6);
 	}
-	report("virtio_nics_attached", ok);
+	nettest_report("virtio_nics_attached", ok);
 }
 
 // NICs 0-1 (and 2-3) are wired to each other.
@@ -595,32 +403,32 @@ static void mode_loop(void)
 	test_irq(v[0], v[1], &seq, kept);
 	test_refill_reject(v[1], kept);
 	test_tx_reject(v[0]);
-	report("virtio_loop_frames_balance", balance(free0, owned0));
+	nettest_report("virtio_loop_frames_balance", balance(free0, owned0));
 }
 
 // One NIC, no peer: broadcast frames of the four sizes sent and reclaimed.
 static void mode_basic(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	if (!report("virtio_basic_attach_mac", vnics(v) >= 1 && mac_ok(v[0])))
+	if (!nettest_report("virtio_basic_attach_mac", vnics(v) >= 1 && mac_ok(v[0])))
 		return;
 	struct netdev *d = v[0];
 	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all(), next = 1, t0;
-	static struct batch bt;
+	static struct nettest_batch bt;
 	struct netdev_stats s0 = stats(d);
-	bool ok = build_batch(&bt, d, NULL, mix, 4, 1) && d->ops->tx_batch(d, bt.pkt, 4) == 4;
+	bool ok = nettest_build_batch(&bt, d, NULL, mix, 4, 1) && d->ops->tx_batch(d, bt.pkt, 4) == 4;
 	int got = 0;
 	tx_calls += ok;
 	for (t0 = timer_now_us(); ok && got < 4 && timer_now_us() - t0 < WAIT_US; arch_idle())
-		got += d->ops->tx_reclaim(d, done_in_order, &next);
-	free_batch(&bt);
+		got += d->ops->tx_reclaim(d, nettest_done_in_order, &next);
+	nettest_free_batch(&bt);
 	struct netdev_stats s1 = stats(d);
 	kprintf("  sent %lu frames, %lu bytes, %lu kick(s), %lu interrupt(s)\n",
 		s1.tx_frames - s0.tx_frames, s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells,
 		s1.irqs - s0.irqs);
 	ok = ok && got == 4 && next == 5 && s1.doorbells - s0.doorbells == 1 && s1.irqs == s0.irqs;
-	report("virtio_basic_send", ok);
-	report("virtio_basic_frames_balance", balance(free0, owned0));
+	nettest_report("virtio_basic_send", ok);
+	nettest_report("virtio_basic_frames_balance", balance(free0, owned0));
 }
 
 static volatile int link_calls;
@@ -662,19 +470,19 @@ static void mode_link(void)
 	uint64_t t0 = timer_now_us();
 	int down = n ? wait_link(v, n, false, base, LINK_WAIT_US) : -1;
 	kprintf("  link down on NIC %d after %lu ms\n", down, (timer_now_us() - t0) / 1000);
-	report("virtio_link_down_irq", down >= 0);
+	nettest_report("virtio_link_down_irq", down >= 0);
 	link_base(v, n, base);
 	kprintf("virtiotest: waiting for link up\n");
 	t0 = timer_now_us();
 	int up = down >= 0 ? wait_link(v, n, true, base, LINK_WAIT_US) : -1;
 	kprintf("  link up on NIC %d after %lu ms, %d link_change calls\n", up,
 		(timer_now_us() - t0) / 1000, link_calls);
-	report("virtio_link_up_irq", up == down && up >= 0 && link_calls >= 2);
+	nettest_report("virtio_link_up_irq", up == down && up >= 0 && link_calls >= 2);
 	for (int i = 0; i < n; i++)
 		v[i]->link_change = NULL;
 }
 
-static int pinned_pages(const struct batch *b)
+static int pinned_pages(const struct nettest_batch *b)
 {
 	int n = 0;
 	for (int i = 0; i < b->nframes; i++)
@@ -697,11 +505,12 @@ static void kicks_gone(void)
 static void mode_detach(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	static struct batch bt;
-	if (!report("virtio_detach_has_nic", vnics(v) >= 1))
+	static struct nettest_batch bt;
+	if (!nettest_report("virtio_detach_has_nic", vnics(v) >= 1))
 		return;
 	int regs = netdev_count();
-	bool ok = build_batch(&bt, v[0], NULL, mix, 4, 1) && v[0]->ops->tx_batch(v[0], bt.pkt, 4) == 4;
+	bool ok = nettest_build_batch(&bt, v[0], NULL, mix, 4, 1) &&
+		  v[0]->ops->tx_batch(v[0], bt.pkt, 4) == 4;
 	tx_calls += ok;
 	int pinned = pinned_pages(&bt);
 	uint64_t free0 = dma_free_frames(), owned = netdev_frames_owned_all();
@@ -709,7 +518,7 @@ static void mode_detach(void)
 	int gone = netdev_detach_all();
 	uint64_t free1 = dma_free_frames();
 	int still = pinned_pages(&bt), npages = bt.nframes;
-	free_batch(&bt);
+	nettest_free_batch(&bt);
 	uint64_t free2 = dma_free_frames();
 	netdev_probe_all();
 	ok = ok && gone == regs && free1 == free0 + owned && netdev_count() == regs &&
@@ -718,8 +527,8 @@ static void mode_detach(void)
 		"pinned before, %d after; attached again: %d NIC(s), %lu frames\n",
 		gone, free1 - free0, free0, free1, pinned, npages, still, netdev_count(),
 		netdev_frames_owned_all());
-	report("virtio_detach_unpins_inflight", pinned == npages && npages > 0 && still == 0);
-	report("virtio_detach_frees_all", ok);
+	nettest_report("virtio_detach_unpins_inflight", pinned == npages && npages > 0 && still == 0);
+	nettest_report("virtio_detach_frees_all", ok);
 }
 
 static void kicks_report(void)
@@ -735,34 +544,13 @@ static void kicks_report(void)
 
 int virtio_net_selftest(const char *modes)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tab[] = { { "loop", mode_loop },
-		    { "basic", mode_basic },
-		    { "link", mode_link },
-		    { "detach", mode_detach } };
-	const int ntab = (int)(sizeof(tab) / sizeof(tab[0]));
-	char buf[64];
-	const char *p = modes;
+	static const struct nettest_mode tab[] = { { "loop", mode_loop },
+						   { "basic", mode_basic },
+						   { "link", mode_link },
+						   { "detach", mode_detach } };
 	struct netdev *v[NETDEV_MAX];
-	failures = passes = 0;
 	kprintf("virtiotest: modes %s, %d virtio NIC(s)\n", modes, vnics(v));
-	while (*p) {
-		size_t len = 0;
-		while (p[len] && p[len] != ',')
-			len++;
-		strlcpy(buf, p, len + 1 < sizeof(buf) ? len + 1 : sizeof(buf));
-		int k = 0;
-		while (k < ntab && strcmp(tab[k].name, buf))
-			k++;
-		if (k < ntab)
-			tab[k].fn();
-		else
-			report("virtiotest_known_mode", false);
-		p += len + (p[len] == ',');
-	}
+	nettest_run(modes, tab, (int)(sizeof(tab) / sizeof(tab[0])), "virtiotest_known_mode");
 	kicks_report();
-	kprintf("virtiotest: %d passed, %d failed\n", passes, failures);
-	return failures;
+	return nettest_summary("virtiotest");
 }

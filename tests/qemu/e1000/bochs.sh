@@ -10,7 +10,7 @@
 # Usage: tests/qemu/e1000/bochs.sh KERNEL [timeout-seconds]. One TEST line.
 kernel=$(realpath "$1")
 tmo=${2:-400}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 name=e1000_bochs
 log=$logs/$name.log
 rm -f "$log"

@@ -7,7 +7,7 @@ name=$2
 cmdline=$3
 pats=$4
 shift 4
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 log=$logs/$name.log
 start=$(date +%s)
 SERIAL=$log "$root/tools/qemu-run.sh" "$kernel" "$cmdline" 60 "$@" >/dev/null 2>"$log.err"

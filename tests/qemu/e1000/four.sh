@@ -4,7 +4,7 @@
 # self-test runs on both pairs.
 # Usage: tests/qemu/e1000/four.sh KERNEL. Prints one TEST line.
 kernel=$1
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 name=e1000_four
 log=$logs/$name.log
 start=$(date +%s)
@@ -17,5 +17,4 @@ why=$(check_log "$log" 0 "$got" "mac 52:54:00:12:34:59" "more than 4 NICs" \
 	"TEST e1000_loop_2_to_3 ... ok" "TEST e1000_loop_3_to_2 ... ok" \
 	"TEST e1000_detach_frees_all ... ok" "e1000test: 15 passed, 0 failed")
 grep -q "mac 52:54:00:12:34:5a" "$log" && why+=$'\n'"the fifth NIC was attached"
-why=$(sed '/^$/d' <<<"$why")
 verdict "$name" "$why" "$log" $(($(date +%s) - start))

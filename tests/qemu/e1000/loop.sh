@@ -7,7 +7,7 @@
 #        e1000-82545em, e1000-82544gc. Prints one TEST line; exit 0 = pass.
 kernel=$1
 model=${2:-e1000}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 name=e1000_loop
 [ "$model" = e1000 ] || name=e1000_loop_${model#e1000-}
 log=$logs/$name.log

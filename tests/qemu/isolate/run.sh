@@ -8,7 +8,7 @@
 # Prints one TEST line per boot and "isolation tests: N passed, M failed".
 kernel=$1
 extra=${2:-}
-source "$(dirname "$0")/../e1000/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 passed=0 failed=0
 
 boot() { # name cmdline suite-line [model]

@@ -19,7 +19,7 @@
 # Prints one TEST line per test and "virtio tests: N passed, M failed".
 kernel=$1
 filter=${2:-.}
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 passed=0
 failed=0
 
@@ -90,14 +90,10 @@ boot_case virtio_unwired "run=hello virtiotest=basic" \
 
 boot_case virtio_with_e1000 "run=hello e1000test=loop virtiotest=loop" \
 	"e1000test: 12 passed, 0 failed;virtio-net 2: virtio 1.0;TEST virtio_loop_1_to_0 ... ok;virtiotest: 10 passed, 0 failed" \
-	180 $(virtio_pair a b 56 57 $modern) \
-	-netdev "dgram,id=e,local.type=unix,local.path=$tmp/e,remote.type=unix,remote.path=$tmp/f" \
-	-device e1000,netdev=e,mac=52:54:00:12:34:60 \
-	-netdev "dgram,id=f,local.type=unix,local.path=$tmp/f,remote.type=unix,remote.path=$tmp/e" \
-	-device e1000,netdev=f,mac=52:54:00:12:34:61
+	180 $(virtio_pair a b 56 57 $modern) $(nic_pair e1000 e f 60 61)
 
 if [[ virtio_link =~ $filter ]]; then
-	if "$here/link.sh" "$kernel"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	if "$(dirname "$0")/link.sh" "$kernel"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 echo "virtio tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

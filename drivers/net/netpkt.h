@@ -1,0 +1,15 @@
+// The check every NIC driver's tx_batch makes of a whole batch before it
+// queues any of it (kernel/net/netdev.h): what gather lists must be for a
+// device to be pointed at them.
+#ifndef NETPKT_H
+#define NETPKT_H
+#include "net/netdev.h"
+
+// 0 when n >= 0 and each of pkts[0..n) has 1..NETDEV_MAX_SEGS segments,
+// each non-empty and in memory a device may read (dma_check: allocated or
+// the kernel image, not the first MiB), making a frame of
+// min_frame..max_frame bytes. Otherwise, for the first packet that fails,
+// -E_2BIG (too many segments, or a segment or the frame longer than
+// max_frame) or -E_INVAL (and -E_INVAL for n < 0 or no pkts).
+int netpkt_check_batch(const struct netpkt *pkts, int n, uint32_t min_frame, uint32_t max_frame);
+#endif

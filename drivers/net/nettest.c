@@ -1,0 +1,219 @@
+// The NIC self-tests' shared part (nettest.h): TEST lines, modes, batches
+// of wire-format packets and the byte-for-byte receive check, through
+// struct netdev. Payload pages come from dma_alloc_page (unpinned; the
+// frame balance of a test counts them with dma_free_frames).
+#include "nettest.h"
+#include "dma.h"
+#include "kprintf.h"
+#include "arch/x86_64/timer.h"
+#include <err.h>
+#include <string.h>
+#include <wire.h>
+
+#define HDR_SLOT 64 // bytes between headers in the shared header page
+
+// ---- TEST lines ----
+
+static int failures, passes;
+
+bool nettest_report(const char *name, bool ok)
+{
+	kprintf("TEST %s ... %s\n", name, ok ? "ok" : "FAIL");
+	failures += !ok;
+	passes += ok;
+	return ok;
+}
+
+void nettest_run(const char *modes, const struct nettest_mode *tab, int n, const char *unknown)
+{
+	char buf[64];
+	const char *p = modes;
+	failures = passes = 0;
+	while (*p) {
+		size_t len = 0;
+		while (p[len] && p[len] != ',')
+			len++;
+		strlcpy(buf, p, len + 1 < sizeof(buf) ? len + 1 : sizeof(buf));
+		int k = 0;
+		while (k < n && strcmp(tab[k].name, buf))
+			k++;
+		if (k < n)
+			tab[k].fn();
+		else
+			nettest_report(unknown, false);
+		p += len + (p[len] == ',');
+	}
+}
+
+int nettest_summary(const char *who)
+{
+	kprintf("%s: %d passed, %d failed\n", who, passes, failures);
+	return failures;
+}
+
+void nettest_idle_us(uint64_t us)
+{
+	uint64_t t0 = timer_now_us();
+	while (timer_now_us() - t0 < us)
+		arch_idle();
+}
+
+// ---- batches ----
+
+static void put_header(uint8_t *h, const uint8_t dst[6], const uint8_t src[6], uint32_t seq,
+		       uint32_t size, uint16_t n)
+{
+	wire_put_eth(h, dst, src);
+	wire_put_hdr(h, &(struct wire_fields){ .seq = seq, .batch = n, .len = size - WIRE_FRAME_HLEN });
+}
+
+// Payload of packet `seq` from offset `off` of fresh pages, one segment
+// per page piece. Returns false when out of memory.
+static bool put_payload(struct nettest_batch *b, struct netpkt *p, uint32_t seq, uint32_t len,
+			uint32_t off)
+{
+	uint32_t done = 0;
+	while (done < len) {
+		paddr_t f = dma_alloc_page();
+		if (!f)
+			return false;
+		b->frames[b->nframes++] = f;
+		uint32_t piece = len - done < PAGE_SIZE - off ? len - done : (uint32_t)PAGE_SIZE - off;
+		uint8_t *v = (uint8_t *)arch_p2v(f) + off;
+		for (uint32_t i = 0; i < piece; i++)
+			v[i] = wire_pattern(seq, done + i);
+		p->seg[p->nseg++] = (struct netseg){ f + off, piece };
+		done += piece;
+		off = 0;
+	}
+	return true;
+}
+
+bool nettest_build_batch(struct nettest_batch *b, const struct netdev *from,
+			 const struct netdev *to, const uint32_t *sizes, int n, uint32_t seq0)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	*b = (struct nettest_batch){ .n = n, .seq0 = seq0, .hdr = dma_alloc_page() };
+	if (!b->hdr)
+		return false;
+	for (int i = 0; i < n; i++) {
+		uint32_t seq = seq0 + (uint32_t)i, off = 1 + (seq * 997u) % (PAGE_SIZE - 1);
+		struct netpkt *p = &b->pkt[i];
+		b->size[i] = sizes[i];
+		*p = (struct netpkt){ .cookie = seq };
+		paddr_t h = b->hdr + (paddr_t)(i % (PAGE_SIZE / HDR_SLOT)) * HDR_SLOT + 2;
+		put_header(arch_p2v(h), to ? to->mac : bcast, from->mac, seq, sizes[i], (uint16_t)n);
+		p->seg[p->nseg++] = (struct netseg){ h, WIRE_FRAME_HLEN };
+		if (!put_payload(b, p, seq, sizes[i] - WIRE_FRAME_HLEN, off))
+			return false;
+		b->max_segs = p->nseg > b->max_segs ? p->nseg : b->max_segs;
+	}
+	return true;
+}
+
+void nettest_free_batch(struct nettest_batch *b)
+{
+	for (int i = 0; i < b->nframes; i++)
+		dma_free_page(b->frames[i]);
+	if (b->hdr)
+		dma_free_page(b->hdr);
+	b->nframes = 0;
+	b->hdr = 0;
+}
+
+void nettest_done_in_order(uint64_t cookie, void *arg)
+{
+	uint64_t *next = arg;
+	*next = cookie == *next ? *next + 1 : ~0ull;
+}
+
+int nettest_tx_bad_input(struct netdev *nd, paddr_t f,
+			 int (*expect)(void *arg, struct netpkt *p, int n, int want), void *arg)
+{
+	struct netpkt p[2];
+	paddr_t gone = dma_alloc_page();
+	dma_free_page(gone);
+	int bad = 0;
+	struct netpkt good = { .nseg = 1, .seg = { { f, 60 } } };
+	p[0] = good, p[0].nseg = 0;
+	bad += expect(arg, p, 1, -E_INVAL);
+	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS + 1;
+	bad += expect(arg, p, 1, -E_2BIG);
+	p[0] = good, p[0].seg[0].len = 0;
+	bad += expect(arg, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].pa = 0;
+	bad += expect(arg, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].pa = gone;
+	bad += expect(arg, p, 1, -E_INVAL);
+	p[0] = good, p[0].seg[0].len = 10;
+	bad += expect(arg, p, 1, -E_INVAL);
+	p[0] = good, p[0].nseg = NETDEV_MAX_SEGS;
+	for (int i = 0; i < NETDEV_MAX_SEGS; i++)
+		p[0].seg[i] = (struct netseg){ f, 1600 }; // 9600 bytes in all
+	bad += expect(arg, p, 1, -E_2BIG);
+	p[0] = good, p[1] = good, p[1].seg[0].len = nd->max_frame + 1;
+	bad += expect(arg, p, 2, -E_2BIG);
+	bad += expect(arg, p, -1, -E_INVAL);
+	return bad;
+}
+
+// ---- receiving and checking ----
+
+static uint8_t expect_byte(const struct nettest_batch *b, int i, uint32_t k)
+{
+	if (k < WIRE_FRAME_HLEN)
+		return ((const uint8_t *)arch_p2v(b->pkt[i].seg[0].pa))[k];
+	return wire_pattern(b->seq0 + (uint32_t)i, k - WIRE_FRAME_HLEN);
+}
+
+static void check_bytes(struct nettest_rx *c, const struct rxfrag *f)
+{
+	const uint8_t *v = arch_p2v(f->pa);
+	int i = c->next;
+	for (uint32_t k = 0; k < f->len; k++) {
+		uint8_t want = expect_byte(c->b, i, c->got + k);
+		if (v[k] != want && c->bad++ == 0)
+			kprintf("  packet %d byte %u: got %02x want %02x\n", i, c->got + k, v[k], want);
+	}
+}
+
+static void check_frag(struct nettest_rx *c, const struct rxfrag *f)
+{
+	int i = c->next;
+	if (i >= c->b->n || (f->pa & (PAGE_SIZE - 1)) || (!f->eop && f->len != NETDEV_RX_BUF) ||
+	    f->len == 0 || c->got + f->len > c->b->size[i]) {
+		if (c->bad++ == 0)
+			kprintf("  unexpected buffer: packet %d len %u eop %d\n", i, f->len, f->eop);
+		return;
+	}
+	check_bytes(c, f);
+	c->got += f->len;
+	if (!f->eop)
+		return;
+	if ((c->got != c->b->size[i] || f->error) && c->bad++ == 0)
+		kprintf("  packet %d: %u bytes (want %u), error %d\n", i, c->got, c->b->size[i],
+			f->error);
+	c->next++;
+	c->got = 0;
+}
+
+static bool swap_pages(struct netdev *nd, const struct rxfrag *f, int n)
+{
+	paddr_t fresh[32];
+	for (int i = 0; i < n; i++) {
+		fresh[i] = dma_alloc_page();
+		dma_free_page(f[i].pa);
+		if (!fresh[i])
+			return false;
+	}
+	return nd->ops->rx_refill(nd, fresh, n) == n;
+}
+
+int nettest_receive(struct netdev *nd, struct nettest_rx *c, int max)
+{
+	struct rxfrag f[32];
+	int n = nd->ops->rx_poll(nd, f, max < 32 ? max : 32);
+	for (int i = 0; i < n; i++)
+		check_frag(c, &f[i]);
+	return n > 0 && !swap_pages(nd, f, n) ? -1 : n;
+}

@@ -1,0 +1,117 @@
+# Shared by the QEMU boot tests (e1000/, virtio/, isolate/): temporary
+# sockets, NICs wired in pairs, the log checks and the verdict, the link
+# test driven through QEMU's monitor. Source it; it expects $kernel.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+logs=$(dirname "$kernel")/test-logs
+mkdir -p "$logs"
+tmp=$(mktemp -d "/tmp/$(basename "$(dirname "$0")")test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# Two NICs of model $1 wired to each other through unix datagram sockets
+# (docs/design.md, "What the code relies on in the emulated hardware":
+# lossless with back-pressure, jumbo frames pass): netdevs $2 and $3, MACs
+# 52:54:00:12:34:$4 and 52:54:00:12:34:$5, then device options $6 for the
+# first NIC and $7 for the second (default $6).
+nic_pair() {
+	local model=$1 x=$2 y=$3 opt1=${6:+,$6} opt2=${7-${6:-}}
+	opt2=${opt2:+,$opt2}
+	echo -netdev "dgram,id=$x,local.type=unix,local.path=$tmp/$x,remote.type=unix,remote.path=$tmp/$y" \
+		-device "$model,netdev=$x,mac=52:54:00:12:34:$4$opt1" \
+		-netdev "dgram,id=$y,local.type=unix,local.path=$tmp/$y,remote.type=unix,remote.path=$tmp/$x" \
+		-device "$model,netdev=$y,mac=52:54:00:12:34:$5$opt2"
+}
+two_nics() { nic_pair "$1" a b 56 57; }
+
+# virtio-net pairs: netdevs $1 and $2, MACs :$3 and :$4, device options $5
+# (e.g. disable-legacy=on; empty: the transitional device) and $6 for the
+# second NIC (default $5). romfile= keeps iPXE's option ROM from touching
+# the devices before us.
+virtio_pair() {
+	local opt1=${5:-} opt2=${6-${5:-}}
+	nic_pair virtio-net-pci "$1" "$2" "$3" "$4" "romfile=${opt1:+,$opt1}" "romfile=${opt2:+,$opt2}"
+}
+
+# Prints the reasons a log fails: kernel status, FAIL lines, missing
+# patterns (one per argument), free frames at exit differing from boot.
+check_log() {
+	local log=$1 want=$2 got=$3 why=()
+	shift 3
+	[ "$got" = "$want" ] || why+=("kernel status $got, want $want")
+	grep -q '\.\.\. FAIL' "$log" && why+=("a TEST failed: $(grep -m3 '\.\.\. FAIL' "$log" | tr '\n' ' ')")
+	for p in "$@"; do
+		grep -qF -- "$p" "$log" || why+=("missing '$p'")
+	done
+	local f
+	f=$(grep -o 'frames: boot=[0-9]* exit=[0-9]*' "$log" | tail -1)
+	[[ "$f" =~ boot=([0-9]+)\ exit=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] ||
+		why+=("free frames at exit differ from boot ($f)")
+	printf '%s\n' "${why[@]}"
+}
+
+# TEST line and exit status from the reasons, one a line (none, or only
+# empty lines = pass).
+verdict() {
+	local name=$1 why=$2 log=$3 secs=$4
+	why=$(sed '/^$/d' <<<"$why")
+	if [ -z "$why" ]; then
+		echo "TEST $name ... ok (${secs}s)"
+		return 0
+	fi
+	echo "TEST $name ... FAIL"
+	sed 's/^/    /' <<<"$why"
+	echo "    log: $log"
+	tail -8 "$log" | sed 's/^/    | /'
+	return 1
+}
+
+# Sends one command to QEMU's monitor (HMP) on unix socket $1.
+monitor() {
+	python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+s.sendall((sys.argv[2] + "\n").encode())
+time.sleep(0.3)
+s.close()
+PY
+}
+
+# Waits (bounded) until log $1 holds $3, while process $2 runs.
+wait_for() {
+	for _ in $(seq 1 300); do
+		grep -qF -- "$3" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# Link changes: boots with the self-test SELFTEST=link (e1000test,
+# virtiotest) and the NICs of the qemu args, netdev a among them. When the
+# self-test prints "SELFTEST: waiting for link down" (then "... up"), this
+# cuts (then restores) a's link with set_link in QEMU's monitor. Passes when
+# the driver saw both ("FAMILY 0: link down", "... up") and the self-test's
+# TEST lines <SELFTEST without "test">_link_down_irq and _link_up_irq are ok.
+# Usage: link_case NAME SELFTEST FAMILY qemu-args... Prints one TEST line.
+link_case() {
+	local name=$1 st=$2 family=$3 log=$logs/$1.log mon=$tmp/monitor start qpid got why
+	local steps=()
+	shift 3
+	rm -f "$log"
+	start=$(date +%s)
+	SERIAL=$log "$root/tools/qemu-run.sh" "$kernel" "run=hello $st=link" 90 "$@" \
+		-monitor "unix:$mon,server,nowait" >/dev/null 2>"$log.err" &
+	qpid=$!
+	wait_for "$log" "$qpid" "$st: waiting for link down" && monitor "$mon" "set_link a off" &&
+		steps+=(off)
+	wait_for "$log" "$qpid" "$st: waiting for link up" && monitor "$mon" "set_link a on" &&
+		steps+=(on)
+	wait "$qpid"
+	got=$?
+	why=$(check_log "$log" 0 "$got" "$family 0: link down" "$family 0: link up" \
+		"TEST ${st%test}_link_down_irq ... ok" "TEST ${st%test}_link_up_irq ... ok")
+	[ "${steps[*]}" = "off on" ] || why+=$'\n'"monitor steps done: '${steps[*]}'"
+	verdict "$name" "$why" "$log" $(($(date +%s) - start))
+}
