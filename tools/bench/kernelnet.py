@@ -5,9 +5,10 @@ make bench-rtt / make bench-burst. Each run boots a server and a client VM
 (tools/net-pair.sh: QEMU dgram over unix sockets, e1000, TCG); RUNS boot
 pairs per benchmark, medians over them. T1 in guest instructions comes from
 one more pair under -icount shift=0, where the guest TSC counts instructions.
-Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [SIZES]
-Writes OUTDIR/kernel-rtt.json or OUTDIR/kernel-burst.json (BENCH.md rows).
+Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
+(--quick: a few repetitions per size, for make bench-smoke). Writes OUTDIR/kernel-rtt.json or OUTDIR/kernel-burst.json (BENCH.md rows).
 """
+import argparse
 import json
 import os
 import re
@@ -49,14 +50,15 @@ def pair(kernel, server, client, icount=False):
     return logs
 
 
-def rtt(kernel, runs, sizes):
+def rtt(kernel, runs, sizes, quick):
     per = {s: [] for s in sizes}
     pooled = {s: [] for s in sizes}
     arg = ",".join(map(str, sizes))
     for i in range(runs):
         print(f"bench-rtt: kernel pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
         _, cl = pair(kernel, "run=pingpong role=server peer=@CMAC0@",
-                     f"run=pingpong role=client peer=@SMAC0@ sizes={arg} iters=30 warm=3")
+                     f"run=pingpong role=client peer=@SMAC0@ sizes={arg} "
+                     + ("iters=10 warm=2" if quick else "iters=30 warm=3"))
         for line in cl.splitlines():
             if line.startswith("RESULT rtt"):
                 d = kv(line)
@@ -73,7 +75,7 @@ def rtt(kernel, runs, sizes):
     return rows
 
 
-def burst_runs(kernel, runs, sizes, icount):
+def burst_runs(kernel, runs, sizes, icount, quick):
     arg = ",".join(map(str, sizes))
     res = {s: [] for s in sizes}
     stats = []
@@ -81,7 +83,8 @@ def burst_runs(kernel, runs, sizes, icount):
         what = "icount" if icount else "real-time"
         print(f"bench-burst: kernel {what} pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
         sv, cl = pair(kernel, "run=burst role=server peer=@CMAC0@",
-                      f"run=burst role=client peer=@SMAC0@ sizes={arg} reps=5 warm=1", icount)
+                      f"run=burst role=client peer=@SMAC0@ sizes={arg} "
+                      + ("reps=3 warm=1" if quick else "reps=5 warm=1"), icount)
         for line in cl.splitlines():
             if line.startswith("RESULT burst"):
                 d = kv(line)
@@ -90,9 +93,9 @@ def burst_runs(kernel, runs, sizes, icount):
     return res, stats
 
 
-def burst(kernel, runs, sizes):
-    real, stats = burst_runs(kernel, runs, sizes, False)
-    insn, _ = burst_runs(kernel, 1, sizes, True)
+def burst(kernel, runs, sizes, quick):
+    real, stats = burst_runs(kernel, runs, sizes, False, quick)
+    insn, _ = burst_runs(kernel, 1, sizes, True, quick)
     batches = sum(int(s["batches"]) for s in stats)
     irqs = sum(int(s["irqs"]) for s in stats)
     rows = []
@@ -119,9 +122,17 @@ def burst(kernel, runs, sizes):
 
 
 def main():
-    which, kernel, outdir, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    sizes = [int(x) for x in sys.argv[5].split(",")] if len(sys.argv) > 5 else SIZES
-    rows = rtt(kernel, runs, sizes) if which == "rtt" else burst(kernel, runs, sizes)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bench", choices=("rtt", "burst"))
+    ap.add_argument("kernel")
+    ap.add_argument("outdir")
+    ap.add_argument("runs", type=int, help="boot pairs")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--quick", action="store_true", help="a few repetitions per size")
+    a = ap.parse_args()
+    which, kernel, outdir, runs = a.bench, a.kernel, a.outdir, a.runs
+    sizes = [int(x) for x in a.sizes.split(",")]
+    rows = rtt(kernel, runs, sizes, a.quick) if which == "rtt" else burst(kernel, runs, sizes, a.quick)
     clock = "real" if which == "rtt" else "real+icount"
     res = {"bench": which, "env": env("tcg", clock, runs, "dgram-unix", "e1000"), "rows": rows}
     os.makedirs(outdir, exist_ok=True)

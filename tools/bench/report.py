@@ -3,7 +3,7 @@
 into rtt.json and burst.json, plots Figures 5-7 with every system on each
 plot, and writes REPORT.md: each table beside the Tender paper's numbers,
 with the ratios against the targets and the cause of every difference.
-Usage: report.py RESULTS_DIR [PLOT_PYTHON]
+Usage: report.py RESULTS_DIR   (with a Python that has python3-matplotlib)
 """
 import json
 import os
@@ -143,10 +143,8 @@ def rtt_section(rt):
     return out
 
 
-def plots(d, py):
-    if not py:
-        return
-    subprocess.run([py, os.path.join(os.path.dirname(__file__), "plot.py"), "net", d], check=True)
+def plots(d):
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "plot.py"), "net", d], check=True)
 
 
 def main():
@@ -168,7 +166,7 @@ def main():
         lines += exchange_section(ex)
     lines += burst_section(br) + rtt_section(rt)
     open(os.path.join(d, "REPORT.md"), "w").write("\n".join(lines) + "\n")
-    plots(d, sys.argv[2] if len(sys.argv) > 2 else None)
+    plots(d)
     print(f"report: wrote {d}/REPORT.md, rtt.json, burst.json")
 
 

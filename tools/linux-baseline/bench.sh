@@ -20,6 +20,8 @@
 #   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
 #   LB_BUSY_RETRIES (default 2)
 #   LB_BUILD        build directory (default build/linux-baseline)
+#   LB_PREBUILT=1   use the guest already built there, never build it (make
+#                   bench runs this inside a network namespace: no network)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -59,7 +61,12 @@ too_busy() { awk -v x="$1" -v m="$MAX_OTHER" 'BEGIN { exit !(x > m) }'; }
 lb_need_pkgs python3
 mkdir -p "$GUEST"
 lb_lock "$GUEST/.run.lock"
-"$HERE/build.sh" "$GUEST"
+if [ -n "${LB_PREBUILT:-}" ]; then
+	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] && [ -f "$GUEST/guest.env" ] ||
+		lb_die "no guest in $GUEST: run $HERE/build.sh first"
+else
+	"$HERE/build.sh" "$GUEST"
+fi
 RAW="$GUEST/raw/$BENCH"
 LOGS="$GUEST/logs/$BENCH"
 rm -rf "$RAW" "$LOGS"
