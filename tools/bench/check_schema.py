@@ -22,6 +22,8 @@ ENV = {"accel": "str", "clock": "str", "qemu": "str", "nic": "str", "backend": "
 #   all       every row carries it, not null
 #   kernel    rows of this kernel (system "kernel" or "kernel-VARIANT") carry it,
 #             not null; the other systems leave it out or null (they cannot count it)
+#   counted   as kernel, and no other system may give a number: they have no counter
+#             for it, and a modelled figure is not a measurement
 #   pending   in the format but produced only by later work: may be absent; checked
 #             when present
 ROWS = {
@@ -33,14 +35,16 @@ ROWS = {
     },
     "rtt": {
         "system": ("str", "all"), "bytes": ("int", "all"), "median_us": ("num", "all"),
-        "p99_us": ("num", "all"),
+        "p99_us": ("num", "all"), "min_us": ("num", "all"), "n": ("int", "all"),
+        "boot_median_us": ("list", "all"),
     },
     "burst": {
         "system": ("str", "all"), "bytes": ("int", "all"), "mbps": ("num", "all"),
         "t0_us": ("num", "all"), "t1_us": ("num", "all"), "t2_us": ("num", "all"),
-        "t1_insns": ("int", "all"), "host_cpu_s_per_gb": ("num", "pending"),
-        "irqs_per_batch": ("num", "all"),
-        "cpu_copy_bytes_per_pkt": ("num", "all"), "doorbells_per_batch": ("num", "kernel"),
+        "t1_insns": ("int", "all"), "host_cpu_s_per_gb": ("num", "all"),
+        "irqs_per_batch": ("num", "all"), "n": ("int", "all"),
+        "boot_median_mbps": ("list", "all"),
+        "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
         "r1_insns_per_pkt": ("num", "pending"), "ceiling_mbps": ("num", "pending"),
         "ceiling_frac": ("num", "pending"),
     },
@@ -78,11 +82,13 @@ def check_row(bench, i, row, faults):
     is_kernel = str(row.get("system", "kernel")).startswith("kernel")
     for name, (t, rule) in ROWS[bench].items():
         v = row.get(name)
-        if rule == "all" or (rule == "kernel" and is_kernel):
+        if rule == "all" or (rule in ("kernel", "counted") and is_kernel):
             if name not in row:
                 faults.append(f"{where}: required field {name} missing")
             elif not type_ok(v, t):
                 faults.append(f"{where}: {name}={v!r} is not a {t}")
+        elif rule == "counted" and v is not None:
+            faults.append(f"{where}: {name}={v!r}, but only this kernel counts it")
         elif v is not None and not type_ok(v, t):
             faults.append(f"{where}: {name}={v!r} is not a {t}")
 

@@ -11,9 +11,14 @@
 # Nothing can be fetched inside the namespace, so everything that needs the
 # network (Debian packages, the Linux guest's kernel package) is done first.
 #
+# The kernel's round trips and bursts are also measured in configurations
+# that turn a fix off by a boot option (BENCH_VARIANTS, NAME=WORDS each;
+# commas separate several words), for REPORT.md's cost of the fixes.
+#
 # Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
 # Environment: BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
 # BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
+# BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
 # BENCH_PY (a Python that has Debian's python3-matplotlib; default
 # /usr/bin/python3), LB_BUILD (the Linux guest's directory).
 set -euo pipefail
@@ -39,8 +44,12 @@ sizes=()
 quick=()
 if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
-	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0
+	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_CPU_MS=200
 fi
+variants=()
+for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do
+	variants+=(--variant "$v")
+done
 lb() { # BENCH: the Linux guest pair, guest built above (no network here)
 	local n=10
 	[ "$1" = burst ] && n=3
@@ -51,12 +60,14 @@ mkdir -p "$out"
 step() { echo "bench: [$1/6] $2 ($(date +%T))"; }
 step 1 "exchange versus copy, in the kernel"
 "$py" "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs"
-step 2 "round trips, this kernel"
-"$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}"
+step 2 "round trips, this kernel (and its configurations)"
+"$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
+	"${variants[@]}"
 step 3 "round trips, Linux (AF_PACKET and PACKET_MMAP)"
 lb rtt
-step 4 "bursts, this kernel"
-"$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}"
+step 4 "bursts, this kernel (and its configurations)"
+"$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
+	"${variants[@]}"
 step 5 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
 lb burst
 step 6 "merged results, plots, REPORT.md"
