@@ -119,7 +119,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
 test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline \
-	test-linux-baseline-virtio test-interop
+	test-linux-baseline-virtio test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -159,16 +159,28 @@ fuzz: deps $(KERNEL)
 		-drive file=$(BUILD)/fuzz-disk.img,if=ide,format=raw; \
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
-# Benchmarks (docs/benchmarks.md): JSON and PNG in bench/results/.
+# Benchmarks (docs/benchmarks.md): JSON, PNG and REPORT.md in bench/results/.
+# The plots use Debian's python3-matplotlib, hence Debian's own interpreter.
 BENCH_RUNS ?= 5
-VENV := $(BUILD)/venv
-bench-exchange: deps $(KERNEL)
-	@py=$$(tools/bench/venv.sh $(VENV)) && \
-	python3 tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS) $$py
+BENCH_PY ?= /usr/bin/python3
+export BENCH_PY
+.PHONY: bench-deps bench-smoke
+bench-deps:
+	@tools/deps.sh build qemu bench linux
+
+bench-exchange: bench-deps $(KERNEL)
+	$(BENCH_PY) tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS)
 
 # Everything, both systems side by side: JSON, plots and bench/results/REPORT.md.
-bench: deps $(KERNEL) linux-baseline
-	tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS)
+bench: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) bench/results
+
+# The whole harness in a few minutes (one boot pair per system, two sizes,
+# few repetitions) into a scratch directory, then the format check.
+bench-smoke: bench-deps $(KERNEL) linux-baseline
+	rm -rf $(BUILD)/bench-smoke
+	BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
+		tools/bench/run-all.sh $(KERNEL) 1 $(BUILD)/bench-smoke
 
 bench-rtt bench-burst: deps $(KERNEL)
 	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) bench/results $(BENCH_RUNS)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only those missing.
-# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux
+# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux bench
+# Run it before anything enters a private network namespace (make bench).
 set -euo pipefail
 declare -A pkgs=(
 	[build]="gcc binutils make python3"
@@ -9,7 +10,7 @@ declare -A pkgs=(
 	[bochs]="bochs bochsbios vgabios bochs-term"
 	[cunit]="libcunit1-dev"
 	[linux]="busybox-static cpio gzip"
-	[venv]="python3-venv python3-pip"
+	[bench]="python3 python3-matplotlib python3-numpy"
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)

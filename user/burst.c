@@ -4,7 +4,11 @@
 // reports T0 (first send to reply), T1 (its time inside the send call) and
 // T2 = T0 - T1, in TSC ticks (guest instructions under -icount), and the
 // per-batch doorbell and interrupt counts. A batch of 0-byte packets ends it.
-// Args: role=client|server nic= chan= peer=MAC sizes=a,b reps= warm=
+// With cpu_ms=N the client follows each size's timed bursts with bursts for
+// N ms between two MARK lines, over which the harness reads the host CPU
+// time of both VMs. Each side prints, per size, the bytes its CPU copied on
+// receive (io_stats.rx_bytes_copied; sends copy no payload).
+// Args: role=client|server nic= chan= peer=MAC sizes=a,b reps= warm= cpu_ms=
 #include <utest.h>
 #include <netutil.h>
 
@@ -31,16 +35,35 @@ static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
 	return 0;
 }
 
+// Back-to-back bursts for at least `ticks` TSC ticks between two MARK lines
+// (the harness reads both VMs' host CPU time when it sees each); 0 on success.
+static int cpu_phase(uint32_t size, uint32_t *seq, uint64_t ticks)
+{
+	uint64_t t0, t1, start;
+	int bad = 0, n = 0;
+	printf("MARK burst bytes=%u cpu begin\n", size);
+	start = rdtsc();
+	while (rdtsc() - start < ticks && !bad) {
+		bad += one_burst(size, *seq, &t0, &t1);
+		*seq += BATCH;
+		n++;
+	}
+	printf("MARK burst bytes=%u cpu end bursts=%d\n", size, n);
+	return bad;
+}
+
 static int client(int argc, char **argv)
 {
 	uint32_t sizes[32];
 	int nsz = parse_u32_list(arg_get(argc, argv, "sizes", "64,1500,8192"), sizes, 32);
 	int reps = (int)arg_long(argc, argv, "reps", 5), warm = (int)arg_long(argc, argv, "warm", 1);
-	uint64_t hz = tsc_hz();
+	uint64_t hz = tsc_hz(), cpu_ms = (uint64_t)arg_long(argc, argv, "cpu_ms", 0);
 	uint32_t seq = 0;
 	int bad = 0;
 	for (int z = 0; z < nsz; z++) {
 		uint32_t size = sizes[z];
+		struct io_stats s0, s1;
+		chan_stats(&c, &s0);
 		for (int k = 0; k < warm + reps; k++) {
 			struct io_stats a, b;
 			uint64_t t0, t1;
@@ -57,6 +80,12 @@ static int client(int argc, char **argv)
 			       us ? (uint64_t)BATCH * size * 8 * 1000 / us : 0,
 			       b.tx_doorbells - a.tx_doorbells, b.rx_irqs - a.rx_irqs);
 		}
+		if (cpu_ms)
+			bad += cpu_phase(size, &seq, cpu_ms * hz / 1000);
+		chan_stats(&c, &s1);
+		printf("STATS burst client bytes=%u batches=%lu rx_packets=%lu rx_bytes_copied=%lu\n", size,
+		       s1.tx_batches - s0.tx_batches, s1.rx_packets - s0.rx_packets,
+		       s1.rx_bytes_copied - s0.rx_bytes_copied);
 	}
 	uint64_t t0, t1;
 	CHECK_EQ("every burst answered", bad, 0);
@@ -64,12 +93,34 @@ static int client(int argc, char **argv)
 	return 0;
 }
 
+// Receive counters per packet size, for the per-size STATS lines.
+#define MAX_SIZES 16
+static struct per_size {
+	uint64_t bytes, batches, packets, copied, irqs;
+} per[MAX_SIZES];
+
+static void count_batch(uint64_t size, const struct io_stats *a, const struct io_stats *b)
+{
+	for (int i = 0; i < MAX_SIZES; i++) {
+		struct per_size *q = &per[i];
+		if (q->batches && q->bytes != size)
+			continue;
+		q->bytes = size;
+		q->batches++;
+		q->packets += b->rx_packets - a->rx_packets;
+		q->copied += b->rx_bytes_copied - a->rx_bytes_copied;
+		q->irqs += b->rx_irqs - a->rx_irqs;
+		return;
+	}
+}
+
 static int server(void)
 {
 	int bad = 0;
 	uint64_t batches = 0;
-	struct io_stats s;
+	struct io_stats s, prev;
 	c.osize[0] = 1;
+	chan_stats(&c, &prev);
 	printf("READY burst server\n");
 	for (;;) {
 		long r = input_io(c.io, c.sizes, c.pos);
@@ -89,13 +140,20 @@ static int server(void)
 		chan_out(&c, 0)[0] = 0x42;
 		if (chan_send(&c) != 1)
 			bad++;
+		chan_stats(&c, &s); // after the reply: not on the client's clock
+		count_batch(r > 0 ? c.sizes[0] : 0, &prev, &s);
+		prev = s;
 		if (quit)
 			break;
 	}
+	for (int i = 0; i < MAX_SIZES && per[i].batches; i++)
+		printf("STATS burst size bytes=%lu batches=%lu packets=%lu bytes_copied=%lu irqs=%lu\n",
+		       per[i].bytes, per[i].batches, per[i].packets, per[i].copied, per[i].irqs);
 	chan_stats(&c, &s);
 	printf("STATS burst server batches=%lu packets=%lu exchanged=%lu copied=%lu bytes_copied=%lu "
-	       "irqs=%lu irqs_per_batch_x100=%lu copied_bytes_per_pkt_x100=%lu noslot=%lu held_peak=%lu\n",
-	       batches, s.rx_packets, s.rx_exchanged, s.rx_copied, s.rx_bytes_copied, s.rx_irqs,
+	       "threshold=%lu irqs=%lu irqs_per_batch_x100=%lu copied_bytes_per_pkt_x100=%lu noslot=%lu "
+	       "held_peak=%lu\n",
+	       batches, s.rx_packets, s.rx_exchanged, s.rx_copied, s.rx_bytes_copied, s.copy_threshold, s.rx_irqs,
 	       batches ? s.rx_irqs * 100 / batches : 0,
 	       s.rx_packets ? s.rx_bytes_copied * 100 / s.rx_packets : 0, s.drop_noslot, s.frames_held);
 	CHECK_EQ("every packet of every burst intact", bad, 0);

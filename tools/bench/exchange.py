@@ -4,9 +4,9 @@
 Boots the kernel with kbench=exchange RUNS times under plain TCG (the TSC is
 real time) and RUNS times under -icount shift=0 (the TSC counts guest
 instructions); each boot reports per-size medians over 51 repetitions; this
-takes the median over boots, writes bench/results/exchange.json and, when a
-Python with matplotlib is given, bench/results/exchange.png.
-Usage: exchange.py KERNEL OUTDIR RUNS [PLOT_PYTHON]
+takes the median over boots, writes OUTDIR/exchange.json and OUTDIR/exchange.png
+(run it with a Python that has Debian's python3-matplotlib).
+Usage: exchange.py KERNEL OUTDIR RUNS
 """
 import json
 import os
@@ -69,10 +69,9 @@ def main():
         print(f"{r['bytes']:>7} {r['copy_cycles']:>9} {r['exchange_cycles']:>9} "
               f"{r['speedup_cycles']:>6} {r['copy_insns']:>9} {r['exchange_insns']:>9} "
               f"{r['speedup_insns']:>6}")
-    if len(sys.argv) > 4:
-        subprocess.run([sys.argv[4], os.path.join(os.path.dirname(__file__), "plot.py"),
-                        "exchange", os.path.join(outdir, "exchange.json"),
-                        os.path.join(outdir, "exchange.png")], check=True)
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "plot.py"),
+                    "exchange", os.path.join(outdir, "exchange.json"),
+                    os.path.join(outdir, "exchange.png")], check=True)
 
 
 if __name__ == "__main__":

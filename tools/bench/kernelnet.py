@@ -3,134 +3,229 @@
 
 make bench-rtt / make bench-burst. Each run boots a server and a client VM
 (tools/net-pair.sh: QEMU dgram over unix sockets, e1000, TCG); RUNS boot
-pairs per benchmark, medians over them. T1 in guest instructions comes from
-one more pair under -icount shift=0, where the guest TSC counts instructions.
-Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [SIZES]
-Writes OUTDIR/kernel-rtt.json or OUTDIR/kernel-burst.json (BENCH.md rows).
+pairs per benchmark and configuration, samples pooled over them
+(tools/bench/stats.py). T1 in guest instructions comes from one more pair
+under -icount shift=0, where the guest TSC counts instructions. Burst pairs
+also measure the host CPU time of both QEMU processes per gigabyte
+(tools/bench/hostcpu.py) and count the bytes the CPUs copied (io_stats).
+
+A configuration is a system name and extra kernel command-line words:
+--variant kernel-noscrub=rxscrub=0 adds one beside the plain "kernel"; the
+configurations alternate boot pair by boot pair, so a slow drift of the host
+hits them alike. Words the kernel does not know are ignored by it (env
+records whether the kernel image mentions each option).
+
+Like the Linux baseline's bench.sh, a real-time pair during which other
+processes took more than LB_MAX_OTHER cores (default 0.25) is measured again,
+at most LB_BUSY_RETRIES times (default 2); env.host_other_cores lists the
+value kept for each pair.
+Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
+                    [--variant NAME=WORDS ...]
+(--quick: a few repetitions per size, for make bench-smoke). Writes
+OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration.
 """
+import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+import hostcpu  # noqa: E402
+import stats  # noqa: E402
 from env import env  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZES = [64, 128, 256, 512, 1024, 1500, 2048, 4096, 8192]
 BATCH = 128
+MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
+BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
+OTHER = {}  # configuration -> other processes' cores during each kept pair
 
 
 def kv(line):
     return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
 
 
-def pair(kernel, server, client, icount=False):
-    """Boots one pair; returns (server log, client log)."""
+def busy_s():
+    """Host CPU seconds busy so far (all CPUs), and this process's with its reaped children."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    t = os.times()
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hostcpu.HZ, \
+        t.user + t.system + t.children_user + t.children_system
+
+
+def pair(name, kernel, server, client, kargs, icount=False, watch=False):
+    """Boots one pair of configuration name, again while other processes were busy
+    (real time only); returns (server log, client log, host CPU windows)."""
+    for attempt in range(BUSY_RETRIES + 1):
+        (b0, o0), w0 = busy_s(), time.monotonic()
+        logs = boot_pair(kernel, server, client, kargs, icount, watch)
+        (b1, o1), w1 = busy_s(), time.monotonic()
+        other = max(0.0, ((b1 - b0) - (o1 - o0)) / (w1 - w0))
+        if icount or other <= MAX_OTHER or attempt == BUSY_RETRIES:
+            break
+        print(f"bench: {name}: other processes used {other:.2f} cores meanwhile; measuring again",
+              flush=True)
+        time.sleep(5)
+    if not icount:
+        OTHER.setdefault(name, []).append(round(other, 2))
+    return logs
+
+
+def boot_pair(kernel, server, client, kargs, icount, watch):
     logdir = tempfile.mkdtemp(prefix="bench-", dir=os.path.join(ROOT, "build"))
     envv = dict(os.environ)
-    extra = os.environ.get("BENCH_KARGS", "")  # kernel options for both VMs
+    extra = f"{os.environ.get('BENCH_KARGS', '')} {kargs}".strip()  # words for both VMs
     server, client = f"{server} {extra}".strip(), f"{client} {extra}".strip()
     if icount:
         envv["QEMU_EXTRA"] = "-icount shift=0"
         server += " icount=1"
         client += " icount=1"
+    w = hostcpu.Watch(logdir) if watch else None
+    if w:
+        w.start()
     r = subprocess.run([os.path.join(ROOT, "tools/net-pair.sh"), kernel, server, client, logdir,
                         "600"], env=envv, capture_output=True, text=True, check=False)
+    if w:
+        w.stop()
     logs = []
     for side in ("server", "client"):
         with open(os.path.join(logdir, side + ".log"), errors="replace") as f:
             logs.append(f.read())
     if r.returncode != 0:
         sys.exit(f"bench: a VM failed ({r.stdout.strip()}); logs in {logdir}")
-    return logs
+    return logs[0], logs[1], w.windows if w else []
 
 
-def rtt(kernel, runs, sizes):
-    per = {s: [] for s in sizes}
-    pooled = {s: [] for s in sizes}
+def rtt(kernel, runs, sizes, quick, configs):
+    """{system: rows}; every sample of every boot pair pooled."""
+    samples = {name: {s: [] for s in sizes} for name in configs}
     arg = ",".join(map(str, sizes))
+    iters = "iters=10 warm=2" if quick else "iters=30 warm=3"
     for i in range(runs):
-        print(f"bench-rtt: kernel pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
-        _, cl = pair(kernel, "run=pingpong role=server peer=@CMAC0@",
-                     f"run=pingpong role=client peer=@SMAC0@ sizes={arg} iters=30 warm=3")
-        for line in cl.splitlines():
-            if line.startswith("RESULT rtt"):
-                d = kv(line)
-                per[int(d["bytes"])].append(int(d["median_ns"]) / 1000)
-            elif line.startswith("RTT "):
-                d = kv(line)
-                pooled[int(d["bytes"])].append(int(d["ns"]) / 1000)
-    rows = []
-    for s in sizes:
-        p = sorted(pooled[s])
-        rows.append({"system": "kernel", "bytes": s, "median_us": round(statistics.median(per[s]), 1),
-                     "p99_us": round(p[min(len(p) - 1, len(p) * 99 // 100)], 1),
-                     "runs_median_us": [round(x, 1) for x in per[s]]})
-    return rows
+        for name, kargs in configs.items():
+            print(f"bench-rtt: {name} pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
+            _, cl, _ = pair(name, kernel, "run=pingpong role=server peer=@CMAC0@",
+                            f"run=pingpong role=client peer=@SMAC0@ sizes={arg} {iters}", kargs)
+            boot = {s: [] for s in sizes}
+            for line in cl.splitlines():
+                if line.startswith("RTT "):
+                    d = kv(line)
+                    boot[int(d["bytes"])].append(int(d["ns"]) / 1000)
+            for s in sizes:
+                samples[name][s].append(boot[s])
+    return {name: [dict({"system": name, "bytes": s}, **stats.latency(samples[name][s]))
+                   for s in sizes] for name in configs}
 
 
-def burst_runs(kernel, runs, sizes, icount):
-    arg = ",".join(map(str, sizes))
-    res = {s: [] for s in sizes}
-    stats = []
+def burst_pair(name, kernel, sizes, quick, kargs, icount):
+    """One burst pair: RESULT dicts, per-size server and client STATS, CPU windows."""
+    reps = "reps=3 warm=1" if quick else "reps=5 warm=1"
+    cpu = "" if icount else f" cpu_ms={200 if quick else 400}"
+    sv, cl, windows = pair(name, kernel, "run=burst role=server peer=@CMAC0@",
+                           f"run=burst role=client peer=@SMAC0@ sizes={','.join(map(str, sizes))} "
+                           f"{reps}{cpu}", kargs, icount, watch=not icount)
+    res = [kv(x) for x in cl.splitlines() if x.startswith("RESULT burst")]
+    srv = {int(d["bytes"]): d for d in (kv(x) for x in sv.splitlines() if x.startswith("STATS burst size"))}
+    cli = {int(d["bytes"]): d for d in (kv(x) for x in cl.splitlines() if x.startswith("STATS burst client"))}
+    thr = [int(kv(x)["threshold"]) for x in sv.splitlines() if x.startswith("STATS burst server")]
+    return res, srv, cli, windows, thr
+
+
+def burst(kernel, runs, sizes, quick, configs):
+    """{system: rows}: samples pooled over the real-time pairs, t1_insns from one
+    -icount pair, counters and host CPU as pooled totals."""
+    real = {name: [] for name in configs}
+    insn = {}
     for i in range(runs):
-        what = "icount" if icount else "real-time"
-        print(f"bench-burst: kernel {what} pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
-        sv, cl = pair(kernel, "run=burst role=server peer=@CMAC0@",
-                      f"run=burst role=client peer=@SMAC0@ sizes={arg} reps=5 warm=1", icount)
-        for line in cl.splitlines():
-            if line.startswith("RESULT burst"):
-                d = kv(line)
-                res[int(d["bytes"])].append(d)
-        stats += [kv(line) for line in sv.splitlines() if line.startswith("STATS burst")]
-    return res, stats
+        for name, kargs in configs.items():
+            print(f"bench-burst: {name} real-time pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
+            real[name].append(burst_pair(name, kernel, sizes, quick, kargs, False))
+    for name, kargs in configs.items():
+        print(f"bench-burst: {name} -icount pair ({len(sizes)} sizes)", flush=True)
+        insn[name] = burst_pair(name, kernel, sizes, quick, kargs, True)[0]
+    return {name: [burst_row(name, s, real[name], insn[name]) for s in sizes] for name in configs}
 
 
-def burst(kernel, runs, sizes):
-    real, stats = burst_runs(kernel, runs, sizes, False)
-    insn, _ = burst_runs(kernel, 1, sizes, True)
-    batches = sum(int(s["batches"]) for s in stats)
-    irqs = sum(int(s["irqs"]) for s in stats)
-    rows = []
-    for s in sizes:
-        hz = int(real[s][0]["tsc_hz"])
-        med = lambda k, src=real[s]: statistics.median(int(d[k]) for d in src)  # noqa: E731
-        t0 = med("t0_tsc") * 1e6 / hz
-        rows.append({
-            "system": "kernel", "bytes": s, "mbps": round(BATCH * s * 8 / t0, 2),
-            "t0_us": round(t0, 1), "t1_us": round(med("t1_tsc") * 1e6 / hz, 1),
-            "t2_us": round(med("t2_tsc") * 1e6 / hz, 1),
-            "t1_insns": int(statistics.median(int(d["t1_tsc"]) for d in insn[s])),
-            "cpu_copy_bytes_per_pkt": 0.0,  # sender: gather from the user's frames
-            "doorbells_per_batch": med("doorbells"),
-            "irqs_per_batch": round(irqs / batches, 3) if batches else None,
-            "reps": len(real[s]),
-        })
-    # The receiver copies only frames up to its copy threshold.
-    copied = sum(int(x["bytes_copied"]) for x in stats)
-    pkts = sum(int(x["packets"]) for x in stats)
-    for r in rows:
-        r["rx_copy_bytes_per_pkt_all_sizes"] = round(copied / pkts, 2) if pkts else None
-    return rows
+def burst_row(name, size, boots, insn):
+    per_boot = [[d for d in res if int(d["bytes"]) == size] for res, _, _, _, _ in boots]
+    ds = stats.pooled(per_boot)
+    hz = int(ds[0]["tsc_hz"])
+    us = lambda d, k: int(d[k]) * 1e6 / hz  # noqa: E731
+    mbps = lambda d: BATCH * size * 8 / us(d, "t0_tsc")  # noqa: E731
+    total = lambda src, k: sum(int(x[size][k]) for x in src if size in x)  # noqa: E731
+    srv, cli = [b[1] for b in boots], [b[2] for b in boots]
+    pkts, batches = total(srv, "packets"), total(srv, "batches")
+    windows = [w for b in boots for w in b[3] if w[0] == size]
+    delivered = sum(w[1] for w in windows) * BATCH * size
+    ins = [int(d["t1_tsc"]) for d in insn if int(d["bytes"]) == size]
+    return {
+        "system": name, "bytes": size,
+        "mbps": stats.rnd(stats.median([mbps(d) for d in ds]), 2),
+        "t0_us": stats.rnd(stats.median([us(d, "t0_tsc") for d in ds])),
+        "t1_us": stats.rnd(stats.median([us(d, "t1_tsc") for d in ds])),
+        "t2_us": stats.rnd(stats.median([us(d, "t2_tsc") for d in ds])),
+        "t1_insns": int(stats.median(ins)) if ins else None,
+        "host_cpu_s_per_gb": stats.rnd(stats.per_gb(sum(w[2] for w in windows), delivered), 2),
+        # Both ends' receive copies (the sender's path has no copy).
+        "cpu_copy_bytes_per_pkt": stats.rnd((total(srv, "bytes_copied") +
+                                             total(cli, "rx_bytes_copied")) / pkts, 2) if pkts else None,
+        "rx_copy_bytes_per_pkt": stats.rnd(total(srv, "bytes_copied") / pkts, 2) if pkts else None,
+        # The receiver copies frames up to this many bytes; measured at each boot.
+        "copy_threshold_per_boot": [t for b in boots for t in b[4]],
+        "doorbells_per_batch": stats.rnd(sum(int(d["doorbells"]) for d in ds) / len(ds), 3),
+        "irqs_per_batch": stats.rnd(total(srv, "irqs") / batches, 3) if batches else None,
+        "n": len(ds), "n_insns": len(ins),
+        "boot_median_mbps": [stats.rnd(stats.median([mbps(d) for d in b]), 2) for b in per_boot if b],
+        "host_cpu_bursts": sum(w[1] for w in windows),
+        "host_cpu_windows": len(windows),
+    }
+
+
+def known(kernel, kargs):
+    """Whether the kernel image mentions every option of kargs (else it ignores them)."""
+    with open(kernel, "rb") as f:
+        image = f.read()
+    return all(w.split("=")[0].encode() in image for w in kargs.split())
 
 
 def main():
-    which, kernel, outdir, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    sizes = [int(x) for x in sys.argv[5].split(",")] if len(sys.argv) > 5 else SIZES
-    rows = rtt(kernel, runs, sizes) if which == "rtt" else burst(kernel, runs, sizes)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bench", choices=("rtt", "burst"))
+    ap.add_argument("kernel")
+    ap.add_argument("outdir")
+    ap.add_argument("runs", type=int, help="boot pairs per configuration")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--quick", action="store_true", help="a few repetitions per size")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=WORDS",
+                    help="another configuration: system NAME, extra kernel words")
+    a = ap.parse_args()
+    sizes = [int(x) for x in a.sizes.split(",")]
+    configs = {"kernel": ""}
+    for v in a.variant:
+        name, _, kargs = v.partition("=")
+        configs[name] = kargs.replace(",", " ")
+    which = a.bench
+    res = (rtt if which == "rtt" else burst)(a.kernel, a.runs, sizes, a.quick, configs)
     clock = "real" if which == "rtt" else "real+icount"
-    res = {"bench": which, "env": env("tcg", clock, runs, "dgram-unix", "e1000"), "rows": rows}
-    os.makedirs(outdir, exist_ok=True)
-    out = os.path.join(outdir, f"kernel-{which}.json")
-    with open(out, "w") as f:
-        json.dump(res, f, indent=1)
-    for r in rows:
-        print(json.dumps(r))
-    print(f"bench-{which}: wrote {out}")
+    os.makedirs(a.outdir, exist_ok=True)
+    for name, rows in res.items():
+        e = env("tcg", clock, a.runs, "dgram-unix", "e1000")
+        e["kargs"] = f"{os.environ.get('BENCH_KARGS', '')} {configs[name]}".strip()
+        e["host_other_cores"] = ",".join(map(str, OTHER.get(name, [])))
+        if configs[name]:
+            e["kargs_known"] = known(a.kernel, configs[name])
+        out = os.path.join(a.outdir, f"{name}-{which}.json")
+        with open(out, "w") as f:
+            json.dump({"bench": which, "env": e, "rows": rows}, f, indent=1)
+        for r in rows:
+            print(json.dumps(r))
+        print(f"bench-{which}: wrote {out}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,37 @@
 #!/usr/bin/env bash
-# make bench: every benchmark in one run, both systems side by side, then
-# the merged JSON, the plots and bench/results/REPORT.md.
+# make bench (and make bench-smoke): every benchmark in one run, both systems
+# side by side, then the merged JSON, the plots, REPORT.md and the check of
+# every file against the format (docs/benchmarks.md).
 #
 # Both systems' VM pairs run in a private network namespace whose unix
 # datagram queue is raised from the host default of 10 to 512: QEMU's dgram
 # backend sends a batch from inside one doorbell write and falls back to a
 # slow wake-up-driven path once 10 datagrams are queued, an artefact no real
 # link has. The setting is recorded in the results (env.host_setting).
-# Usage: tools/bench/run-all.sh KERNEL RUNS
+# Nothing can be fetched inside the namespace, so everything that needs the
+# network (Debian packages, the Linux guest's kernel package) is done first.
+#
+# The kernel's round trips and bursts are also measured in configurations
+# that turn a fix off by a boot option (BENCH_VARIANTS, NAME=WORDS each;
+# commas separate several words), for REPORT.md's cost of the fixes.
+#
+# Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
+# Environment: BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
+# BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
+# BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
+# BENCH_PY (a Python that has Debian's python3-matplotlib; default
+# /usr/bin/python3), LB_BUILD (the Linux guest's directory).
 set -euo pipefail
-kernel=$1 runs=$2
+kernel=$1 runs=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=$root/bench/results
-if [ -z "${BENCH_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare -n true 2>/dev/null; then
-	exec env BENCH_IN_NETNS=1 unshare -n "$0" "$@"
+py=${BENCH_PY:-/usr/bin/python3}
+guest=${LB_BUILD:-$root/build/linux-baseline}
+if [ -z "${BENCH_IN_NETNS:-}" ]; then
+	"$root/tools/deps.sh" build qemu bench linux
+	"$root/tools/linux-baseline/build.sh" "$guest"
+	if [ "$(id -u)" -eq 0 ] && unshare -n true 2>/dev/null; then
+		exec env BENCH_IN_NETNS=1 unshare -n "$0" "$@"
+	fi
 fi
 if [ -n "${BENCH_IN_NETNS:-}" ] && sysctl -qw net.unix.max_dgram_qlen=512; then
 	export BENCH_HOST_SETTING="net.unix.max_dgram_qlen=512 (private network namespace; host default 10)"
@@ -21,18 +39,37 @@ else
 	export BENCH_HOST_SETTING="host defaults (net.unix.max_dgram_qlen=$(cat /proc/sys/net/unix/max_dgram_qlen))"
 fi
 echo "bench: $BENCH_HOST_SETTING"
-py=$("$root/tools/bench/venv.sh" "$root/build/venv")
+sizes=()
+[ -n "${BENCH_SIZES:-}" ] && sizes=(--sizes "$BENCH_SIZES") && export LB_SIZES=$BENCH_SIZES
+quick=()
+if [ -n "${BENCH_QUICK:-}" ]; then
+	quick=(--quick)
+	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_CPU_MS=200
+fi
+variants=()
+for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do
+	variants+=(--variant "$v")
+done
+lb() { # BENCH: the Linux guest pair, guest built above (no network here)
+	local n=10
+	[ "$1" = burst ] && n=3
+	[ -n "${BENCH_QUICK:-}" ] && export LB_RUNS=$n
+	LB_PREBUILT=1 LB_BUILD=$guest LB_BOOTS=$runs "$root/tools/linux-baseline/bench.sh" "$1" "$out"
+}
 mkdir -p "$out"
-step() { echo "bench: [$1/6] $2"; }
+step() { echo "bench: [$1/6] $2 ($(date +%T))"; }
 step 1 "exchange versus copy, in the kernel"
-python3 "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs" "$py"
-step 2 "round trips, this kernel"
-python3 "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs"
+"$py" "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs"
+step 2 "round trips, this kernel (and its configurations)"
+"$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
+	"${variants[@]}"
 step 3 "round trips, Linux (AF_PACKET and PACKET_MMAP)"
-LB_BOOTS=$runs "$root/tools/linux-baseline/bench.sh" rtt "$out"
-step 4 "bursts, this kernel"
-python3 "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs"
+lb rtt
+step 4 "bursts, this kernel (and its configurations)"
+"$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
+	"${variants[@]}"
 step 5 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
-LB_BOOTS=$runs "$root/tools/linux-baseline/bench.sh" burst "$out"
+lb burst
 step 6 "merged results, plots, REPORT.md"
-python3 "$root/tools/bench/report.py" "$out" "$py"
+"$py" "$root/tools/bench/report.py" "$out"
+"$py" "$root/tools/bench/check_schema.py" "$out"

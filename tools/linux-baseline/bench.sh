@@ -17,9 +17,14 @@
 #   LB_RUNS         repetitions per size and boot (default rtt 100, burst 20)
 #   LB_WARMUP       warm-up repetitions per size and boot (default rtt 10, burst 3)
 #   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 5)
+#   LB_CPU_MS       burst: after each size's runs, bursts for this long over
+#                   which tools/bench/hostcpu.py reads the host CPU time of
+#                   both guests (default 400; 0: none)
 #   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
 #   LB_BUSY_RETRIES (default 2)
 #   LB_BUILD        build directory (default build/linux-baseline)
+#   LB_PREBUILT=1   use the guest already built there, never build it (make
+#                   bench runs this inside a network namespace: no network)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -34,6 +39,7 @@ SIZES=${LB_SIZES:-64,128,256,512,1024,1500,2048,4096,8192}
 BOOTS=${LB_BOOTS:-5}
 if [ "$BENCH" = rtt ]; then RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10}; else RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3}; fi
 ICOUNT_RUNS=${LB_ICOUNT_RUNS:-5}
+CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
 VARIANTS=(packet mmap)
@@ -59,28 +65,53 @@ too_busy() { awk -v x="$1" -v m="$MAX_OTHER" 'BEGIN { exit !(x > m) }'; }
 lb_need_pkgs python3
 mkdir -p "$GUEST"
 lb_lock "$GUEST/.run.lock"
-"$HERE/build.sh" "$GUEST"
+if [ -n "${LB_PREBUILT:-}" ]; then
+	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] && [ -f "$GUEST/guest.env" ] ||
+		lb_die "no guest in $GUEST: run $HERE/build.sh first"
+else
+	"$HERE/build.sh" "$GUEST"
+fi
 RAW="$GUEST/raw/$BENCH"
 LOGS="$GUEST/logs/$BENCH"
 rm -rf "$RAW" "$LOGS"
 mkdir -p "$RAW" "$LOGS" "$RESULTS"
 
-# pair NAME ARGS...: one boot pair into $RAW/NAME.txt.  A failed pair is
-# retried once; a pair disturbed by other processes is measured again.
+# cpu_watch DIR: reads the host CPU time of the pair logging into DIR over the
+# client's MARK windows (HOSTCPU lines into $RAW/$name.cpu); cpu_unwatch stops it
+# (by itself it ends with the guests) and adds the lines to $RAW/$name.txt.
+cpu_watch() {
+	python3 "$ROOT/tools/bench/hostcpu.py" "$1" 900 >"$RAW/$name.cpu" &
+	MON=$!
+}
+cpu_unwatch() {
+	local i
+	for i in $(seq 1 20); do kill -0 "$MON" 2>/dev/null || break; sleep 0.1; done
+	kill "$MON" 2>/dev/null || true
+	wait "$MON" 2>/dev/null || true
+	cat "$RAW/$name.cpu" >>"$RAW/$name.txt"
+}
+
+# [CPU_MS=N] pair NAME ARGS...: one boot pair into $RAW/NAME.txt, with host
+# CPU windows of N ms per size.  A failed pair is retried once; a pair
+# disturbed by other processes is measured again.
 OTHER=()
 pair() {
-	local name=$1 try=0 failures=0 other
+	local name=$1 try=0 failures=0 other cpu=${CPU_MS:-0}
 	shift
+	[ "$cpu" -gt 0 ] && set -- "$@" --cpu-ms "$cpu"
 	while :; do
 		try=$((try + 1))
 		mark
+		[ "$cpu" -gt 0 ] && cpu_watch "$LOGS/$name.$try"
 		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --sizes "$SIZES" \
 			--logdir "$LOGS/$name.$try" "$@" >"$RAW/$name.txt"; then
+			[ "$cpu" -gt 0 ] && cpu_unwatch
 			failures=$((failures + 1))
 			progress "$name failed (try $try); logs in $LOGS/$name.$try"
 			[ $failures -ge 2 ] && lb_die "$name failed twice"
 			continue
 		fi
+		[ "$cpu" -gt 0 ] && cpu_unwatch
 		other=$(other_cores)
 		if too_busy "$other" && [ $((try - failures)) -le "$BUSY_RETRIES" ]; then
 			progress "$name: other processes used $other cores meanwhile; measuring again"
@@ -96,6 +127,7 @@ REAL=() ICOUNT=()
 for boot in $(seq 1 "$BOOTS"); do
 	for v in "${VARIANTS[@]}"; do
 		progress "$BENCH $v boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+		[ "$BENCH" = burst ] || CPU_MS=0
 		pair "$v-real-$boot" --mode "$BENCH" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
 		REAL+=("$RAW/$v-real-$boot.txt")
 	done
@@ -104,7 +136,7 @@ if [ "$BENCH" = burst ]; then
 	for v in "${VARIANTS[@]}"; do
 		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
 		# Instruction counts do not depend on host load: no busy retries.
-		BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" --warmup 2 --icount
+		CPU_MS=0 BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" --warmup 2 --icount
 		ICOUNT+=("$RAW/$v-icount.txt")
 	done
 fi
@@ -113,7 +145,7 @@ fi
 . "$GUEST/guest.env"
 CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
 ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=e1000
-	--env backend=dgram-unix --env "cpu=$CPU" --env "runs=$((BOOTS * RUNS))"
+	--env backend=dgram-unix --env "cpu=$CPU" --env "runs=$BOOTS"
 	--env "boots=$BOOTS" --env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP"
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max"
 	--env "guest_nic=e1000.ko RxDescriptors=4096, other parameters default; MTU 9000"

@@ -5,28 +5,33 @@
     collect.py burst --out FILE [--env K=V ...] RAW... [--icount RAW...]
 
 Each RAW file is the stdout of one run-pair.sh (one boot pair): RESULT lines
-from the client and SRVSTAT lines from the server.  Rows get medians over all
-repetitions of all boots, plus the per-boot medians so that boot-to-boot
-spread stays visible.  Burst rows take t1_insns from the --icount files (runs
-under QEMU -icount shift=0, where the guest TSC counts instructions).
-Standard library only.
+from the client and SRVSTAT lines from the server, and for burst pairs the
+HOSTCPU lines of tools/bench/hostcpu.py.  Rows pool all repetitions of all
+boots the same way as this kernel's (tools/bench/stats.py), plus the per-boot
+medians so that boot-to-boot spread stays visible.  Burst rows take t1_insns
+from the --icount files (runs under QEMU -icount shift=0, where the guest TSC
+counts instructions).  Standard library only.
 """
 import argparse
 import json
-import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import stats  # noqa: E402
 
 SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
 ORDER = {"packet": 0, "mmap": 1}  # rows: packet first, then mmap, by size
 BURST_N = 128
-COPYBREAK = 256  # e1000 driver: received frames up to this length are copied
 
 
 def parse_line(line):
     """('RESULT', 'rtt', {'variant': 'packet', ...}) or None."""
     words = line.strip().split()
-    if len(words) < 2 or words[0] not in ("RESULT", "SRVSTAT"):
+    if words and words[0] == "HOSTCPU":
+        words.insert(1, "burst")
+    if len(words) < 2 or words[0] not in ("RESULT", "SRVSTAT", "HOSTCPU"):
         return None
     fields = {}
     for w in words[2:]:
@@ -45,25 +50,20 @@ def read_raw(paths):
     return boots
 
 
-def percentile(values, p):
-    """Nearest-rank percentile."""
-    v = sorted(values)
-    k = max(1, min(len(v), math.ceil(p / 100.0 * len(v))))
-    return v[k - 1]
-
-
 def med(values, digits=1):
-    return round(statistics.median(values), digits) if values else None
+    return stats.rnd(stats.median(values), digits)
 
 
-def group(boots, kind, tag, field):
-    """{(variant, bytes): [[values of boot 0], [values of boot 1], ...]}"""
+def group(boots, kind, tag, field, variants=None):
+    """{(variant, bytes): [[values of boot 0], [values of boot 1], ...]};
+    variants: the variant of each boot, for lines that do not name it."""
     out = {}
     for i, boot in enumerate(boots):
         for k, t, f in boot:
-            if k != kind or t != tag or field not in f or "variant" not in f:
+            variant = f.get("variant", variants[i] if variants else None)
+            if k != kind or t != tag or field not in f or variant is None:
                 continue
-            key = (f["variant"], int(f["bytes"]))
+            key = (variant, int(f["bytes"]))
             per_boot = out.setdefault(key, [[] for _ in boots])
             per_boot[i].append(float(f[field]))
     return out
@@ -81,40 +81,25 @@ def flat(per_boot):
 def rtt_rows(boots):
     rows = []
     for (variant, size), per_boot in sorted(group(boots, "RESULT", "rtt", "us").items(), key=row_key):
-        us = flat(per_boot)
-        rows.append({
-            "system": SYSTEM[variant], "bytes": size,
-            "median_us": med(us), "p99_us": round(percentile(us, 99), 1),
-            "min_us": round(min(us), 1), "mean_us": round(statistics.fmean(us), 1),
-            "n": len(us), "boot_median_us": [med(b) for b in per_boot if b],
-        })
+        rows.append(dict({"system": SYSTEM[variant], "bytes": size}, **stats.latency(per_boot)))
     return rows
 
 
-def frame_len(payload):
-    return max(60, 14 + 16 + payload)
-
-
-def copy_model(variant, payload):
-    """Bytes the CPUs copy per data packet, sender plus receiver (a model of
-    the code paths, not a measurement): packet copies the frame in send()
-    and in recv(); mmap copies it into the TX ring (from the program's
-    prepared buffer; the kernel then maps ring pages into the skb and copies
-    only the 14-byte link header) and from the skb into the RX ring; the
-    e1000 driver copies received frames of up to 256 bytes (copybreak)."""
-    n = frame_len(payload)
-    rx_driver = n if n <= COPYBREAK else 0
-    if variant == "packet":
-        return 2 * n + rx_driver
-    return n + 14 + n + rx_driver
+def variant_of(boot):
+    return next((f["variant"] for k, _, f in boot if "variant" in f), None)
 
 
 def burst_rows(boots, icount_boots):
+    """Rows as this kernel's (tools/bench/kernelnet.py).  No
+    cpu_copy_bytes_per_pkt: no counter in the guest counts the bytes its
+    CPU copies, and a model of the code paths is not a measurement."""
     fields = ("t0_us", "t1_us", "t2_us", "mbps", "irqs")
     real = {f: group(boots, "RESULT", "burst", f) for f in fields}
     ins = group(icount_boots, "RESULT", "burst", "t1_tsc")
     ins_t0 = group(icount_boots, "RESULT", "burst", "t0_tsc")
     srv = {f: group(boots, "SRVSTAT", "burst", f) for f in ("irqs", "good", "bad", "missing", "ooo")}
+    variants = [variant_of(b) for b in boots]
+    cpu = {f: group(boots, "HOSTCPU", "burst", f, variants) for f in ("bursts", "cpu_s")}
     rows = []
     for key in sorted(real["t0_us"], key=lambda k: row_key((k, None))):
         variant, size = key
@@ -122,21 +107,23 @@ def burst_rows(boots, icount_boots):
         s = {f: flat(srv[f].get(key, [])) for f in srv}
         rx_irqs = [x for x in s["irqs"] if x >= 0]
         tx_irqs = [x for x in v["irqs"] if x >= 0]
+        cpu_s, bursts = flat(cpu["cpu_s"].get(key, [])), flat(cpu["bursts"].get(key, []))
         rows.append({
             "system": SYSTEM[variant], "bytes": size,
-            "mbps": med(v["mbps"]), "t0_us": med(v["t0_us"]), "t1_us": med(v["t1_us"]),
+            "mbps": med(v["mbps"], 2), "t0_us": med(v["t0_us"]), "t1_us": med(v["t1_us"]),
             "t2_us": med(v["t2_us"]),
             "t1_insns": int(med(flat(ins[key]), 0)) if key in ins else None,
             "t0_insns_icount": int(med(flat(ins_t0[key]), 0)) if key in ins_t0 else None,
-            "cpu_copy_bytes_per_pkt": copy_model(variant, size),
+            "host_cpu_s_per_gb": stats.rnd(stats.per_gb(sum(cpu_s), sum(bursts) * BURST_N * size), 2),
             "doorbells_per_batch": None,
-            "irqs_per_batch": med(rx_irqs) if rx_irqs else None,
-            "sender_irqs_per_batch": med(tx_irqs) if tx_irqs else None,
+            "irqs_per_batch": stats.rnd(sum(rx_irqs) / len(rx_irqs), 3) if rx_irqs else None,
+            "sender_irqs_per_batch": stats.rnd(sum(tx_irqs) / len(tx_irqs), 3) if tx_irqs else None,
             "t1_share": round(statistics.median(
                 [a / b for a, b in zip(v["t1_us"], v["t0_us"]) if b > 0]), 3),
             "n": len(v["t0_us"]),
             "n_insns": len(flat(ins[key])) if key in ins else 0,
-            "boot_median_mbps": [med(b) for b in real["mbps"][key] if b],
+            "boot_median_mbps": [med(b, 2) for b in real["mbps"][key] if b],
+            "host_cpu_bursts": int(sum(bursts)), "host_cpu_windows": len(cpu_s),
             "packets_lost_or_corrupt": int(sum(s["bad"]) + sum(s["missing"])),
             "bursts_checked_by_server": len(s["good"]),
         })

@@ -7,6 +7,7 @@
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
 #   pkt.nic=e1000|virtio (default e1000: the driver loaded for eth0)
+#   pkt.cpu=MS (client: after each size, bursts for MS between MARK lines)
 #   pkt.rxd=N pkt.txd=N pkt.itr=N (e1000 RxDescriptors, TxDescriptors,
 #   InterruptThrottleRate; an empty value keeps the driver's default)
 #   pkt.shell=1 (a shell instead of the benchmark, for debugging)
@@ -21,7 +22,7 @@ mount -t sysfs sysfs /sys
 # jumbo frames (3 page buffers each), and QEMU's e1000 drops (not delays) a
 # frame that does not fit in the free descriptors, so a 128-frame burst would
 # lose frames; the 82540EM takes up to 4096.
-ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2
+ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
@@ -36,6 +37,7 @@ for w in $(cat /proc/cmdline); do
 	pkt.timeout=*) TIMEOUT=$v ;;
 	pkt.idle=*) IDLE=$v ;;
 	pkt.gap=*) GAP=$v ;;
+	pkt.cpu=*) CPU=$v ;;
 	pkt.rxd=*) RXD=$v ;;
 	pkt.txd=*) TXD=$v ;;
 	pkt.itr=*) ITR=$v ;;
@@ -108,7 +110,7 @@ fi
 
 set -- --role "$ROLE" --mode "$MODE" --variant "$VARIANT" --sizes "$SIZES" \
 	--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
-	--irqs "$IRQS"
+	--irqs "$IRQS" --cpu-ms "$CPU"
 [ -n "$PEER" ] && set -- "$@" --peer "$PEER"
 /bin/pktbench "$@"
 echo "PKTBENCH exit=$?"

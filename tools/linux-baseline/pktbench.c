@@ -100,6 +100,7 @@ struct opts {
 	int probe_timeout_ms; // client: server readiness
 	int idle_timeout_ms;  // server: no traffic at all
 	int gap_ms;           // client: pause between bursts
+	int cpu_ms;           // client: bursts between MARK lines after each size's runs
 };
 
 struct ring {
@@ -1017,6 +1018,25 @@ static void print_burst(const struct opts *o, uint32_t size, int rep, const stru
 	       (unsigned long long)r->t1_tsc, mbps, r->irqs);
 }
 
+// Bursts as above for at least cpu_ms between two MARK lines, over which the
+// harness reads the host CPU time of both VMs (tools/bench/hostcpu.py).
+static void cpu_phase(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size)
+{
+	struct burst_result r;
+	int n = 0;
+	printf("MARK burst bytes=%u cpu begin\n", size);
+	fflush(stdout);
+	uint64_t end = now_ns() + (uint64_t)o->cpu_ms * 1000000u;
+	while (now_ns() < end) {
+		burst_once(p, o, bf, size, &r);
+		n++;
+		if (o->gap_ms > 0)
+			sleep_ms(o->gap_ms);
+	}
+	printf("MARK burst bytes=%u cpu end bursts=%d\n", size, n);
+	fflush(stdout);
+}
+
 static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
 {
 	static struct burst_frames bf;
@@ -1036,6 +1056,8 @@ static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
 		print_burst(o, size, rep, &res[rep]);
 	fflush(stdout);
 	free(res);
+	if (o->cpu_ms > 0)
+		cpu_phase(p, o, &bf, size);
 }
 
 // Ends an rtt run: a 0-byte request, which a kernel pingpong server (and a
@@ -1086,6 +1108,7 @@ static void usage(void)
 	        "                [--if eth0] [--irqs NAME] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
+	        "                [--cpu-ms N]\n"
 	        "       pktbench --selfcheck\n");
 	exit(2);
 }
@@ -1123,7 +1146,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "if", 1, 0, 'i' },    { "peer", 1, 0, 'p' },        { "sizes", 1, 0, 's' },
 		{ "runs", 1, 0, 'n' },  { "warmup", 1, 0, 'w' },      { "timeout-ms", 1, 0, 't' },
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
-		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { 0, 0, 0, 0 },
+		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
+		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
 		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2 };
@@ -1145,6 +1169,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'I': o->idle_timeout_ms = atoi(optarg); break;
 		case 'g': o->gap_ms = atoi(optarg); break;
 		case 'q': o->irqname = optarg; break;
+		case 'c': o->cpu_ms = atoi(optarg); break;
 		default: usage();
 		}
 	}

@@ -6,28 +6,30 @@
 #
 #   run-pair.sh [--mode rtt|burst] [--variant packet|mmap] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
-#               [--gap MS] [--append "kernel args"] [--guest DIR]
-#               [--logdir DIR] [--no-build] [--nic e1000|virtio]
+#               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
+#               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
 #
 # --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, or
 # a modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko.
 # --icount runs both guests under -icount shift=0, where the guest TSC counts
-# executed instructions.  The client starts measuring only after the server
-# has echoed one of its probes (pktbench retries them), so the two boots need
-# no other synchronisation.  Serial logs go to --logdir (kept) or to a
-# temporary directory (removed).
+# executed instructions.  --cpu-ms makes the burst client follow each size
+# with MS of bursts between two MARK lines (tools/bench/hostcpu.py reads the
+# host CPU time of both guests over them).  The client starts measuring only
+# after the server has echoed one of its probes (pktbench retries them), so
+# the two boots need no other synchronisation.  Serial logs go to --logdir
+# (kept) or to a temporary directory (removed).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2
+MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2 CPU_MS=0
 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1 NIC=${NIC:-e1000}
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
 
-usage() { sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--icount) ICOUNT=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--gap) GAP=$2; shift ;;
+	--cpu-ms) CPU_MS=$2; shift ;;
 	--append) APPEND=$2; shift ;;
 	--guest) GUEST=$2; shift ;;
 	--logdir) LOGDIR=$2; shift ;;
@@ -92,7 +95,7 @@ boot() {
 	BOOT_PID=$!
 }
 
-common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP"
+common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP pkt.cpu=$CPU_MS"
 boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common"
 SERVER_PID=$BOOT_PID
 boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common"

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Checks a results directory against the benchmark format (docs/benchmarks.md).
+
+Every JSON file must be one object {bench, env, rows} whose env carries the
+common keys and whose rows carry the fields of their bench; the files that
+make bench writes must all be there, the plots non-empty PNG images and
+REPORT.md non-empty. This file is the format's one machine-readable
+statement: docs/benchmarks.md describes the same fields.
+Usage: check_schema.py RESULTS_DIR
+Exit status 0 when everything conforms, 1 otherwise (each fault printed).
+"""
+import json
+import math
+import os
+import sys
+
+# env: every file's environment block.
+ENV = {"accel": "str", "clock": "str", "qemu": "str", "nic": "str", "backend": "str",
+       "cpu": "str", "runs": "int"}
+
+# Row fields per bench: name -> (type, rule). Rules:
+#   all       every row carries it, not null
+#   kernel    rows of this kernel (system "kernel" or "kernel-VARIANT") carry it,
+#             not null; the other systems leave it out or null (they cannot count it)
+#   counted   as kernel, and no other system may give a number: they have no counter
+#             for it, and a modelled figure is not a measurement
+#   pending   in the format but produced only by later work: may be absent; checked
+#             when present
+ROWS = {
+    "exchange": {
+        "bytes": ("int", "all"), "copy_cycles": ("num", "all"), "exchange_cycles": ("num", "all"),
+        "copy_hot_cycles": ("num", "all"), "copy_insns": ("num", "all"),
+        "exchange_insns": ("num", "all"), "speedup_cycles": ("num", "all"),
+        "speedup_insns": ("num", "all"),
+    },
+    "rtt": {
+        "system": ("str", "all"), "bytes": ("int", "all"), "median_us": ("num", "all"),
+        "p99_us": ("num", "all"), "min_us": ("num", "all"), "n": ("int", "all"),
+        "boot_median_us": ("list", "all"),
+    },
+    "burst": {
+        "system": ("str", "all"), "bytes": ("int", "all"), "mbps": ("num", "all"),
+        "t0_us": ("num", "all"), "t1_us": ("num", "all"), "t2_us": ("num", "all"),
+        "t1_insns": ("int", "all"), "host_cpu_s_per_gb": ("num", "all"),
+        "irqs_per_batch": ("num", "all"), "n": ("int", "all"),
+        "boot_median_mbps": ("list", "all"),
+        "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
+        "r1_insns_per_pkt": ("num", "pending"), "ceiling_mbps": ("num", "pending"),
+        "ceiling_frac": ("num", "pending"),
+    },
+}
+
+# What make bench writes: (file, bench, systems its rows must cover).
+BASE = ["kernel", "linux-packet", "linux-mmap"]
+FILES = [
+    ("exchange.json", "exchange", None),
+    ("kernel-rtt.json", "rtt", ["kernel"]),
+    ("linux-rtt.json", "rtt", ["linux-packet", "linux-mmap"]),
+    ("rtt.json", "rtt", BASE),
+    ("kernel-burst.json", "burst", ["kernel"]),
+    ("linux-burst.json", "burst", ["linux-packet", "linux-mmap"]),
+    ("burst.json", "burst", BASE),
+]
+PLOTS = ["exchange.png", "burst.png", "t1t2.png", "rtt.png"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def type_ok(v, t):
+    if t == "int":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if t == "num":
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if t == "str":
+        return isinstance(v, str) and v != ""
+    if t == "list":
+        return isinstance(v, list) and len(v) > 0
+    raise ValueError(t)
+
+
+def check_row(bench, i, row, faults):
+    where = f"rows[{i}]" + (f" ({row.get('system')} {row.get('bytes')})" if "bytes" in row else "")
+    is_kernel = str(row.get("system", "kernel")).startswith("kernel")
+    for name, (t, rule) in ROWS[bench].items():
+        v = row.get(name)
+        if rule == "all" or (rule in ("kernel", "counted") and is_kernel):
+            if name not in row:
+                faults.append(f"{where}: required field {name} missing")
+            elif not type_ok(v, t):
+                faults.append(f"{where}: {name}={v!r} is not a {t}")
+        elif rule == "counted" and v is not None:
+            faults.append(f"{where}: {name}={v!r}, but only this kernel counts it")
+        elif v is not None and not type_ok(v, t):
+            faults.append(f"{where}: {name}={v!r} is not a {t}")
+
+
+def check_doc(doc, bench, systems):
+    """Faults of one parsed result file (an empty list when it conforms)."""
+    faults = []
+    if not isinstance(doc, dict):
+        return ["not a JSON object"]
+    for key in ("bench", "env", "rows"):
+        if key not in doc:
+            faults.append(f"no {key}")
+    if faults:
+        return faults
+    if bench and doc["bench"] != bench:
+        faults.append(f"bench is {doc['bench']!r}, expected {bench!r}")
+    bench = doc["bench"]
+    if bench not in ROWS:
+        return faults + [f"unknown bench {bench!r}"]
+    env = doc["env"]
+    if not isinstance(env, dict):
+        return faults + ["env is not an object"]
+    for key, t in ENV.items():
+        if key not in env:
+            faults.append(f"env.{key} missing")
+        elif not type_ok(env[key], t):
+            faults.append(f"env.{key}={env[key]!r} is not a {t}")
+    rows = doc["rows"]
+    if not isinstance(rows, list) or not rows:
+        return faults + ["rows empty or not a list"]
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            faults.append(f"rows[{i}] is not an object")
+            continue
+        check_row(bench, i, row, faults)
+    if systems:
+        sizes = {}
+        for r in rows:
+            if isinstance(r, dict):
+                sizes.setdefault(r.get("system"), set()).add(r.get("bytes"))
+        for s in systems:
+            if s not in sizes:
+                faults.append(f"no rows for system {s}")
+            elif sizes[s] != sizes[systems[0]]:
+                faults.append(f"system {s} covers sizes {sorted(sizes[s])}, "
+                              f"{systems[0]} {sorted(sizes.get(systems[0], []))}")
+    return faults
+
+
+def check_file(path, bench=None, systems=None):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        return [f"cannot read: {e.strerror}"]
+    except ValueError as e:
+        return [f"not valid JSON: {e}"]
+    return check_doc(doc, bench, systems)
+
+
+def check_dir(d):
+    """{file name: [faults]} for every file make bench writes and every other JSON file."""
+    out = {}
+    for name, bench, systems in FILES:
+        out[name] = check_file(os.path.join(d, name), bench, systems)
+    others = sorted(n for n in os.listdir(d) if n.endswith(".json") and n not in out) \
+        if os.path.isdir(d) else []
+    for name in others:
+        out[name] = check_file(os.path.join(d, name))
+    for name in PLOTS:
+        p = os.path.join(d, name)
+        try:
+            with open(p, "rb") as f:
+                head = f.read(len(PNG_MAGIC))
+            size = os.path.getsize(p)
+            out[name] = [] if head == PNG_MAGIC and size > 1000 else [f"not a PNG image ({size} bytes)"]
+        except OSError as e:
+            out[name] = [f"cannot read: {e.strerror}"]
+    p = os.path.join(d, "REPORT.md")
+    out["REPORT.md"] = [] if os.path.isfile(p) and os.path.getsize(p) > 0 else ["missing or empty"]
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-2])
+    d = sys.argv[1]
+    res = check_dir(d)
+    bad = 0
+    for name, faults in res.items():
+        if faults:
+            bad += 1
+            print(f"check_schema: FAIL {d}/{name}")
+            for f in faults[:20]:
+                print(f"    {f}")
+            if len(faults) > 20:
+                print(f"    ... and {len(faults) - 20} more")
+        else:
+            print(f"check_schema: ok   {d}/{name}")
+    print(f"check_schema: {len(res) - bad} passed, {bad} failed")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Host CPU time of both QEMU processes of a VM pair, per packet size.
+
+The burst client of either system (user/burst.c cpu_ms=, pktbench --cpu-ms)
+follows each size's timed bursts with back-to-back bursts between two lines
+    MARK burst bytes=S cpu begin
+    MARK burst bytes=S cpu end bursts=K
+This watches the client's serial log (LOGDIR/client.log) and, the moment it
+sees each MARK line, reads utime + stime of both QEMU processes (every thread;
+/proc/PID/stat, in clock ticks of SC_CLK_TCK). The QEMU processes are the two
+whose command line names LOGDIR. A window yields one line
+    HOSTCPU bytes=S bursts=K cpu_s=X wall_s=Y
+(K bursts of 128 packets of S payload bytes delivered for X CPU seconds).
+Usage: hostcpu.py LOGDIR [TIMEOUT_S]   (prints HOSTCPU lines; ends with the VMs)
+Standard library only.
+"""
+import os
+import re
+import sys
+import threading
+import time
+
+MARK = re.compile(r"MARK burst bytes=(\d+) cpu (begin|end)(?: bursts=(\d+))?")
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def qemu_pids(logdir):
+    """PIDs of the QEMU processes whose arguments name logdir."""
+    keys = {logdir.rstrip("/") + "/", os.path.abspath(logdir) + "/"}
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if os.path.basename(argv[0]).startswith("qemu-system") and \
+                any(k in a for a in argv[1:] for k in keys):
+            pids.append(int(d))
+    return pids
+
+
+def cpu_ticks(pid):
+    """utime + stime of a whole process, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5)
+
+
+class Watch(threading.Thread):
+    """Watches one pair from before its VMs start until both are gone;
+    .windows is a list of (bytes, bursts, cpu_s, wall_s)."""
+
+    def __init__(self, logdir, timeout=900):
+        super().__init__(daemon=True)
+        self.logdir, self.deadline = logdir, time.monotonic() + timeout
+        self.windows, self.stopping = [], threading.Event()
+        self.on_window = None
+
+    def sample(self, pids):
+        ticks = [cpu_ticks(p) for p in pids]
+        return None if len(pids) != 2 or None in ticks else sum(ticks)
+
+    def run(self):
+        log, pos, tail, pids, begin = os.path.join(self.logdir, "client.log"), 0, "", [], {}
+        while time.monotonic() < self.deadline:
+            if len(pids) < 2:
+                pids = qemu_pids(self.logdir)
+            try:
+                with open(log, "rb") as f:
+                    f.seek(pos)
+                    data = f.read()
+                    pos += len(data)
+            except OSError:
+                data = b""
+            tail += data.decode(errors="replace")
+            *lines, tail = tail.split("\n")
+            for line in lines:
+                m = MARK.search(line)
+                if not m:
+                    continue
+                size, now, ticks = int(m.group(1)), time.monotonic(), self.sample(pids)
+                if m.group(2) == "begin":
+                    begin[size] = (ticks, now)
+                elif size in begin and ticks is not None and begin[size][0] is not None:
+                    t0, w0 = begin.pop(size)
+                    win = (size, int(m.group(3) or 0), (ticks - t0) / HZ, now - w0)
+                    self.windows.append(win)
+                    if self.on_window:
+                        self.on_window(win)
+            if len(pids) == 2 and all(cpu_ticks(p) is None for p in pids):
+                return
+            if self.stopping.wait(0.01 if len(pids) == 2 else 0.05):
+                return
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+
+
+def line(win):
+    size, bursts, cpu_s, wall_s = win
+    return f"HOSTCPU bytes={size} bursts={bursts} cpu_s={cpu_s:.3f} wall_s={wall_s:.3f}"
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: hostcpu.py LOGDIR [TIMEOUT_S]")
+    w = Watch(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 900)
+    w.on_window = lambda win: print(line(win), flush=True)
+    w.start()
+    w.join()
+
+
+if __name__ == "__main__":
+    main()
