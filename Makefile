@@ -159,8 +159,13 @@ fuzz: deps $(KERNEL)
 		-drive file=$(BUILD)/fuzz-disk.img,if=ide,format=raw; \
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
-# Benchmarks (docs/benchmarks.md): JSON, PNG and REPORT.md in bench/results/.
+# Benchmarks (docs/benchmarks.md): JSON, PNG and REPORT.md in bench/results/
+# (NIC=e1000, the default) or bench/results/virtio/ (NIC=virtio: QEMU's
+# virtio-net-pci,disable-legacy=on in both systems' VMs).
 # The plots use Debian's python3-matplotlib, hence Debian's own interpreter.
+NIC ?= e1000
+BENCH_OUT = bench/results$(if $(filter virtio,$(NIC)),/virtio)
+BENCH_SMOKE_OUT = $(BUILD)/bench-smoke$(if $(filter virtio,$(NIC)),-virtio)
 BENCH_RUNS ?= 5
 BENCH_PY ?= /usr/bin/python3
 export BENCH_PY
@@ -169,21 +174,21 @@ bench-deps:
 	@tools/deps.sh build qemu bench linux
 
 bench-exchange: bench-deps $(KERNEL)
-	$(BENCH_PY) tools/bench/exchange.py $(KERNEL) bench/results $(BENCH_RUNS)
+	$(BENCH_PY) tools/bench/exchange.py $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS)
 
-# Everything, both systems side by side: JSON, plots and bench/results/REPORT.md.
+# Everything, both systems side by side: JSON, plots and REPORT.md in $(BENCH_OUT).
 bench: bench-deps $(KERNEL) linux-baseline
-	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) bench/results
+	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.
 bench-smoke: bench-deps $(KERNEL) linux-baseline
-	rm -rf $(BUILD)/bench-smoke
-	BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
-		tools/bench/run-all.sh $(KERNEL) 1 $(BUILD)/bench-smoke
+	rm -rf $(BENCH_SMOKE_OUT)
+	NIC=$(NIC) BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
+		tools/bench/run-all.sh $(KERNEL) 1 $(BENCH_SMOKE_OUT)
 
 bench-rtt bench-burst: deps $(KERNEL)
-	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) bench/results $(BENCH_RUNS)
+	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) --nic $(NIC)
 
 test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs

@@ -18,6 +18,9 @@ import sys
 ENV = {"accel": "str", "clock": "str", "qemu": "str", "nic": "str", "backend": "str",
        "cpu": "str", "runs": "int"}
 
+# env.nic: the NIC model of every VM of the file (none: no NIC, the exchange).
+NICS = ("e1000", "virtio", "none")
+
 # Row fields per bench: name -> (type, rule). Rules:
 #   all       every row carries it, not null
 #   kernel    rows of this kernel (system "kernel" or "kernel-VARIANT") carry it,
@@ -116,6 +119,10 @@ def check_doc(doc, bench, systems):
             faults.append(f"env.{key} missing")
         elif not type_ok(env[key], t):
             faults.append(f"env.{key}={env[key]!r} is not a {t}")
+    if env.get("nic") not in NICS:
+        faults.append(f"env.nic={env.get('nic')!r} is not one of {', '.join(NICS)}")
+    elif bench != "exchange" and env["nic"] == "none":
+        faults.append("env.nic is none in a network benchmark")
     rows = doc["rows"]
     if not isinstance(rows, list) or not rows:
         return faults + ["rows empty or not a list"]

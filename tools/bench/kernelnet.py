@@ -2,7 +2,8 @@
 """Round trips and bursts between two VMs of this kernel (Figures 5-7).
 
 make bench-rtt / make bench-burst. Each run boots a server and a client VM
-(tools/net-pair.sh: QEMU dgram over unix sockets, e1000, TCG); RUNS boot
+(tools/net-pair.sh: QEMU dgram over unix sockets, TCG, --nic e1000 or
+virtio: QEMU's e1000 or virtio-net-pci,disable-legacy=on); RUNS boot
 pairs per benchmark and configuration, samples pooled over them
 (tools/bench/stats.py). T1 in guest instructions comes from one more pair
 under -icount shift=0, where the guest TSC counts instructions. Burst pairs
@@ -20,7 +21,7 @@ processes took more than LB_MAX_OTHER cores (default 0.25) is measured again,
 at most LB_BUSY_RETRIES times (default 2); env.host_other_cores lists the
 value kept for each pair.
 Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
-                    [--variant NAME=WORDS ...]
+                    [--variant NAME=WORDS ...] [--nic e1000|virtio]
 (--quick: a few repetitions per size, for make bench-smoke). Writes
 OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration.
 """
@@ -44,6 +45,9 @@ BATCH = 128
 MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
 OTHER = {}  # configuration -> other processes' cores during each kept pair
+# QEMU device per NIC family (tools/net-pair.sh MODEL).
+MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
+NIC = "e1000"
 
 
 def kv(line):
@@ -80,6 +84,7 @@ def pair(name, kernel, server, client, kargs, icount=False, watch=False):
 def boot_pair(kernel, server, client, kargs, icount, watch):
     logdir = tempfile.mkdtemp(prefix="bench-", dir=os.path.join(ROOT, "build"))
     envv = dict(os.environ)
+    envv["MODEL"] = MODELS[NIC]
     extra = f"{os.environ.get('BENCH_KARGS', '')} {kargs}".strip()  # words for both VMs
     server, client = f"{server} {extra}".strip(), f"{client} {extra}".strip()
     if icount:
@@ -204,7 +209,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a few repetitions per size")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=WORDS",
                     help="another configuration: system NAME, extra kernel words")
+    ap.add_argument("--nic", choices=sorted(MODELS), default=os.environ.get("NIC", "e1000"),
+                    help="both VMs' NIC (default $NIC, else e1000)")
     a = ap.parse_args()
+    global NIC
+    NIC = a.nic
     sizes = [int(x) for x in a.sizes.split(",")]
     configs = {"kernel": ""}
     for v in a.variant:
@@ -215,7 +224,7 @@ def main():
     clock = "real" if which == "rtt" else "real+icount"
     os.makedirs(a.outdir, exist_ok=True)
     for name, rows in res.items():
-        e = env("tcg", clock, a.runs, "dgram-unix", "e1000")
+        e = env("tcg", clock, a.runs, "dgram-unix", NIC)
         e["kargs"] = f"{os.environ.get('BENCH_KARGS', '')} {configs[name]}".strip()
         e["host_other_cores"] = ",".join(map(str, OTHER.get(name, [])))
         if configs[name]:

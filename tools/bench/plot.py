@@ -55,7 +55,7 @@ def axes_common(ax, ylabel, logy=False):
 
 def title(fig, res, what):
     env = res["env"]
-    fig.suptitle(f"{what}\nQEMU {env['qemu']} {env['accel']}, e1000, dgram/unix, host {env['cpu']}",
+    fig.suptitle(f"{what}\nQEMU {env['qemu']} {env['accel']}, {env.get('nic', 'e1000')}, dgram/unix, host {env['cpu']}",
                  fontsize=9)
 
 

@@ -16,7 +16,8 @@
 # commas separate several words), for REPORT.md's cost of the fixes.
 #
 # Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
-# Environment: BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
+# Environment: NIC (e1000, the default, or virtio: QEMU's
+# virtio-net-pci,disable-legacy=on in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
 # BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
 # BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
 # BENCH_PY (a Python that has Debian's python3-matplotlib; default
@@ -26,6 +27,9 @@ kernel=$1 runs=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${BENCH_PY:-/usr/bin/python3}
 guest=${LB_BUILD:-$root/build/linux-baseline}
+nic=${NIC:-e1000}
+case "$nic" in e1000 | virtio) ;; *) echo "bench: NIC=$nic: e1000 or virtio" >&2; exit 2 ;; esac
+export NIC=$nic LB_NIC=$nic
 if [ -z "${BENCH_IN_NETNS:-}" ]; then
 	"$root/tools/deps.sh" build qemu bench linux
 	"$root/tools/linux-baseline/build.sh" "$guest"
@@ -38,7 +42,7 @@ if [ -n "${BENCH_IN_NETNS:-}" ] && sysctl -qw net.unix.max_dgram_qlen=512; then
 else
 	export BENCH_HOST_SETTING="host defaults (net.unix.max_dgram_qlen=$(cat /proc/sys/net/unix/max_dgram_qlen))"
 fi
-echo "bench: $BENCH_HOST_SETTING"
+echo "bench: NIC $nic; $BENCH_HOST_SETTING"
 sizes=()
 [ -n "${BENCH_SIZES:-}" ] && sizes=(--sizes "$BENCH_SIZES") && export LB_SIZES=$BENCH_SIZES
 quick=()
@@ -58,16 +62,16 @@ lb() { # BENCH: the Linux guest pair, guest built above (no network here)
 }
 mkdir -p "$out"
 step() { echo "bench: [$1/6] $2 ($(date +%T))"; }
-step 1 "exchange versus copy, in the kernel"
+step 1 "exchange versus copy, in the kernel (no NIC involved)"
 "$py" "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs"
 step 2 "round trips, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
-	"${variants[@]}"
+	"${variants[@]}" --nic "$nic"
 step 3 "round trips, Linux (AF_PACKET and PACKET_MMAP)"
 lb rtt
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
-	"${variants[@]}"
+	"${variants[@]}" --nic "$nic"
 step 5 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
 lb burst
 step 6 "merged results, plots, REPORT.md"

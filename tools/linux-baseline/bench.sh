@@ -22,6 +22,7 @@
 #                   both guests (default 400; 0: none)
 #   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
 #   LB_BUSY_RETRIES (default 2)
+#   LB_NIC          e1000 (default) or virtio: the guests' NIC (run-pair.sh --nic)
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
 #                   bench runs this inside a network namespace: no network)
@@ -43,6 +44,12 @@ CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
 VARIANTS=(packet mmap)
+NIC=${LB_NIC:-${NIC:-e1000}}
+case "$NIC" in
+e1000) GUEST_NIC="e1000.ko RxDescriptors=4096, other parameters default; MTU 9000" ;;
+virtio) GUEST_NIC="virtio_net.ko (virtio-net-pci,disable-legacy=on), parameters default; MTU 9000" ;;
+*) lb_die "LB_NIC=$NIC: e1000 or virtio" ;;
+esac
 
 START=$(date +%s)
 progress() { printf '[linux-baseline %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
@@ -103,7 +110,7 @@ pair() {
 		try=$((try + 1))
 		mark
 		[ "$cpu" -gt 0 ] && cpu_watch "$LOGS/$name.$try"
-		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --sizes "$SIZES" \
+		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --nic "$NIC" --sizes "$SIZES" \
 			--logdir "$LOGS/$name.$try" "$@" >"$RAW/$name.txt"; then
 			[ "$cpu" -gt 0 ] && cpu_unwatch
 			failures=$((failures + 1))
@@ -126,7 +133,7 @@ pair() {
 REAL=() ICOUNT=()
 for boot in $(seq 1 "$BOOTS"); do
 	for v in "${VARIANTS[@]}"; do
-		progress "$BENCH $v boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+		progress "$BENCH $v ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
 		[ "$BENCH" = burst ] || CPU_MS=0
 		pair "$v-real-$boot" --mode "$BENCH" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
 		REAL+=("$RAW/$v-real-$boot.txt")
@@ -144,11 +151,11 @@ fi
 # shellcheck disable=SC1091
 . "$GUEST/guest.env"
 CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
-ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=e1000
+ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=$NIC
 	--env backend=dgram-unix --env "cpu=$CPU" --env "runs=$BOOTS"
 	--env "boots=$BOOTS" --env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP"
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max"
-	--env "guest_nic=e1000.ko RxDescriptors=4096, other parameters default; MTU 9000"
+	--env "guest_nic=$GUEST_NIC"
 	--env "host_other_cores=$(IFS=,; echo "${OTHER[*]}")")
 if [ "$BENCH" = rtt ]; then
 	OUT="$RESULTS/linux-rtt.json"

@@ -16,7 +16,8 @@
 BUILD ?= build
 LINUX_BASELINE_SRC := tools/linux-baseline
 LINUX_BASELINE_OUT := $(BUILD)/linux-baseline
-LINUX_RESULTS ?= bench/results
+NIC ?= e1000
+LINUX_RESULTS ?= bench/results$(if $(filter virtio,$(NIC)),/virtio)
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio
@@ -27,10 +28,10 @@ linux-baseline:
 bench-linux: bench-linux-rtt bench-linux-burst
 
 bench-linux-rtt: linux-baseline
-	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh rtt $(LINUX_RESULTS)
+	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh rtt $(LINUX_RESULTS)
 
 bench-linux-burst: linux-baseline
-	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh burst $(LINUX_RESULTS)
+	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench.sh burst $(LINUX_RESULTS)
 
 test-linux-baseline:
 	$(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)

@@ -58,6 +58,11 @@ e1000) NIC_DEV=e1000 ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
+# pkt.rxd/txd/itr are e1000.ko's module parameters: meaningless for virtio.
+case " $APPEND " in
+*" pkt.rxd="* | *" pkt.txd="* | *" pkt.itr="*)
+	[ "$NIC" = virtio ] && lb_die "pkt.rxd, pkt.txd and pkt.itr are e1000 options, not for --nic virtio" ;;
+esac
 
 lb_need_pkgs qemu-system-x86
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
