@@ -8,6 +8,11 @@
 // N ms between two MARK lines, over which the harness reads the host CPU
 // time of both VMs. Each side prints, per size, the bytes its CPU copied on
 // receive (io_stats.rx_bytes_copied; sends copy no payload).
+// R1 (issue 10): the server's TSC from the batch's first packet taken into a
+// slot (io_stats.batch_first_tsc, stamped by the kernel) to its reply sent,
+// per packet; guest instructions under -icount. Kept per batch in memory and
+// printed at the end (R1 burst lines), so printing costs no measured time;
+// check_tsc is the part spent checking the payloads.
 // Args: role=client|server nic= chan= peer=MAC sizes=a,b reps= warm= cpu_ms=
 #include <utest.h>
 #include <netutil.h>
@@ -95,11 +100,15 @@ static int client(int argc, char **argv)
 
 // Receive counters per packet size, for the per-size STATS lines.
 #define MAX_SIZES 16
+#define R1_MAX 32 // R1 samples kept per size (the first batches: warm-ups and timed ones)
 static struct per_size {
 	uint64_t bytes, batches, packets, copied, irqs;
+	uint32_t n_r1;
+	uint64_t r1[R1_MAX], check[R1_MAX]; // per packet, TSC ticks
 } per[MAX_SIZES];
 
-static void count_batch(uint64_t size, const struct io_stats *a, const struct io_stats *b)
+static void count_batch(uint64_t size, const struct io_stats *a, const struct io_stats *b, uint64_t r1,
+			uint64_t check)
 {
 	for (int i = 0; i < MAX_SIZES; i++) {
 		struct per_size *q = &per[i];
@@ -110,6 +119,10 @@ static void count_batch(uint64_t size, const struct io_stats *a, const struct io
 		q->packets += b->rx_packets - a->rx_packets;
 		q->copied += b->rx_bytes_copied - a->rx_bytes_copied;
 		q->irqs += b->rx_irqs - a->rx_irqs;
+		if (q->n_r1 < R1_MAX && r1) {
+			q->r1[q->n_r1] = r1;
+			q->check[q->n_r1++] = check;
+		}
 		return;
 	}
 }
@@ -131,17 +144,22 @@ static int server(void)
 				break;
 		}
 		bool quit = true;
+		uint64_t c0 = rdtsc();
 		for (long i = 0; i < r; i++) {
 			bad += !payload_check(chan_in(&c, (uint32_t)i), chan_rx_seq(&c, (uint32_t)i), (uint32_t)c.sizes[i]);
 			quit &= c.sizes[i] == 0;
 		}
+		uint64_t c1 = rdtsc();
 		batches++;
 		ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
 		chan_out(&c, 0)[0] = 0x42;
 		if (chan_send(&c) != 1)
 			bad++;
+		uint64_t sent = rdtsc();
 		chan_stats(&c, &s); // after the reply: not on the client's clock
-		count_batch(r > 0 ? c.sizes[0] : 0, &prev, &s);
+		uint64_t r1 = r > 0 && s.batch_first_tsc && sent > s.batch_first_tsc ?
+				      (sent - s.batch_first_tsc) / (uint64_t)r : 0;
+		count_batch(r > 0 ? c.sizes[0] : 0, &prev, &s, r1, r > 0 ? (c1 - c0) / (uint64_t)r : 0);
 		prev = s;
 		if (quit)
 			break;
@@ -149,6 +167,10 @@ static int server(void)
 	for (int i = 0; i < MAX_SIZES && per[i].batches; i++)
 		printf("STATS burst size bytes=%lu batches=%lu packets=%lu bytes_copied=%lu irqs=%lu\n",
 		       per[i].bytes, per[i].batches, per[i].packets, per[i].copied, per[i].irqs);
+	for (int i = 0; i < MAX_SIZES && per[i].batches; i++)
+		for (uint32_t k = 0; k < per[i].n_r1; k++)
+			printf("R1 burst bytes=%lu i=%u r1_tsc=%lu check_tsc=%lu\n", per[i].bytes, k, per[i].r1[k],
+			       per[i].check[k]);
 	chan_stats(&c, &s);
 	printf("STATS burst server batches=%lu packets=%lu exchanged=%lu copied=%lu bytes_copied=%lu "
 	       "threshold=%lu irqs=%lu irqs_per_batch_x100=%lu copied_bytes_per_pkt_x100=%lu noslot=%lu "

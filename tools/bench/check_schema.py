@@ -48,7 +48,7 @@ ROWS = {
         "irqs_per_batch": ("num", "all"), "n": ("int", "all"),
         "boot_median_mbps": ("list", "all"),
         "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
-        "r1_insns_per_pkt": ("num", "pending"), "ceiling_mbps": ("num", "pending"),
+        "r1_insns_per_pkt": ("num", "all"), "ceiling_mbps": ("num", "pending"),
         "ceiling_frac": ("num", "pending"),
     },
 }

@@ -42,6 +42,7 @@ from env import env  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZES = [64, 128, 256, 512, 1024, 1500, 2048, 4096, 8192]
 BATCH = 128
+WARM = 1  # warm-up bursts per size and boot
 MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
 OTHER = {}  # configuration -> other processes' cores during each kept pair
@@ -130,7 +131,7 @@ def rtt(kernel, runs, sizes, quick, configs):
 
 def burst_pair(name, kernel, sizes, quick, kargs, icount):
     """One burst pair: RESULT dicts, per-size server and client STATS, CPU windows."""
-    reps = "reps=3 warm=1" if quick else "reps=5 warm=1"
+    reps = f"reps=3 warm={WARM}" if quick else f"reps=5 warm={WARM}"
     cpu = "" if icount else f" cpu_ms={200 if quick else 400}"
     sv, cl, windows = pair(name, kernel, "run=burst role=server peer=@CMAC0@",
                            f"run=burst role=client peer=@SMAC0@ sizes={','.join(map(str, sizes))} "
@@ -139,7 +140,9 @@ def burst_pair(name, kernel, sizes, quick, kargs, icount):
     srv = {int(d["bytes"]): d for d in (kv(x) for x in sv.splitlines() if x.startswith("STATS burst size"))}
     cli = {int(d["bytes"]): d for d in (kv(x) for x in cl.splitlines() if x.startswith("STATS burst client"))}
     thr = [int(kv(x)["threshold"]) for x in sv.splitlines() if x.startswith("STATS burst server")]
-    return res, srv, cli, windows, thr
+    # R1 per batch, warm-up batches (the first of each size) left out like the client's.
+    r1 = [d for d in (kv(x) for x in sv.splitlines() if x.startswith("R1 burst")) if int(d["i"]) >= WARM]
+    return res, srv, cli, windows, thr, r1
 
 
 def burst(kernel, runs, sizes, quick, configs):
@@ -153,12 +156,13 @@ def burst(kernel, runs, sizes, quick, configs):
             real[name].append(burst_pair(name, kernel, sizes, quick, kargs, False))
     for name, kargs in configs.items():
         print(f"bench-burst: {name} -icount pair ({len(sizes)} sizes)", flush=True)
-        insn[name] = burst_pair(name, kernel, sizes, quick, kargs, True)[0]
+        insn[name] = burst_pair(name, kernel, sizes, quick, kargs, True)
     return {name: [burst_row(name, s, real[name], insn[name]) for s in sizes] for name in configs}
 
 
-def burst_row(name, size, boots, insn):
-    per_boot = [[d for d in res if int(d["bytes"]) == size] for res, _, _, _, _ in boots]
+def burst_row(name, size, boots, icount):
+    insn, r1s = icount[0], [d for d in icount[5] if int(d["bytes"]) == size]
+    per_boot = [[d for d in b[0] if int(d["bytes"]) == size] for b in boots]
     ds = stats.pooled(per_boot)
     hz = int(ds[0]["tsc_hz"])
     us = lambda d, k: int(d[k]) * 1e6 / hz  # noqa: E731
@@ -176,6 +180,10 @@ def burst_row(name, size, boots, insn):
         "t1_us": stats.rnd(stats.median([us(d, "t1_tsc") for d in ds])),
         "t2_us": stats.rnd(stats.median([us(d, "t2_tsc") for d in ds])),
         "t1_insns": int(stats.median(ins)) if ins else None,
+        # R1: the receiver's instructions per packet, first packet in a slot to reply sent.
+        "r1_insns_per_pkt": stats.rnd(stats.median([int(d["r1_tsc"]) for d in r1s]), 1) if r1s else None,
+        "r1_check_insns_per_pkt": stats.rnd(stats.median([int(d["check_tsc"]) for d in r1s]), 1) if r1s else None,
+        "n_r1": len(r1s),
         "host_cpu_s_per_gb": stats.rnd(stats.per_gb(sum(w[2] for w in windows), delivered), 2),
         # Both ends' receive copies (the sender's path has no copy).
         "cpu_copy_bytes_per_pkt": stats.rnd((total(srv, "bytes_copied") +

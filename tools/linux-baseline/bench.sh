@@ -40,6 +40,7 @@ SIZES=${LB_SIZES:-64,128,256,512,1024,1500,2048,4096,8192}
 BOOTS=${LB_BOOTS:-5}
 if [ "$BENCH" = rtt ]; then RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10}; else RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3}; fi
 ICOUNT_RUNS=${LB_ICOUNT_RUNS:-5}
+ICOUNT_WARMUP=2
 CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
@@ -143,7 +144,8 @@ if [ "$BENCH" = burst ]; then
 	for v in "${VARIANTS[@]}"; do
 		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
 		# Instruction counts do not depend on host load: no busy retries.
-		CPU_MS=0 BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" --warmup 2 --icount
+		CPU_MS=0 BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" \
+			--warmup "$ICOUNT_WARMUP" --icount
 		ICOUNT+=("$RAW/$v-icount.txt")
 	done
 fi
@@ -164,6 +166,6 @@ else
 	OUT="$RESULTS/linux-burst.json"
 	python3 "$HERE/collect.py" burst --out "$OUT" "${ENV[@]}" \
 		--env "clock_t1_insns=icount" --env "icount=shift=0" --env "runs_icount=$ICOUNT_RUNS" \
-		"${REAL[@]}" --icount "${ICOUNT[@]}"
+		--icount-warmup "$ICOUNT_WARMUP" "${REAL[@]}" --icount "${ICOUNT[@]}"
 fi
 progress "wrote $OUT (other processes' cores per pair: ${OTHER[*]})"

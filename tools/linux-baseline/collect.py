@@ -9,7 +9,8 @@ from the client and SRVSTAT lines from the server, and for burst pairs the
 HOSTCPU lines of tools/bench/hostcpu.py.  Rows pool all repetitions of all
 boots the same way as this kernel's (tools/bench/stats.py), plus the per-boot
 medians so that boot-to-boot spread stays visible.  Burst rows take t1_insns
-from the --icount files (runs under QEMU -icount shift=0, where the guest TSC
+and r1_insns_per_pkt (the server's SRVSTAT r1_tsc, warm-ups left out by
+--icount-warmup) from the --icount files (runs under QEMU -icount shift=0, where the guest TSC
 counts instructions).  Standard library only.
 """
 import argparse
@@ -89,7 +90,7 @@ def variant_of(boot):
     return next((f["variant"] for k, _, f in boot if "variant" in f), None)
 
 
-def burst_rows(boots, icount_boots):
+def burst_rows(boots, icount_boots, icount_warmup=0):
     """Rows as this kernel's (tools/bench/kernelnet.py).  No
     cpu_copy_bytes_per_pkt: no counter in the guest counts the bytes its
     CPU copies, and a model of the code paths is not a measurement."""
@@ -97,6 +98,12 @@ def burst_rows(boots, icount_boots):
     real = {f: group(boots, "RESULT", "burst", f) for f in fields}
     ins = group(icount_boots, "RESULT", "burst", "t1_tsc")
     ins_t0 = group(icount_boots, "RESULT", "burst", "t0_tsc")
+    # R1 from the server's line per burst; its first icount_warmup bursts of each
+    # size are the client's warm-ups (the client leaves them out of its RESULT lines).
+    r1 = {key: [b[icount_warmup:] for b in pb]
+          for key, pb in group(icount_boots, "SRVSTAT", "burst", "r1_tsc").items()}
+    r1_check = {key: [b[icount_warmup:] for b in pb]
+                for key, pb in group(icount_boots, "SRVSTAT", "burst", "check_tsc").items()}
     srv = {f: group(boots, "SRVSTAT", "burst", f) for f in ("irqs", "good", "bad", "missing", "ooo")}
     variants = [variant_of(b) for b in boots]
     cpu = {f: group(boots, "HOSTCPU", "burst", f, variants) for f in ("bursts", "cpu_s")}
@@ -114,6 +121,9 @@ def burst_rows(boots, icount_boots):
             "t2_us": med(v["t2_us"]),
             "t1_insns": int(med(flat(ins[key]), 0)) if key in ins else None,
             "t0_insns_icount": int(med(flat(ins_t0[key]), 0)) if key in ins_t0 else None,
+            "r1_insns_per_pkt": med(flat(r1[key]), 1) if flat(r1.get(key, [])) else None,
+            "r1_check_insns_per_pkt": med(flat(r1_check[key]), 1) if flat(r1_check.get(key, [])) else None,
+            "n_r1": len(flat(r1.get(key, []))),
             "host_cpu_s_per_gb": stats.rnd(stats.per_gb(sum(cpu_s), sum(bursts) * BURST_N * size), 2),
             "doorbells_per_batch": None,
             "irqs_per_batch": stats.rnd(sum(rx_irqs) / len(rx_irqs), 3) if rx_irqs else None,
@@ -143,6 +153,8 @@ def main():
     ap.add_argument("bench", choices=("rtt", "burst"))
     ap.add_argument("raw", nargs="+", help="run-pair.sh outputs, one per boot pair")
     ap.add_argument("--icount", nargs="*", default=[], help="burst outputs under -icount")
+    ap.add_argument("--icount-warmup", type=int, default=0,
+                    help="warm-up bursts per size in each --icount boot (their server lines are left out)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE (an integer or a string)")
     a = ap.parse_args()
@@ -150,7 +162,7 @@ def main():
     if a.bench == "rtt":
         rows = rtt_rows(boots)
     else:
-        rows = burst_rows(boots, read_raw(a.icount))
+        rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:
         sys.exit("collect.py: no RESULT lines in %s" % " ".join(a.raw))
     doc = {"bench": a.bench, "env": parse_env(a.env), "rows": rows}

@@ -666,6 +666,9 @@ static void diag(void)
 struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
 	long irqs_mark; // NIC interrupts when the previous burst was answered
+	// R1: TSC at the burst's first frame received (0: none yet), and the
+	// ticks spent checking payloads; guest instructions under -icount.
+	uint64_t first_tsc, check_tsc;
 };
 
 // The echo side's state.
@@ -706,11 +709,16 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
+	uint64_t sent = tsc_now();
 	// Bookkeeping only after the reply is out, so it costs no measured time.
+	uint32_t n = b->good + b->bad;
 	long irqs = irq_count(sv->irqname);
-	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld\n",
+	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	       "r1_tsc=%llu check_tsc=%llu\n",
 	       variant_name[sv->p->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
-	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1);
+	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
+	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
+	       (unsigned long long)(n ? b->check_tsc / n : 0));
 	fflush(stdout);
 	if (b->bad || b->missing || b->ooo)
 		sv->bad_bursts++;
@@ -719,7 +727,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 }
 
 // One packet of a burst: checks order and payload; answers after the last.
-static void burst_take(struct server *sv, const struct pkt *k)
+static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
 	struct burst_state *b = &sv->b;
 	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
@@ -727,23 +735,27 @@ static void burst_take(struct server *sv, const struct pkt *k)
 		sv->bad_bursts++;
 		burst_reset(b);
 	}
+	if (!b->first_tsc)
+		b->first_tsc = arrived;
 	if (k->seq > b->expect)
 		b->missing += k->seq - b->expect;
 	else if (k->seq < b->expect)
 		b->ooo++;
 	b->expect = k->seq + 1;
 	b->bytes = k->len;
+	uint64_t c0 = tsc_now();
 	if (pattern_check(k->payload, k->len, k->seq) == k->len)
 		b->good++;
 	else
 		b->bad++;
+	b->check_tsc += tsc_now() - c0;
 	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
 		burst_reply(sv, k->src);
 }
 
 // 1 when the server should stop; 2 after echoing a quit (a 0-byte rtt
 // request: the client is done, a bye may still follow).
-static int serve_frame(struct server *sv, struct frame *f)
+static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 {
 	struct pkt k;
 	if (parse_frame(f, &k) < 0 || (k.flags & WIRE_F_REPLY)) {
@@ -759,7 +771,7 @@ static int serve_frame(struct server *sv, struct frame *f)
 		return 0;
 	}
 	if (k.batch > 1) {
-		burst_take(sv, &k);
+		burst_take(sv, &k, arrived);
 		return 0;
 	}
 	if (pattern_check(k.payload, k.len, k.seq) != k.len)
@@ -790,7 +802,7 @@ static int run_server(const struct opts *o)
 				break;
 			die("server idle for %d ms", o->idle_timeout_ms);
 		}
-		int stop = serve_frame(&sv, &f);
+		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
 		port_release(&p);
 		if (stop == 1)
 			break;
