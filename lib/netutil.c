@@ -37,8 +37,12 @@ long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32
 	return ctrl_io(c->io, IO_OP_REGIONS, (unsigned long)&r, 0);
 }
 
+// Waits (up to a second) for the channel's sends to be done first: a NIC
+// that sends after the doorbell (virtio-net) may still hold their pages.
 void chan_close(struct chan *c)
 {
+	for (int k = 0; k < 1000 && ctrl_io(c->io, IO_OP_RECLAIM, 0, 0) > 0; k++)
+		sleep(1000);
 	free_io(c->io);
 	if (c->in_vr > 0)
 		delete_vr(c->in_vr); // detaches too
@@ -78,23 +82,62 @@ long chan_stats(struct chan *c, struct io_stats *s)
 	return ctrl_io(c->io, IO_OP_STATS, (unsigned long)s, 0);
 }
 
+// wire_pattern(seq, i) is a per-index base XOR a per-packet byte: with the
+// base precomputed, fill and check go 8 bytes at a time (as pktbench does,
+// so both systems spend alike on verification inside a measured path). The
+// identity is checked once against wire.h itself; if it ever stops holding,
+// the plain per-byte loops serve.
+static uint8_t pat_base[WIRE_MAX_PAYLOAD + 8];
+static int pat_state; // 0 not set up, 1 fast, -1 per byte
+
+static uint8_t pat_key(uint32_t seq) { return (uint8_t)(wire_pattern(seq, 0) ^ wire_pattern(0, 0)); }
+
+static int pat_fast(void)
+{
+	static const uint32_t probe[] = { 1, 2, 255, 256, 0x12345678u };
+	if (pat_state)
+		return pat_state > 0;
+	for (uint32_t i = 0; i < sizeof(pat_base); i++)
+		pat_base[i] = wire_pattern(0, i);
+	pat_state = 1;
+	for (unsigned k = 0; k < sizeof(probe) / sizeof(probe[0]); k++)
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i += 61)
+			if (wire_pattern(probe[k], i) != (uint8_t)(pat_base[i] ^ pat_key(probe[k])))
+				pat_state = -1;
+	return pat_state > 0;
+}
+
 void payload_fill(uint8_t *p, uint32_t seq, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
+	uint32_t i = 0;
+	if (n <= WIRE_MAX_PAYLOAD && pat_fast()) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq), b;
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&b, pat_base + i, 8);
+			b ^= k;
+			memcpy(p + i, &b, 8);
+		}
+	}
+	for (; i < n; i++)
 		p[i] = wire_pattern(seq, i);
 }
 
 int payload_check(const uint8_t *p, uint32_t seq, uint32_t n)
 {
-	uint32_t a = 1, b = 0; // wire_sum of the expected bytes, computed alongside
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t want = wire_pattern(seq, i);
-		if (p[i] != want)
-			return 0;
-		a = (a + want) % 65521u;
-		b = (b + a) % 65521u;
+	uint32_t i = 0;
+	if (n <= WIRE_MAX_PAYLOAD && pat_fast()) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq), a, b;
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&a, p + i, 8);
+			memcpy(&b, pat_base + i, 8);
+			if ((a ^ k) != b)
+				return 0;
+		}
 	}
-	return wire_sum(p, n) == ((b << 16) | a);
+	for (; i < n; i++)
+		if (p[i] != wire_pattern(seq, i))
+			return 0;
+	return 1;
 }
 
 uint64_t tsc_hz(void)
