@@ -129,7 +129,7 @@ test-run: $(KERNEL)
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
 .PHONY: test-docs
-test-docs:
+test-docs: deps
 	tools/check-standalone.sh
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
