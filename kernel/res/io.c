@@ -37,7 +37,7 @@ static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
 	*nic = __builtin_ctz(mask);
 	*chan = (uint16_t)(dev_no >> 8);
 	*raw = kind == IO_KIND_RAW;
-	if (*nic >= netdev_count() || netdev_get(*nic)->rx_slots > IO_RING_MAX)
+	if (!io_nic_usable(*nic))
 		return -E_NODEV; // none, or one io_init left unused
 	// A raw channel only sends: it names no channel, so it can neither
 	// squat on one nor take another's frames.
@@ -304,9 +304,8 @@ void io_tick(void) { poll_polling(); }
 // CPU halt until the next interrupt (the fast tick while polling).
 bool io_idle_poll(void)
 {
-	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && ios[i].inflight)
-			io_reclaim(&ios[i]);
+	for (int n = 0; n < netdev_count(); n++)
+		io_reclaim_nic(n); // a NIC's completions, whichever channels they are
 	bool polling = poll_polling();
 	if (!io_poll_halts)
 		return polling;
@@ -323,7 +322,7 @@ void io_init(const struct io_options *o)
 	netdev_set_upper(io_rx_ready, NULL);
 	int n = 0;
 	for (int i = 0; i < netdev_count(); i++) {
-		if (netdev_get(i)->rx_slots > IO_RING_MAX) {
+		if (!io_nic_usable(i)) {
 			pr_err("io: NIC %d has %d receive slots, more than %d: not used\n", i,
 			       netdev_get(i)->rx_slots, IO_RING_MAX);
 			continue;

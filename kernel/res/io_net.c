@@ -30,10 +30,13 @@ static void tx_done(uint64_t cookie, void *arg)
 		c->inflight--;
 }
 
-// Reports the NIC's finished packets, every channel's; returns how many.
-static int reclaim_nic(struct io *c) { return c->dev->ops->tx_reclaim(c->dev, tx_done, NULL); }
+int io_reclaim_nic(int nic)
+{
+	struct netdev *nd = netdev_get(nic);
+	return nd->ops->tx_reclaim(nd, tx_done, NULL);
+}
 
-void io_reclaim(struct io *c) { reclaim_nic(c); }
+void io_reclaim(struct io *c) { io_reclaim_nic(c->nic); }
 
 static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 {
@@ -86,7 +89,7 @@ static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed))
 {
 	uint64_t end = arch_rdtsc() + timer_us_to_tsc(IO_TX_WAIT_US);
 	for (;;) {
-		if (done(c, reclaim_nic(c)))
+		if (done(c, io_reclaim_nic(c->nic)))
 			return true;
 		if (arch_rdtsc() > end)
 			return false;

@@ -80,7 +80,14 @@ struct io_pktframes {
 // io_net.c
 long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
 	     const struct io_pktframes *frames);
-void io_reclaim(struct io *c);
+// Reports a NIC's finished packets, every channel's; returns how many.
+int io_reclaim_nic(int nic);
+void io_reclaim(struct io *c); // the NIC of channel c
+// A NIC the I/O manager drives: its receive ring fits the refill list.
+static inline bool io_nic_usable(int nic)
+{
+	return nic >= 0 && nic < netdev_count() && netdev_get(nic)->rx_slots <= IO_RING_MAX;
+}
 // Reclaims until nothing of c is in flight (bounded); false if it stayed busy.
 bool io_tx_idle(struct io *c);
 void io_poll_nic(int nic);
