@@ -151,7 +151,7 @@ static int server(void)
 		}
 		uint64_t c1 = rdtsc();
 		batches++;
-		ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+		ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 		chan_out(&c, 0)[0] = 0x42;
 		if (chan_send(&c) != 1)
 			bad++;
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	int nic = (int)arg_long(argc, argv, "nic", 0), ch = (int)arg_long(argc, argv, "chan", 2);
 	CHECK_EQ("channel open", chan_open(&c, 0, IO_DEV_ETHER(nic, ch), srv ? BATCH : 1, srv ? 1 : BATCH), 0);
 	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
-	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	if (srv)
 		server();
 	else

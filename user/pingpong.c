@@ -92,10 +92,10 @@ static int server(struct io_stats *s)
 		if (!busy_checked++) { // the frames just sent stay pinned until reclaimed
 			CHECK_EQ("frames in flight are busy", exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1), -E_BUSY);
 			// e1000 sends inside the doorbell write, virtio-net a little later
-			long left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+			long left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 			for (int k = 0; left > 0 && k < 100; k++) {
 				sleep(1000);
-				left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+				left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 			}
 			CHECK("reclaim releases them", left == 0 &&
 							   exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1) == 0);
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	long e = chan_open(&c, 0, IO_DEV_ETHER(nic, ch), 1, 1);
 	CHECK_EQ("channel open", e, 0);
 	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
-	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0, 0);
 	chan_stats(&c, &st0);
 	if (e == 0) {
 		if (!strcmp(arg_get(argc, argv, "role", "client"), "server"))

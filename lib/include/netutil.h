@@ -10,6 +10,7 @@
 #define NET_SLOT 3 * 4096ul // one jumbo frame: 9014 bytes in 3 pages
 
 struct chan {
+	uint64_t dev_no;
 	long io, in_vr, out_vr, in_vu, out_vu;
 	uint64_t in_addr, out_addr;
 	uint32_t n_in, n_out;
@@ -21,7 +22,10 @@ struct chan {
 // attached at a per-index address (index: 0..7, one per open channel).
 long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32_t n_out);
 void chan_close(struct chan *c);
+// Peer `peer` has MAC mac on the channel's first NIC (chan_peer) or on NIC
+// nic, one of the channel's (chan_peer_link; a striped channel's peers).
 long chan_peer(struct chan *c, int peer, const char *mac);
+long chan_peer_link(struct chan *c, int peer, int nic, const char *mac);
 int parse_mac(const char *s, uint8_t mac[6]);
 // Output slot i (payload of packet i goes here; raw channels: the frame).
 static inline uint8_t *chan_out(struct chan *c, uint32_t i) { return (uint8_t *)(c->out_addr + i * NET_SLOT); }

@@ -123,11 +123,16 @@ static long get_io(int pid, uint64_t dev, uint64_t n_in, uint64_t n_out)
 	return id;
 }
 
-static long ctrl(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1)
+static long ctrl3(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	fake_proc_set_current(pid);
-	const uint64_t a[4] = { (uint64_t)id, op, a0, a1 };
+	const uint64_t a[5] = { (uint64_t)id, op, a0, a1, a2 };
 	return sys_ctrl_io(a);
+}
+
+static long ctrl(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1)
+{
+	return ctrl3(pid, id, op, a0, a1, 0);
 }
 
 static long free_io(int pid, long id)
@@ -146,10 +151,20 @@ static long set_regions(int pid, long id, long in_vr, uint64_t in_size, long out
 	return ctrl(pid, id, IO_OP_REGIONS, SCR_REG, 0);
 }
 
-static long set_peer(int pid, long id, int n, const uint8_t mac[6])
+static struct io *chan_of(long id);
+
+// Peer n has mac on link (NIC) nic of the channel.
+static long set_peer_link(int pid, long id, int n, int nic, const uint8_t mac[6])
 {
 	uwrite(pid, SCR_MAC, mac, 6);
-	return ctrl(pid, id, IO_OP_PEER, SCR_MAC, (uint64_t)n);
+	return ctrl3(pid, id, IO_OP_PEER, SCR_MAC, (uint64_t)n, (uint64_t)nic);
+}
+
+// ... on the channel's first NIC.
+static long set_peer(int pid, long id, int n, const uint8_t mac[6])
+{
+	int slot = res_index(id, RES_IO, NIO);
+	return set_peer_link(pid, id, n, slot >= 0 ? chan_of(id)->nic : 0, mac);
 }
 
 static struct io_stats stats(int pid, long id)
@@ -288,8 +303,8 @@ static bool payload_is(const struct chan *c, int k, uint32_t len, uint8_t tag)
 
 // ================================================================ channels
 
-// dev_no: kind in bits 24..31 (and nothing above), channel in 8..23, one
-// NIC bit in 0..7 naming a NIC that is there. Nothing is taken on failure.
+// dev_no: kind in bits 24..31 (and nothing above), channel in 8..23, NIC
+// bits in 0..7 naming NICs that are there (one for a raw channel). Nothing is taken on failure.
 static void test_get_io_decode(void)
 {
 	static const struct {
@@ -300,7 +315,8 @@ static void test_get_io_decode(void)
 		{ IO_DEV(3, CH, 1), 1, 1, -E_NODEV },
 		{ IO_DEV(IO_KIND_ETHER, CH, 1) | 1ull << 32, 1, 1, -E_NODEV }, // bits above the kind
 		{ IO_DEV(IO_KIND_ETHER, CH, 0), 1, 1, -E_NODEV },           // no NIC
-		{ IO_DEV(IO_KIND_ETHER, CH, 3), 1, 1, -E_NODEV },           // two NICs
+		{ IO_DEV(IO_KIND_ETHER, CH, 7), 1, 1, -E_NODEV },           // NIC 2 is not there
+		{ IO_DEV(IO_KIND_RAW, 0, 3), 0, 1, -E_INVAL },              // raw: one NIC
 		{ IO_DEV_ETHER(2, CH), 1, 1, -E_NODEV },                    // only NICs 0 and 1 exist
 		{ IO_DEV(IO_KIND_ETHER, CH, 0x80), 1, 1, -E_NODEV },
 		{ IO_DEV_ETHER(0, 0), 1, 1, -E_INVAL },                     // channel 0 is no channel
@@ -504,13 +520,16 @@ static void test_ctrl_ops(void)
 	CU_ASSERT_EQUAL(ctrl(2, c.id, IO_OP_PEER, SCR_MAC, 0), -E_NOTOWNER);
 	// Peers: numbers 0..15, the MAC read from the caller's memory.
 	CU_ASSERT_EQUAL(set_peer(1, c.id, IO_MAX_PEERS, PEER0), -E_INVAL);
-	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3), -E_FAULT);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3, 1), -E_FAULT);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, 0, PEER1), -E_INVAL); // NIC 0 is not the channel's
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, NETDEV_MAX, PEER1), -E_INVAL);
 	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 3, PEER1), 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 15, PEER0), 0);
 	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 1u << 3 | 1u << 15);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3], PEER1, 6), 0);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3][1], PEER1, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15][1], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->peer_links[3], 1u << 1);
 	// Statistics: the NIC's MAC, link, ring; the channel's slot size.
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_STATS, USER_BASE + 3 * GiB, 0), -E_FAULT);
 	struct io_stats s = stats(1, c.id);
