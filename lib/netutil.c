@@ -82,6 +82,37 @@ long chan_peer(struct chan *c, int peer, const char *mac)
 	return chan_peer_link(c, peer, mask ? __builtin_ctz(mask) : 0, mac);
 }
 
+uint8_t nic_mask_arg(int argc, char **argv)
+{
+	uint32_t l[8];
+	const char *nics = arg_get(argc, argv, "nics", NULL);
+	if (!nics)
+		return (uint8_t)(1u << (arg_long(argc, argv, "nic", 0) & 7));
+	int n = parse_u32_list(nics, l, 8);
+	uint8_t mask = 0;
+	for (int i = 0; i < n; i++)
+		mask |= (uint8_t)(1u << (l[i] & 7));
+	return mask;
+}
+
+long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
+		uint32_t n_out)
+{
+	uint8_t mask = nic_mask_arg(argc, argv);
+	chan = (uint16_t)arg_long(argc, argv, "chan", chan);
+	long e = chan_open(c, index, IO_DEV(IO_KIND_ETHER, chan, mask), n_in, n_out);
+	const char *p = arg_get(argc, argv, "peer", NULL);
+	for (int nic = 0; !e && p && *p && nic < 8; nic++) {
+		if (!(mask & (1u << nic)))
+			continue;
+		if (*p != '-')
+			e = chan_peer_link(c, 0, nic, p);
+		while (*p && *p++ != ',')
+			;
+	}
+	return p ? e : -E_INVAL;
+}
+
 long chan_send(struct chan *c) { return output_io(c->io, c->peers, c->osize, c->opos); }
 
 long chan_stats(struct chan *c, struct io_stats *s)

@@ -191,9 +191,7 @@ int main(int argc, char **argv)
 	struct sysinfo s0, s1;
 	sysinfo(&s0);
 	bool srv = !strcmp(arg_get(argc, argv, "role", "client"), "server");
-	int nic = (int)arg_long(argc, argv, "nic", 0), ch = (int)arg_long(argc, argv, "chan", 2);
-	CHECK_EQ("channel open", chan_open(&c, 0, IO_DEV_ETHER(nic, ch), srv ? BATCH : 1, srv ? 1 : BATCH), 0);
-	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
+	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 2, srv ? BATCH : 1, srv ? 1 : BATCH), 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	if (srv)
 		server();

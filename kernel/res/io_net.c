@@ -117,22 +117,30 @@ bool io_tx_idle(struct io *c) { return tx_wait(c, idle); }
 
 // A paced NIC (nic_mbps=) models a wire of that rate: each frame keeps it
 // busy for its bits (with preamble, FCS and gap: 24 bytes more), and a
-// sender may run at most IO_PACE_DEPTH_US ahead of the wire (the frames a
-// real NIC has queued); beyond that it sleeps, as on a saturated card.
+// sender may run ahead of the wire by the NIC's queue, `depth` (the frames
+// a real NIC has queued: IO_PACE_DEPTH_US plus two longest frames); beyond
+// that it sleeps, as on a saturated card, until half the queue has gone
+// out. The wake-up comes with a timer tick, so the queue left (half of it,
+// over a millisecond) keeps the wire busy meanwhile.
+static uint64_t bits_tsc(const struct io_nic *ni, uint64_t bytes)
+{
+	return (bytes + 24) * 8 * ni->tsc_per_kbit / 1000;
+}
+
 void io_pace_set(int nic, uint32_t mbps)
 {
-	io_nics[nic].tsc_per_kbit = mbps ? timer_us_to_tsc(1000) / mbps : 0;
-	io_nics[nic].pace_free = 0;
+	struct io_nic *ni = &io_nics[nic];
+	ni->tsc_per_kbit = mbps ? timer_us_to_tsc(1000) / mbps : 0;
+	ni->pace_free = 0;
+	ni->pace_depth = timer_us_to_tsc(IO_PACE_DEPTH_US) + 2 * bits_tsc(ni, WIRE_MAX_FRAME);
 }
 
 static uint64_t wire_tsc(const struct io_nic *ni, const struct netpkt *p)
 {
-	uint64_t bytes = 24;
+	uint64_t bytes = 0;
 	for (int i = 0; i < p->nseg; i++)
 		bytes += p->seg[i].len;
-	if (bytes < WIRE_MIN_FRAME + 24)
-		bytes = WIRE_MIN_FRAME + 24;
-	return bytes * 8 * ni->tsc_per_kbit / 1000;
+	return bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
 }
 
 // How many of p[0..n) the wire of nic takes now; sleeps until at least one.
@@ -141,22 +149,19 @@ static int pace(struct io *c, int nic, const struct netpkt *p, int n)
 	struct io_nic *ni = &io_nics[nic];
 	if (!ni->tsc_per_kbit)
 		return n;
-	uint64_t depth = timer_us_to_tsc(IO_PACE_DEPTH_US);
 	for (;;) {
 		uint64_t now = arch_rdtsc();
 		if (ni->pace_free < now)
-			ni->pace_free = now;
+			ni->pace_free = now; // an idle wire saves nothing up
 		int k = 0;
-		for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + depth;)
+		for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + ni->pace_depth;)
 			k++;
-		if (k == 0 && ni->pace_free == now)
-			k = 1; // a frame longer than the queue: alone on an idle wire
 		for (int i = 0; i < k; i++)
 			ni->pace_free += wire_tsc(ni, &p[i]);
 		if (k)
 			return k;
 		c->st.tx_pace_waits++;
-		proc_sleep(ni, ni->pace_free + wire_tsc(ni, &p[0]) - depth);
+		proc_sleep(ni, ni->pace_free - ni->pace_depth / 2);
 	}
 }
 

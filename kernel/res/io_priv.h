@@ -21,7 +21,7 @@
 #define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
 #define IO_RO_WIN 1024         // striped frames a peer may be ahead of the next in order (4 rings)
 #define IO_GAP_US 200000       // default wait for a missing striped frame (IO_OP_GAPWAIT)
-#define IO_PACE_DEPTH_US 2000  // a paced NIC's queue: wire time a sender may run ahead
+#define IO_PACE_DEPTH_US 4000  // a paced NIC's queue: wire time a sender may run ahead (+2 frames)
 
 // A received frame: its buffers, in order. nbuf == 0 in a channel's pend
 // queue is a gap marker: the hole input_io reports with -E_GAP (len unused).
@@ -99,6 +99,7 @@ struct io_nic {
 	// Pacing (nic_mbps=): the wire is modelled busy until pace_free.
 	uint64_t tsc_per_kbit;  // 0: unpaced
 	uint64_t pace_free;     // TSC at which the frames given so far are "sent"
+	uint64_t pace_depth;    // TSC: how far a sender may run ahead of the wire
 	bool overlong;         // partial had more buffers than IO_MAX_BUFS
 	// Frames waiting to go back to this NIC's ring: posted in groups, since
 	// every RDT write is a device register write (an exit under emulation).

@@ -27,6 +27,14 @@ void chan_close(struct chan *c);
 long chan_peer(struct chan *c, int peer, const char *mac);
 long chan_peer_link(struct chan *c, int peer, int nic, const char *mac);
 int parse_mac(const char *s, uint8_t mac[6]);
+// The NIC mask of the arguments: nics=a,b,.. (NIC numbers), else nic=N (0).
+uint8_t nic_mask_arg(int argc, char **argv);
+// chan_open on the arguments' NICs (nic_mask_arg) and chan= (default
+// chan), then peer 0 from peer=MAC[,MAC..]: one MAC per NIC of the mask in
+// NIC order, "-" for a NIC the peer is not reachable on (a striped
+// channel's links; a single MAC names the peer on the first NIC only).
+long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
+		uint32_t n_out);
 // Output slot i (payload of packet i goes here; raw channels: the frame).
 static inline uint8_t *chan_out(struct chan *c, uint32_t i) { return (uint8_t *)(c->out_addr + i * NET_SLOT); }
 // Payload of received packet i.
