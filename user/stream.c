@@ -10,8 +10,9 @@
 // window=2 never overflows it, so nothing is dropped).
 // Both: nic=/nics=, chan= (default 3), peer=MAC[,MAC..] (one per NIC),
 // timeout_ms=. The server prints RESULT stream ... with Mbit/s, the
-// out-of-order arrivals it restored, per-link shares and its TSC ticks
-// per packet (guest instructions under -icount); the client its own.
+// out-of-order arrivals it restored, per-link shares and its machine's
+// busy TSC ticks per packet (elapsed minus halted: guest instructions
+// under -icount, kernel and program together); the client its own.
 // gaps=N lets the server accept up to N reported holes (a cut test).
 #include <utest.h>
 #include <netutil.h>
@@ -62,7 +63,8 @@ static void server(int gaps_ok, uint64_t hz)
 	struct io_stats s0, s;
 	uint32_t next = 0, batches = 0;
 	int bad = 0, gaps = 0;
-	uint64_t t0 = 0, t1 = 0;
+	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
+	struct sysinfo si;
 	chan_stats(&c, &s0);
 	printf("READY stream server\n");
 	while (next < count) {
@@ -84,22 +86,27 @@ static void server(int gaps_ok, uint64_t hz)
 			bad++;
 			break;
 		}
-		if (!t0)
-			t0 = rdtsc();
+		if (!t0) {
+			sysinfo(&si);
+			t0 = rdtsc(), idle0 = si.idle_tsc;
+		}
 		for (long i = 0; i < r; i++)
 			bad += check_packet((uint32_t)i, next++);
-		t1 = rdtsc();
+		sysinfo(&si);
+		t1 = rdtsc(), idle1 = si.idle_tsc;
 		if (++batches % ack_every == 0 || next >= count)
 			bad += send_ack(next) != 1;
 	}
 	chan_stats(&c, &s);
 	// Timed from the end of the first batch to the last: the packets after it.
 	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
+	// busy: the machine's time not halted (under -icount: its instructions)
+	uint64_t busy = t1 - t0 - (idle1 - idle0);
 	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu "
-	       "reordered=%lu dup=%lu gaps=%lu lost=%lu tsc_per_pkt=%lu\n",
+	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu\n",
 	       size, got, __builtin_popcount(c.dev_no & 0xff), mbps(timed * size, t1 - t0, hz),
 	       s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
-	       timed ? (t1 - t0) / timed : 0);
+	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
 	print_links("server rx", s.link_rx, got);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
 	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
