@@ -121,7 +121,10 @@ bool io_tx_idle(struct io *c) { return tx_wait(c, idle); }
 // a real NIC has queued: IO_PACE_DEPTH_US plus two longest frames); beyond
 // that it sleeps, as on a saturated card, until half the queue has gone
 // out. The wake-up comes with a timer tick, so the queue left (half of it,
-// over a millisecond) keeps the wire busy meanwhile.
+// over a millisecond) keeps the wire busy meanwhile. A token bucket, in
+// effect, like Linux's tbf: rate nic_mbps, bucket `depth`; time the wire
+// sat idle because the emulated CPU did not run (a busy host) is made up
+// for, one queue's worth at most, so the long-run rate is the set one.
 static uint64_t bits_tsc(const struct io_nic *ni, uint64_t bytes)
 {
 	return (bytes + 24) * 8 * ni->tsc_per_kbit / 1000;
@@ -143,51 +146,88 @@ static uint64_t wire_tsc(const struct io_nic *ni, const struct netpkt *p)
 	return bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
 }
 
-// How many of p[0..n) the wire of nic takes now; sleeps until at least one.
-static int pace(struct io *c, int nic, const struct netpkt *p, int n)
+// How many of p[0..n) the wire of nic takes now (0: its queue is full).
+static int pace(int nic, const struct netpkt *p, int n)
 {
 	struct io_nic *ni = &io_nics[nic];
 	if (!ni->tsc_per_kbit)
 		return n;
-	for (;;) {
-		uint64_t now = arch_rdtsc();
-		if (ni->pace_free < now)
-			ni->pace_free = now; // an idle wire saves nothing up
-		int k = 0;
-		for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + ni->pace_depth;)
-			k++;
-		for (int i = 0; i < k; i++)
-			ni->pace_free += wire_tsc(ni, &p[i]);
-		if (k)
-			return k;
-		c->st.tx_pace_waits++;
-		proc_sleep(ni, ni->pace_free - ni->pace_depth / 2);
-	}
+	uint64_t now = arch_rdtsc();
+	if (ni->pace_free + ni->pace_depth < now)
+		ni->pace_free = now - ni->pace_depth; // idle time saves up one queue, no more
+	int k = 0;
+	for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + ni->pace_depth;)
+		k++;
+	for (int i = 0; i < k; i++)
+		ni->pace_free += wire_tsc(ni, &p[i]);
+	return k;
+}
+
+// When a full queue of nic has room again: half of it gone out.
+static uint64_t pace_room_at(int nic)
+{
+	return io_nics[nic].pace_free - io_nics[nic].pace_depth / 2;
 }
 
 // ------------------------------------------------------------- send
 
-// Queues p[0..n) on nic, paced; returns how many the NIC took, or the
-// driver's refusal when it took none.
-static int send_nic(struct io *c, int nic, struct netpkt *p, int n)
+// A call's packets for one NIC: p[done..n) still to go.
+struct txgroup {
+	struct netpkt *p;
+	int n, done;
+	bool stuck; // the driver refused, or its ring stayed full
+	int err;
+};
+
+// Queues what nic's wire takes now of g; false when it took nothing.
+static bool send_some(struct io *c, int nic, struct txgroup *g)
 {
 	struct netdev *nd = netdev_get(nic);
-	int sent = 0;
-	while (sent < n) {
-		int r = nd->ops->tx_batch(nd, p + sent, pace(c, nic, p + sent, n - sent));
-		if (r < 0 && sent == 0)
-			return r;
-		if (r < 0)
-			break;
-		c->inflight += (uint32_t)r;
-		sent += r;
-		if (r > 0)
-			c->st.tx_doorbells++;
-		else if (!tx_wait(c, room)) // the ring is full (of any channel's packets)
-			break;
+	int k = pace(nic, g->p + g->done, g->n - g->done);
+	if (!k)
+		return false;
+	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
+	if (r < 0) {
+		g->stuck = true, g->err = r;
+		return false;
 	}
-	c->st.link_tx[nic] += (uint64_t)sent;
-	return sent;
+	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
+		io_nics[nic].pace_free -= wire_tsc(&io_nics[nic], &g->p[g->done + i]);
+	c->inflight += (uint32_t)r;
+	g->done += r;
+	c->st.link_tx[nic] += (uint64_t)r;
+	if (r > 0)
+		c->st.tx_doorbells++;
+	else if (!tx_wait(c, room)) // the ring is full (of any channel's packets)
+		g->stuck = true;
+	return r > 0;
+}
+
+// Sends every group, the NICs in turns: each takes what its (paced) wire
+// takes now, with one doorbell; when no NIC can take more, the sender
+// sleeps until the first paced queue has room. Unpaced, one turn does it.
+static void send_groups(struct io *c, struct txgroup *g)
+{
+	for (;;) {
+		bool left = false, moved = false;
+		uint64_t wake = 0;
+		for (int n = 0; n < NETDEV_MAX; n++) {
+			if (g[n].done == g[n].n || g[n].stuck)
+				continue;
+			moved |= send_some(c, n, &g[n]);
+			if (g[n].done == g[n].n || g[n].stuck)
+				continue;
+			left = true;
+			if (io_nics[n].tsc_per_kbit && (!wake || pace_room_at(n) < wake))
+				wake = pace_room_at(n);
+		}
+		if (!left)
+			return;
+		if (!moved && wake) {
+			c->st.tx_pace_waits++;
+			proc_sleep(&io_nics, wake);
+		}
+	}
 }
 
 static void account(struct io *c, const struct io_txcall *t, long *ret);
@@ -231,12 +271,15 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 		t->idx[at[nic]] = (uint8_t)i;
 		build_packet(c, &t->pkts[at[nic]++], hpa, pos[i], sizes[i], &frames[i]);
 	}
+	struct txgroup g[NETDEV_MAX];
+	for (int n = 0; n < NETDEV_MAX; n++)
+		g[n] = (struct txgroup){ .p = t->pkts + first[n], .n = first[n + 1] - first[n] };
+	send_groups(c, g);
 	long ret = -E_BUSY;
 	for (int n = 0; n < NETDEV_MAX; n++) {
-		int r = first[n + 1] > first[n] ? send_nic(c, n, t->pkts + first[n], first[n + 1] - first[n]) : 0;
-		if (r < 0)
-			ret = r;
-		for (int k = 0; k < r; k++)
+		if (g[n].err && !g[n].done)
+			ret = g[n].err;
+		for (int k = 0; k < g[n].done; k++)
 			t->sent[t->idx[first[n] + k]] = 1;
 	}
 	account(c, t, &ret);
