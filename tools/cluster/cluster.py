@@ -105,11 +105,25 @@ def cleanup_stale(quiet=False):
         if m and not _runner_alive(int(m.group(1))):
             _delete_namespace(name)
             gone.append(name)
-    for d in os.listdir(tempfile.gettempdir()):
-        m = re.match(rf"^{NS_PREFIX}(\d+)\.", d)
-        if m and not _runner_alive(int(m.group(1))):
-            shutil.rmtree(os.path.join(tempfile.gettempdir(), d), ignore_errors=True)
-            gone.append(d)
+    tmp = tempfile.gettempdir()
+    for d in os.listdir(tmp):
+        m = re.match(rf"^{NS_PREFIX}(\d+)\.(sock|run)$", d)
+        if not m or _runner_alive(int(m.group(1))):
+            continue
+        path = os.path.join(tmp, d)
+        if m.group(2) == "run":  # the run directory's sockets
+            try:
+                with open(path) as f:
+                    run_dir = f.read().strip()
+                for x in os.listdir(run_dir):
+                    if x.endswith((".sock", ".qmp")):
+                        os.unlink(os.path.join(run_dir, x))
+            except OSError:
+                pass
+            os.unlink(path)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        gone.append(d)
     if gone and not quiet:
         say(f"removed leftovers of earlier runs: {', '.join(gone)}")
     return gone
@@ -204,7 +218,13 @@ class Run:
     def tap(self, node, nic):
         return f"t{node}n{nic}"
 
+    def marker(self):
+        # names the run directory for --cleanup-stale, should the runner die
+        return os.path.join(tempfile.gettempdir(), f"{NS_PREFIX}{os.getpid()}.run")
+
     def setup_network(self):
+        with open(self.marker(), "w") as f:
+            f.write(self.dir + "\n")
         os.makedirs(self.sockdir, exist_ok=True)
         if self.sockdir != self.dir:
             for n in self.nodes:
@@ -292,6 +312,7 @@ class Run:
     def write_state(self, running):
         state = {"namespace": self.ns, "pid": os.getpid(), "running": running, "dir": self.dir,
                  "nodes": {n.name: {"index": n.spec["index"], "kind": n.spec["kind"], "qmp": n.qmp,
+                                    "pid": n.proc.pid if n.proc else None,
                                     "nics": self.nic_info(n)} for n in self.nodes}}
         with open(os.path.join(self.dir, "state.json.tmp"), "w") as f:
             json.dump(state, f, indent=1)
@@ -308,6 +329,7 @@ class Run:
                                      preexec_fn=lambda: _child_setup(parent))
         out.close()
         node.start = self.now()
+        self.write_state(True)
         say(f"{node.name}: started at {node.start:.1f} s ({node.spec['kind']}, "
             f"{len(node.spec['nics'])} NIC(s))")
 
@@ -398,6 +420,7 @@ class Run:
             time.sleep(POLL)
 
     def teardown(self):
+        t = time.monotonic()
         self.kill_all()
         if self.ns_made:
             _delete_namespace(self.ns)
@@ -410,14 +433,18 @@ class Run:
                 os.unlink(os.path.join(self.sockdir, f))
         if self.sockdir != self.dir:
             shutil.rmtree(self.sockdir, ignore_errors=True)
+        if os.path.exists(self.marker()):
+            os.unlink(self.marker())
         if os.path.exists(os.path.join(self.dir, "state.json")):
             self.write_state(False)
+        self.teardown_s = round(time.monotonic() - t, 3)
 
     def summary(self, error=None):
         nodes = []
         for n in self.nodes:
             nodes.append({
                 "name": n.name, "index": n.spec["index"], "kind": n.spec["kind"],
+                "pid": n.proc.pid if n.proc else None,
                 "status": n.status, "qemu_rc": n.rc, "ok": n.status == 0,
                 "started_s": n.start, "ended_s": n.end,
                 "run_s": round(n.end - n.start, 3) if n.end is not None and n.start is not None else None,
@@ -431,6 +458,7 @@ class Run:
         ok = not error and not self.interrupted and all(n["ok"] for n in nodes)
         s = {"name": self.topo["name"], "ok": ok, "timeout_s": self.timeout, "timed_out": self.timed_out,
              "interrupted": self.interrupted, "error": error, "elapsed_s": self.now(),
+             "teardown_s": getattr(self, "teardown_s", None),
              "namespace": self.ns, "networks": self.networks, "nodes": nodes, "events": events}
         with open(os.path.join(self.dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=1)
