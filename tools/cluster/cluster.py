@@ -195,7 +195,7 @@ class Run:
         self.events = [dict(e, index=i, triggered=None, fired=None, result=None, error=None)
                        for i, e in enumerate(topo["events"])]
         self.networks = []
-        self.t0 = time.monotonic()
+        self.t0, self.wall0 = time.monotonic(), time.time()
         self.timed_out = False
         self.interrupted = None
         for n in self.nodes:
@@ -374,7 +374,7 @@ class Run:
     def fire(self, e):
         e["fired"] = self.now()
         try:
-            e["result"] = Links(self.dir).fire(e["node"], e["nic"], e["action"])
+            e["result"] = Links(self.dir).fire(e["node"], e["nic"], e["action"], f"event {e['index']}")
             say(f"event {e['index']}: {e['action']} {e['node']} NIC {e['nic']} at {e['fired']:.1f} s: "
                 f"{e['result']}")
         except LinkError as err:
@@ -455,11 +455,18 @@ class Run:
                          for c in self.nic_info(n)]})
         events = [{k: e.get(k) for k in ("index", "action", "node", "nic", "after", "at", "delay",
                                          "triggered", "fired", "result", "error")} for e in self.events]
+        try:  # cuts fired by hand (tools/cluster/cut), times from the start
+            with open(os.path.join(self.dir, "links.json")) as f:
+                manual = [dict(h, time=round(h["time"] - self.wall0, 3))
+                          for h in json.load(f)["history"] if h["by"] == "cut"]
+        except (OSError, ValueError, KeyError):
+            manual = []
         ok = not error and not self.interrupted and all(n["ok"] for n in nodes)
         s = {"name": self.topo["name"], "ok": ok, "timeout_s": self.timeout, "timed_out": self.timed_out,
              "interrupted": self.interrupted, "error": error, "elapsed_s": self.now(),
              "teardown_s": getattr(self, "teardown_s", None),
-             "namespace": self.ns, "networks": self.networks, "nodes": nodes, "events": events}
+             "namespace": self.ns, "networks": self.networks, "nodes": nodes, "events": events,
+             "manual_cuts": manual}
         with open(os.path.join(self.dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=1)
         return s

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 
 QMP_TIMEOUT = 5.0
 
@@ -87,9 +88,10 @@ class Links:
             far_node, far_nic = c["far"]
             self._set_link(far_node, far_nic, up)
 
-    def fire(self, node, nic, action):
+    def fire(self, node, nic, action, by="cut"):
         """Applies action (cut-visible, cut-silent, restore) to NIC nic of
-        node; returns a short description of what was done."""
+        node; returns a short description of what was done. by (event N or
+        cut, the command) goes into links.json's history with the time."""
         self._nic(node, nic)
         lock = os.open(os.path.join(self.dir, "links.lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -97,11 +99,11 @@ class Links:
             path = os.path.join(self.dir, "links.json")
             try:
                 with open(path) as f:
-                    cuts = json.load(f)
+                    links = json.load(f)
             except (OSError, ValueError):
-                cuts = {}
+                links = {"nics": {}, "history": []}
             key = f"{node}:{nic}"
-            cur = cuts.get(key, {"visible": False, "silent": False})
+            cur = links["nics"].get(key, {"visible": False, "silent": False})
             done = []
             if action == "cut-visible":
                 self._set_link(node, nic, False)
@@ -124,9 +126,11 @@ class Links:
                     done.append("nothing was cut")
             else:
                 raise LinkError(f"unknown action {action!r}")
-            cuts[key] = cur
+            links["nics"][key] = cur
+            links["history"].append({"time": time.time(), "by": by, "node": node, "nic": nic,
+                                     "action": action, "result": ", ".join(done)})
             with open(path + ".tmp", "w") as f:
-                json.dump(cuts, f, indent=1)
+                json.dump(links, f, indent=1)
             os.replace(path + ".tmp", path)
             return ", ".join(done)
         finally:

@@ -7,7 +7,8 @@
 #   silent   a tap taken down under a running pingpong: round trips time out
 #            with the NIC still up, and pass again once it is restored
 #   timeout  a run past its timeout is killed and says so
-#   sigterm  a runner stopped by SIGTERM kills its QEMU and its namespace
+#   sigterm  a cut by hand (tools/cluster/cut) on a running cluster; then a
+#            runner stopped by SIGTERM kills its QEMU and its namespace
 #   sigkill  a runner killed outright takes its QEMU with it; the namespace
 #            it left is removed by --cleanup-stale
 # Usage: tools/cluster/selftest.py KERNEL [OUTDIR]   (boots at most 3 VMs at once)
@@ -206,6 +207,14 @@ def test_sigterm():
     out = os.path.join(OUT, "sigterm")
     p = start_and_wait(out)
     st = state(out)
+    # a cut by hand on the running cluster first
+    c = subprocess.run([os.path.join(HERE, "cut"), out, "z", "0", "visible"], capture_output=True, text=True)
+    for _ in range(50):
+        if "e1000 0: link down" in log(out, "z"):
+            break
+        time.sleep(0.1)
+    cut_why = [] if c.returncode == 0 and "e1000 0: link down" in log(out, "z") else \
+        [f"tools/cluster/cut: rc {c.returncode} {c.stdout.strip()} {c.stderr.strip()}; the guest saw no link down"]
     p.send_signal(signal.SIGTERM)
     try:
         rc = p.wait(20)
@@ -217,7 +226,9 @@ def test_sigterm():
     why = [] if rc == 143 and s["interrupted"] == "SIGTERM" else [f"rc {rc}, interrupted {s['interrupted']}"]
     if not st.get("nodes", {}).get("z", {}).get("pid"):
         why.append("the node never started")
-    report("sigterm", why + leftovers(out, s))
+    if [m["result"] for m in s.get("manual_cuts", [])] != ["set_link down"]:
+        why.append(f"summary's manual_cuts: {s.get('manual_cuts')}")
+    report("sigterm", cut_why + why + leftovers(out, s))
 
 
 def test_sigkill():
