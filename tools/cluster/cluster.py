@@ -65,7 +65,7 @@ def ip(*args, ns=None, check=True):
 def _runner_alive(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"cluster" in f.read()
+            return b"cluster.py" in f.read()
     except OSError:
         return False
 
@@ -199,6 +199,9 @@ class Run:
         self.timed_out = False
         self.interrupted = None
         for n in self.nodes:
+            if n.spec["kind"] == "tender":
+                for st in range(3):
+                    n.watch(f"KERNEL_EXIT status={st} ")
             if n.spec["start_after"]:
                 a = n.spec["start_after"]
                 self.by_name[a["node"]].watch(a["line"])
@@ -341,8 +344,11 @@ class Run:
         node.scan()
         ok_line = node.spec["ok_line"] or ("DONE ok" if node.spec["kind"] == "linux" else None)
         if node.spec["kind"] == "tender":
-            # isa-debug-exit: QEMU exits with 2 * status + 1
+            # isa-debug-exit: QEMU exits with 2 * status + 1. QEMU's own
+            # errors exit 1 too, hence the kernel's last line must agree.
             node.status = (rc - 1) // 2 if rc > 0 and rc % 2 == 1 else None
+            if node.status is not None and not node.seen(f"KERNEL_EXIT status={node.status} ", 1):
+                node.status = None
         else:
             node.status = 0 if rc == 0 else None
         if node.status == 0 and ok_line and not node.seen(ok_line, 1):

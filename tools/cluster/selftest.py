@@ -6,6 +6,7 @@
 #            a visible cut the guest sees, a silent dgram cut (far side down)
 #   silent   a tap taken down under a running pingpong: round trips time out
 #            with the NIC still up, and pass again once it is restored
+#   qemu_error  a QEMU that fails to start is a failure, not status 0
 #   timeout  a run past its timeout is killed and says so
 #   sigterm  a cut by hand (tools/cluster/cut) on a running cluster; then a
 #            runner stopped by SIGTERM kills its QEMU and its namespace
@@ -168,6 +169,23 @@ def one_node(path, us):
     return path
 
 
+def test_qemu_error():
+    # QEMU refusing its arguments exits 1, which is also what status 0
+    # looks like through isa-debug-exit: it must not pass
+    out = os.path.join(OUT, "qemu-error")
+    path = one_node(os.path.join(OUT, "bad.json"), 1000)
+    with open(path) as f:
+        t = json.load(f)
+    t["nodes"][0]["qemu_extra"] = ["-no-such-option"]
+    with open(path, "w") as f:
+        json.dump(t, f)
+    rc, s, text = run(path, out)
+    z = s["nodes"][0] if s else {}
+    why = [] if rc == 1 and z.get("qemu_rc") == 1 and z.get("status") is None else \
+        [f"rc {rc}, node {z}"]
+    report("qemu_error", why + leftovers(out, s))
+
+
 def test_timeout():
     out = os.path.join(OUT, "timeout")
     t0 = time.monotonic()
@@ -273,7 +291,8 @@ def main():
                           os.path.join(os.path.dirname(KERNEL), "test-logs", "cluster"))
     sys.path.insert(0, HERE)
     t0 = time.monotonic()
-    for t in (test_host, test_bridge, test_silent, test_timeout, test_sigterm, test_sigkill):
+    for t in (test_host, test_bridge, test_silent, test_qemu_error, test_timeout, test_sigterm,
+              test_sigkill):
         try:
             t()
         except Exception as e:  # one broken test must not hide the others
