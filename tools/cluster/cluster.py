@@ -232,6 +232,8 @@ class Run:
         if self.sockdir != self.dir:
             for n in self.nodes:
                 os.symlink(n.qmp, os.path.join(self.dir, os.path.basename(n.qmp)))
+        if os.path.exists(f"/run/netns/{self.ns}"):
+            _delete_namespace(self.ns)  # left by a killed runner that had our pid
         ip("netns", "add", self.ns)
         self.ns_made = True
         ip("link", "set", "lo", "up", ns=self.ns)
