@@ -13,6 +13,7 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -326,7 +327,7 @@ class Run:
     def start(self, node):
         args = self.qemu_args(node)
         with open(os.path.join(self.dir, f"{node.name}.cmd"), "w") as f:
-            f.write(" ".join(args) + "\n")
+            f.write(shlex.join(args) + "\n")
         out = open(node.qemu_out, "wb")
         parent = os.getpid()
         node.proc = subprocess.Popen(["ip", "netns", "exec", self.ns] + args, stdin=subprocess.DEVNULL,
@@ -567,7 +568,7 @@ def main(argv=None):
     if a.check:
         r = Run(topo, out, timeout)
         for n in r.nodes:
-            print(f"{n.name}: {' '.join(r.qemu_args(n))}")
+            print(f"{n.name}: {shlex.join(r.qemu_args(n))}")
         return 0
     try:
         prepare_dir(out)
