@@ -118,13 +118,21 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline \
+test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-bochs test-linux-baseline \
 	test-linux-baseline-virtio test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
 test-run: $(KERNEL)
 	tests/qemu/net/demo.sh $(KERNEL)
+
+# The cluster runner (tools/cluster/): its topology checks, three nodes on a
+# bridge with jumbo traffic, visible and silent link cuts, and cleanup after
+# a timeout, SIGTERM and SIGKILL (about 25 s; at most 3 VMs at once).
+.PHONY: test-cluster
+test-cluster: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	/usr/bin/python3 tools/cluster/selftest.py $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
