@@ -118,7 +118,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-bochs test-linux-baseline \
+test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs test-linux-baseline \
 	test-linux-baseline-virtio test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
@@ -133,6 +133,13 @@ test-run: $(KERNEL)
 test-cluster: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	/usr/bin/python3 tools/cluster/selftest.py $(KERNEL)
+
+# Striped channels across three nodes of different link counts, on the
+# cluster runner's bridges (about 15 s).
+.PHONY: test-stripe
+test-stripe: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/stripe/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).

@@ -95,22 +95,28 @@ uint8_t nic_mask_arg(int argc, char **argv)
 	return mask;
 }
 
+long chan_peer_list(struct chan *c, int peer, const char *p)
+{
+	uint8_t mask = c->dev_no & 0xff;
+	long e = p ? 0 : -E_INVAL;
+	for (int nic = 0; !e && p && *p && nic < 8; nic++) {
+		if (!(mask & (1u << nic)))
+			continue;
+		if (*p != '-')
+			e = chan_peer_link(c, peer, nic, p);
+		while (*p && *p++ != ',')
+			;
+	}
+	return e;
+}
+
 long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
 		uint32_t n_out)
 {
 	uint8_t mask = nic_mask_arg(argc, argv);
 	chan = (uint16_t)arg_long(argc, argv, "chan", chan);
 	long e = chan_open(c, index, IO_DEV(IO_KIND_ETHER, chan, mask), n_in, n_out);
-	const char *p = arg_get(argc, argv, "peer", NULL);
-	for (int nic = 0; !e && p && *p && nic < 8; nic++) {
-		if (!(mask & (1u << nic)))
-			continue;
-		if (*p != '-')
-			e = chan_peer_link(c, 0, nic, p);
-		while (*p && *p++ != ',')
-			;
-	}
-	return p ? e : -E_INVAL;
+	return e ? e : chan_peer_list(c, 0, arg_get(argc, argv, "peer", NULL));
 }
 
 long chan_send(struct chan *c) { return output_io(c->io, c->peers, c->osize, c->opos); }

@@ -14,13 +14,21 @@
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
 // under -icount, kernel and program together); the client its own.
 // gaps=N lets the server accept up to N reported holes (a cut test).
+// clients=K (server): K clients at once, client k's MACs in peer= (k=0)
+// or peerK= (one per NIC of the server's channel, "-" where it has none):
+// a node with one link and a node with several streaming to one channel.
 #include <utest.h>
 #include <netutil.h>
 
 #define MAXB IO_MAX_BATCH
 
+#define MAXCLIENTS 4
+
 static struct chan c;
 static uint32_t size, batch, count, window, ack_every;
+static int nclients = 1;
+static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
+static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
 
 static uint64_t mbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
 {
@@ -34,6 +42,36 @@ static void print_links(const char *who, const uint64_t *per, uint64_t total)
 		if (per[n])
 			printf(" nic%d=%lu share_x1000=%lu", n, per[n], total ? per[n] * 1000 / total : 0);
 	printf("\n");
+}
+
+// Which client sent received packet i (by its source MAC), or -1.
+static int client_of(uint32_t i)
+{
+	const uint8_t *src = chan_in(&c, i) - WIRE_FRAME_HLEN + WIRE_OFF_SRC;
+	for (int k = 0; k < nclients; k++)
+		for (int n = 0; n < 8; n++)
+			if (!memcmp(client_mac[k][n], src, 6))
+				return k;
+	return -1;
+}
+
+static void parse_clients(int argc, char **argv)
+{
+	for (int k = 0; k < nclients; k++) {
+		char key[8] = "peer0";
+		key[4] = (char)('0' + k);
+		const char *p = arg_get(argc, argv, k ? key : "peer", NULL);
+		for (int n = 0; p && *p && n < 8; n++) {
+			if (!(c.dev_no & (1u << n)))
+				continue;
+			if (*p != '-')
+				parse_mac(p, client_mac[k][n]);
+			while (*p && *p++ != ',')
+				;
+		}
+		if (k)
+			CHECK_EQ("client peer set", chan_peer_list(&c, k, p ? arg_get(argc, argv, key, NULL) : NULL), 0);
+	}
 }
 
 // One packet: its sequence number, length and every payload byte.
@@ -50,39 +88,50 @@ static int check_packet(uint32_t i, uint32_t want)
 	return 0;
 }
 
-static long send_ack(uint64_t got)
+static long send_ack(int client, uint64_t got)
 {
 	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 	__builtin_memcpy(chan_out(&c, 0), &got, 8);
 	c.osize[0] = 8;
+	c.peers[0] = (uint64_t)client;
 	return chan_send(&c);
+}
+
+static uint32_t received(void)
+{
+	uint32_t n = 0;
+	for (int k = 0; k < nclients; k++)
+		n += next_of[k];
+	return n;
 }
 
 static void server(int gaps_ok, uint64_t hz)
 {
 	struct io_stats s0, s;
-	uint32_t next = 0, batches = 0;
+	uint32_t total = count * (uint32_t)nclients;
 	int bad = 0, gaps = 0;
 	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
 	struct sysinfo si;
 	chan_stats(&c, &s0);
 	printf("READY stream server\n");
-	while (next < count) {
+	while (received() < total) {
 		long r = input_io(c.io, c.sizes, c.pos);
 		if (r == -E_GAP) {
 			chan_stats(&c, &s);
-			printf("stream: gap at seq %lu, %lu lost (dropped: window %lu noslot %lu nopeer %lu "
-			       "badslot %lu toolong %lu nochan %lu badlen %lu rxerr %lu; NIC no-buffer %lu)\n",
-			       s.gap_seq, s.gap_len, s.drop_window, s.drop_noslot, s.drop_nopeer, s.drop_badslot,
-			       s.drop_toolong, s.drop_nochan, s.drop_badlen, s.drop_rxerr, s.nic_rx_no_buf);
+			printf("stream: gap from client %lu at seq %lu, %lu lost (dropped: window %lu noslot %lu "
+			       "nopeer %lu badslot %lu toolong %lu nochan %lu badlen %lu rxerr %lu; NIC no-buffer %lu)\n",
+			       s.gap_peer, s.gap_seq, s.gap_len, s.drop_window, s.drop_noslot, s.drop_nopeer,
+			       s.drop_badslot, s.drop_toolong, s.drop_nochan, s.drop_badlen, s.drop_rxerr,
+			       s.nic_rx_no_buf);
 			gaps++;
-			next = (uint32_t)(s.gap_seq + s.gap_len);
+			if (s.gap_peer < (uint64_t)nclients)
+				next_of[s.gap_peer] = (uint32_t)(s.gap_seq + s.gap_len);
 			if (gaps > gaps_ok)
 				break;
 			continue;
 		}
 		if (r <= 0) {
-			printf("stream: server input_io %ld (%s) at %u of %u\n", r, err_name(r), next, count);
+			printf("stream: server input_io %ld (%s) at %u of %u\n", r, err_name(r), received(), total);
 			bad++;
 			break;
 		}
@@ -90,12 +139,22 @@ static void server(int gaps_ok, uint64_t hz)
 			sysinfo(&si);
 			t0 = rdtsc(), idle0 = si.idle_tsc;
 		}
-		for (long i = 0; i < r; i++)
-			bad += check_packet((uint32_t)i, next++);
+		for (long i = 0; i < r; i++) {
+			int k = client_of((uint32_t)i);
+			if (k < 0) {
+				printf("stream: packet %ld from no client\n", i);
+				bad++;
+				continue;
+			}
+			bad += check_packet((uint32_t)i, next_of[k]++);
+		}
 		sysinfo(&si);
 		t1 = rdtsc(), idle1 = si.idle_tsc;
-		if (++batches % ack_every == 0 || next >= count)
-			bad += send_ack(next) != 1;
+		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
+			if (next_of[k] - acked_of[k] >= batch * ack_every || (next_of[k] >= count && acked_of[k] < count)) {
+				bad += send_ack(k, next_of[k]) != 1;
+				acked_of[k] = next_of[k];
+			}
 	}
 	chan_stats(&c, &s);
 	// Timed from the end of the first batch to the last: the packets after it.
@@ -103,10 +162,10 @@ static void server(int gaps_ok, uint64_t hz)
 	// busy: the machine's time not halted (under -icount: its instructions)
 	uint64_t busy = t1 - t0 - (idle1 - idle0);
 	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu "
-	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu\n",
+	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d\n",
 	       size, got, __builtin_popcount(c.dev_no & 0xff), mbps(timed * size, t1 - t0, hz),
 	       s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
-	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
+	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients);
 	print_links("server rx", s.link_rx, got);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
 	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
@@ -175,7 +234,11 @@ int main(int argc, char **argv)
 	ack_every = (uint32_t)arg_long(argc, argv, "ack", 1);
 	CHECK("arguments", size >= 1 && size <= WIRE_MAX_PAYLOAD && batch >= 1 && batch <= MAXB &&
 				   count % batch == 0 && window >= 1 && ack_every >= 1 && ack_every <= window);
+	nclients = srv ? (int)arg_long(argc, argv, "clients", 1) : 1;
+	CHECK("clients", nclients >= 1 && nclients <= MAXCLIENTS);
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
+	if (srv)
+		parse_clients(argc, argv);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), s0.tsc_hz);

@@ -35,6 +35,8 @@ uint8_t nic_mask_arg(int argc, char **argv);
 // channel's links; a single MAC names the peer on the first NIC only).
 long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
 		uint32_t n_out);
+// Peer `peer` from "MAC[,MAC..]", one per NIC of the channel as above.
+long chan_peer_list(struct chan *c, int peer, const char *list);
 // Output slot i (payload of packet i goes here; raw channels: the frame).
 static inline uint8_t *chan_out(struct chan *c, uint32_t i) { return (uint8_t *)(c->out_addr + i * NET_SLOT); }
 // Payload of received packet i.
