@@ -195,6 +195,12 @@ bench-exchange: bench-deps $(KERNEL)
 bench: bench-deps $(KERNEL) linux-baseline
 	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
+# Striped streams over 1-4 paced links, this kernel and Linux bonding:
+# multilink.json, multilink.png and REPORT.md's multi-link section.
+.PHONY: bench-multilink
+bench-multilink: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/multilink.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.
 bench-smoke: bench-deps $(KERNEL) linux-baseline
