@@ -33,18 +33,24 @@ def base():
     }
 
 
+def images(test):
+    """A scratch directory for test, removed after it, holding a tiny ELF
+    (k.elf), a bzImage with its header magic and an initrd."""
+    test.dir = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, test.dir)
+    with open(os.path.join(test.dir, "k.elf"), "wb") as f:
+        f.write(b"\x7fELF" + bytes(60))
+    bz = bytearray(0x300)
+    bz[0x202:0x206] = b"HdrS"
+    with open(os.path.join(test.dir, "bzImage"), "wb") as f:
+        f.write(bz)
+    with open(os.path.join(test.dir, "initrd.gz"), "wb") as f:
+        f.write(b"x")
+
+
 class Parse(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.dir)
-        with open(os.path.join(self.dir, "k.elf"), "wb") as f:
-            f.write(b"\x7fELF" + bytes(60))
-        bz = bytearray(0x300)
-        bz[0x202:0x206] = b"HdrS"
-        with open(os.path.join(self.dir, "bzImage"), "wb") as f:
-            f.write(bz)
-        with open(os.path.join(self.dir, "initrd.gz"), "wb") as f:
-            f.write(b"x")
+        images(self)
         with open(os.path.join(self.dir, "junk"), "wb") as f:
             f.write(b"hello")
 
@@ -203,17 +209,8 @@ class Runner(unittest.TestCase):
     """The QEMU command lines and the CLI's answers to bad input."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.dir)
+        images(self)
         self.elf = os.path.join(self.dir, "k.elf")
-        with open(self.elf, "wb") as f:
-            f.write(b"\x7fELF" + bytes(60))
-        bz = bytearray(0x300)
-        bz[0x202:0x206] = b"HdrS"
-        with open(os.path.join(self.dir, "bzImage"), "wb") as f:
-            f.write(bz)
-        with open(os.path.join(self.dir, "initrd.gz"), "wb") as f:
-            f.write(b"x")
 
     def test_qemu_args(self):
         t = base()
