@@ -64,11 +64,11 @@ run malformed_virtio 1 virtio-net-pci 1 "run=badframes role=victim peer=@CMAC0@"
 # link); stream checks every packet's order, count and bytes.
 run stream_2links 2 e1000 1 "run=stream role=server nics=0,1 peer=@CMAC0@,@CMAC1@ count=1024" \
 	"run=stream role=client nics=0,1 peer=@SMAC0@,@SMAC1@ count=1024" \
-	"SUITE stream: 6 passed, 0 failed;SUITE stream: 5 passed, 0 failed;links=2;nic1=512 share_x1000=500"
+	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=2;nic1=512 share_x1000=500"
 run stream_4links 4 e1000 1 \
 	"run=stream role=server nics=0,1,2,3 peer=@CMAC0@,@CMAC1@,@CMAC2@,@CMAC3@ count=1024 size=4096" \
 	"run=stream role=client nics=0,1,2,3 peer=@SMAC0@,@SMAC1@,@SMAC2@,@SMAC3@ count=1024 size=4096" \
-	"SUITE stream: 6 passed, 0 failed;SUITE stream: 5 passed, 0 failed;links=4;nic3=256 share_x1000=250"
+	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=4;nic3=256 share_x1000=250"
 run pingpong_2links 2 e1000 1 "run=pingpong role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=pingpong role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=60,1500,8960 iters=4 warm=1" \
 	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
