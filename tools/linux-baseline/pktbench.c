@@ -11,7 +11,9 @@
 //           polls the RX ring.  V2, not V3: a V3 block reaches user space
 //           only when full or when its retire timer (>= 1 ms) fires, which
 //           would swamp a round trip.
-// Roles: `server` echoes, `client` measures.  Modes: `rtt` and `burst`, and
+// Roles: `server` echoes, `client` measures.  With --reorder (over a bond,
+// whose balance-rr reorders frames across links) a burst server takes a
+// burst's packets in any order and answers once it has all of them.  Modes: `rtt` and `burst`, and
 // `stream`: one TCP (or MPTCP) connection per measurement, bytes verified
 // (see the stream section).  `pktbench netcfg ...` sets up what busybox
 // cannot: a tbf qdisc, MPTCP limits and endpoints (see the netcfg section).
@@ -43,6 +45,7 @@
 //   SRVSTAT burst variant=.. bytes=.. good=.. bad=.. missing=.. ooo=.. irqs=..
 //   RESULT stream proto=tcp|mptcp bytes=(write size) rep=.. total=.. verified=..
 //          us=(receiver, first to last byte) mbps=.. client_us=.. subflows=.. fallback=..
+//          retrans=(sender's TCP segments retransmitted during the transfer)
 //   SRVSTAT stream proto=.. bytes=.. total=.. received=.. verified=.. status=..
 //          us=.. mbps=.. subflows=.. fallback=.. nic_rx=(bytes per ethN)
 //   STATS / NETDEV (socket and interface counters, at the end or on failure)
@@ -117,6 +120,7 @@ struct opts {
 	int proto;            // stream: IPPROTO_TCP or IPPROTO_MPTCP
 	struct in_addr server_ip; // stream client: where to connect
 	uint64_t stream_bytes;    // stream: bytes per connection
+	bool reorder;             // burst server: packets of a burst may come in any order
 };
 
 struct ring {
@@ -696,8 +700,17 @@ static void diag(void)
 
 // ---------------------------------------------------------------- server
 
+#define PB_REORDER_MAX 1024u    // --reorder: largest burst (seq bitmap)
+#define PB_REORDER_WAIT_MS 500 // --reorder: wait for stragglers after the last
+
 struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
+	// --reorder: which seqs came, the burst's size, whether its last frame
+	// has come, and from where
+	uint8_t seen[PB_REORDER_MAX / 8];
+	uint32_t batch;
+	bool last_seen;
+	uint8_t src[6];
 	long irqs_mark; // NIC interrupts when the previous burst was answered
 	// R1: TSC at the burst's first frame received (0: none yet), and the
 	// ticks spent checking payloads; guest instructions under -icount.
@@ -709,6 +722,7 @@ struct server {
 	struct port *p;
 	const char *irqname;
 	struct burst_state b;
+	bool reorder;        // a burst's packets may arrive in any order (a bond)
 	uint64_t bad_echo;   // rtt requests whose payload was damaged
 	uint64_t bad_bursts; // bursts with a damaged, missing or reordered packet
 };
@@ -745,6 +759,8 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint64_t sent = tsc_now();
 	// Bookkeeping only after the reply is out, so it costs no measured time.
 	uint32_t n = b->good + b->bad;
+	if (sv->reorder)
+		b->missing = b->batch > n ? b->batch - n : 0;
 	long irqs = irq_count(sv->irqname);
 	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
@@ -753,7 +769,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
 	fflush(stdout);
-	if (b->bad || b->missing || b->ooo)
+	if (b->bad || b->missing || (b->ooo && !sv->reorder))
 		sv->bad_bursts++;
 	burst_reset(b);
 	b->irqs_mark = irq_count(sv->irqname);
@@ -763,6 +779,34 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
 	struct burst_state *b = &sv->b;
+	if (sv->reorder) {
+		// Over a bond the links reorder: take the packets in any order,
+		// answer once all `batch` came (or, run_server, a while after
+		// the last one if some never come); ooo counts late arrivals.
+		if (!b->first_tsc)
+			b->first_tsc = arrived;
+		if (k->seq < b->expect)
+			b->ooo++;
+		else
+			b->expect = k->seq + 1;
+		b->bytes = k->len;
+		b->batch = k->batch;
+		memcpy(b->src, k->src, 6);
+		uint64_t c0 = tsc_now();
+		if (k->seq >= PB_REORDER_MAX || (b->seen[k->seq / 8] & (1u << (k->seq % 8))))
+			b->bad++; // out of range or a duplicate
+		else if (b->seen[k->seq / 8] |= (uint8_t)(1u << (k->seq % 8)),
+		         pattern_check(k->payload, k->len, k->seq) == k->len)
+			b->good++;
+		else
+			b->bad++;
+		b->check_tsc += tsc_now() - c0;
+		if (k->flags & WIRE_F_LAST)
+			b->last_seen = true;
+		if (b->good + b->bad >= k->batch)
+			burst_reply(sv, k->src);
+		return;
+	}
 	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
 		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
@@ -816,7 +860,7 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 static int run_server(const struct opts *o)
 {
 	struct port p;
-	struct server sv = { .p = &p, .irqname = o->irqname };
+	struct server sv = { .p = &p, .irqname = o->irqname, .reorder = o->reorder };
 	port_open(&p, o, o->idle_timeout_ms);
 	g_port = &p;
 	g_opts = o;
@@ -830,9 +874,14 @@ static int run_server(const struct opts *o)
 		struct frame f;
 		// After the quit, a pktbench client still sends its bye at once;
 		// a kernel client sends nothing more.
-		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
+		bool straggle = sv.reorder && sv.b.last_seen;
+		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : straggle ? PB_REORDER_WAIT_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
+			if (straggle) { // the burst's missing packets never came
+				burst_reply(&sv, sv.b.src);
+				continue;
+			}
 			die("server idle for %d ms", o->idle_timeout_ms);
 		}
 		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
@@ -1293,6 +1342,28 @@ static int mptcp_subflows(int fd, bool *fallback)
 	return mi.mptcpi_subflows + 1;
 }
 
+// TCP segments retransmitted so far by this host (/proc/net/snmp
+// RetransSegs; MPTCP subflows included), -1 if unknown.
+static long long tcp_retrans(void)
+{
+	FILE *f = fopen("/proc/net/snmp", "r");
+	char names[1024], vals[1024];
+	long long r = -1;
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof names, f) && fgets(vals, sizeof vals, f)) {
+		if (strncmp(names, "Tcp:", 4) != 0)
+			continue;
+		char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(vals, " \n", &sv);
+		for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+			if (strcmp(n, "RetransSegs") == 0)
+				r = atoll(v);
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
 static const char *proto_name(int proto) { return proto == IPPROTO_MPTCP ? "mptcp" : "tcp"; }
 
 // Serves one connection; returns 1 when it was the quit.
@@ -1415,6 +1486,7 @@ static int stream_connect(const struct opts *o)
 
 struct stream_result {
 	uint64_t ns, total;
+	long long retrans;
 	double client_us;
 	int subflows;
 	bool fallback;
@@ -1425,7 +1497,10 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 {
 	uint8_t hdr[16], ans[32];
 	int fd = stream_connect(o);
+	long long re0 = tcp_retrans();
 	uint64_t t0 = now_ns();
+	if (total) // a mark for harnesses that act during a transfer (link cuts)
+		printf("STREAM begin bytes=%u total=%llu\n", size, (unsigned long long)total);
 	put_be32(hdr, PB_STREAM_MAGIC);
 	put_be32(hdr + 4, size);
 	put_be64(hdr + 8, total);
@@ -1442,6 +1517,8 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != PB_STREAM_MAGIC)
 		die("stream bytes=%u: no answer from the server: %s", size, strerror(errno));
 	r->client_us = (double)(now_ns() - t0) / 1000.0;
+	long long re1 = tcp_retrans();
+	r->retrans = re0 >= 0 && re1 >= 0 ? re1 - re0 : -1;
 	close(fd);
 	uint32_t status = get_be32(ans + 4);
 	uint64_t good = get_be64(ans + 8), got = get_be64(ans + 24);
@@ -1467,11 +1544,11 @@ static int run_stream_client(const struct opts *o)
 			if (rep < 0)
 				continue;
 			printf("RESULT stream proto=%s bytes=%u rep=%d total=%llu verified=%llu us=%.1f "
-			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d\n",
+			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d retrans=%lld\n",
 			       proto_name(o->proto), o->sizes[i], rep, (unsigned long long)r.total,
 			       (unsigned long long)r.total, (double)r.ns / 1000.0,
 			       r.ns ? (double)r.total * 8000.0 / (double)r.ns : 0.0, r.client_us, r.subflows,
-			       r.fallback);
+			       r.fallback, r.retrans);
 		}
 	}
 	struct stream_result q;
@@ -1544,7 +1621,8 @@ static int nl_talk(int proto, struct nlbuf *m, struct nlbuf *reply)
 	}
 }
 
-// tbf on IF's root at MBPS Mbit/s: burst max(32 KiB, 2 ms of the rate),
+// tbf on IF's root at MBPS Mbit/s: burst max(18 KiB = two jumbo frames, 1 ms of
+// the rate),
 // queue limit 4 MiB (a 128-frame burst of 8 KiB frames must fit).
 static int netcfg_tbf(const char *ifname, double mbps)
 {
@@ -1555,7 +1633,7 @@ static int netcfg_tbf(const char *ifname, double mbps)
 	if (!(mbps > 0))
 		die("tbf: bad rate %g", mbps);
 	uint64_t bps = (uint64_t)(mbps * 1e6 / 8.0); // bytes per second
-	uint32_t burst = (uint32_t)(bps / 500 > 32768 ? bps / 500 : 32768);
+	uint32_t burst = (uint32_t)(bps / 1000 > 18432 ? bps / 1000 : 18432);
 	memset(&m, 0, sizeof m);
 	m.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
 	m.h.nlmsg_type = RTM_NEWQDISC;
@@ -1684,6 +1762,7 @@ static void usage(void)
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
+	        "                [--reorder]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
 	        "                mptcp-endpoint ADDR IF signal|subflow ID\n"
 	        "       pktbench --selfcheck\n");
@@ -1725,6 +1804,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
+		{ "reorder", 0, 0, 'R' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
@@ -1744,6 +1824,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
 		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
+		case 'R': o->reorder = true; break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick(optarg, "packet", "mmap"); break;
 		case 'i': o->ifname = optarg; break;
