@@ -47,7 +47,8 @@
 //          us=(receiver, first to last byte) mbps=.. client_us=.. subflows=.. fallback=..
 //          retrans=(sender's TCP segments retransmitted during the transfer)
 //   SRVSTAT stream proto=.. bytes=.. total=.. received=.. verified=.. status=..
-//          us=.. mbps=.. subflows=.. fallback=.. nic_rx=(bytes per ethN)
+//          us=.. mbps=.. subflows=.. fallback=.. ofo=(TCP segments queued out of
+//          order) mptcp_ofo=(MPTCP's, across subflows) nic_rx=(bytes per ethN)
 //   STATS / NETDEV (socket and interface counters, at the end or on failure)
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
@@ -1342,21 +1343,22 @@ static int mptcp_subflows(int fd, bool *fallback)
 	return mi.mptcpi_subflows + 1;
 }
 
-// TCP segments retransmitted so far by this host (/proc/net/snmp
-// RetransSegs; MPTCP subflows included), -1 if unknown.
-static long long tcp_retrans(void)
+// A counter of /proc/net/snmp or /proc/net/netstat: the field `name` of
+// the line pair starting with `prefix` ("Tcp:", "TcpExt:", "MPTcpExt:");
+// -1 if absent.
+static long long snmp_get(const char *path, const char *prefix, const char *name)
 {
-	FILE *f = fopen("/proc/net/snmp", "r");
-	char names[1024], vals[1024];
+	FILE *f = fopen(path, "r");
+	static char names[8192], vals[8192];
 	long long r = -1;
 	if (!f)
 		return -1;
 	while (fgets(names, sizeof names, f) && fgets(vals, sizeof vals, f)) {
-		if (strncmp(names, "Tcp:", 4) != 0)
+		if (strncmp(names, prefix, strlen(prefix)) != 0)
 			continue;
 		char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(vals, " \n", &sv);
 		for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
-			if (strcmp(n, "RetransSegs") == 0)
+			if (strcmp(n, name) == 0)
 				r = atoll(v);
 		break;
 	}
@@ -1378,6 +1380,10 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	uint64_t total = get_be64(hdr + 8), got = 0, good = 0, t_first = 0, t_last = 0;
 	uint32_t status = ST_OK;
 	int nics = nic_rx_bytes(rx0, PB_MAX_NICS);
+	// Segments that arrived out of order: TCP's (per subflow for MPTCP) and
+	// MPTCP's own, across subflows.
+	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	long long mofo0 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
 	while (got < total) {
 		size_t want = total - got < PB_STREAM_RXBUF ? (size_t)(total - got) : PB_STREAM_RXBUF;
 		ssize_t r = read(c, buf, want);
@@ -1404,6 +1410,8 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	bool fb;
 	int sub = mptcp_subflows(c, &fb);
 	nic_rx_bytes(rx1, PB_MAX_NICS);
+	long long ofo1 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	long long mofo1 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
 	uint64_t ns = t_last - t_first;
 	put_be32(ans, PB_STREAM_MAGIC);
 	put_be32(ans + 4, status);
@@ -1415,10 +1423,11 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	if (total == 0)
 		return 1;
 	printf("SRVSTAT stream proto=%s bytes=%u total=%llu received=%llu verified=%llu status=%u "
-	       "us=%.1f mbps=%.3f subflows=%d fallback=%d nic_rx=",
+	       "us=%.1f mbps=%.3f subflows=%d fallback=%d ofo=%lld mptcp_ofo=%lld nic_rx=",
 	       proto_name(o->proto), size, (unsigned long long)total, (unsigned long long)got,
 	       (unsigned long long)good, status, (double)ns / 1000.0,
-	       ns ? (double)got * 8000.0 / (double)ns : 0.0, sub, fb);
+	       ns ? (double)got * 8000.0 / (double)ns : 0.0, sub, fb,
+	       ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, mofo0 >= 0 && mofo1 >= 0 ? mofo1 - mofo0 : -1);
 	for (int i = 0; i < nics; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));
 	printf("\n");
@@ -1497,7 +1506,7 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 {
 	uint8_t hdr[16], ans[32];
 	int fd = stream_connect(o);
-	long long re0 = tcp_retrans();
+	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
 	uint64_t t0 = now_ns();
 	if (total) // a mark for harnesses that act during a transfer (link cuts)
 		printf("STREAM begin bytes=%u total=%llu\n", size, (unsigned long long)total);
@@ -1517,7 +1526,7 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != PB_STREAM_MAGIC)
 		die("stream bytes=%u: no answer from the server: %s", size, strerror(errno));
 	r->client_us = (double)(now_ns() - t0) / 1000.0;
-	long long re1 = tcp_retrans();
+	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
 	r->retrans = re0 >= 0 && re1 >= 0 ? re1 - re0 : -1;
 	close(fd);
 	uint32_t status = get_be32(ans + 4);

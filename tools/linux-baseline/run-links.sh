@@ -8,7 +8,7 @@
 #   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
 #                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
 #                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
-#                [--cut SECONDS] [--timeout SECONDS] [--append "kernel args"]
+#                [--cut SECONDS] [--icount] [--timeout SECONDS] [--append "kernel args"]
 #                [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
 #
 # --bond rr|ab puts each guest's NICs in bond0 (balance-rr, active-backup)
@@ -17,7 +17,9 @@
 # each NIC with tbf (one value for all).  --cut S: S seconds after the
 # client's first "STREAM begin" (or first RESULT line in other modes), link
 # 0 is cut on both sides (QMP set_link off on both guests' NIC 0: a visible
-# cut, both drivers report the link down).  Every guest has a QMP socket in
+# cut, both drivers report the link down).  --icount: -icount shift=0 (the
+# guest TSC counts instructions; real-time fields become virtual time).
+# Every guest has a QMP socket in
 # the run's temporary directory.  Logs as in run-pair.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,11 +29,11 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 LINKS=1 BOND=none MBPS= MODE=stream PROTO=tcp VARIANT=packet SIZES=8192 RUNS=3 WARMUP=1
 BYTES=16777216 CUT= TIMEOUT=300 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
-NIC=${NIC:-e1000} GAP=2
+NIC=${NIC:-e1000} GAP=2 ICOUNT=
 # NIC K of the server is 52:54:00:4c:4K:01, of the client ...:02.
 mac() { printf '52:54:00:4c:4%d:%02d' "$2" "$1"; }
 
-usage() { sed -n '2,21s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--bytes) BYTES=$2; shift ;;
 	--gap) GAP=$2; shift ;;
 	--cut) CUT=$2; shift ;;
+	--icount) ICOUNT=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--append) APPEND=$2; shift ;;
 	--guest) GUEST=$2; shift ;;
@@ -82,11 +85,11 @@ lb_need_pkgs qemu-system-x86 python3
 SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
 if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
 mkdir -p "$LOGDIR"
-SERVER_PID= CLIENT_PID=
+SERVER_PID= CLIENT_PID= CUT_PID=
 
 cleanup() {
 	local p
-	for p in $SERVER_PID $CLIENT_PID; do kill "$p" 2>/dev/null || true; done
+	for p in $SERVER_PID $CLIENT_PID $CUT_PID; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	if [ "$LOGDIR" = "$SOCKDIR" ]; then rm -rf "$SOCKDIR"; else rm -f "$SOCKDIR"/*.sock; rmdir "$SOCKDIR"; fi
 }
@@ -103,8 +106,10 @@ boot() {
 		nets+=(-netdev "dgram,id=n$k,local.type=unix,local.path=$SOCKDIR/$idx.$k.sock,remote.type=unix,remote.path=$SOCKDIR/$other.$k.sock"
 			-device "$NIC_DEV,netdev=n$k,id=nic$k,mac=$(mac "$idx" "$k"),romfile=")
 	done
+	local extra=()
+	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
-		-nographic -no-reboot -monitor none \
+		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
 		-serial "file:$LOGDIR/$name.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
@@ -142,7 +147,7 @@ cut_link_later() {
 	local mark='^STREAM begin'
 	case "$MODE" in stream*) ;; *) mark='^RESULT ' ;; esac
 	for _ in $(seq 1 $((TIMEOUT * 10))); do
-		tr -d '\r' <"$LOGDIR/client.log" 2>/dev/null | grep -q "$mark" && break
+		{ tr -d '\r' <"$LOGDIR/client.log"; } 2>/dev/null | grep -q "$mark" && break
 		sleep 0.1
 	done
 	sleep "$CUT"
@@ -157,7 +162,6 @@ boot server 1 "pkt.role=server pkt.host=1 pkt.peerhost=2 $common"
 SERVER_PID=$BOOT_PID
 boot client 2 "pkt.role=client pkt.host=2 pkt.peerhost=1 pkt.peer=$(mac 1 0) $common"
 CLIENT_PID=$BOOT_PID
-CUT_PID=
 if [ -n "$CUT" ]; then
 	cut_link_later &
 	CUT_PID=$!
