@@ -5,8 +5,8 @@
 #
 #  1. Calibration: one boot pair over one unpaced link (no tbf): a TCP
 #     stream and raw bursts at every size.  The per-link rate is a fifth of
-#     the slowest TCP median, rounded down to 5 Mbit/s, so that four paced
-#     links ask for at most 4/5 of what the emulator carried over one link.
+#     the slowest of these medians, rounded down to 5 Mbit/s, so that four
+#     paced links ask for at most 4/5 of what the emulator carried over one.
 #  2. Per boot round and link count (run-links.sh, two guests, one dgram
 #     wire per link, every NIC paced with tbf at that rate):
 #       rr     bond0 in balance-rr: a TCP stream at each write size, then
@@ -86,8 +86,8 @@ if [ -z "$MBPS" ]; then
 		--mode stream,burst --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" --bytes 16000000
 	CAL=$(python3 "$HERE/collect-multilink.py" --calibration --out /dev/null "$RAW/calib.txt")
 	MBPS=$(python3 -c 'import json, sys
-c = json.loads(sys.argv[1])["tcp"]
-print(max(5, int(min(c.values()) / 5 // 5 * 5)))' "$CAL")
+c = json.loads(sys.argv[1])
+print(max(5, int(min(list(c["tcp"].values()) + list(c["packet"].values())) / 5 // 5 * 5)))' "$CAL")
 	progress "unpaced one link: $CAL; per-link rate $MBPS Mbit/s"
 fi
 # Bytes per connection: ML_SECONDS at the aggregate paced rate.
@@ -126,7 +126,7 @@ python3 "$HERE/collect-multilink.py" --out "$OUT" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$BOOTS" --env "boots=$BOOTS" \
 	--env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP" \
 	--env "per_link_mbps_paced=$MBPS" \
-	--env "pacing=tbf on every NIC of both guests (burst max(18 KiB, 1 ms), limit 4 MiB); rate = 1/5 of the slowest unpaced one-link TCP median, rounded down to 5 Mbit/s" \
+	--env "pacing=tbf on every NIC of both guests (burst max(18 KiB, 1 ms), limit 4 MiB); rate = 1/5 of the slowest unpaced one-link median (TCP stream or raw burst, any size), rounded down to 5 Mbit/s" \
 	--env "stream_seconds_per_conn=$SECONDS_PER_CONN" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \
 	--env "guest_nic=$GUEST_NIC; bonding.ko balance-rr miimon 100; MTU 9000" \
