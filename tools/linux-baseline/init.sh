@@ -19,7 +19,8 @@
 #   pkt.mbps=R[,R...] (pace each NIC with a tbf qdisc at R Mbit/s; one value
 #     for all NICs; 0 or empty: unpaced)
 #   pkt.host=N pkt.peerhost=N (IPv4 10.0.0.N/24 on bond0, or 10.0.K.N/24 on
-#     ethK without a bond; default server 1, client 2; peerhost: the other)
+#     ethK without a bond; default server 1, client 2; peerhost: the other;
+#     pkt.node=I pkt.peernode=I count from 0: host I+1, as a runner's @NODE@)
 #   pkt.mode=stream pkt.proto=tcp|mptcp pkt.bytes=N (bytes per connection)
 #     with pkt.proto=mptcp: MPTCP limits of NICS-1 extra subflows and
 #     accepted addresses; the server announces 10.0.K.N (K >= 1) as "signal"
@@ -63,6 +64,8 @@ for w in $(cat /proc/cmdline); do
 	pkt.mbps=*) MBPS=$v ;;
 	pkt.host=*) HOST=$v ;;
 	pkt.peerhost=*) PEERHOST=$v ;;
+	pkt.node=*) HOST=$((v + 1)) ;;
+	pkt.peernode=*) PEERHOST=$((v + 1)) ;;
 	pkt.proto=*) PROTO=$v ;;
 	pkt.bytes=*) BYTES=$v ;;
 	esac
