@@ -13,14 +13,17 @@
 #              raw AF_PACKET bursts of each frame payload over the bond;
 #       mptcp  no bond, one IP per NIC: one MPTCP connection whose server
 #              announces its other addresses (one subflow per link).
-#  3. -icount shift=0 pairs at 1 and 4 links: raw bursts only, for the
-#     burst receiver's instructions per packet.
+#  3. -icount shift=0 pairs at 1 and 4 links, unpaced (a paced receiver
+#     would count the virtual time it waits for the next frame): raw bursts
+#     only, for the burst receiver's instructions per packet.
 # Stream connections carry ML_SECONDS of the paced aggregate rate.
 # Tunables (env): ML_BOOTS (3), ML_LINKS (1,2,3,4), ML_SIZES (1500,4096,8192),
 # ML_RUNS (3) and ML_WARMUP (1) per size and boot, ML_SECONDS (1.5),
 # ML_MBPS (skip the calibration, use this per-link rate), ML_MPTCP (1; 0: no
 # MPTCP pairs), ML_ICOUNT (1), LB_NIC (e1000 or virtio), LB_BUILD,
-# LB_PREBUILT=1 (as bench.sh).
+# LB_PREBUILT=1 (as bench.sh), ML_KEEP_RAW=1 (keep the boot pairs of an
+# earlier run and collect them with the new ones, e.g. ML_KEEP_RAW=1
+# ML_BOOTS=0 ML_MBPS=10 measures only the -icount pairs again).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -60,19 +63,18 @@ else
 fi
 RAW="$GUEST/raw/multilink"
 LOGS="$GUEST/logs/multilink"
-rm -rf "$RAW" "$LOGS"
+[ -n "${ML_KEEP_RAW:-}" ] || rm -rf "$RAW" "$LOGS"
 mkdir -p "$RAW" "$LOGS" "$RESULTS"
 
 # pair NAME "PAIR-FIELDS" ARGS...: one boot pair into $RAW/NAME.txt (its
 # first line the PAIR fields); a failed pair is tried once more.
-FILES=()
 pair() {
 	local name=$1 head=$2 try
 	shift 2
 	for try in 1 2; do
 		if { echo "PAIR $head"; "$HERE/run-links.sh" --no-build --guest "$GUEST" --nic "$NIC" --timeout 300 \
-			--logdir "$LOGS/$name.$try" "$@"; } >"$RAW/$name.txt"; then
-			FILES+=("$RAW/$name.txt")
+			--logdir "$LOGS/$name.$try" "$@"; } >"$RAW/$name.tmp"; then
+			mv "$RAW/$name.tmp" "$RAW/$name.txt"
 			return 0
 		fi
 		progress "$name failed (try $try); logs in $LOGS/$name.$try"
@@ -111,8 +113,8 @@ done
 if [ "$DO_ICOUNT" = 1 ]; then
 	for links in 1 4; do
 		progress "raw bursts over $links link(s) under -icount shift=0"
-		pair "icount-$links" "kind=icount links=$links boot=0 warmup=$ICOUNT_WARMUP mbps=$MBPS" \
-			--links "$links" --bond rr --mbps "$MBPS" --mode burst --sizes "$SIZES" \
+		pair "icount-$links" "kind=icount links=$links boot=0 warmup=$ICOUNT_WARMUP mbps=0" \
+			--links "$links" --bond rr --mode burst --sizes "$SIZES" \
 			--runs "$ICOUNT_RUNS" --warmup "$ICOUNT_WARMUP" --icount
 	done
 fi
@@ -131,5 +133,5 @@ python3 "$HERE/collect-multilink.py" --out "$OUT" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \
 	--env "guest_nic=$GUEST_NIC; bonding.ko balance-rr miimon 100; MTU 9000" \
 	--env "clock_r1_insns=icount" --env "icount=shift=0" \
-	"${FILES[@]}"
+	"$RAW"/*.txt
 progress "wrote $OUT"
