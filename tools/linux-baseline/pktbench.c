@@ -227,35 +227,65 @@ static double percentile(const double *v, int n, double p)
 	return v[k - 1];
 }
 
-// Whether a /proc/interrupts line's name (its last field) is `name`, or
-// one of its vectors "name-..." (virtio: virtio0-config, virtio0-input.0).
-static bool irq_line_is(const char *line, const char *end, const char *name)
+// Whether a token of a /proc/interrupts line (a trailing comma dropped)
+// is one of the comma-separated `names`, or a vector "name-..." of one
+// (virtio: virtio0-config, virtio0-input.0).  Device names come last on
+// the line; a shared line lists several ("eth0, eth2"); chip names such as
+// IO-APIC never equal a NIC's.
+static bool irq_token_in(const char *tok, size_t len, const char *names)
 {
-	const char *field = end;
-	size_t n = strlen(name);
-	while (field > line && field[-1] != ' ' && field[-1] != '\t')
-		field--;
-	return (size_t)(end - field) >= n && strncmp(field, name, n) == 0 &&
-	       (field[n] == 0 || field[n] == '-');
+	if (len && tok[len - 1] == ',')
+		len--;
+	for (const char *p = names; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n && len >= n && strncmp(tok, p, n) == 0 && (len == n || tok[n] == '-'))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
 }
 
-// Interrupts taken so far by `name` (all its lines), from /proc/interrupts;
-// -1 if unknown.
-static long irq_count_one(const char *name)
+// Interrupts taken so far by the devices `names` (comma-separated: the
+// slaves of a bond; every line that names one of them, once), from
+// /proc/interrupts; -1 if some name is on no line.
+static long irq_count(const char *names)
 {
 	FILE *f = fopen("/proc/interrupts", "r");
 	char line[1024];
-	long total = -1;
+	long total = 0;
+	size_t want = 1, found = 0;
+	for (const char *p = names; *p; p++)
+		want += *p == ',';
 	if (!f)
 		return -1;
+	// Names seen, to tell whether every device has a line.
+	char seen[256] = "";
 	while (fgets(line, sizeof line, f)) {
-		char *end = line + strcspn(line, "\n");
-		*end = 0;
-		if (!irq_line_is(line, end, name))
+		char *colon = strchr(line, ':');
+		bool match = false;
+		if (!colon)
 			continue;
-		char *p = strchr(line, ':');
-		total = total < 0 ? 0 : total;
-		while (p) { // per-CPU columns, up to the chip name
+		for (char *t = colon + 1; *t;) {
+			t += strspn(t, " \t\n");
+			size_t n = strcspn(t, " \t\n");
+			if (n && irq_token_in(t, n, names)) {
+				match = true;
+				size_t k = t[n - 1] == ',' ? n - 1 : n;
+				char tok[64];
+				snprintf(tok, sizeof tok, ",%.*s,", (int)(k < 60 ? k : 60), t);
+				char *dash = strchr(tok + 1, '-'); // a vector counts for its device
+				if (dash)
+					dash[0] = ',', dash[1] = 0;
+				if (!strstr(seen, tok) && strlen(seen) + strlen(tok) < sizeof seen) {
+					strcat(seen, tok);
+					found++;
+				}
+			}
+			t += n;
+		}
+		if (!match)
+			continue;
+		for (char *p = colon;;) { // per-CPU columns, up to the chip name
 			char *q;
 			long v = strtol(p + 1, &q, 10);
 			if (q == p + 1)
@@ -265,24 +295,7 @@ static long irq_count_one(const char *name)
 		}
 	}
 	fclose(f);
-	return total;
-}
-
-// The same for a comma-separated list of names (the slaves of a bond).
-static long irq_count(const char *names)
-{
-	char one[64];
-	long total = 0;
-	for (const char *p = names; *p;) {
-		size_t n = strcspn(p, ",");
-		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
-		long v = irq_count_one(one);
-		if (v < 0)
-			return -1;
-		total += v;
-		p += n + (p[n] == ',');
-	}
-	return total;
+	return found >= want ? total : -1;
 }
 
 // ---------------------------------------------------------------- pattern
