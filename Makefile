@@ -118,8 +118,8 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs test-linux-baseline \
-	test-linux-baseline-virtio test-interop bench-smoke
+test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs \
+	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.

@@ -35,7 +35,7 @@ rm -f "$out/linux-multilink.json"
 if [ -x "$linux" ]; then
 	rate=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link_mbps"])' "$out/kernel-multilink.json")
 	echo "bench-multilink: [2/3] Linux bonding at $rate Mbit/s a link ($(date +%T))"
-	LB_PREBUILT=1 LB_BUILD=$guest LB_BOOTS=$runs ML_LINKS=$links ML_SIZES=$sizes ML_MBPS=$rate \
+	LB_PREBUILT=1 LB_BUILD=$guest ML_BOOTS=$runs ML_LINKS=$links ML_SIZES=$sizes ML_MBPS=$rate \
 		"$linux" "$out"
 else
 	echo "bench-multilink: [2/3] no Linux multi-link benchmark in this tree: kernel rows only"
