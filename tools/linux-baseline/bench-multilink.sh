@@ -128,7 +128,7 @@ python3 "$HERE/collect-multilink.py" --out "$OUT" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$BOOTS" --env "boots=$BOOTS" \
 	--env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP" \
 	--env "per_link_mbps_paced=$MBPS" \
-	--env "pacing=tbf on every NIC of both guests (burst max(18 KiB, 1 ms), limit 4 MiB); rate = 1/5 of the slowest unpaced one-link median (TCP stream or raw burst, any size), rounded down to 5 Mbit/s" \
+	--env "pacing=tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB); rate = 1/5 of the slowest unpaced one-link median (TCP stream or raw burst, any size), rounded down to 5 Mbit/s" \
 	--env "stream_seconds_per_conn=$SECONDS_PER_CONN" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \
 	--env "guest_nic=$GUEST_NIC; bonding.ko balance-rr miimon 100; MTU 9000" \

@@ -1643,9 +1643,10 @@ static int nl_talk(int proto, struct nlbuf *m, struct nlbuf *reply)
 	}
 }
 
-// tbf on IF's root at MBPS Mbit/s: burst max(18 KiB = two jumbo frames, 1 ms of
-// the rate),
-// queue limit 4 MiB (a 128-frame burst of 8 KiB frames must fit).
+// tbf on IF's root at MBPS Mbit/s: burst 4 ms of the rate plus two jumbo
+// frames, the bucket the research kernel's pacer gives a NIC (nic_mbps=), so
+// both systems' links are modelled alike; queue limit 4 MiB (a 128-frame
+// burst of 8 KiB frames must fit).
 static int netcfg_tbf(const char *ifname, double mbps)
 {
 	struct nlbuf m;
@@ -1655,7 +1656,7 @@ static int netcfg_tbf(const char *ifname, double mbps)
 	if (!(mbps > 0))
 		die("tbf: bad rate %g", mbps);
 	uint64_t bps = (uint64_t)(mbps * 1e6 / 8.0); // bytes per second
-	uint32_t burst = (uint32_t)(bps / 1000 > 18432 ? bps / 1000 : 18432);
+	uint32_t burst = (uint32_t)(bps / 250 + 2 * 9038);
 	memset(&m, 0, sizeof m);
 	m.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
 	m.h.nlmsg_type = RTM_NEWQDISC;
