@@ -90,19 +90,29 @@ static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t p
 	p->cookie = cookie_of(c);
 }
 
-// Waits for the NIC, at most IO_TX_WAIT_US (interrupts are off meanwhile:
-// a transmitter that stalls must not stop the machine for longer).
-// QEMU finishes a batch inside the doorbell write; a real NIC at 1 Gbit/s
-// sends a 128-packet batch of 8960 bytes in about 9 ms.
-static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed))
+// Waits for the NIC: first spinning (interrupts are off meanwhile), at most
+// IO_TX_WAIT_US; then, from a system call (may_sleep), sleeping a timer
+// tick at a time between tries, up to IO_TX_SLEEP_US more, while other
+// processes run and timers fire. QEMU's e1000 finishes a batch inside the
+// doorbell write; its virtio-net later, from its main loop, which a busy
+// host can delay for many milliseconds; a real NIC at 1 Gbit/s sends a
+// 128-packet batch of 8960 bytes in about 9 ms.
+static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed), bool may_sleep)
 {
-	uint64_t end = arch_rdtsc() + timer_us_to_tsc(IO_TX_WAIT_US);
+	uint64_t now = arch_rdtsc(), spin_end = now + timer_us_to_tsc(IO_TX_WAIT_US);
+	uint64_t end = may_sleep ? spin_end + timer_us_to_tsc(IO_TX_SLEEP_US) : spin_end;
 	for (;;) {
 		if (done(c, reclaim_all(c)))
 			return true;
-		if (arch_rdtsc() > end)
+		now = arch_rdtsc();
+		if (now > end)
 			return false;
-		arch_pause();
+		if (now < spin_end) {
+			arch_pause();
+		} else {
+			c->st.tx_ring_sleeps++;
+			proc_sleep(&io_nics, now + 1); // the next tick
+		}
 	}
 }
 
@@ -110,8 +120,8 @@ static bool idle(struct io *c, int reclaimed) { return (void)reclaimed, c->infli
 static bool room(struct io *c, int reclaimed) { return (void)c, reclaimed > 0; }
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
-// with the previous batch.
-bool io_tx_idle(struct io *c) { return tx_wait(c, idle); }
+// with the previous batch. Spins only: also called as a process exits.
+bool io_tx_idle(struct io *c) { return tx_wait(c, idle, false); }
 
 // ------------------------------------------------------------- pacing
 
@@ -198,7 +208,7 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	c->st.link_tx[nic] += (uint64_t)r;
 	if (r > 0)
 		c->st.tx_doorbells++;
-	else if (!tx_wait(c, room)) // the ring is full (of any channel's packets)
+	else if (!tx_wait(c, room, true)) // the ring is full (of any channel's packets)
 		g->stuck = true;
 	return r > 0;
 }
@@ -243,7 +253,7 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 	int first[NETDEV_MAX + 1] = { 0 }, at[NETDEV_MAX];
 	struct io_txcall *t = c->tx;
 	uint16_t stripe = io_striped(c) ? WIRE_F_STRIPE : 0;
-	if (!io_tx_idle(c))
+	if (!tx_wait(c, idle, true))
 		return -E_BUSY;
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		int nic = stripe ? io_next_link(c, peers[i]) : c->nic;

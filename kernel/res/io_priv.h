@@ -16,7 +16,8 @@
 #define IO_RING_MAX 1024       // receive buffers a NIC may post (larger rings are refused)
 #define IO_MAX_FRAME (WIRE_FRAME_HLEN + WIRE_MAX_PAYLOAD) // longest frame we send
 #define IO_POLL_US 20           // poll=timer: the tick while polling
-#define IO_TX_WAIT_US 20000     // longest wait for the NIC to take or finish a batch
+#define IO_TX_WAIT_US 20000     // longest spin for the NIC to take or finish a batch
+#define IO_TX_SLEEP_US 1000000  // then, in a system call, how long more it sleeps on ticks
 #define IO_HDR_SLOT 64         // bytes per header in the header frames
 #define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
 #define IO_RO_WIN 1024         // striped frames a peer may be ahead of the next in order (4 rings)

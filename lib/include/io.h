@@ -69,6 +69,7 @@ struct io_stats {
 	uint64_t gap_peer, gap_seq, gap_len; // the last hole: peer, first missing, how many
 	uint64_t tx_stranded;     // packets that left after one of the call that could not
 	uint64_t tx_pace_waits;   // times a send slept for a paced NIC (nic_mbps=)
+	uint64_t tx_ring_sleeps;  // ticks a send slept for a full (or unfinished) ring after 20 ms of spinning
 	uint64_t link_tx[8];      // packets sent on each NIC (index = NIC number)
 	uint64_t link_rx[8];      // packets received on each NIC
 };
