@@ -25,9 +25,7 @@
 #define CREDIT_EVERY 64 // the receiver's credit after this many frames at most
 #define STALL_US 100000 // no credit for this long: the frames in flight are counted lost
 #define POOL 256              // packets the sender keeps in flight at most
-#define HDR_SLOT 32           // a wire header (30 bytes) per slot
-#define HDR_PAGES ((int)(POOL * HDR_SLOT / PAGE_SIZE))
-#define PAY_PAGES 3           // WIRE_MAX_PAYLOAD, contiguous: one segment
+#define FRAME_PAGES 3         // WIRE_MAX_FRAME, contiguous: one segment
 #define MAX_SIZES 16
 #define MAX_MODES 2
 #define MAX_REPS 10
@@ -364,7 +362,7 @@ struct tx {
 	struct netdev *nd;
 	struct ctl ctl;
 	struct frame fr;
-	paddr_t hdr[HDR_PAGES], pay;
+	paddr_t buf[POOL];      // packet i's frame
 	struct netpkt pkt[POOL];
 	uint16_t free[POOL];
 	int nfree;
@@ -387,28 +385,23 @@ static void tx_done(uint64_t cookie, void *arg)
 		t->free[t->nfree++] = (uint16_t)cookie;
 }
 
-static uint8_t *hdr_of(struct tx *t, int i, paddr_t *pa)
-{
-	*pa = t->hdr[i * HDR_SLOT / PAGE_SIZE] + (paddr_t)(i * HDR_SLOT % PAGE_SIZE);
-	return arch_p2v(*pa);
-}
-
-// Headers addressed to the peer, the payload pattern once, every packet free.
+// Every packet is one frame in one buffer of its own (FRAME_PAGES contiguous
+// pages): one segment, the fewest descriptors a NIC can be given. The
+// payload pattern is written once; only the wire header changes per send.
 static int tx_setup(struct tx *t, const struct params *p)
 {
-	for (int k = 0; k < HDR_PAGES; k++)
-		if (!(t->hdr[k] = dma_alloc_page()))
-			return -E_NOMEM;
-	if (!(t->pay = dma_alloc_contig(PAY_PAGES)))
-		return -E_NOMEM;
-	uint8_t *v = arch_p2v(t->pay);
-	for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
-		v[i] = wire_pattern(0, i);
 	for (int i = 0; i < POOL; i++) {
-		paddr_t h;
-		wire_put_eth(hdr_of(t, i, &h), p->peer, t->nd->mac);
-		t->pkt[i] = (struct netpkt){ .nseg = 2, .cookie = (uint64_t)i,
-					     .seg = { { h, WIRE_FRAME_HLEN }, { t->pay, 0 } } };
+		if (!(t->buf[i] = dma_alloc_contig(FRAME_PAGES)))
+			return -E_NOMEM;
+		uint8_t *v = arch_p2v(t->buf[i]);
+		if (i == 0)
+			for (uint32_t k = 0; k < WIRE_MAX_PAYLOAD; k++)
+				v[WIRE_FRAME_HLEN + k] = wire_pattern(0, k);
+		else
+			memcpy(v, arch_p2v(t->buf[0]), WIRE_MAX_FRAME);
+		wire_put_eth(v, p->peer, t->nd->mac);
+		t->pkt[i] = (struct netpkt){ .nseg = 1, .cookie = (uint64_t)i,
+					     .seg = { { t->buf[i], 0 } } };
 		t->free[i] = (uint16_t)(POOL - 1 - i);
 	}
 	t->nfree = POOL;
@@ -417,11 +410,9 @@ static int tx_setup(struct tx *t, const struct params *p)
 
 static void tx_free(struct tx *t)
 {
-	for (int k = 0; k < HDR_PAGES; k++)
-		if (t->hdr[k])
-			dma_free_page(t->hdr[k]);
-	if (t->pay)
-		dma_free_contig(t->pay, PAY_PAGES);
+	for (int i = 0; i < POOL; i++)
+		if (t->buf[i])
+			dma_free_contig(t->buf[i], FRAME_PAGES);
 }
 
 // Takes the peer's REPLYs (and gives every page back).
@@ -483,11 +474,10 @@ static int tx_fill(struct tx *t, int mode, uint32_t size, uint16_t win, uint32_t
 	int n = room < 0 ? 0 : t->nfree < room ? t->nfree : room; // < 0: the window just shrank
 	for (int k = 0; k < n; k++) {
 		int i = idx[k] = t->free[--t->nfree];
-		paddr_t h;
-		wire_put_hdr(hdr_of(t, i, &h), &(struct wire_fields){ .channel = CEIL_CHAN,
+		wire_put_hdr(arch_p2v(t->buf[i]), &(struct wire_fields){ .channel = CEIL_CHAN,
 				.seq = *seq + (uint32_t)k, .batch = (uint16_t)mode, .link = win, .len = size });
 		b[k] = t->pkt[i];
-		b[k].seg[1].len = size;
+		b[k].seg[0].len = size + WIRE_FRAME_HLEN;
 	}
 	int q = n ? t->nd->ops->tx_batch(t->nd, b, n) : 0;
 	for (int k = n - 1; k >= (q < 0 ? 0 : q); k--) // not taken: free again
@@ -497,30 +487,37 @@ static int tx_fill(struct tx *t, int mode, uint32_t size, uint16_t win, uint32_t
 	return q;
 }
 
-// One timed window: re-queue whatever the NIC has finished, for p->ms.
+// One timed window: re-queue whatever the NIC has finished, for p->ms. The
+// time the sender could queue nothing (the receiver's credit or the ring
+// was short) is printed: a sender never blocked is what limits the rate.
 static int tx_window(struct tx *t, const struct params *p, int mode, uint32_t size, uint16_t win)
 {
-	uint64_t end = arch_rdtsc() + timer_us_to_tsc(p->ms * 1000), batches = 0;
+	uint64_t t0 = arch_rdtsc(), end = t0 + timer_us_to_tsc(p->ms * 1000), batches = 0;
+	uint64_t stall = timer_us_to_tsc(STALL_US), blocked = 0, since = 0, now;
 	uint32_t seq = 0;
-	uint64_t stall = timer_us_to_tsc(STALL_US);
-	t->credit_tsc = arch_rdtsc();
-	while (arch_rdtsc() < end) {
+	t->credit_tsc = t0;
+	while ((now = arch_rdtsc()) < end) {
 		t->nd->ops->tx_reclaim(t->nd, tx_done, t);
 		if (tx_poll_replies(t) < 0)
 			return -E_NOMEM;
 		if (t->sent != t->credit && arch_rdtsc() - t->credit_tsc > stall)
-			t->credit = t->sent, t->stalls++, t->credit_tsc = arch_rdtsc(); // lost: go on
+			t->credit = t->sent, t->stalls++, t->credit_tsc = now; // lost: go on
 		int q = tx_fill(t, mode, size, win, &seq);
 		if (q < 0)
 			return q;
 		batches += q > 0;
+		if (q > 0 && since)
+			blocked += arch_rdtsc() - since, since = 0;
+		else if (q == 0 && !since)
+			since = arch_rdtsc();
 		if (q == 0 && mode == MODE_HALT)
 			arch_idle();
 		else if (q == 0)
 			arch_pause();
 	}
-	kprintf("CEILING tx mode=%s bytes=%u win=%u sent=%u batches=%lu stalls=%lu\n", mode_name[mode],
-		size, win, seq, batches, t->stalls);
+	blocked += since ? now - since : 0;
+	kprintf("CEILING tx mode=%s bytes=%u win=%u sent=%u batches=%lu stalls=%lu blocked_tsc=%lu "
+		"tsc=%lu\n", mode_name[mode], size, win, seq, batches, t->stalls, blocked, now - t0);
 	return 0;
 }
 

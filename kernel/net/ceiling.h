@@ -13,8 +13,9 @@
 //   ceiling_modes=m,..     how both guests wait for their ring: spin
 //                          (pause and poll again) or halt (hlt until an
 //                          interrupt); default spin,halt
-// The sender fills a ring-full of packets once (a header each, one shared
-// payload), then for each mode, size and window re-numbers and re-queues
+// The sender fills a ring-full of packets once (each a whole frame in one
+// buffer of its own: one segment, the fewest descriptors a NIC can be
+// given), then for each mode, size and window re-numbers and re-queues
 // every packet the NIC has finished, one doorbell per batch, for ceiling_ms.
 // It keeps no more frames unaccounted for than the receiver's ring holds:
 // the receiver sends a credit (its count of frames taken) every quarter

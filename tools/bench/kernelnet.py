@@ -214,7 +214,7 @@ def ceiling(kernel, runs, sizes, quick):
     reps, ms = (1, 50) if quick else (3, 100)
     words = (f"ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} ceiling_ms={ms} "
              f"ceiling_modes={','.join(CEIL_MODES)}")
-    per_boot, lost, sent, frames = [], {}, {}, {}
+    per_boot, lost, sent, frames, blocked = [], {}, {}, {}, {}
     for i in range(runs):
         print(f"bench-ceiling: pair {i + 1}/{runs} ({len(sizes)} sizes, {len(CEIL_MODES)} modes)",
               flush=True)
@@ -231,6 +231,9 @@ def ceiling(kernel, runs, sizes, quick):
         for d in (kv(x) for x in cl.splitlines() if x.startswith("CEILING tx mode=")):
             key = (d["mode"], int(d["bytes"]))
             sent[key] = sent.get(key, 0) + int(d["sent"])
+            b = blocked.setdefault(key, [0, 0])
+            b[0] += int(d.get("blocked_tsc", 0))
+            b[1] += int(d.get("tsc", 0))
         per_boot.append(boot)
     rows = []
     for s in sizes:
@@ -243,7 +246,11 @@ def ceiling(kernel, runs, sizes, quick):
                          "mbps": stats.rnd(stats.median(xs), 2),
                          "n": len(xs), "boot_median_mbps": [stats.rnd(stats.median(b), 2) for b in boots if b],
                          "frames": frames.get((m, s), 0), "frames_sent": sent.get((m, s), 0),
-                         "frames_lost": lost.get((m, s), 0), "window_ms": ms})
+                         "frames_lost": lost.get((m, s), 0), "window_ms": ms,
+                         # The sender's share of the windows with nothing it could queue: near
+                         # 0, the sender limits the rate; near 1, the receiving side does.
+                         "sender_blocked_frac": stats.rnd(blocked[(m, s)][0] / blocked[(m, s)][1], 3)
+                         if blocked.get((m, s), [0, 0])[1] else None})
     for s in sizes:  # the ceiling of a size: the best way of waiting
         best = max((r for r in rows if r["bytes"] == s), key=lambda r: r["mbps"])
         for r in rows:

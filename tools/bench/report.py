@@ -305,7 +305,7 @@ def ceiling_section(c, br):
            "The highest rate this NIC model and backend carried between two VMs in this run, whatever "
            "the guests do: both VMs boot this kernel with `ceiling=tx` / `ceiling=rx` "
            "(kernel/net/ceiling.c), which run no program and use only the network-device seam. The "
-           "sender re-queues a ring of ready packets (a header each, one shared payload, one doorbell "
+           "sender re-queues a ring of ready packets (each a whole frame in one buffer, one doorbell "
            "per batch) and keeps no more frames in flight than the receiver's ring holds (the receiver "
            "credits every quarter ring); the receiver takes the buffers out and puts the same pages "
            "back, checks each frame's headers, length and payload ends, and times each window of "
@@ -319,7 +319,7 @@ def ceiling_section(c, br):
            "| bytes | ceiling (Mbit/s) | " + " | ".join(f"{m} (Mbit/s)" for m in modes) + " | " +
            " | ".join(systems) + " | goal |",
            "|---|---|" + "---|" * len(modes) + "---|" * len(systems) + "---|"]
-    over, met, bad_sizes = [], True, []
+    over, met, bad_sizes, blocked = [], True, [], []
     for b in sizes:
         ceil = rows[(modes[0], b)]["ceiling_mbps"]
         best = rows[(modes[0], b)]["ceiling_mode"]
@@ -331,7 +331,10 @@ def ceiling_section(c, br):
         if not ok:
             bad_sizes.append(b)
         lost = sum(rows[(m, b)].get("frames_lost", 0) for m in modes if (m, b) in rows)
-        out.append(f"| {b} | {ceil:.1f} ({best}{', ' + str(lost) + ' lost' if lost else ''}) | " +
+        blk = rows[(best, b)].get("sender_blocked_frac")
+        blocked.append(blk)
+        out.append(f"| {b} | {ceil:.1f} ({best}, sender blocked {pct(blk)}"
+                   f"{', ' + str(lost) + ' lost' if lost else ''}) | " +
                    " | ".join(fmt(get(rows.get((m, b)), "mbps")) for m in modes) + " | " +
                    " | ".join(pct(fr[s]) for s in systems) + f" | {goal} |")
     fk = [ratio(get(bys["kernel"].get(b), "mbps"), rows[(modes[0], b)]["ceiling_mbps"]) for b in sizes]
@@ -341,6 +344,13 @@ def ceiling_section(c, br):
             "linux-packet wherever linux-packet is below half the ceiling: "
             + ("**met**" if met else f"**missed** at {', '.join(map(str, bad_sizes))} bytes") +
             (f"; the kernel's fraction goes from {pct(min(fk))} to {pct(max(fk))}." if fk else "."),
+            "- Sender blocked: the share of the ceiling's windows in which the sender could queue "
+            "nothing, waiting for the receiver's credit (`sender_blocked_frac`); "
+            + (f"from {pct(min(x for x in blocked if x is not None))} to "
+               f"{pct(max(x for x in blocked if x is not None))} here" if any(x is not None for x in blocked)
+               else "not recorded") +
+            ". Near 100 %, the receiving QEMU and guest set the rate and a faster sender would not "
+            "raise it; near 0 %, the sender does, and the ceiling may understate the link.",
             "- The kernel's burst is 128 packets and a reply, timed from the first send to the reply "
             "(T0): it pays one round trip per 128 packets, which a stream of windows does not; at small "
             "sizes that round trip is a large share of T0."]
