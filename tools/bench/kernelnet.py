@@ -42,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import hostcpu  # noqa: E402
+import inject  # noqa: E402
 import stats  # noqa: E402
 from env import env  # noqa: E402
 
@@ -214,7 +215,7 @@ def ceiling(kernel, runs, sizes, quick):
     reps, ms = (1, 50) if quick else (3, 100)
     words = (f"ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} ceiling_ms={ms} "
              f"ceiling_modes={','.join(CEIL_MODES)}")
-    per_boot, lost, sent, frames, blocked = [], {}, {}, {}, {}
+    per_boot, lost, sent, frames, blocked, host, hcount = [], {}, {}, {}, {}, [], {}
     for i in range(runs):
         print(f"bench-ceiling: pair {i + 1}/{runs} ({len(sizes)} sizes, {len(CEIL_MODES)} modes)",
               flush=True)
@@ -235,6 +236,20 @@ def ceiling(kernel, runs, sizes, quick):
             b[0] += int(d.get("blocked_tsc", 0))
             b[1] += int(d.get("tsc", 0))
         per_boot.append(boot)
+        # The receive half alone: the same receiver, frames from a host program.
+        print(f"bench-ceiling: host-injected receiver {i + 1}/{runs}", flush=True)
+        logdir = tempfile.mkdtemp(prefix="bench-inject-", dir=os.path.join(ROOT, "build"))
+        status, log = inject.run(kernel, logdir, sizes, reps, ms, list(CEIL_MODES), NIC)
+        if status != 0:
+            sys.exit(f"bench-ceiling: the host-injected receiver failed; logs in {logdir}")
+        hb = {}
+        for d in (kv(x) for x in log.splitlines() if x.startswith("CEILING rx mode=")):
+            key, secs = (d["mode"], int(d["bytes"])), int(d["tsc"]) / int(d["tsc_hz"])
+            if int(d["timed"]) > 0 and secs > 0:
+                hb.setdefault(key, []).append(int(d["timed"]) * key[1] * 8 / secs / 1e6)
+            c = hcount.setdefault(key, [0, 0])
+            c[0], c[1] = c[0] + int(d["frames"]), c[1] + int(d["lost"])
+        host.append(hb)
     rows = []
     for s in sizes:
         for m in CEIL_MODES:
@@ -251,8 +266,17 @@ def ceiling(kernel, runs, sizes, quick):
                          # 0, the sender limits the rate; near 1, the receiving side does.
                          "sender_blocked_frac": stats.rnd(blocked[(m, s)][0] / blocked[(m, s)][1], 3)
                          if blocked.get((m, s), [0, 0])[1] else None})
-    for s in sizes:  # the ceiling of a size: the best way of waiting
+    for s in sizes:  # the ceiling of a size: the best way of waiting, guest to guest
         best = max((r for r in rows if r["bytes"] == s), key=lambda r: r["mbps"])
+        for m in CEIL_MODES:
+            boots = [b.get((m, s), []) for b in host]
+            xs = stats.pooled(boots)
+            if xs:
+                rows.append({"system": "link-host", "mode": m, "bytes": s,
+                             "mbps": stats.rnd(stats.median(xs), 2), "n": len(xs),
+                             "boot_median_mbps": [stats.rnd(stats.median(b), 2) for b in boots if b],
+                             "frames": hcount[(m, s)][0], "frames_lost": hcount[(m, s)][1],
+                             "window_ms": ms})
         for r in rows:
             if r["bytes"] == s:
                 r["ceiling_mbps"], r["ceiling_mode"] = best["mbps"], best["mode"]

@@ -297,8 +297,12 @@ def ceiling_section(c, br):
         return ["## The emulated link's ceiling", "",
                 "Not measured in this run (no ceiling.json): no fraction can be given.", ""]
     modes = c["env"].get("modes", "spin,halt").split(",")
-    rows = {(r["mode"], r["bytes"]): r for r in c["rows"]}
-    sizes = sorted({r["bytes"] for r in c["rows"]})
+    rows = {(r["mode"], r["bytes"]): r for r in c["rows"] if r["system"] == "link"}
+    host = {}  # size -> the best mode's median with frames injected from the host
+    for r in c["rows"]:
+        if r["system"] == "link-host" and r["mbps"] > host.get(r["bytes"], (0, ""))[0]:
+            host[r["bytes"]] = (r["mbps"], r["mode"])
+    sizes = sorted({r["bytes"] for r in c["rows"] if r["system"] == "link"})
     systems = SYSTEMS + sorted({r["system"] for r in br["rows"]} - set(SYSTEMS))
     bys = {s: by(br["rows"], s) for s in systems}
     out = ["## The emulated link's ceiling", "",
@@ -316,9 +320,9 @@ def ceiling_section(c, br):
            f"({c['env'].get('runs', '?')}) and reduced by the same median as every other row; the "
            "ceiling of a size is the higher of the two medians. Fractions are each system's burst "
            "Mbit/s (the median, from T0, reply included) over that ceiling.", "",
-           "| bytes | ceiling (Mbit/s) | " + " | ".join(f"{m} (Mbit/s)" for m in modes) + " | " +
-           " | ".join(systems) + " | goal |",
-           "|---|---|" + "---|" * len(modes) + "---|" * len(systems) + "---|"]
+           "| bytes | ceiling (Mbit/s) | " + " | ".join(f"{m} (Mbit/s)" for m in modes) +
+           " | host-injected (Mbit/s) | " + " | ".join(systems) + " | goal |",
+           "|---|---|" + "---|" * len(modes) + "---|" + "---|" * len(systems) + "---|"]
     over, met, bad_sizes, blocked = [], True, [], []
     for b in sizes:
         ceil = rows[(modes[0], b)]["ceiling_mbps"]
@@ -336,6 +340,7 @@ def ceiling_section(c, br):
         out.append(f"| {b} | {ceil:.1f} ({best}, sender blocked {pct(blk)}"
                    f"{', ' + str(lost) + ' lost' if lost else ''}) | " +
                    " | ".join(fmt(get(rows.get((m, b)), "mbps")) for m in modes) + " | " +
+                   (f"{host[b][0]:.1f} ({host[b][1]})" if b in host else "—") + " | " +
                    " | ".join(pct(fr[s]) for s in systems) + f" | {goal} |")
     fk = [ratio(get(bys["kernel"].get(b), "mbps"), rows[(modes[0], b)]["ceiling_mbps"]) for b in sizes]
     fk = [x for x in fk if x is not None]
@@ -351,6 +356,18 @@ def ceiling_section(c, br):
                else "not recorded") +
             ". Near 100 %, the receiving QEMU and guest set the rate and a faster sender would not "
             "raise it; near 0 %, the sender does, and the ceiling may understate the link.",
+            "- Host-injected: the same receiver (`ceiling=rx`) with its frames written straight into "
+            "its QEMU's socket by a host program (tools/bench/inject.py, same protocol, same "
+            "windows), so no sending guest and no sending NIC model: the receive half alone. The "
+            "ceiling above is the guest-to-guest one, since every system pays for a sending VM; where "
+            "the host-injected rate is well above it, the sending side costs part of the ceiling, and "
+            "where it is not, the receiving QEMU and guest set it (the host program, in Python, is "
+            "itself a slower sender at large frames)." +
+            (" Host-injected above the ceiling at: " + ", ".join(
+                f"{b} bytes ({host[b][0] / rows[(modes[0], b)]['ceiling_mbps']:.2f}x)"
+                for b in sizes if b in host and host[b][0] > rows[(modes[0], b)]["ceiling_mbps"]) + "."
+             if any(b in host and host[b][0] > rows[(modes[0], b)]["ceiling_mbps"] for b in sizes) else
+             " Nowhere above the ceiling in this run."),
             "- The kernel's burst is 128 packets and a reply, timed from the first send to the reply "
             "(T0): it pays one round trip per 128 packets, which a stream of windows does not; at small "
             "sizes that round trip is a large share of T0."]
