@@ -168,7 +168,8 @@ struct frame {
 	uint32_t len;    // bytes so far
 	uint8_t first;   // payload byte 0
 	uint8_t last;    // the frame's last byte
-	bool head, error;
+	bool open;       // a frame is being assembled
+	bool error;
 };
 
 // Gives pages back to the ring; a page the ring cannot take is freed.
@@ -184,8 +185,8 @@ static int give_back(struct netdev *nd, const paddr_t *pg, int n)
 static bool add_frag(struct frame *f, const struct rxfrag *r)
 {
 	const uint8_t *v = arch_p2v(r->pa);
-	if (!f->head) {
-		*f = (struct frame){ .head = true };
+	if (!f->open) {
+		*f = (struct frame){ .open = true };
 		if (r->len >= WIRE_FRAME_HLEN + 1) {
 			f->type = wire_get_eth(v, NULL, f->src);
 			wire_get_hdr(v, &f->h);
@@ -196,7 +197,7 @@ static bool add_frag(struct frame *f, const struct rxfrag *r)
 	f->last = r->len ? v[r->len - 1] : 0;
 	f->error |= r->error;
 	if (r->eop)
-		f->head = false;
+		f->open = false;
 	return r->eop;
 }
 
@@ -370,7 +371,7 @@ struct tx {
 	int peer_slots;         // receive buffers of the receiver's ring
 	bool replied;
 	uint32_t sent, credit;  // data frames queued, and the receiver's last count
-	uint64_t stalls;        // times no credit came for STALL_US
+	uint64_t stalls;        // times it could queue nothing for STALL_US
 };
 
 static struct tx txs;
