@@ -212,7 +212,7 @@ CEIL_MODES = ("spin", "halt")
 
 def ceiling(kernel, runs, sizes, quick):
     """Rows of ceiling.json: one per mode and size, windows pooled over the pairs."""
-    reps, ms = (1, 50) if quick else (3, 100)
+    reps, ms = (1, 50) if quick else (5, 100)
     words = (f"ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} ceiling_ms={ms} "
              f"ceiling_modes={','.join(CEIL_MODES)}")
     per_boot, lost, sent, frames, blocked, host, hcount = [], {}, {}, {}, {}, [], {}
