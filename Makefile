@@ -37,7 +37,7 @@ ISO := $(BUILD)/tender.iso
 DISK := $(BUILD)/disk.img
 
 .PHONY: all run run-procs test iso debug clean deps test-host test-qemu test-bochs test-run fuzz \
-	bench-exchange bench-rtt bench-burst bench
+	bench-exchange bench-rtt bench-burst bench-ceiling bench
 
 all: $(KERNEL)
 
@@ -208,7 +208,8 @@ bench-smoke: bench-deps $(KERNEL) linux-baseline
 	NIC=$(NIC) BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
 		tools/bench/run-all.sh $(KERNEL) 1 $(BENCH_SMOKE_OUT)
 
-bench-rtt bench-burst: deps $(KERNEL)
+# bench-ceiling: the emulated link's ceiling alone (ceiling.json; kernel/net/ceiling.h).
+bench-rtt bench-burst bench-ceiling: deps $(KERNEL)
 	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) --nic $(NIC)
 
 test-bochs: $(ISO) $(DISK)

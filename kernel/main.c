@@ -20,6 +20,7 @@
 #include "../drivers/net/e1000/e1000.h"
 #include "../drivers/net/virtio/virtio_net.h"
 #include "net/netdev.h"
+#include "net/ceiling.h"
 #include "dma.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
@@ -149,6 +150,10 @@ void kmain(uint32_t magic, uint32_t info)
 	if (v && e1000_selftest(v) != 0)
 		arch_exit(1);
 	if ((v = cmdline_get(&cmd, "virtiotest")) && virtio_net_selftest(v) != 0)
+		arch_exit(1);
+	// ceiling=tx|rx: the emulated link's ceiling on the bare NIC 0 (the
+	// benchmarks' reference rate, net/ceiling.h); a failure ends the run.
+	if ((v = cmdline_get(&cmd, "ceiling")) && ceiling_run(v, &cmd) != 0)
 		arch_exit(1);
 	// Under -icount the TSC counts instructions: TLB misses cost none, so
 	// the measurement would say nothing about the hardware being modelled.

@@ -48,8 +48,15 @@ ROWS = {
         "irqs_per_batch": ("num", "all"), "n": ("int", "all"),
         "boot_median_mbps": ("list", "all"),
         "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
-        "r1_insns_per_pkt": ("num", "all"), "ceiling_mbps": ("num", "pending"),
-        "ceiling_frac": ("num", "pending"),
+        "r1_insns_per_pkt": ("num", "all"), "ceiling_mbps": ("num", "all"),
+        "ceiling_frac": ("num", "all"),
+    },
+    # The emulated link's ceiling: one row per way of waiting (mode) and size.
+    "ceiling": {
+        "system": ("str", "all"), "mode": ("str", "all"), "bytes": ("int", "all"),
+        "mbps": ("num", "all"), "n": ("int", "all"), "boot_median_mbps": ("list", "all"),
+        "frames": ("int", "all"), "frames_lost": ("int", "all"),
+        "ceiling_mbps": ("num", "all"), "ceiling_mode": ("str", "all"),
     },
 }
 
@@ -63,6 +70,7 @@ FILES = [
     ("kernel-burst.json", "burst", ["kernel"]),
     ("linux-burst.json", "burst", ["linux-packet", "linux-mmap"]),
     ("burst.json", "burst", BASE),
+    ("ceiling.json", "ceiling", ["link"]),
 ]
 PLOTS = ["exchange.png", "burst.png", "t1t2.png", "rtt.png"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -94,6 +102,18 @@ def check_row(bench, i, row, faults):
             faults.append(f"{where}: {name}={v!r}, but only this kernel counts it")
         elif v is not None and not type_ok(v, t):
             faults.append(f"{where}: {name}={v!r} is not a {t}")
+    consistent(bench, where, row, faults)
+
+
+def consistent(bench, where, row, faults):
+    """Fields that are computed from others must agree with them."""
+    num = lambda k: type_ok(row.get(k), "num")  # noqa: E731
+    if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
+            and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
+        faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
+    if bench == "ceiling" and row.get("system") == "link" and num("mbps") and num("ceiling_mbps") \
+            and row["mbps"] > row["ceiling_mbps"]:
+        faults.append(f"{where}: mbps={row['mbps']} above the ceiling {row['ceiling_mbps']}")
 
 
 def check_doc(doc, bench, systems):

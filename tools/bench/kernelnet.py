@@ -20,10 +20,16 @@ Like the Linux baseline's bench.sh, a real-time pair during which other
 processes took more than LB_MAX_OTHER cores (default 0.25) is measured again,
 at most LB_BUSY_RETRIES times (default 2); env.host_other_cores lists the
 value kept for each pair.
-Usage: kernelnet.py rtt|burst KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
+The emulated link's ceiling (kernelnet.py ceiling): RUNS boot pairs that run
+the kernel's ceiling=rx / ceiling=tx at boot (kernel/net/ceiling.h) instead of
+a program: timed windows of S-byte packets per size and per way the guests
+wait for their rings (spin, halt), the windows of every pair pooled per mode
+and size; the ceiling of a size is the highest of the modes' medians.
+Usage: kernelnet.py rtt|burst|ceiling KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
                     [--variant NAME=WORDS ...] [--nic e1000|virtio]
 (--quick: a few repetitions per size, for make bench-smoke). Writes
-OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration.
+OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration, or
+OUTDIR/ceiling.json.
 """
 import argparse
 import json
@@ -36,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import hostcpu  # noqa: E402
+import inject  # noqa: E402
 import stats  # noqa: E402
 from env import env  # noqa: E402
 
@@ -200,6 +207,82 @@ def burst_row(name, size, boots, icount):
     }
 
 
+CEIL_MODES = ("spin", "halt")
+
+
+def ceiling(kernel, runs, sizes, quick):
+    """Rows of ceiling.json: one per mode and size, windows pooled over the pairs."""
+    reps, ms = (1, 50) if quick else (5, 100)
+    words = (f"ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} ceiling_ms={ms} "
+             f"ceiling_modes={','.join(CEIL_MODES)}")
+    per_boot, lost, sent, frames, blocked, host, hcount = [], {}, {}, {}, {}, [], {}
+    for i in range(runs):
+        print(f"bench-ceiling: pair {i + 1}/{runs} ({len(sizes)} sizes, {len(CEIL_MODES)} modes)",
+              flush=True)
+        sv, cl, _ = pair("ceiling", kernel, f"run=hello ceiling=rx {words}",
+                         f"run=hello ceiling=tx peer=@SMAC0@ {words}", "")
+        boot = {}
+        for d in (kv(x) for x in sv.splitlines() if x.startswith("CEILING rx mode=")):
+            key = (d["mode"], int(d["bytes"]))
+            secs = int(d["tsc"]) / int(d["tsc_hz"])
+            if int(d["timed"]) > 0 and secs > 0:
+                boot.setdefault(key, []).append(int(d["timed"]) * key[1] * 8 / secs / 1e6)
+            lost[key] = lost.get(key, 0) + int(d["lost"])
+            frames[key] = frames.get(key, 0) + int(d["frames"])
+        for d in (kv(x) for x in cl.splitlines() if x.startswith("CEILING tx mode=")):
+            key = (d["mode"], int(d["bytes"]))
+            sent[key] = sent.get(key, 0) + int(d["sent"])
+            b = blocked.setdefault(key, [0, 0])
+            b[0] += int(d.get("blocked_tsc", 0))
+            b[1] += int(d.get("tsc", 0))
+        per_boot.append(boot)
+        # The receive half alone: the same receiver, frames from a host program.
+        print(f"bench-ceiling: host-injected receiver {i + 1}/{runs}", flush=True)
+        logdir = tempfile.mkdtemp(prefix="bench-inject-", dir=os.path.join(ROOT, "build"))
+        status, log = inject.run(kernel, logdir, sizes, reps, ms, list(CEIL_MODES), NIC)
+        if status != 0:
+            sys.exit(f"bench-ceiling: the host-injected receiver failed; logs in {logdir}")
+        hb = {}
+        for d in (kv(x) for x in log.splitlines() if x.startswith("CEILING rx mode=")):
+            key, secs = (d["mode"], int(d["bytes"])), int(d["tsc"]) / int(d["tsc_hz"])
+            if int(d["timed"]) > 0 and secs > 0:
+                hb.setdefault(key, []).append(int(d["timed"]) * key[1] * 8 / secs / 1e6)
+            c = hcount.setdefault(key, [0, 0])
+            c[0], c[1] = c[0] + int(d["frames"]), c[1] + int(d["lost"])
+        host.append(hb)
+    rows = []
+    for s in sizes:
+        for m in CEIL_MODES:
+            boots = [b.get((m, s), []) for b in per_boot]
+            xs = stats.pooled(boots)
+            if not xs:
+                sys.exit(f"bench-ceiling: no {m} window of {s} bytes was timed")
+            rows.append({"system": "link", "mode": m, "bytes": s,
+                         "mbps": stats.rnd(stats.median(xs), 2),
+                         "n": len(xs), "boot_median_mbps": [stats.rnd(stats.median(b), 2) for b in boots if b],
+                         "frames": frames.get((m, s), 0), "frames_sent": sent.get((m, s), 0),
+                         "frames_lost": lost.get((m, s), 0), "window_ms": ms,
+                         # The sender's share of the windows with nothing it could queue: near
+                         # 0, the sender limits the rate; near 1, the receiving side does.
+                         "sender_blocked_frac": stats.rnd(blocked[(m, s)][0] / blocked[(m, s)][1], 3)
+                         if blocked.get((m, s), [0, 0])[1] else None})
+    for s in sizes:  # the ceiling of a size: the best way of waiting, guest to guest
+        best = max((r for r in rows if r["bytes"] == s), key=lambda r: r["mbps"])
+        for m in CEIL_MODES:
+            boots = [b.get((m, s), []) for b in host]
+            xs = stats.pooled(boots)
+            if xs:
+                rows.append({"system": "link-host", "mode": m, "bytes": s,
+                             "mbps": stats.rnd(stats.median(xs), 2), "n": len(xs),
+                             "boot_median_mbps": [stats.rnd(stats.median(b), 2) for b in boots if b],
+                             "frames": hcount[(m, s)][0], "frames_lost": hcount[(m, s)][1],
+                             "window_ms": ms})
+        for r in rows:
+            if r["bytes"] == s:
+                r["ceiling_mbps"], r["ceiling_mode"] = best["mbps"], best["mode"]
+    return rows
+
+
 def known(kernel, kargs):
     """Whether the kernel image mentions every option of kargs (else it ignores them)."""
     with open(kernel, "rb") as f:
@@ -209,7 +292,7 @@ def known(kernel, kargs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bench", choices=("rtt", "burst"))
+    ap.add_argument("bench", choices=("rtt", "burst", "ceiling"))
     ap.add_argument("kernel")
     ap.add_argument("outdir")
     ap.add_argument("runs", type=int, help="boot pairs per configuration")
@@ -228,6 +311,19 @@ def main():
         name, _, kargs = v.partition("=")
         configs[name] = kargs.replace(",", " ")
     which = a.bench
+    os.makedirs(a.outdir, exist_ok=True)
+    if which == "ceiling":
+        rows = ceiling(a.kernel, a.runs, sizes, a.quick)
+        e = env("tcg", "real", a.runs, "dgram-unix", NIC)
+        e["host_other_cores"] = ",".join(map(str, OTHER.get("ceiling", [])))
+        e["modes"] = ",".join(CEIL_MODES)
+        out = os.path.join(a.outdir, "ceiling.json")
+        with open(out, "w") as f:
+            json.dump({"bench": "ceiling", "env": e, "rows": rows}, f, indent=1)
+        for r in rows:
+            print(json.dumps(r))
+        print(f"bench-ceiling: wrote {out}")
+        return
     res = (rtt if which == "rtt" else burst)(a.kernel, a.runs, sizes, a.quick, configs)
     clock = "real" if which == "rtt" else "real+icount"
     os.makedirs(a.outdir, exist_ok=True)

@@ -65,6 +65,11 @@ def plot_net(d):
     fig, ax = plt.subplots(figsize=(6.5, 4.2))  # Figure 5
     for sysname, (st, label) in STYLE.items():
         ax.plot(*series(br["rows"], sysname, "mbps"), st, label=label)
+    try:
+        ceil = {r["bytes"]: r["ceiling_mbps"] for r in json.load(open(f"{d}/ceiling.json"))["rows"]}
+        ax.plot(sorted(ceil), [ceil[b] for b in sorted(ceil)], "k-.", label="link ceiling (same run)")
+    except OSError:
+        pass  # no ceiling measured in this run
     axes_common(ax, "throughput from T0 (Mbit/s)", logy=True)
     title(fig, br, "Burst throughput, 128 packets + 1-byte reply (cf. Fig. 5)")
     fig.tight_layout()

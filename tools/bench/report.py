@@ -77,6 +77,24 @@ def by(rows, system):
     return {r["bytes"]: r for r in rows if r["system"] == system}
 
 
+def ceilings(d):
+    """ceiling.json of this run and {size: ceiling Mbit/s} (the best mode's median)."""
+    c = load(d, "ceiling.json")
+    return c, ({r["bytes"]: r["ceiling_mbps"] for r in c["rows"]} if c else {})
+
+
+def annotate(d, per):
+    """Adds ceiling_mbps and ceiling_frac (the burst's median over the ceiling of
+    its size) to every burst row of every burst file of the run, before merging."""
+    for p in sorted(glob.glob(os.path.join(d, "*burst.json"))):
+        doc = json.load(open(p))
+        for r in doc["rows"]:
+            c = per.get(r["bytes"])
+            if c and r.get("mbps") is not None:
+                r["ceiling_mbps"], r["ceiling_frac"] = c, round(r["mbps"] / c, 4)
+        json.dump(doc, open(p, "w"), indent=1)
+
+
 def merge(d, bench):
     k, l = load(d, f"kernel-{bench}.json"), load(d, f"linux-{bench}.json")
     if not k or not l:
@@ -242,14 +260,127 @@ def burst_section(br, thr):
             "(target: at least 2x linux-packet's at every size, and at least linux-mmap's: "
             f"{'met' if worst is not None and worst >= 2 and vs_mmap else 'missed'}). The link here is "
             "QEMU: the receiving QEMU moves every frame from the socket into the emulated NIC whatever "
-            "the guest does, which sets a ceiling for every system (the most any system reached in "
-            f"this run: {top['mbps']:.0f} Mbit/s, {top['system']} at {top['bytes']} bytes); near it "
+            "the guest does, which sets a ceiling for every system (measured in this run: see "
+            "\"The emulated link's ceiling\" below; the most any system reached here: "
+            f"{top['mbps']:.0f} Mbit/s, {top['system']} at {top['bytes']} bytes); near it "
             "Mbit/s ratios tend to 1, while T1 and host CPU per gigabyte still separate the systems.",
             "- Host CPU per gigabyte, kernel/linux-packet: " +
             (", ".join(f"{q:.2f}x at {b}" for b, q in cpu) if cpu else "—") +
             ". Both QEMU processes are counted (utime + stime of every thread), the emulated NIC and "
             "backend included.",
             ] + nic_notes(nic, rb, lp.get(big), big) + [""]
+    return out
+
+
+def pct(x):
+    return "—" if x is None else f"{x * 100:.0f} %"
+
+
+def ceiling_goal(b, fk, fp, kp):
+    """The throughput goal at one size: kernel >= 90 % of the ceiling, and at
+    least 2x linux-packet where linux-packet is below half of it."""
+    parts, ok = [], True
+    if fk is not None:
+        parts.append(f"kernel {pct(fk)} {'≥' if fk >= 0.9 else '<'} 90 %")
+        ok = ok and fk >= 0.9
+    if fp is not None and fp < 0.5:
+        parts.append(f"packet {pct(fp)} < 50 %: kernel/packet {fmt(kp, 2)}x {'≥' if kp and kp >= 2 else '<'} 2x")
+        ok = ok and kp is not None and kp >= 2
+    elif fp is not None:
+        parts.append(f"packet {pct(fp)} ≥ 50 %: no 2x clause")
+    return ok, ("met" if ok else "missed") + " (" + "; ".join(parts) + ")"
+
+
+def ceiling_section(c, br):
+    """The link's ceiling per size, every system's burst as a fraction of it, the goal."""
+    if not c:
+        return ["## The emulated link's ceiling", "",
+                "Not measured in this run (no ceiling.json): no fraction can be given.", ""]
+    modes = c["env"].get("modes", "spin,halt").split(",")
+    rows = {(r["mode"], r["bytes"]): r for r in c["rows"] if r["system"] == "link"}
+    host = {}  # size -> the best mode's median with frames injected from the host
+    for r in c["rows"]:
+        if r["system"] == "link-host" and r["mbps"] > host.get(r["bytes"], (0, ""))[0]:
+            host[r["bytes"]] = (r["mbps"], r["mode"])
+    sizes = sorted({r["bytes"] for r in c["rows"] if r["system"] == "link"})
+    systems = SYSTEMS + sorted({r["system"] for r in br["rows"]} - set(SYSTEMS))
+    bys = {s: by(br["rows"], s) for s in systems}
+    out = ["## The emulated link's ceiling", "",
+           "The highest rate this NIC model and backend carried between two VMs in this run, whatever "
+           "the guests do: both VMs boot this kernel with `ceiling=tx` / `ceiling=rx` "
+           "(kernel/net/ceiling.c), which run no program and use only the network-device seam. The "
+           "sender re-queues a ring of ready packets (each a whole frame in one buffer, one doorbell "
+           "per batch) and keeps no more frames in flight than the receiver's ring holds (the receiver "
+           "credits every quarter ring); the receiver takes the buffers out and puts the same pages "
+           "back, checks each frame's headers, length and payload ends, and times each window of "
+           f"{rows[(modes[0], sizes[0])].get('window_ms', '?')} ms by the TSC from its first poll to "
+           "its last. Both wait for their rings in one of two ways: `spin` (poll again) or `halt` "
+           "(hlt until an interrupt, which leaves the host CPU to QEMU's own threads). Each mode's "
+           "windows are pooled over the boot pairs "
+           f"({c['env'].get('runs', '?')}) and reduced by the same median as every other row; the "
+           "ceiling of a size is the higher of the two medians. Fractions are each system's burst "
+           "Mbit/s (the median, from T0, reply included) over that ceiling.", "",
+           "| bytes | ceiling (Mbit/s) | " + " | ".join(f"{m} (Mbit/s)" for m in modes) +
+           " | host-injected (Mbit/s) | " + " | ".join(systems) + " | goal |",
+           "|---|---|" + "---|" * len(modes) + "---|" + "---|" * len(systems) + "---|"]
+    over, met, bad_sizes, blocked = [], True, [], []
+    for b in sizes:
+        ceil = rows[(modes[0], b)]["ceiling_mbps"]
+        best = rows[(modes[0], b)]["ceiling_mode"]
+        fr = {s: ratio(get(bys[s].get(b), "mbps"), ceil) for s in systems}
+        over += [(s, b, get(bys[s].get(b), "mbps"), fr[s]) for s in systems if fr[s] is not None and fr[s] > 1]
+        kp = ratio(get(bys["kernel"].get(b), "mbps"), get(bys["linux-packet"].get(b), "mbps"))
+        ok, goal = ceiling_goal(b, fr["kernel"], fr["linux-packet"], kp)
+        met = met and ok
+        if not ok:
+            bad_sizes.append(b)
+        lost = sum(rows[(m, b)].get("frames_lost", 0) for m in modes if (m, b) in rows)
+        blk = rows[(best, b)].get("sender_blocked_frac")
+        blocked.append(blk)
+        out.append(f"| {b} | {ceil:.1f} ({best}, sender blocked {pct(blk)}"
+                   f"{', ' + str(lost) + ' lost' if lost else ''}) | " +
+                   " | ".join(fmt(get(rows.get((m, b)), "mbps")) for m in modes) + " | " +
+                   (f"{host[b][0]:.1f} ({host[b][1]})" if b in host else "—") + " | " +
+                   " | ".join(pct(fr[s]) for s in systems) + f" | {goal} |")
+    fk = [ratio(get(bys["kernel"].get(b), "mbps"), rows[(modes[0], b)]["ceiling_mbps"]) for b in sizes]
+    fk = [x for x in fk if x is not None]
+    out += ["",
+            "- Goal (issue 10): the kernel at 90 % or more of the ceiling at every size, and at least 2x "
+            "linux-packet wherever linux-packet is below half the ceiling: "
+            + ("**met**" if met else f"**missed** at {', '.join(map(str, bad_sizes))} bytes") +
+            (f"; the kernel's fraction goes from {pct(min(fk))} to {pct(max(fk))}." if fk else "."),
+            "- Sender blocked: the share of the ceiling's windows in which the sender could queue "
+            "nothing, waiting for the receiver's credit (`sender_blocked_frac`); "
+            + (f"from {pct(min(x for x in blocked if x is not None))} to "
+               f"{pct(max(x for x in blocked if x is not None))} here" if any(x is not None for x in blocked)
+               else "not recorded") +
+            ". Near 100 %, the receiving QEMU and guest set the rate and a faster sender would not "
+            "raise it; near 0 %, the sender does, and the ceiling may understate the link.",
+            "- Host-injected: the same receiver (`ceiling=rx`) with its frames written straight into "
+            "its QEMU's socket by a host program (tools/bench/inject.py, same protocol, same "
+            "windows), so no sending guest and no sending NIC model: the receive half alone. The "
+            "ceiling above is the guest-to-guest one, since every system pays for a sending VM; where "
+            "the host-injected rate is well above it, the sending side costs part of the ceiling, and "
+            "where it is not, the receiving QEMU and guest set it (the host program, in Python, is "
+            "itself a slower sender at large frames)." +
+            (" Host-injected above the ceiling at: " + ", ".join(
+                f"{b} bytes ({host[b][0] / rows[(modes[0], b)]['ceiling_mbps']:.2f}x)"
+                for b in sizes if b in host and host[b][0] > rows[(modes[0], b)]["ceiling_mbps"]) + "."
+             if any(b in host and host[b][0] > rows[(modes[0], b)]["ceiling_mbps"] for b in sizes) else
+             " Nowhere above the ceiling in this run."),
+            "- The kernel's burst is 128 packets and a reply, timed from the first send to the reply "
+            "(T0): it pays one round trip per 128 packets, which a stream of windows does not; at small "
+            "sizes that round trip is a large share of T0."]
+    if over:
+        out.append("- **Above the ceiling**: " + ", ".join(
+            f"{s} at {b} bytes ({m:.1f} Mbit/s, {pct(f)})" for s, b, m, f in over) +
+            ". A burst faster than the ceiling means the ceiling mode did not reach the link's "
+            "maximum there, or the host's load differed between the two measurements (compare "
+            "`boot_median_mbps` in burst.json and ceiling.json: other processes on the host move "
+            "both by tens of percent); read these fractions as bounds, not as measurements of 100 %.")
+    else:
+        out.append("- No system's burst exceeded the ceiling at any size in this run.")
+    out.append("")
     return out
 
 
@@ -322,6 +453,8 @@ def plots(d):
 
 def main():
     d = sys.argv[1]
+    ceil, per = ceilings(d)
+    annotate(d, per)
     ex, rt, br = load(d, "exchange.json"), merge(d, "rtt"), merge(d, "burst")
     env = br["env"]
     if env.get("nic") != env["linux"].get("nic"):
@@ -344,7 +477,7 @@ def main():
     thr = thresholds(br)
     if ex:
         lines += exchange_section(ex, thr)
-    lines += burst_section(br, thr) + rtt_section(rt, thr) + fixes_section(rt, br)
+    lines += burst_section(br, thr) + ceiling_section(ceil, br) + rtt_section(rt, thr) + fixes_section(rt, br)
     open(os.path.join(d, "REPORT.md"), "w").write("\n".join(lines) + "\n")
     plots(d)
     print(f"report: wrote {d}/REPORT.md, rtt.json, burst.json")

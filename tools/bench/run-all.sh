@@ -11,6 +11,10 @@
 # Nothing can be fetched inside the namespace, so everything that needs the
 # network (Debian packages, the Linux guest's kernel package) is done first.
 #
+# The emulated link's ceiling (tools/bench/kernelnet.py ceiling: the kernel's
+# ceiling=tx/rx boot mode, which only feeds and drains the rings) is measured
+# between the two systems' bursts; REPORT.md gives every burst as a fraction.
+#
 # The kernel's round trips and bursts are also measured in configurations
 # that turn a fix off by a boot option (BENCH_VARIANTS, NAME=WORDS each;
 # commas separate several words), for REPORT.md's cost of the fixes.
@@ -61,7 +65,7 @@ lb() { # BENCH: the Linux guest pair, guest built above (no network here)
 	LB_PREBUILT=1 LB_BUILD=$guest LB_BOOTS=$runs "$root/tools/linux-baseline/bench.sh" "$1" "$out"
 }
 mkdir -p "$out"
-step() { echo "bench: [$1/6] $2 ($(date +%T))"; }
+step() { echo "bench: [$1/7] $2 ($(date +%T))"; }
 step 1 "exchange versus copy, in the kernel (no NIC involved)"
 "$py" "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs"
 step 2 "round trips, this kernel (and its configurations)"
@@ -72,8 +76,11 @@ lb rtt
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 5 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
+step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer, no program)"
+"$py" "$root/tools/bench/kernelnet.py" ceiling "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
+	--nic "$nic"
+step 6 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
 lb burst
-step 6 "merged results, plots, REPORT.md"
+step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
 "$py" "$root/tools/bench/check_schema.py" "$out"

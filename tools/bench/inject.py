@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The receive half of the emulated link alone: frames injected from the host.
+
+One VM of this kernel boots with ceiling=rx (kernel/net/ceiling.h), its NIC
+on QEMU's dgram backend as in every pair (tools/net-pair.sh), and this
+program takes the place of the sending VM: it binds the peer's unix socket
+and speaks the ceiling's protocol itself (HELLO/REPLY, windows of numbered
+S-byte frames kept within the receiver's credit, END/REPLY), so no sending
+guest and no sending NIC model are involved. The receiver times the windows
+as in a guest-to-guest run and prints the same CEILING rx lines.
+Usage: inject.py KERNEL LOGDIR [--sizes 64,8192] [--reps 3] [--ms 100]
+                 [--modes spin,halt] [--nic e1000|virtio]
+Prints the receiver's CEILING lines; exit status 0 when the receiver passed.
+"""
+import argparse
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
+# kernel/net/ceiling.c and lib/include/wire.h
+CHAN, ETHERTYPE, HLEN, MIN_FRAME, RX_BUF = 0xCE11, 0x88B5, 30, 60, 4096
+F_END, F_REPLY, F_HELLO, F_CREDIT = 0x1, 0x2, 0x4, 0x100
+TOKEN_HELLO, TOKEN_END, WINDOW = 0x48454C4F, 0x454E44, 384
+MODES = {"spin": 0, "halt": 1}
+DST = bytes.fromhex("525400001000")  # the receiver's NIC 0 (tools/net-pair.sh)
+SRC = bytes.fromhex("525400002000")
+WAIT_S = 30
+
+
+def frame(size, flags=0, seq=0, batch=0, link=0):
+    """A wire.h frame: Ethernet header, wire header, payload pattern of packet 0."""
+    pay = bytes(((i * 131) ^ (i >> 8)) & 0xFF for i in range(size)) if not flags else b""
+    f = bytearray(DST + SRC + struct.pack(">H", ETHERTYPE) +
+                  struct.pack(">HHIHHI", CHAN, flags, seq, batch, link, size if not flags else 0) + pay)
+    return f + bytes(max(0, MIN_FRAME - len(f)))
+
+
+class Link:
+    def __init__(self, sock, peer):
+        self.sock, self.peer = sock, peer
+        self.credit = self.sent = 0
+        self.replies = {}  # token -> batch field of the REPLY
+
+    def take(self, timeout):
+        """Reads what the receiver sent (REPLYs and credits), waiting up to timeout."""
+        r, _, _ = select.select([self.sock], [], [], timeout)
+        while r:
+            try:
+                b = self.sock.recv(65536)
+            except BlockingIOError:
+                break
+            if len(b) < HLEN or struct.unpack_from(">H", b, 12)[0] != ETHERTYPE:
+                continue
+            chan, flags, seq, batch = struct.unpack_from(">HHIH", b, 14)
+            if chan != CHAN:
+                continue
+            if flags & F_REPLY:
+                self.replies[seq] = batch
+            if flags & F_CREDIT and (seq - self.credit) % 2**32 <= (self.sent - self.credit) % 2**32:
+                self.credit = seq
+
+    def send(self, f):
+        """True when the frame went into the socket (False: its queue is full)."""
+        try:
+            self.sock.sendto(f, self.peer)
+            return True
+        except (BlockingIOError, ConnectionRefusedError, FileNotFoundError):
+            return False
+
+    def handshake(self, flags, token):
+        t0 = time.monotonic()
+        while token not in self.replies and time.monotonic() - t0 < WAIT_S:
+            self.send(frame(0, flags, token))
+            self.take(0.02)
+        return self.replies.get(token)
+
+
+def window(link, size, mode, win, ms, slots):
+    """One timed window of ms milliseconds: frames within the receiver's credit."""
+    per = (size + HLEN + RX_BUF - 1) // RX_BUF
+    limit = min(WINDOW, max(1, slots // per))
+    f = frame(size, 0, 0, mode, win)
+    end, seq = time.monotonic() + ms / 1000, 0
+    while time.monotonic() < end:
+        room = limit - (link.sent - link.credit) % 2**32
+        n = 0
+        while n < room:
+            struct.pack_into(">I", f, 18, seq)
+            if not link.send(f):
+                break
+            seq, n, link.sent = seq + 1, n + 1, link.sent + 1
+        link.take(0 if n else 0.001)
+    return seq
+
+
+def run(kernel, logdir, sizes, reps, ms, modes, nic, timeout=300):
+    """Boots the receiver, injects, waits for it; returns (status, serial log)."""
+    os.makedirs(logdir, exist_ok=True)
+    sockdir = tempfile.mkdtemp(prefix="inject.", dir="/tmp")
+    here, peer = os.path.join(sockdir, "c0"), os.path.join(sockdir, "s0")
+    log = os.path.join(logdir, "server.log")
+    words = (f"run=hello ceiling=rx ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} "
+             f"ceiling_ms={ms} ceiling_modes={','.join(modes)} {os.environ.get('BENCH_KARGS', '')}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(here)
+    sock.setblocking(False)
+    netdev = f"dgram,id=n0,local.type=unix,local.path={peer},remote.type=unix,remote.path={here}"
+    qemu = subprocess.Popen([os.path.join(ROOT, "tools/qemu-run.sh"), kernel, words.strip(), str(timeout),
+                             "-netdev", netdev, "-device", f"{MODELS[nic]},netdev=n0,mac=52:54:00:00:10:00"],
+                            env=dict(os.environ, SERIAL=log), stdout=subprocess.DEVNULL,
+                            stderr=open(os.path.join(logdir, "server.err"), "w"))
+    try:
+        t0 = time.monotonic()
+        while qemu.poll() is None and time.monotonic() - t0 < 60:
+            if os.path.exists(log) and b"READY" in open(log, "rb").read():
+                break
+            time.sleep(0.05)
+        link = Link(sock, peer)
+        slots = link.handshake(F_HELLO, TOKEN_HELLO)
+        ok = slots is not None
+        for m in modes if ok else []:
+            for s in sizes:
+                for w in range(reps):
+                    sent = window(link, s, MODES[m], w, ms, slots)
+                    print(f"CEILING inject mode={m} bytes={s} win={w} sent={sent}", flush=True)
+        ok = ok and link.handshake(F_END, TOKEN_END) is not None
+        status = qemu.wait(timeout=timeout)
+    finally:
+        if qemu.poll() is None:
+            qemu.terminate()
+            qemu.wait()
+        sock.close()
+        for p in (here, peer):
+            if os.path.exists(p):
+                os.unlink(p)
+        os.rmdir(sockdir)
+    return (status if ok else 1), open(log, errors="replace").read()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kernel")
+    ap.add_argument("logdir")
+    ap.add_argument("--sizes", default="64,1500,8192")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--ms", type=int, default=100)
+    ap.add_argument("--modes", default="spin,halt")
+    ap.add_argument("--nic", choices=sorted(MODELS), default=os.environ.get("NIC", "e1000"))
+    a = ap.parse_args()
+    status, log = run(a.kernel, a.logdir, [int(x) for x in a.sizes.split(",")], a.reps, a.ms,
+                      a.modes.split(","), a.nic)
+    print("".join(x + "\n" for x in log.splitlines() if x.startswith("CEILING")), end="")
+    print(f"inject: receiver status {status}")
+    sys.exit(0 if status == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
