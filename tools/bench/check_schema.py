@@ -29,6 +29,8 @@ NICS = ("e1000", "virtio", "none")
 #             for it, and a modelled figure is not a measurement
 #   pending   in the format but produced only by later work: may be absent; checked
 #             when present
+#   optional  measured for some rows only (say which in docs/benchmarks.md): may be
+#             absent or null; checked when present
 ROWS = {
     "exchange": {
         "bytes": ("int", "all"), "copy_cycles": ("num", "all"), "exchange_cycles": ("num", "all"),
@@ -57,6 +59,13 @@ ROWS = {
         "mbps": ("num", "all"), "n": ("int", "all"), "boot_median_mbps": ("list", "all"),
         "frames": ("int", "all"), "frames_lost": ("int", "all"),
         "ceiling_mbps": ("num", "all"), "ceiling_mode": ("str", "all"),
+    },
+    # Streams over 1-4 links (make bench-multilink): one row per system, link count, size.
+    "multilink": {
+        "system": ("str", "all"), "links": ("int", "all"), "bytes": ("int", "all"),
+        "mbps": ("num", "all"), "per_link_mbps": ("list", "kernel"),
+        "out_of_order": ("num", "optional"), "r1_insns_per_pkt": ("num", "optional"),
+        "n": ("int", "all"),
     },
 }
 
