@@ -72,6 +72,9 @@ run stream_4links 4 e1000 1 \
 run pingpong_2links 2 e1000 1 "run=pingpong role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=pingpong role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=60,1500,8960 iters=4 warm=1" \
 	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
+run pingpong_4links 4 e1000 1 "run=pingpong role=server nics=0,1,2,3 peer=@CMAC0@,@CMAC1@,@CMAC2@,@CMAC3@" \
+	"run=pingpong role=client nics=0,1,2,3 peer=@SMAC0@,@SMAC1@,@SMAC2@,@SMAC3@ sizes=60,8960 iters=4 warm=1" \
+	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
 run burst_2links_virtio 2 virtio-net-pci 1 "run=burst role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=burst role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=64,1500,8192 reps=2 warm=0" \
 	"SUITE burst: 5 passed, 0 failed;SUITE burst: 4 passed, 0 failed"
