@@ -30,10 +30,12 @@ static int nclients = 1;
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
 
-static uint64_t mbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
+static uint64_t kbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
 {
-	return tsc ? bytes * 8 * hz / tsc / 1000000 : 0;
+	return tsc ? (uint64_t)((__uint128_t)bytes * 8 * hz / tsc / 1000) : 0;
 }
+
+static uint64_t mbps(uint64_t bytes, uint64_t tsc, uint64_t hz) { return kbps(bytes, tsc, hz) / 1000; }
 
 static void print_links(const char *who, const uint64_t *per, uint64_t total)
 {
@@ -161,10 +163,10 @@ static void server(int gaps_ok, uint64_t hz)
 	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
 	// busy: the machine's time not halted (under -icount: its instructions)
 	uint64_t busy = t1 - t0 - (idle1 - idle0);
-	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu "
+	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
 	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d\n",
 	       size, got, __builtin_popcount(c.dev_no & 0xff), mbps(timed * size, t1 - t0, hz),
-	       s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
+	       kbps(timed * size, t1 - t0, hz), s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
 	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients);
 	print_links("server rx", s.link_rx, got);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
@@ -213,9 +215,10 @@ static void client(uint64_t hz)
 	uint64_t t1 = rdtsc();
 	chan_stats(&c, &s);
 	uint64_t tx = s.tx_packets - s0.tx_packets;
-	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu "
+	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
 	       "doorbells=%lu pace_waits=%lu\n",
 	       size, tx, __builtin_popcount(c.dev_no & 0xff), mbps((uint64_t)count * size, t1 - t0, hz),
+	       kbps((uint64_t)count * size, t1 - t0, hz),
 	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits);
 	print_links("client tx", s.link_tx, tx);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);

@@ -103,7 +103,7 @@ def main():
         rate = a.mbps
     else:
         s, _, _ = pair(a.kernel, 1, min(sizes), count_for(0, 1, min(sizes), 0), 0)
-        calib = int(s["mbps"])
+        calib = int(s["kbps"]) // 1000
         rate = max(5, calib // 5 // 5 * 5)
     print(f"multilink: links paced at {rate} Mbit/s each"
           + (f" (a fifth of one unpaced link's {calib} Mbit/s at {min(sizes)} bytes)" if calib else ""),
@@ -115,14 +115,14 @@ def main():
                 s, c, sh = pair(a.kernel, n, size, count_for(rate, n, size, a.seconds), rate)
                 d = samples.setdefault((n, size), {"mbps": [], "client_mbps": [], "reordered": [],
                                                     "shares": [], "gaps": []})
-                d["mbps"].append([int(s["mbps"])])
-                d["client_mbps"].append([int(c["mbps"])])
+                d["mbps"].append([int(s["kbps"]) / 1000])
+                d["client_mbps"].append([int(c["kbps"]) / 1000])
                 d["reordered"].append([int(s["reordered"])])
                 d.setdefault("packets", []).append([int(s["packets"])])
                 d["gaps"].append(int(s["gaps"]))
                 d["shares"].append(sh)
-                print(f"multilink: run {run + 1}/{a.runs} links={n} bytes={size}: {s['mbps']} Mbit/s "
-                      f"(client {c['mbps']}), {s['reordered']} reordered", flush=True)
+                print(f"multilink: run {run + 1}/{a.runs} links={n} bytes={size}: {int(s['kbps']) / 1000} Mbit/s "
+                      f"(client {int(c['kbps']) / 1000}), {s['reordered']} reordered", flush=True)
     r1 = {}
     for n in sorted({min(links), max(links)}):
         for size in sizes:
@@ -135,7 +135,7 @@ def main():
         mb = stats.median(stats.pooled(d["mbps"]))
         share = {k: stats.median([sh.get(k, 0) for sh in d["shares"]]) / 1000 for k in range(n)}
         rows.append({
-            "system": "kernel", "links": n, "bytes": size, "mbps": stats.rnd(mb),
+            "system": "kernel", "links": n, "bytes": size, "mbps": stats.rnd(mb, 2),
             "client_mbps": stats.rnd(stats.median(stats.pooled(d["client_mbps"]))),
             "boot_mbps": [b[0] for b in d["mbps"]],
             "per_link_mbps": [stats.rnd(mb * share[k]) for k in range(n)],
