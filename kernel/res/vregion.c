@@ -389,7 +389,7 @@ static long exchange_decode(int caller, struct vregion *r1, struct vregion *r2, 
 	return e1 == -E_BUSY ? e1 : e2 ? e2 : e1; // busy anywhere before not backed
 }
 
-long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t off2, uint64_t pages)
+__attribute__((flatten)) long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t off2, uint64_t pages)
 {
 	struct vregion *r1 = get(vr1), *r2 = get(vr2);
 	long e = exchange_decode(caller, r1, r2, off1, off2, pages);
