@@ -788,6 +788,31 @@ static void scrub_case(bool scrub)
 	CU_ASSERT_EQUAL(b0[1029], pay(1, 999)); // the frame's own last byte
 }
 
+// The scrub zeroes from the frame's end to the page's end whatever the
+// end's alignment (a byte, a word, a 64-byte block, the last byte), and
+// leaves the frame's bytes alone.
+static void test_rx_scrub_offsets(void)
+{
+	static const uint32_t used[] = { 1, 2, 7, 8, 9, 30, 31, 56, 63, 64, 65, 100, 2048, 4031, 4032, 4033, 4088, 4095 };
+	struct chan c = chan_new(1, 0, CH, 1, 2, 0, 0);
+	for (unsigned k = 0; k < sizeof(used) / sizeof(used[0]); k++) {
+		paddr_t r0 = fake_nic_rx_next(0, 0), r1 = fake_nic_rx_next(0, 1);
+		memset(arch_p2v(r0), 0xee, PG);
+		memset(arch_p2v(r1), 0xee, PG);
+		uint32_t len = PG + used[k] - WIRE_FRAME_HLEN;
+		rx(0, CH, len, (uint8_t)k);
+		CU_ASSERT_EQUAL_FATAL(input(1, c.id), 1);
+		CU_ASSERT_EQUAL_FATAL(vregion_frame(c.in_vr, 1), r1);
+		CU_ASSERT_TRUE(payload_is(&c, 0, len, (uint8_t)k));
+		const uint8_t *b = arch_p2v(r1);
+		bool tail = true;
+		for (uint32_t i = used[k]; i < PG; i++)
+			tail &= b[i] == 0;
+		CU_ASSERT_TRUE(tail);
+		CU_ASSERT_EQUAL(b[used[k] - 1], pay((uint8_t)k, len - 1)); // the frame's own last byte
+	}
+}
+
 static void test_rx_scrub(void) { scrub_case(true); }
 static void test_rx_noscrub(void) { scrub_case(false); }
 
@@ -1461,7 +1486,7 @@ static const struct test_case netdev_tests[] = {
 static const struct test_case rx_tests[] = {
 	TEST(test_rx_dispatch),      TEST(test_rx_slots),         TEST(test_rx_exchange),
 	TEST(test_rx_threshold),     TEST(test_rx_copy_multipage), TEST(test_rx_copy_all),
-	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_held),
+	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),       TEST(test_rx_held),
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 };
