@@ -150,7 +150,7 @@ void kmain(uint32_t magic, uint32_t info)
 				 .poll_halts = option_is("poll", "timer"),
 				 .rx_scrub = !option_is("rxscrub", "0") };
 	if (!v && netdev_count())
-		io.copy_threshold = bench_copy_threshold();
+		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.
