@@ -118,13 +118,28 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-bochs test-linux-baseline \
-	test-linux-baseline-virtio test-interop bench-smoke
+test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs \
+	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
 test-run: $(KERNEL)
 	tests/qemu/net/demo.sh $(KERNEL)
+
+# The cluster runner (tools/cluster/): its topology checks, three nodes on a
+# bridge with jumbo traffic, visible and silent link cuts, and cleanup after
+# a timeout, SIGTERM and SIGKILL (about 25 s; at most 3 VMs at once).
+.PHONY: test-cluster
+test-cluster: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	/usr/bin/python3 tools/cluster/selftest.py $(KERNEL)
+
+# Striped channels across three nodes of different link counts, on the
+# cluster runner's bridges (about 15 s).
+.PHONY: test-stripe
+test-stripe: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/stripe/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
@@ -179,6 +194,12 @@ bench-exchange: bench-deps $(KERNEL)
 # Everything, both systems side by side: JSON, plots and REPORT.md in $(BENCH_OUT).
 bench: bench-deps $(KERNEL) linux-baseline
 	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+
+# Striped streams over 1-4 paced links, this kernel and Linux bonding:
+# multilink.json, multilink.png and REPORT.md's multi-link section.
+.PHONY: bench-multilink
+bench-multilink: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/multilink.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.

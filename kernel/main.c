@@ -37,6 +37,24 @@ static unsigned long strtoul_dec(const char *s)
 	return v;
 }
 
+// "a,b,c" -> out[0..max): the numbers given; the rest are left as they are.
+static void parse_list(const char *v, uint64_t *out, int max)
+{
+	for (int k = 0; v && *v && k < max; k++) {
+		out[k] = strtoul_dec(v);
+		while (*v && *v++ != ',')
+			;
+	}
+}
+
+static void parse_rates(const char *v, uint32_t *mbps, int max)
+{
+	uint64_t r[8] = { 0 };
+	parse_list(v, r, max < 8 ? max : 8);
+	for (int k = 0; k < max && k < 8; k++)
+		mbps[k] = r[k] > 100000 ? 100000 : (uint32_t)r[k];
+}
+
 static void apply_cmdline(void)
 {
 	if (cmdline_parse(&cmd, bi.cmdline) < 0)
@@ -77,12 +95,7 @@ static void memory_init(void)
 static void set_limits(void)
 {
 	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2 };
-	const char *v = cmdline_get(&cmd, "plimit");
-	for (int k = 0; v && *v && k < LIM_N; k++) {
-		lim[k] = strtoul_dec(v);
-		while (*v && *v++ != ',')
-			;
-	}
+	parse_list(cmdline_get(&cmd, "plimit"), lim, LIM_N);
 	proc_set_limits(lim);
 	pr_info("limits: a process holds at most %lu frames, %lu regions, %lu channels\n",
 		lim[LIM_FRAMES], lim[LIM_REGIONS], lim[LIM_CHANNELS]);
@@ -151,6 +164,7 @@ void kmain(uint32_t magic, uint32_t info)
 				 .rx_scrub = !option_is("rxscrub", "0") };
 	if (!v && netdev_count())
 		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
+	parse_rates(cmdline_get(&cmd, "nic_mbps"), io.nic_mbps, 8);
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.

@@ -127,6 +127,7 @@ long sys_sysinfo(const uint64_t *a)
 		.uptime_us = timer_now_us(), .icount = (uint64_t)kernel_icount,
 		.vregions = (uint64_t)res_live(RES_VREGION),
 		.attachments = (uint64_t)res_live(RES_VUSPACE), .syscalls = syscall_count,
+		.idle_tsc = proc_idle_tsc(),
 	};
 	return copy_to_user(a[0], &si, sizeof(si));
 }

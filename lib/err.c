@@ -8,7 +8,7 @@ static const char *const names[E_NERR] = {
 	[E_OVERLAP] = "E_OVERLAP", [E_BUSY] = "E_BUSY", [E_NOTBACKED] = "E_NOTBACKED",
 	[E_IO] = "E_IO", [E_NODEV] = "E_NODEV", [E_TIMEOUT] = "E_TIMEOUT",
 	[E_2BIG] = "E_2BIG", [E_EXIST] = "E_EXIST", [E_AGAIN] = "E_AGAIN",
-	[E_LINK] = "E_LINK", [E_LIMIT] = "E_LIMIT",
+	[E_LINK] = "E_LINK", [E_LIMIT] = "E_LIMIT", [E_GAP] = "E_GAP",
 };
 
 const char *err_name(long e)

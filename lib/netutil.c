@@ -20,6 +20,7 @@ static long region(uint64_t bytes, uint64_t addr, long *vu)
 long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32_t n_out)
 {
 	memset(c, 0, sizeof(*c));
+	c->dev_no = dev_no;
 	c->n_in = n_in, c->n_out = n_out;
 	c->in_addr = REGION_BASE + (uint64_t)(2 * index) * REGION_STRIDE;
 	c->out_addr = c->in_addr + REGION_STRIDE;
@@ -34,14 +35,14 @@ long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32
 		return c->out_vr;
 	for (uint32_t i = 0; i < n_out; i++)
 		c->opos[i] = i * NET_SLOT;
-	return ctrl_io(c->io, IO_OP_REGIONS, (unsigned long)&r, 0);
+	return ctrl_io(c->io, IO_OP_REGIONS, (unsigned long)&r, 0, 0);
 }
 
 // Waits (up to a second) for the channel's sends to be done first: a NIC
 // that sends after the doorbell (virtio-net) may still hold their pages.
 void chan_close(struct chan *c)
 {
-	for (int k = 0; k < 1000 && ctrl_io(c->io, IO_OP_RECLAIM, 0, 0) > 0; k++)
+	for (int k = 0; k < 1000 && ctrl_io(c->io, IO_OP_RECLAIM, 0, 0, 0) > 0; k++)
 		sleep(1000);
 	free_io(c->io);
 	if (c->in_vr > 0)
@@ -67,19 +68,62 @@ int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-long chan_peer(struct chan *c, int peer, const char *mac)
+long chan_peer_link(struct chan *c, int peer, int nic, const char *mac)
 {
 	uint8_t m[6];
 	if (!mac || parse_mac(mac, m) < 0)
 		return -E_INVAL;
-	return ctrl_io(c->io, IO_OP_PEER, (unsigned long)m, (unsigned long)peer);
+	return ctrl_io(c->io, IO_OP_PEER, (unsigned long)m, (unsigned long)peer, (unsigned long)nic);
+}
+
+long chan_peer(struct chan *c, int peer, const char *mac)
+{
+	uint32_t mask = c->dev_no & 0xff;
+	return chan_peer_link(c, peer, mask ? __builtin_ctz(mask) : 0, mac);
+}
+
+uint8_t nic_mask_arg(int argc, char **argv)
+{
+	uint32_t l[8];
+	const char *nics = arg_get(argc, argv, "nics", NULL);
+	if (!nics)
+		return (uint8_t)(1u << (arg_long(argc, argv, "nic", 0) & 7));
+	int n = parse_u32_list(nics, l, 8);
+	uint8_t mask = 0;
+	for (int i = 0; i < n; i++)
+		mask |= (uint8_t)(1u << (l[i] & 7));
+	return mask;
+}
+
+long chan_peer_list(struct chan *c, int peer, const char *p)
+{
+	uint8_t mask = c->dev_no & 0xff;
+	long e = p ? 0 : -E_INVAL;
+	for (int nic = 0; !e && p && *p && nic < 8; nic++) {
+		if (!(mask & (1u << nic)))
+			continue;
+		if (*p != '-')
+			e = chan_peer_link(c, peer, nic, p);
+		while (*p && *p++ != ',')
+			;
+	}
+	return e;
+}
+
+long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
+		uint32_t n_out)
+{
+	uint8_t mask = nic_mask_arg(argc, argv);
+	chan = (uint16_t)arg_long(argc, argv, "chan", chan);
+	long e = chan_open(c, index, IO_DEV(IO_KIND_ETHER, chan, mask), n_in, n_out);
+	return e ? e : chan_peer_list(c, 0, arg_get(argc, argv, "peer", NULL));
 }
 
 long chan_send(struct chan *c) { return output_io(c->io, c->peers, c->osize, c->opos); }
 
 long chan_stats(struct chan *c, struct io_stats *s)
 {
-	return ctrl_io(c->io, IO_OP_STATS, (unsigned long)s, 0);
+	return ctrl_io(c->io, IO_OP_STATS, (unsigned long)s, 0, 0);
 }
 
 // wire_pattern(seq, i) is a per-index base XOR a per-packet byte: with the
@@ -155,7 +199,7 @@ uint32_t chan_rx_seq(struct chan *c, uint32_t i)
 long chan_echo(struct chan *c)
 {
 	uint64_t size = c->sizes[0], pages = (WIRE_FRAME_HLEN + size + 4095) / 4096;
-	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0); // the last send's frames are free again
+	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0, 0); // the last send's frames are free again
 	long e = exchange_pmem(c->in_vr, c->out_vr, c->pos[0] - WIRE_FRAME_HLEN, 0, pages);
 	if (e < 0)
 		return e;

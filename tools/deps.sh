@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only those missing.
-# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux bench
+# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux bench cluster
 # Run it before anything enters a private network namespace (make bench).
 set -euo pipefail
 declare -A pkgs=(
@@ -11,6 +11,7 @@ declare -A pkgs=(
 	[cunit]="libcunit1-dev"
 	[linux]="busybox-static cpio gzip"
 	[bench]="python3 python3-matplotlib python3-numpy"
+	[cluster]="python3 iproute2"
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)

@@ -63,7 +63,7 @@ static int attacker(void)
 
 static void verdict(void)
 {
-	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 	c.osize[0] = 1;
 	chan_send(&c);
 }
@@ -89,7 +89,7 @@ static int victim(void)
 	verdict();
 	sleep(1500000); // not receiving: the flood finds 128 places, then none
 	uint64_t got = 0;
-	ctrl_io(c.io, IO_OP_TIMEOUT, 300000, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, 300000, 0, 0);
 	while ((r = input_io(c.io, c.sizes, c.pos)) > 0)
 		got += (uint64_t)r;
 	chan_stats(&c, &s);
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 	CHECK_EQ("peer MAC", parse_mac(arg_get(argc, argv, "peer", ""), peermac), 0);
 	CHECK_EQ("channel open", chan_open(&c, 0, IO_DEV_ETHER(0, CH), att ? 1 : CLEAN, att ? CLEAN : 1), 0);
 	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
-	ctrl_io(c.io, IO_OP_TIMEOUT, 20000000, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, 20000000, 0, 0);
 	struct io_stats s;
 	chan_stats(&c, &s);
 	memcpy(mymac, s.mac, 6);

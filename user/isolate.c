@@ -37,7 +37,7 @@ static long open_tx(struct chan *c, int index, uint32_t ch, uint32_t n)
 // them after the call returns): wait for that before writing them again.
 static long send_n(struct chan *c, uint32_t n, uint32_t size, uint32_t seq0)
 {
-	for (int spin = 0; ctrl_io(c->io, IO_OP_RECLAIM, 0, 0) > 0 && spin < 1000; spin++)
+	for (int spin = 0; ctrl_io(c->io, IO_OP_RECLAIM, 0, 0, 0) > 0 && spin < 1000; spin++)
 		sleep(1000);
 	for (uint32_t i = 0; i < n; i++) {
 		payload_fill(chan_out(c, i), seq0 + i, size);
@@ -95,7 +95,7 @@ static void test_regions(void)
 		delete_vr(create_vr(PG, VR_MEM_NONE, -1));
 	long v = spawn_role("victim", "");
 	sleep(300000);
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0, 0);
 	CHECK_EQ("regions: the channel still sends its own region", send_n(&tx, 1, 2000, 7), 1);
 	long r = input_io(rx.io, rx.sizes, rx.pos);
 	CHECK("regions: the bytes sent are the owner's, not the victim's",
@@ -117,7 +117,7 @@ static int tails_child(void)
 {
 	struct chan c;
 	CHECK_EQ("tails child: channel open", chan_open(&c, 0, IO_DEV_ETHER(0, 40), TAIL_BATCH, 0), 0);
-	ctrl_io(c.io, IO_OP_TIMEOUT, 10000000, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, 10000000, 0, 0);
 	printf("READY tails child\n");
 	int ok = 1;
 	for (int k = 0; k < TAIL_ROUNDS; k++) {
@@ -141,7 +141,7 @@ static void test_tails(void)
 		sleep(150000); // the child refills its slots between batches
 	}
 	CHECK("tails: the other process received its batches", wait_ok(child));
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0, 0);
 	long leaked = 0, got = 0, exchanged = 0;
 	struct io_stats s0, s1;
 	chan_stats(&rx, &s0);
@@ -173,7 +173,7 @@ static void test_copy(void)
 {
 	struct chan tx, rx;
 	CHECK_EQ("copy: channels open", open_tx(&tx, 0, 50, 8) | chan_open(&rx, 1, IO_DEV_ETHER(0, 50), 8, 0), 0);
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0, 0);
 	struct io_stats s;
 	chan_stats(&rx, &s);
 	CHECK("copy: threshold above one buffer (boot with copy_threshold=9000)", s.copy_threshold > PG);
@@ -273,7 +273,7 @@ static void test_timeout(void)
 	struct chan rx;
 	CHECK_EQ("timeout: receiver open", chan_open(&rx, 0, IO_DEV_ETHER(0, 60), 1, 0), 0);
 	for (int k = 0; k < 2; k++) {
-		ctrl_io(rx.io, IO_OP_TIMEOUT, huge[k], 0);
+		ctrl_io(rx.io, IO_OP_TIMEOUT, huge[k], 0, 0);
 		long c = spawn_role("late", "ch=60 delay=300000");
 		long t0 = now_us();
 		long r = input_io(rx.io, rx.sizes, rx.pos);
@@ -298,7 +298,7 @@ static void test_held(void)
 	chan_stats(&rx, &s);
 	CHECK_EQ("held: 5 held now", s.frames_held, 5);
 	CHECK_EQ("held: peak 5", s.frames_held_max, 5);
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 200000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 200000, 0, 0);
 	CHECK_EQ("held: delivered", input_io(rx.io, rx.sizes, rx.pos), 5);
 	chan_stats(&rx, &s);
 	CHECK_EQ("held: none held after", s.frames_held, 0);
@@ -376,7 +376,7 @@ static void test_liveness(void)
 	// is being polled when the clocks are read.
 	struct chan warm;
 	CHECK_EQ("liveness: warm-up sender open", open_tx(&warm, 2, 81, 1), 0);
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 3000000, 0, 0);
 	CHECK_EQ("liveness: warm-up sent", send_n(&warm, 1, 64, 0), 1);
 	CHECK_EQ("liveness: the wire carries frames", input_io(rx.io, rx.sizes, rx.pos), 1);
 	chan_close(&warm);
@@ -389,7 +389,7 @@ static void test_liveness(void)
 	long slept = now_us() - t0;
 	printf("STATS liveness sleep_50ms_took_us=%ld\n", slept);
 	CHECK("liveness: a 50 ms sleep ends on time while a batch is polled", slept < 500000);
-	ctrl_io(rx.io, IO_OP_TIMEOUT, 100000, 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 100000, 0, 0);
 	t0 = now_us();
 	CHECK_EQ("liveness: another channel's timeout fires", input_io(rx.io, rx.sizes, rx.pos), -E_TIMEOUT);
 	long waited = now_us() - t0;

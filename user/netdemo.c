@@ -53,7 +53,7 @@ static bool is_msg(const uint8_t *p, uint64_t size, uint16_t op)
 static long send_msg(struct msg *m)
 {
 	m->magic[0] = MAGIC0, m->magic[1] = MAGIC1;
-	ctrl_io(rtt.io, IO_OP_RECLAIM, 0, 0); // slot 0's frames may still be in a send
+	ctrl_io(rtt.io, IO_OP_RECLAIM, 0, 0, 0); // slot 0's frames may still be in a send
 	memcpy(chan_out(&rtt, 0), m, sizeof(*m));
 	rtt.osize[0] = sizeof(*m);
 	rtt.opos[0] = 0;
@@ -173,7 +173,7 @@ static uint64_t round_trip(uint32_t size, uint64_t *verified)
 {
 	uint32_t seq = seq_rtt++;
 	payload_fill(chan_out(&rtt, 0), seq, size);
-	ctrl_io(rtt.io, IO_OP_RECLAIM, 0, 0);
+	ctrl_io(rtt.io, IO_OP_RECLAIM, 0, 0, 0);
 	rtt.osize[0] = size;
 	rtt.opos[0] = 0;
 	uint64_t t0 = rdtsc();
@@ -200,7 +200,7 @@ static uint64_t one_burst(uint32_t size, struct msg *res, struct io_stats *tx)
 	struct io_stats a, b;
 	if (send_msg(&m) != 1 || recv_msg(OP_GO, &m))
 		return 0;
-	ctrl_io(burst.io, IO_OP_RECLAIM, 0, 0);
+	ctrl_io(burst.io, IO_OP_RECLAIM, 0, 0, 0);
 	for (uint32_t i = 0; i < BATCH; i++) {
 		payload_fill(chan_out(&burst, i), seq_burst + i, size);
 		burst.osize[i] = size;
@@ -344,8 +344,8 @@ int main(int argc, char **argv)
 		printf("netdemo: cannot open the channels: %s\n", err_name(e));
 		return 1;
 	}
-	ctrl_io(rtt.io, IO_OP_TIMEOUT, tmo, 0);
-	ctrl_io(burst.io, IO_OP_TIMEOUT, tmo, 0);
+	ctrl_io(rtt.io, IO_OP_TIMEOUT, tmo, 0, 0);
+	ctrl_io(burst.io, IO_OP_TIMEOUT, tmo, 0, 0);
 	int st = srv ? server() : client(argc, argv);
 	chan_close(&burst);
 	chan_close(&rtt);

@@ -3,7 +3,8 @@
 // it arrived in into its output region (no copy) until a 0-byte packet.
 // role=client sends sizes=a,b,... (iters= times each, after warm= unmeasured
 // ones), checks every echo byte by byte and by checksum, prints RESULT lines.
-// Both: nic= chan= peer=MAC timeout_ms=. Exit 0 when everything matched
+// Both: nic=N or nics=a,b,.. (a striped channel), chan=, peer=MAC (one per
+// NIC of nics=), timeout_ms=. Exit 0 when everything matched
 // and frames and channels are back to their counts before.
 #include <utest.h>
 #include <netutil.h>
@@ -92,10 +93,10 @@ static int server(struct io_stats *s)
 		if (!busy_checked++) { // the frames just sent stay pinned until reclaimed
 			CHECK_EQ("frames in flight are busy", exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1), -E_BUSY);
 			// e1000 sends inside the doorbell write, virtio-net a little later
-			long left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+			long left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 			for (int k = 0; left > 0 && k < 100; k++) {
 				sleep(1000);
-				left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0);
+				left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 			}
 			CHECK("reclaim releases them", left == 0 &&
 							   exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1) == 0);
@@ -123,11 +124,9 @@ int main(int argc, char **argv)
 	struct io_stats st, st0;
 	sysinfo(&s0);
 	hz = s0.tsc_hz;
-	int nic = (int)arg_long(argc, argv, "nic", 0), ch = (int)arg_long(argc, argv, "chan", 1);
-	long e = chan_open(&c, 0, IO_DEV_ETHER(nic, ch), 1, 1);
-	CHECK_EQ("channel open", e, 0);
-	CHECK_EQ("peer set", chan_peer(&c, 0, arg_get(argc, argv, "peer", 0)), 0);
-	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0);
+	long e = chan_setup(&c, 0, argc, argv, 1, 1, 1);
+	CHECK_EQ("channel open, peer set", e, 0);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0, 0);
 	chan_stats(&c, &st0);
 	if (e == 0) {
 		if (!strcmp(arg_get(argc, argv, "role", "client"), "server"))

@@ -7,6 +7,7 @@
 #include "proc.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
+#include "../heap.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
@@ -28,34 +29,36 @@ static struct io *mine(int caller, long id, long *err)
 
 long io_live(void) { return res_count(&table); }
 
-static long decode_dev(uint64_t dev_no, int *nic, uint16_t *chan, bool *raw)
+static long decode_dev(uint64_t dev_no, uint8_t *mask, uint16_t *chan, bool *raw)
 {
-	uint32_t mask = dev_no & 0xff;
 	uint64_t kind = dev_no >> 24;
-	if ((kind != IO_KIND_ETHER && kind != IO_KIND_RAW) || mask == 0 || (mask & (mask - 1)))
-		return -E_NODEV;
-	*nic = __builtin_ctz(mask);
+	*mask = dev_no & 0xff;
 	*chan = (uint16_t)(dev_no >> 8);
 	*raw = kind == IO_KIND_RAW;
-	if (!io_nic_usable(*nic))
-		return -E_NODEV; // none, or one io_init left unused
-	// A raw channel only sends: it names no channel, so it can neither
-	// squat on one nor take another's frames.
+	if ((kind != IO_KIND_ETHER && kind != IO_KIND_RAW) || *mask == 0)
+		return -E_NODEV;
+	for (int n = 0; n < 8; n++)
+		if ((*mask & (1u << n)) && !io_nic_usable(n))
+			return -E_NODEV; // none, or one io_init left unused
+	// A raw channel only sends, on one NIC: it names no channel, so it can
+	// neither squat on one nor take another's frames.
+	if (*raw && (*mask & (*mask - 1)))
+		return -E_INVAL;
 	return *raw == !*chan ? 0 : -E_INVAL;
 }
 
 static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 {
-	int nic;
+	uint8_t mask;
 	uint16_t chan;
 	bool raw;
-	long e = decode_dev(dev_no, &nic, &chan, &raw);
+	long e = decode_dev(dev_no, &mask, &chan, &raw);
 	if (e)
 		return e;
 	if (n_in > IO_MAX_BATCH || n_out > IO_MAX_BATCH || (n_in | n_out) == 0 || (raw && n_in))
 		return -E_INVAL;
-	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && !raw && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
+	for (int i = 0; i < NIO; i++) // one channel of a number per NIC
+		if (ios[i].h.used && !raw && !ios[i].raw && (ios[i].nicmask & mask) && ios[i].channel == chan)
 			return -E_EXIST;
 	if (pmem_free_count() < IO_HDR_FRAMES)
 		return -E_NOMEM;
@@ -66,8 +69,15 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		res_free(c);
 		return e;
 	}
-	c->owner = caller, c->nic = nic, c->dev = netdev_get(nic), c->channel = chan;
+	if (!(c->tx = kmalloc(sizeof(*c->tx)))) {
+		proc_uncharge(caller, LIM_CHANNELS, 1);
+		res_free(c);
+		return -E_NOMEM;
+	}
+	c->owner = caller, c->nicmask = mask, c->nic = __builtin_ctz(mask), c->channel = chan;
+	c->dev = netdev_get(c->nic);
 	c->raw = raw, c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
+	c->gap_us = IO_GAP_US;
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
 	return res_name(&table, c);
@@ -92,6 +102,7 @@ static void free_channel(struct io *c)
 	unhold_regions(c);
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		pmem_free(c->hdr[i]);
+	kfree(c->tx);
 	proc_uncharge(c->owner, LIM_CHANNELS, 1);
 	res_free(c);
 }
@@ -164,6 +175,10 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	s->nic_rx_no_buf = es.rx_no_buf;
 	memcpy(s->mac, c->dev->mac, 6);
 	s->link_up = c->dev->ops->link_up(c->dev);
+	s->links_up = 0;
+	IO_FOR_EACH_NIC(c, n)
+		if (netdev_get(n)->ops->link_up(netdev_get(n)))
+			s->links_up |= (uint8_t)(1u << n);
 }
 
 static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
@@ -182,11 +197,17 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 	case IO_OP_TIMEOUT:
 		c->timeout_us = a[0];
 		return 0;
-	case IO_OP_PEER:
-		if (a[1] >= IO_MAX_PEERS)
+	case IO_OP_GAPWAIT:
+		if (a[0] == 0)
 			return -E_INVAL;
-		if ((e = copy_from_user(c->peer[a[1]], a[0], 6)))
+		c->gap_us = a[0];
+		return 0;
+	case IO_OP_PEER:
+		if (a[1] >= IO_MAX_PEERS || a[2] >= NETDEV_MAX || !(c->nicmask & (1u << a[2])))
+			return -E_INVAL;
+		if ((e = copy_from_user(c->peer[a[1]][a[2]], a[0], 6)))
 			return e;
+		c->peer_links[a[1]] |= (uint8_t)(1u << a[2]);
 		c->peer_valid |= 1u << a[1];
 		return 0;
 	case IO_OP_STATS: {
@@ -199,6 +220,24 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 		return c->inflight;
 	default:
 		return -E_INVAL;
+	}
+}
+
+// Sleeps until the batch is full, a gap ends it, or the deadline (0:
+// none). A striped channel's hole that stays open for gap_us is declared
+// while it waits, whatever the deadline.
+static void wait_batch(struct io *c, uint64_t deadline)
+{
+	while (c->got < c->n_in && !c->cut) {
+		uint64_t gap = io_gap_deadline(c), d = deadline;
+		if (gap && (!d || gap < d))
+			d = gap;
+		if (proc_sleep(c, d))
+			continue;
+		if (gap && arch_rdtsc() >= gap)
+			io_gap_expire(c);
+		else
+			return;
 	}
 }
 
@@ -217,17 +256,25 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	    (e = uaccess_check(vs, upos, c->n_in * 8ul, true)))
 		return e;
 	c->got = 0;
+	c->cut = false;
 	c->waiting = true;
 	c->st.rx_batches++;
-	io_deliver_pending(c);
-	io_poll_nic(c->nic);
-	uint64_t deadline = c->timeout_us ? timer_deadline(c->timeout_us) : 0;
-	while (c->got < c->n_in && proc_sleep(c, deadline))
-		;
+	if ((e = io_deliver_pending(c))) {
+		c->waiting = false;
+		return e; // a gap came first: reported once, the packets after it follow
+	}
+	io_poll_channel(c);
+	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->waiting = false;
 	copy_to_user(usizes, c->sizes, c->got * 8ul);
 	copy_to_user(upos, c->pos, c->got * 8ul);
-	return c->got ? (long)c->got : -E_TIMEOUT;
+	if (c->got)
+		return (long)c->got;
+	if (c->pend_n && !c->pend[c->pend_head].nbuf) {
+		c->pend_head = (c->pend_head + 1) % IO_PEND_RING, c->pend_n--;
+		return -E_GAP; // the marker a hole left; the packets after it follow
+	}
+	return -E_TIMEOUT;
 }
 
 static uint64_t uvals[3][IO_MAX_BATCH];
@@ -246,6 +293,14 @@ static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_
 	return e;
 }
 
+static bool peer_reachable(struct io *c, uint64_t peer)
+{
+	IO_FOR_EACH_NIC(c, n)
+		if ((c->peer_links[peer] & (1u << n)) && netdev_get(n)->ops->link_up(netdev_get(n)))
+			return true;
+	return false;
+}
+
 // Every packet's peer is known, its size fits a frame, and its bytes lie
 // in backed pages of the output region (whose frames are kept for the send).
 static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size, const uint64_t *pos)
@@ -253,6 +308,8 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
 			return -E_NOENT;
+		if (io_striped(c) && !peer_reachable(c, peer[i]))
+			return -E_LINK; // every link the peer is known on is down
 		if (c->raw ? size[i] < c->dev->min_frame || size[i] > c->dev->max_frame
 			   : size[i] > WIRE_MAX_PAYLOAD)
 			return c->raw && size[i] < c->dev->min_frame ? -E_INVAL : -E_2BIG;
@@ -262,7 +319,7 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 		if (e)
 			return e;
 	}
-	return c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
+	return io_striped(c) || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
 }
 
 static long output_io(int caller, long id, const uint64_t *a)
@@ -327,6 +384,9 @@ void io_init(const struct io_options *o)
 			       netdev_get(i)->rx_slots, IO_RING_MAX);
 			continue;
 		}
+		io_pace_set(i, o->nic_mbps[i]);
+		if (o->nic_mbps[i])
+			pr_info("io: NIC %d paced at %u Mbit/s\n", i, o->nic_mbps[i]);
 		n++;
 	}
 	if (!n)

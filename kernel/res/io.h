@@ -14,6 +14,8 @@ struct io_options {
 	bool poll_halts;     // poll=timer: halt between polls on a fast tick
 	bool rx_scrub;       // rxscrub=0 turns the receive-tail scrub off, to
 	                     // measure its cost; it lets stale bytes reach users
+	uint32_t nic_mbps[8]; // nic_mbps=a,b,..: NIC i sends at most that many
+	                      // Mbit/s (0: as fast as the device takes frames)
 };
 
 // Attaches the manager to the NICs the driver found; measures or takes the

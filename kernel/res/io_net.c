@@ -36,7 +36,16 @@ int io_reclaim_nic(int nic)
 	return nd->ops->tx_reclaim(nd, tx_done, NULL);
 }
 
-void io_reclaim(struct io *c) { io_reclaim_nic(c->nic); }
+// Every NIC of c (a NIC's completions, whichever channels they are).
+static int reclaim_all(struct io *c)
+{
+	int n = 0;
+	IO_FOR_EACH_NIC(c, k)
+		n += io_reclaim_nic(k);
+	return n;
+}
+
+void io_reclaim(struct io *c) { reclaim_all(c); }
 
 static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 {
@@ -45,13 +54,13 @@ static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 	return arch_p2v(*pa);
 }
 
-// The 30 header bytes common to a call's packets to one peer; per packet
-// only the flags, sequence number and length differ.
-static void header_template(struct io *c, uint8_t *t, const uint8_t *src, uint64_t peer)
+// The 30 header bytes common to a call's packets to one peer on one link;
+// per packet only the flags, sequence number and length differ.
+static void header_template(struct io *c, uint8_t *t, int nic, uint64_t peer)
 {
-	wire_put_eth(t, c->peer[peer], src);
+	wire_put_eth(t, c->peer[peer][nic], netdev_get(nic)->mac);
 	wire_put_hdr(t, &(struct wire_fields){ .channel = c->channel, .batch = (uint16_t)c->n_out,
-					       .link = (uint16_t)c->nic });
+					       .link = (uint16_t)nic });
 }
 
 static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t peer,
@@ -89,7 +98,7 @@ static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed))
 {
 	uint64_t end = arch_rdtsc() + timer_us_to_tsc(IO_TX_WAIT_US);
 	for (;;) {
-		if (done(c, io_reclaim_nic(c->nic)))
+		if (done(c, reclaim_all(c)))
 			return true;
 		if (arch_rdtsc() > end)
 			return false;
@@ -104,75 +113,223 @@ static bool room(struct io *c, int reclaimed) { return (void)c, reclaimed > 0; }
 // with the previous batch.
 bool io_tx_idle(struct io *c) { return tx_wait(c, idle); }
 
-static struct netpkt pkts[IO_MAX_BATCH];
-static long sent_part(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t sent,
-		      long err);
+// ------------------------------------------------------------- pacing
 
+// A paced NIC (nic_mbps=) models a wire of that rate: each frame keeps it
+// busy for its bits (with preamble, FCS and gap: 24 bytes more), and a
+// sender may run ahead of the wire by the NIC's queue, `depth` (the frames
+// a real NIC has queued: IO_PACE_DEPTH_US plus two longest frames); beyond
+// that it sleeps, as on a saturated card, until half the queue has gone
+// out. The wake-up comes with a timer tick, so the queue left (half of it,
+// over a millisecond) keeps the wire busy meanwhile. A token bucket, in
+// effect, like Linux's tbf: rate nic_mbps, bucket `depth`; time the wire
+// sat idle because the emulated CPU did not run (a busy host) is made up
+// for, one queue's worth at most, so the long-run rate is the set one.
+static uint64_t bits_tsc(const struct io_nic *ni, uint64_t bytes)
+{
+	return (bytes + 24) * 8 * ni->tsc_per_kbit / 1000;
+}
+
+void io_pace_set(int nic, uint32_t mbps)
+{
+	struct io_nic *ni = &io_nics[nic];
+	ni->tsc_per_kbit = mbps ? timer_us_to_tsc(1000) / mbps : 0;
+	ni->pace_free = 0;
+	ni->pace_depth = timer_us_to_tsc(IO_PACE_DEPTH_US) + 2 * bits_tsc(ni, WIRE_MAX_FRAME);
+}
+
+static uint64_t wire_tsc(const struct io_nic *ni, const struct netpkt *p)
+{
+	uint64_t bytes = 0;
+	for (int i = 0; i < p->nseg; i++)
+		bytes += p->seg[i].len;
+	return bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
+}
+
+// How many of p[0..n) the wire of nic takes now (0: its queue is full).
+static int pace(int nic, const struct netpkt *p, int n)
+{
+	struct io_nic *ni = &io_nics[nic];
+	if (!ni->tsc_per_kbit)
+		return n;
+	uint64_t now = arch_rdtsc();
+	if (ni->pace_free + ni->pace_depth < now)
+		ni->pace_free = now - ni->pace_depth; // idle time saves up one queue, no more
+	int k = 0;
+	for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + ni->pace_depth;)
+		k++;
+	for (int i = 0; i < k; i++)
+		ni->pace_free += wire_tsc(ni, &p[i]);
+	return k;
+}
+
+// When a full queue of nic has room again: half of it gone out.
+static uint64_t pace_room_at(int nic)
+{
+	return io_nics[nic].pace_free - io_nics[nic].pace_depth / 2;
+}
+
+// ------------------------------------------------------------- send
+
+// A call's packets for one NIC: p[done..n) still to go.
+struct txgroup {
+	struct netpkt *p;
+	int n, done;
+	bool stuck; // the driver refused, or its ring stayed full
+	int err;
+};
+
+// Queues what nic's wire takes now of g; false when it took nothing.
+static bool send_some(struct io *c, int nic, struct txgroup *g)
+{
+	struct netdev *nd = netdev_get(nic);
+	int k = pace(nic, g->p + g->done, g->n - g->done);
+	if (!k)
+		return false;
+	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
+	if (r < 0) {
+		g->stuck = true, g->err = r;
+		return false;
+	}
+	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
+		io_nics[nic].pace_free -= wire_tsc(&io_nics[nic], &g->p[g->done + i]);
+	c->inflight += (uint32_t)r;
+	g->done += r;
+	c->st.link_tx[nic] += (uint64_t)r;
+	if (r > 0)
+		c->st.tx_doorbells++;
+	else if (!tx_wait(c, room)) // the ring is full (of any channel's packets)
+		g->stuck = true;
+	return r > 0;
+}
+
+// Sends every group, the NICs in turns: each takes what its (paced) wire
+// takes now, with one doorbell; when no NIC can take more, the sender
+// sleeps until the first paced queue has room. Unpaced, one turn does it.
+static void send_groups(struct io *c, struct txgroup *g)
+{
+	for (;;) {
+		bool left = false, moved = false;
+		uint64_t wake = 0;
+		for (int n = 0; n < NETDEV_MAX; n++) {
+			if (g[n].done == g[n].n || g[n].stuck)
+				continue;
+			moved |= send_some(c, n, &g[n]);
+			if (g[n].done == g[n].n || g[n].stuck)
+				continue;
+			left = true;
+			if (io_nics[n].tsc_per_kbit && (!wake || pace_room_at(n) < wake))
+				wake = pace_room_at(n);
+		}
+		if (!left)
+			return;
+		if (!moved && wake) {
+			c->st.tx_pace_waits++;
+			proc_sleep(&io_nics, wake);
+		}
+	}
+}
+
+static void account(struct io *c, const struct io_txcall *t, long *ret);
+
+// A call's packets, grouped by the link each goes on (a packet's link is
+// round-robin over its peer's live links on a striped channel), each
+// group sent with one doorbell (more when paced or the ring fills).
 long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
 	     const struct io_pktframes *frames)
 {
-	uint8_t mac[6], tmpl[WIRE_FRAME_HLEN];
-	uint64_t tmpl_peer = ~0ull;
+	uint8_t tmpl[NETDEV_MAX][WIRE_FRAME_HLEN];
+	uint64_t tmpl_peer[NETDEV_MAX];
+	int first[NETDEV_MAX + 1] = { 0 }, at[NETDEV_MAX];
+	struct io_txcall *t = c->tx;
+	uint16_t stripe = io_striped(c) ? WIRE_F_STRIPE : 0;
 	if (!io_tx_idle(c))
 		return -E_BUSY;
-	memcpy(mac, c->dev->mac, 6);
 	for (uint32_t i = 0; i < c->n_out; i++) {
+		int nic = stripe ? io_next_link(c, peers[i]) : c->nic;
+		t->peer[i] = peers[i], t->size[i] = sizes[i], t->nic[i] = (int8_t)nic, t->sent[i] = 0;
+		if (nic >= 0) // else every link of the peer went down since the check
+			first[nic + 1]++;
+	}
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		first[n + 1] += first[n];
+		at[n] = first[n];
+	}
+	memset(tmpl_peer, 0xff, sizeof(tmpl_peer));
+	for (uint32_t i = 0; i < c->n_out; i++) { // in call order: sequence numbers too
+		int nic = t->nic[i];
+		if (nic < 0)
+			continue;
 		paddr_t hpa = 0;
 		if (!c->raw) {
 			uint8_t *h = hdr_slot(c, i, &hpa);
-			if (peers[i] != tmpl_peer)
-				header_template(c, tmpl, mac, tmpl_peer = peers[i]);
-			build_header(c, h, tmpl, peers[i], sizes[i], i + 1 == c->n_out ? WIRE_F_LAST : 0);
+			if (peers[i] != tmpl_peer[nic])
+				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
+			build_header(c, h, tmpl[nic], peers[i], sizes[i],
+				     (uint16_t)((i + 1 == c->n_out ? WIRE_F_LAST : 0) | stripe));
 		}
-		build_packet(c, &pkts[i], hpa, pos[i], sizes[i], &frames[i]);
+		t->idx[at[nic]] = (uint8_t)i;
+		build_packet(c, &t->pkts[at[nic]++], hpa, pos[i], sizes[i], &frames[i]);
 	}
-	uint32_t sent = 0;
-	long err = -E_BUSY;
-	while (sent < c->n_out) {
-		int r = c->dev->ops->tx_batch(c->dev, pkts + sent, (int)(c->n_out - sent));
-		if (r < 0) {
-			err = r;
-			break;
-		}
-		c->inflight += (uint32_t)r;
-		sent += (uint32_t)r;
-		if (r > 0)
-			c->st.tx_doorbells++;
-		else if (!tx_wait(c, room)) // the ring is full (of any channel's packets)
-			break;
+	struct txgroup g[NETDEV_MAX];
+	for (int n = 0; n < NETDEV_MAX; n++)
+		g[n] = (struct txgroup){ .p = t->pkts + first[n], .n = first[n + 1] - first[n] };
+	send_groups(c, g);
+	long ret = -E_BUSY;
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		if (g[n].err && !g[n].done)
+			ret = g[n].err;
+		for (int k = 0; k < g[n].done; k++)
+			t->sent[t->idx[first[n] + k]] = 1;
 	}
-	return sent_part(c, peers, sizes, sent, err);
+	account(c, t, &ret);
+	return ret;
 }
 
-// Accounts for the first `sent` packets of the call; the rest never left,
-// so their sequence numbers are given back (a receiver sees no gap).
-// Returns how many left, or err when none did.
-static long sent_part(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t sent,
-		      long err)
+// Counts what left. Sequence numbers of a peer's packets that never left
+// and were the last to it are given back (the receiver sees no gap); one
+// that did not leave before one that did is a hole the receiver will
+// report (-E_GAP): those after it are counted as stranded.
+// *ret becomes how many left, or stays the error when none did.
+static void account(struct io *c, const struct io_txcall *t, long *ret)
 {
-	for (uint32_t i = c->n_out; !c->raw && i-- > sent;)
-		c->seq[peers[i]]--;
-	for (uint32_t i = 0; i < sent; i++)
-		c->st.tx_bytes += sizes[i];
+	uint32_t sent = 0;
+	uint32_t later_sent = 0; // bit p: a packet to peer p left after this point
+	for (uint32_t i = c->n_out; i-- > 0;) {
+		uint32_t pb = 1u << (t->peer[i] % 32);
+		if (t->sent[i]) {
+			sent++;
+			later_sent |= pb;
+			c->st.tx_bytes += t->size[i];
+		} else if (!c->raw && !(later_sent & pb)) {
+			c->seq[t->peer[i]]--;
+		} else if (!c->raw) {
+			c->st.tx_stranded++;
+		}
+	}
 	c->st.tx_packets += sent;
 	c->st.tx_batches += sent > 0;
-	return sent ? (long)sent : err;
+	if (sent)
+		*ret = sent;
 }
 
 // ------------------------------------------------------------- receive
 
 #define REFILL_GROUP 64
 
-static void refill_add(int nic, paddr_t pa)
+void io_refill_add(int nic, paddr_t pa)
 {
 	struct io_nic *ni = &io_nics[nic];
-	ni->refill[ni->nrefill++] = pa;
+	if (ni->nrefill == IO_RING_MAX + IO_MAX_BUFS)
+		pmem_free(pa); // the ring cannot take more than its slots anyway
+	else
+		ni->refill[ni->nrefill++] = pa;
 }
 
-static void give_back(int nic, const struct frame *f)
+void io_give_back(const struct frame *f)
 {
 	for (int i = 0; i < f->nbuf; i++)
-		refill_add(nic, f->buf[i]);
+		io_refill_add(f->nic, f->buf[i]);
 }
 
 // Posts the collected frames to the ring; what the ring cannot take (it
@@ -200,7 +357,7 @@ static void maybe_refill(int nic)
 static struct io *channel_of(int nic, uint16_t chan)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && !ios[i].raw && ios[i].nic == nic && ios[i].channel == chan)
+		if (ios[i].h.used && !ios[i].raw && (ios[i].nicmask & (1u << nic)) && ios[i].channel == chan)
 			return &ios[i];
 	return NULL;
 }
@@ -238,17 +395,17 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 	bool copy = f->len <= io_copy_threshold;
 	if (pages * PAGE_SIZE > c->slot_size) {
 		c->st.drop_toolong++;
-		give_back(c->nic, f);
+		io_give_back(f);
 		return;
 	}
 	if (vregion_check_range(c->in_vr, off, pages * PAGE_SIZE) < 0) {
 		c->st.drop_badslot++; // the process freed or pinned its slot pages
-		give_back(c->nic, f);
+		io_give_back(f);
 		return;
 	}
 	if (copy) {
 		copy_in(c, f, off / PAGE_SIZE);
-		give_back(c->nic, f);
+		io_give_back(f);
 		c->st.rx_copied++;
 		c->st.rx_bytes_copied += f->len;
 	} else {
@@ -258,16 +415,16 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 		// exchanged. A jumbo frame's last page often holds 30 bytes.
 		uint32_t tail = f->len - (uint32_t)(f->nbuf - 1) * PAGE_SIZE;
 		uint64_t swap = tail <= io_copy_threshold ? pages - 1 : pages;
-		struct frame old = { .nbuf = (uint8_t)swap };
+		struct frame old = { .nbuf = (uint8_t)swap, .nic = f->nic };
 		if (swap < pages) {
 			memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE + swap)), arch_p2v(f->buf[swap]), tail);
-			refill_add(c->nic, f->buf[swap]);
+			io_refill_add(f->nic, f->buf[swap]);
 			c->st.rx_bytes_copied += tail;
 		} else {
 			scrub_tail(f);
 		}
 		vregion_replace(c->in_vr, off / PAGE_SIZE, swap, f->buf, old.buf);
-		give_back(c->nic, &old);
+		io_give_back(&old);
 		c->st.rx_exchanged++;
 		c->st.rx_pages_exchanged += swap;
 	}
@@ -280,19 +437,40 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 		proc_wakeup(c);
 }
 
-// Keeps a frame for the next input_io; the ring gets reserve frames instead.
+bool io_can_take(const struct io *c, const struct frame *f)
+{
+	if (c->waiting && c->got < c->n_in && !c->cut)
+		return true;
+	return c->pend_n < IO_PEND && pmem_free_count() >= f->nbuf;
+}
+
+// Keeps a frame (or a gap marker) for the next input_io; the ring gets
+// reserve frames instead.
 static void hold(struct io *c, const struct frame *f)
 {
-	if (c->pend_n == IO_PEND || pmem_free_count() < f->nbuf) {
+	if (f->nbuf && !io_can_take(c, f)) {
 		c->st.drop_noslot++;
-		give_back(c->nic, f);
+		io_give_back(f);
 		return;
 	}
-	c->pend[(c->pend_head + c->pend_n++) % IO_PEND] = *f;
+	c->pend[(c->pend_head + c->pend_n++) % IO_PEND_RING] = *f;
 	for (int i = 0; i < f->nbuf; i++)
-		refill_add(c->nic, pmem_take());
+		io_refill_add(f->nic, pmem_take());
 	if (c->pend_n > c->st.frames_held_max)
 		c->st.frames_held_max = c->pend_n;
+}
+
+void io_take(struct io *c, const struct frame *f)
+{
+	if (f->nbuf && c->waiting && c->got < c->n_in && !c->cut) {
+		into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
+		return;
+	}
+	if (!f->nbuf && c->waiting) { // a gap: the batch ends before it
+		c->cut = true;
+		proc_wakeup(c);
+	}
+	hold(c, f);
 }
 
 // Checks a whole frame and hands it to its channel. Returns the drop
@@ -321,10 +499,18 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
-	if (c->waiting && c->got < c->n_in)
-		into_slot(c, f, len);
-	else
-		hold(c, f);
+	c->st.link_rx[nic]++;
+	if (!(wire_get_flags(b) & WIRE_F_STRIPE)) {
+		io_take(c, f);
+		return NULL;
+	}
+	int peer = io_peer_of(c, b + WIRE_OFF_SRC);
+	if (peer < 0) {
+		c->st.drop_nopeer++; // no order to put it in
+		io_give_back(f);
+		return NULL;
+	}
+	io_order(c, peer, wire_get_seq(b), f);
 	return NULL;
 }
 
@@ -334,11 +520,12 @@ static void take_fragment(int nic, const struct rxfrag *r)
 {
 	struct io_nic *ni = &io_nics[nic];
 	struct frame *f = &ni->partial;
+	f->nic = (uint8_t)nic;
 	if (f->nbuf < IO_MAX_BUFS) {
 		f->buf[f->nbuf++] = r->pa;
 		f->len = (uint16_t)(f->len + r->len);
 	} else {
-		refill_add(nic, r->pa);
+		io_refill_add(nic, r->pa);
 		ni->overlong = true;
 	}
 	if (!r->eop)
@@ -346,31 +533,38 @@ static void take_fragment(int nic, const struct rxfrag *r)
 	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->error);
 	if (drop) {
 		(*drop)++;
-		give_back(nic, f);
+		io_give_back(f);
 	}
 	*f = (struct frame){ 0 };
 	ni->overlong = false;
 }
 
+static bool waits(const struct io *c) { return c->waiting && c->got < c->n_in && !c->cut; }
+
 static bool someone_waits(int nic)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
+		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && waits(&ios[i]))
 			return true;
 	return false;
 }
 
-static void drain(int nic)
+// Takes up to max buffers from the NIC; returns how many it had.
+static int drain_some(int nic, int max)
 {
 	struct netdev *d = netdev_get(nic);
 	struct rxfrag fr[64];
-	int n;
-	do {
-		n = d->ops->rx_poll(d, fr, 64);
-		for (int i = 0; i < n; i++)
-			take_fragment(nic, &fr[i]);
-		maybe_refill(nic);
-	} while (n > 0);
+	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
+	for (int i = 0; i < n; i++)
+		take_fragment(nic, &fr[i]);
+	maybe_refill(nic);
+	return n;
+}
+
+static void drain(int nic)
+{
+	while (drain_some(nic, 64) > 0)
+		;
 }
 
 // Takes every frame the NIC has. While a channel on it still waits for
@@ -399,28 +593,63 @@ void io_rx_ready(struct netdev *d, void *arg)
 	// Counted for a batch still collecting; a cause latched while masked
 	// fires once more after a batch completes (the NIC counts it: nic_irqs).
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && ios[i].nic == nic && ios[i].waiting && ios[i].got < ios[i].n_in)
+		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && waits(&ios[i]))
 			ios[i].st.rx_irqs++;
 	d->ops->rx_irq(d, false);
 	io_nics[nic].polling = true;
 	io_poll_nic(nic);
 }
 
-void io_deliver_pending(struct io *c)
+// A striped channel's links are drained in turns of a few buffers each,
+// so frames striped over them come nearly in order (the reorder window
+// then holds few), then each NIC as io_poll_nic does.
+void io_poll_channel(struct io *c)
 {
-	while (c->pend_n && c->got < c->n_in) {
-		struct frame f = c->pend[c->pend_head];
-		c->pend_head = (c->pend_head + 1) % IO_PEND;
-		c->pend_n--;
-		const uint8_t *b = arch_p2v(f.buf[0]);
-		into_slot(c, &f, wire_get_len(b));
+	if (io_striped(c)) {
+		for (int any = 1; any;) {
+			any = 0;
+			IO_FOR_EACH_NIC(c, n)
+				any |= drain_some(n, 8) > 0;
+		}
 	}
-	flush_refill(c->nic);
+	IO_FOR_EACH_NIC(c, n)
+		io_poll_nic(n);
+}
+
+static void pend_pop(struct io *c)
+{
+	c->pend_head = (c->pend_head + 1) % IO_PEND_RING;
+	c->pend_n--;
+}
+
+// Held frames go into the batch, oldest first, up to a gap marker: with
+// nothing delivered yet the marker is taken and -E_GAP returned, else the
+// batch ends before it. Then striped frames that waited for room follow.
+long io_deliver_pending(struct io *c)
+{
+	long e = 0;
+	while (c->pend_n && c->got < c->n_in && !c->cut) {
+		struct frame f = c->pend[c->pend_head];
+		if (!f.nbuf) {
+			if (c->got)
+				c->cut = true;
+			else
+				pend_pop(c), e = -E_GAP;
+			break;
+		}
+		pend_pop(c);
+		into_slot(c, &f, wire_get_len(arch_p2v(f.buf[0])));
+	}
+	io_release_waiting(c);
+	IO_FOR_EACH_NIC(c, n)
+		flush_refill(n);
+	return e;
 }
 
 void io_drop_pending(struct io *c)
 {
-	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND) {
+	io_order_free(c);
+	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND_RING) {
 		const struct frame *f = &c->pend[c->pend_head];
 		for (int i = 0; i < f->nbuf; i++)
 			pmem_free(f->buf[i]);

@@ -320,6 +320,11 @@ void proc_preempt_point(void)
 		proc_yield();
 }
 
+// TSC ticks spent halted (under -icount: time the clock skipped, not
+// instructions), so a program can tell its machine's busy time.
+static uint64_t idle_tsc;
+uint64_t proc_idle_tsc(void) { return idle_tsc; }
+
 void sched_loop(void (*poll)(void))
 {
 	for (;;) {
@@ -334,7 +339,9 @@ void sched_loop(void (*poll)(void))
 				continue;
 			}
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
+			uint64_t t = arch_rdtsc();
 			arch_idle();
+			idle_tsc += arch_rdtsc() - t;
 			continue;
 		}
 		struct proc *p = &procs[i];

@@ -35,6 +35,7 @@ void proc_yield(void);
 // Returns false when the deadline passed.
 bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
+uint64_t proc_idle_tsc(void); // TSC ticks the CPU spent halted since boot
 // Sets the priority of pid (0: the caller). A process may change only its
 // own and its children's: -E_NOTOWNER otherwise (caller 0: the kernel).
 long proc_setprio(int caller, long pid, int prio);

@@ -25,7 +25,8 @@
 #define E_AGAIN 20     // nothing now; try again
 #define E_LINK 21      // link down
 #define E_LIMIT 22     // the process has used its share (frames, regions, channels)
-#define E_NERR 23
+#define E_GAP 23       // a striped channel lost packets: a hole in the order (see io_stats)
+#define E_NERR 24
 
 const char *err_name(long e); // "E_BADID" for -E_BADID or E_BADID
 

@@ -9,8 +9,11 @@
 //   bits  8..23  channel number, carried in every frame's header (1..65535);
 //                0 for IO_KIND_RAW (a raw channel names no channel)
 //   bits  0..7   NIC mask: bit i = NIC i of the netdev registry, in probe
-//                order whatever its family (exactly one bit; several
-//                are reserved for striping over links)
+//                order whatever its family. Several bits make a striped
+//                channel: each batch goes round-robin over the links the
+//                peer is known on, every packet numbered per peer, and the
+//                receiver hands them to input_io in that order (IO_KIND_ETHER
+//                only; a raw channel has exactly one bit)
 #define IO_KIND_ETHER 1u
 #define IO_KIND_RAW 2u   // send-only: output_io sends whole Ethernet frames as given
                          // (positions/sizes cover the frame; peers are ignored)
@@ -25,7 +28,10 @@
 // ctrl_io operations
 #define IO_OP_REGIONS 0x01  // struct io_regions *
 #define IO_OP_TIMEOUT 0x02  // input_io gives up after a0 microseconds (0: never)
-#define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number
+#define IO_OP_GAPWAIT 0x03  // striped: a missing packet is waited for a0 microseconds
+                            // (> 0; default 200 ms), then input_io reports -E_GAP
+#define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number, a2 = link:
+                            // the NIC (one of dev_no's mask) the peer has that MAC on
 #define IO_OP_STATS 0x20    // a0 = struct io_stats *
 #define IO_OP_RECLAIM 0x21  // collect finished sends now (unpins their frames)
 
@@ -50,9 +56,21 @@ struct io_stats {
 	uint64_t nic_irqs, nic_doorbells, nic_rx_no_buf;
 	uint64_t batch_first_tsc; // TSC when the last input_io batch's first packet was taken
 	                          // (under -icount: guest instructions; R1 starts here)
-	uint8_t mac[6];           // this channel's NIC
-	uint8_t link_up;
-	uint8_t pad;
+	uint8_t mac[6];           // this channel's (first) NIC
+	uint8_t link_up;          // of the first NIC
+	uint8_t links_up;         // mask of the channel's NICs whose link is up
+	// Striped channels (several NICs in dev_no).
+	uint64_t rx_reordered;    // frames that came ahead of order and waited for it
+	uint64_t rx_dup;          // frames already taken (dropped)
+	uint64_t drop_nopeer;     // frames from a MAC that no peer has (dropped)
+	uint64_t drop_window;     // frames too far ahead of order (dropped: a gap follows)
+	uint64_t rx_gaps;         // holes input_io reported with -E_GAP
+	uint64_t rx_gap_lost;     // sequence numbers in them
+	uint64_t gap_peer, gap_seq, gap_len; // the last hole: peer, first missing, how many
+	uint64_t tx_stranded;     // packets that left after one of the call that could not
+	uint64_t tx_pace_waits;   // times a send slept for a paced NIC (nic_mbps=)
+	uint64_t link_tx[8];      // packets sent on each NIC (index = NIC number)
+	uint64_t link_rx[8];      // packets received on each NIC
 };
 
 #endif

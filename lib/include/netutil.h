@@ -10,6 +10,7 @@
 #define NET_SLOT 3 * 4096ul // one jumbo frame: 9014 bytes in 3 pages
 
 struct chan {
+	uint64_t dev_no;
 	long io, in_vr, out_vr, in_vu, out_vu;
 	uint64_t in_addr, out_addr;
 	uint32_t n_in, n_out;
@@ -21,8 +22,21 @@ struct chan {
 // attached at a per-index address (index: 0..7, one per open channel).
 long chan_open(struct chan *c, int index, uint64_t dev_no, uint32_t n_in, uint32_t n_out);
 void chan_close(struct chan *c);
+// Peer `peer` has MAC mac on the channel's first NIC (chan_peer) or on NIC
+// nic, one of the channel's (chan_peer_link; a striped channel's peers).
 long chan_peer(struct chan *c, int peer, const char *mac);
+long chan_peer_link(struct chan *c, int peer, int nic, const char *mac);
 int parse_mac(const char *s, uint8_t mac[6]);
+// The NIC mask of the arguments: nics=a,b,.. (NIC numbers), else nic=N (0).
+uint8_t nic_mask_arg(int argc, char **argv);
+// chan_open on the arguments' NICs (nic_mask_arg) and chan= (default
+// chan), then peer 0 from peer=MAC[,MAC..]: one MAC per NIC of the mask in
+// NIC order, "-" for a NIC the peer is not reachable on (a striped
+// channel's links; a single MAC names the peer on the first NIC only).
+long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
+		uint32_t n_out);
+// Peer `peer` from "MAC[,MAC..]", one per NIC of the channel as above.
+long chan_peer_list(struct chan *c, int peer, const char *list);
 // Output slot i (payload of packet i goes here; raw channels: the frame).
 static inline uint8_t *chan_out(struct chan *c, uint32_t i) { return (uint8_t *)(c->out_addr + i * NET_SLOT); }
 // Payload of received packet i.

@@ -28,6 +28,8 @@ struct sysinfo {
 	uint64_t vregions;      // live virtual regions (all processes)
 	uint64_t attachments;   // live virtual user spaces (attached regions)
 	uint64_t syscalls;      // system calls served since boot
+	uint64_t idle_tsc;      // TSC ticks the CPU spent halted since boot: busy time is
+	                        // elapsed minus this (under -icount: guest instructions)
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

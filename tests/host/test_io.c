@@ -9,6 +9,7 @@
 #include "fake_netdev.h"
 #include "res/io_priv.h"
 #include "res/res.h"
+#include "arch/x86_64/timer.h"
 #include <stdlib.h>
 
 long sys_get_io(const uint64_t *a);
@@ -123,11 +124,16 @@ static long get_io(int pid, uint64_t dev, uint64_t n_in, uint64_t n_out)
 	return id;
 }
 
-static long ctrl(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1)
+static long ctrl3(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	fake_proc_set_current(pid);
-	const uint64_t a[4] = { (uint64_t)id, op, a0, a1 };
+	const uint64_t a[5] = { (uint64_t)id, op, a0, a1, a2 };
 	return sys_ctrl_io(a);
+}
+
+static long ctrl(int pid, long id, uint64_t op, uint64_t a0, uint64_t a1)
+{
+	return ctrl3(pid, id, op, a0, a1, 0);
 }
 
 static long free_io(int pid, long id)
@@ -146,10 +152,20 @@ static long set_regions(int pid, long id, long in_vr, uint64_t in_size, long out
 	return ctrl(pid, id, IO_OP_REGIONS, SCR_REG, 0);
 }
 
-static long set_peer(int pid, long id, int n, const uint8_t mac[6])
+static struct io *chan_of(long id);
+
+// Peer n has mac on link (NIC) nic of the channel.
+static long set_peer_link(int pid, long id, int n, int nic, const uint8_t mac[6])
 {
 	uwrite(pid, SCR_MAC, mac, 6);
-	return ctrl(pid, id, IO_OP_PEER, SCR_MAC, (uint64_t)n);
+	return ctrl3(pid, id, IO_OP_PEER, SCR_MAC, (uint64_t)n, (uint64_t)nic);
+}
+
+// ... on the channel's first NIC.
+static long set_peer(int pid, long id, int n, const uint8_t mac[6])
+{
+	int slot = res_index(id, RES_IO, NIO);
+	return set_peer_link(pid, id, n, slot >= 0 ? chan_of(id)->nic : 0, mac);
 }
 
 static struct io_stats stats(int pid, long id)
@@ -213,12 +229,12 @@ static uint64_t va_for(int pid, uint64_t pages)
 	return va;
 }
 
-static struct chan chan_new(int pid, int nic, uint16_t ch, uint32_t n_in, uint64_t slot_pages,
-			    uint32_t n_out, uint64_t out_pages)
+static struct chan chan_new_dev(int pid, uint64_t dev_no, uint32_t n_in, uint64_t slot_pages,
+				uint32_t n_out, uint64_t out_pages)
 {
 	struct chan c = { .pid = pid };
 	long vs = proc_vspace(pid);
-	c.id = get_io(pid, IO_DEV_ETHER(nic, ch), n_in, n_out);
+	c.id = get_io(pid, dev_no, n_in, n_out);
 	CU_ASSERT_FATAL(c.id > 0);
 	if (n_in) {
 		c.in_vr = region_new(pid, n_in * slot_pages, VR_MEM_ALL);
@@ -233,6 +249,12 @@ static struct chan chan_new(int pid, int nic, uint16_t ch, uint32_t n_in, uint64
 	CU_ASSERT_EQUAL_FATAL(set_regions(pid, c.id, c.in_vr, n_in * slot_pages * PG, c.out_vr,
 					  out_pages * PG), 0);
 	return c;
+}
+
+static struct chan chan_new(int pid, int nic, uint16_t ch, uint32_t n_in, uint64_t slot_pages,
+			    uint32_t n_out, uint64_t out_pages)
+{
+	return chan_new_dev(pid, IO_DEV_ETHER(nic, ch), n_in, slot_pages, n_out, out_pages);
 }
 
 // ---- frames on the wire
@@ -288,8 +310,8 @@ static bool payload_is(const struct chan *c, int k, uint32_t len, uint8_t tag)
 
 // ================================================================ channels
 
-// dev_no: kind in bits 24..31 (and nothing above), channel in 8..23, one
-// NIC bit in 0..7 naming a NIC that is there. Nothing is taken on failure.
+// dev_no: kind in bits 24..31 (and nothing above), channel in 8..23, NIC
+// bits in 0..7 naming NICs that are there (one for a raw channel). Nothing is taken on failure.
 static void test_get_io_decode(void)
 {
 	static const struct {
@@ -300,7 +322,8 @@ static void test_get_io_decode(void)
 		{ IO_DEV(3, CH, 1), 1, 1, -E_NODEV },
 		{ IO_DEV(IO_KIND_ETHER, CH, 1) | 1ull << 32, 1, 1, -E_NODEV }, // bits above the kind
 		{ IO_DEV(IO_KIND_ETHER, CH, 0), 1, 1, -E_NODEV },           // no NIC
-		{ IO_DEV(IO_KIND_ETHER, CH, 3), 1, 1, -E_NODEV },           // two NICs
+		{ IO_DEV(IO_KIND_ETHER, CH, 7), 1, 1, -E_NODEV },           // NIC 2 is not there
+		{ IO_DEV(IO_KIND_RAW, 0, 3), 0, 1, -E_INVAL },              // raw: one NIC
 		{ IO_DEV_ETHER(2, CH), 1, 1, -E_NODEV },                    // only NICs 0 and 1 exist
 		{ IO_DEV(IO_KIND_ETHER, CH, 0x80), 1, 1, -E_NODEV },
 		{ IO_DEV_ETHER(0, 0), 1, 1, -E_INVAL },                     // channel 0 is no channel
@@ -504,13 +527,16 @@ static void test_ctrl_ops(void)
 	CU_ASSERT_EQUAL(ctrl(2, c.id, IO_OP_PEER, SCR_MAC, 0), -E_NOTOWNER);
 	// Peers: numbers 0..15, the MAC read from the caller's memory.
 	CU_ASSERT_EQUAL(set_peer(1, c.id, IO_MAX_PEERS, PEER0), -E_INVAL);
-	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3), -E_FAULT);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3, 1), -E_FAULT);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, 0, PEER1), -E_INVAL); // NIC 0 is not the channel's
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, NETDEV_MAX, PEER1), -E_INVAL);
 	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 3, PEER1), 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 15, PEER0), 0);
 	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 1u << 3 | 1u << 15);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3], PEER1, 6), 0);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3][1], PEER1, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15][1], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->peer_links[3], 1u << 1);
 	// Statistics: the NIC's MAC, link, ring; the channel's slot size.
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_STATS, USER_BASE + 3 * GiB, 0), -E_FAULT);
 	struct io_stats s = stats(1, c.id);
@@ -1625,6 +1651,214 @@ static void test_bug_partial_batch(void)
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_bytes, 100);
 }
 
+// ================================================================ striping
+
+#define BOTH 3u // NIC mask: NICs 0 and 1
+
+// Peer 0 has PEER0 on NIC 0 and PEER1 on NIC 1.
+static struct chan stripe_chan(uint32_t n_in, uint32_t n_out)
+{
+	struct chan c = chan_new_dev(1, IO_DEV(IO_KIND_ETHER, CH, BOTH), n_in, 3, n_out, n_out * 3);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 0, PEER0), 0);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 1, PEER1), 0);
+	return c;
+}
+
+// A striped frame: sequence number seq from src, payload pay(tag, i).
+static void rx_seq(int nic, uint32_t seq, const uint8_t src[6], uint32_t len, uint8_t tag)
+{
+	uint32_t n = mkframe(nic, CH, len, len, tag);
+	memcpy(frame_buf + 6, src, 6);
+	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE);
+	put32(frame_buf + WIRE_ETH_HLEN + 4, seq);
+	CU_ASSERT_FATAL(fake_nic_rx(nic, frame_buf, n, false) > 0);
+}
+
+// One call goes round-robin over the peer's links, one doorbell per NIC:
+// each frame addressed to the peer's MAC on that link, from that NIC,
+// its link field the NIC; sequence numbers in call order, LAST on the
+// last, every frame marked striped.
+static void test_stripe_send_round_robin(void)
+{
+	struct chan c = stripe_chan(0, 6);
+	const uint64_t z[6] = { 0 }, sz[6] = { 100, 200, 300, 400, 500, 600 };
+	const uint64_t pos[6] = { 0, PG, 2 * PG, 3 * PG, 4 * PG, 5 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, pos), 6);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 3);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[1].ntx, 3);
+	for (int k = 0; k < 6; k++) {
+		const struct fake_tx *t = &fake_nics[k % 2].tx[k / 2];
+		struct hdr h = hdr_of(t);
+		CU_ASSERT_EQUAL(h.seq, (uint32_t)k);
+		CU_ASSERT_EQUAL(h.len, sz[k]);
+		CU_ASSERT_EQUAL(h.link, k % 2);
+		CU_ASSERT_EQUAL(h.flags, WIRE_F_STRIPE | (k == 5 ? WIRE_F_LAST : 0));
+		CU_ASSERT_EQUAL(memcmp(h.dst, k % 2 ? PEER1 : PEER0, 6), 0);
+		CU_ASSERT_EQUAL(memcmp(h.src, fake_nics[k % 2].nd.mac, 6), 0);
+		CU_ASSERT_EQUAL(t->doorbell, 1);
+		CU_ASSERT_TRUE(seg_is(t, 1, vregion_frame(c.out_vr, (uint64_t)k), (uint32_t)sz[k]));
+	}
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.link_tx[0] == 3 && st.link_tx[1] == 3 && st.tx_packets == 6);
+	CU_ASSERT_EQUAL(st.links_up, BOTH);
+}
+
+// A peer known on one link gets everything there; a link that goes down
+// is skipped; with every link of the peer down the send is refused.
+static void test_stripe_send_links(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 1, PEER0), 0); // peer 1: NIC 1 only
+	const uint64_t z[4] = { 0 }, one[4] = { 1, 1, 1, 1 }, sz[4] = { 10, 10, 10, 10 };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, one, sz, z), 4);
+	CU_ASSERT_TRUE(fake_nics[0].ntx == 0 && fake_nics[1].ntx == 4);
+	fake_nic_tx_complete(1, -1);
+	fake_nic_set_link(0, false);
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, z), 4);
+	CU_ASSERT_TRUE(fake_nics[0].ntx == 0 && fake_nics[1].ntx == 8);
+	CU_ASSERT_EQUAL(hdr_of(&fake_nics[1].tx[7]).seq, 3);
+	fake_nic_tx_complete(1, -1);
+	fake_nic_set_link(1, false);
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, z), -E_LINK);
+	CU_ASSERT_EQUAL(stats(1, c.id).links_up, 0);
+	fake_nic_set_link(0, true);
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, z), 4);
+	CU_ASSERT_EQUAL(hdr_of(&fake_nics[0].tx[0]).seq, 4); // nothing was used up by the refusal
+}
+
+// Frames that cross on two links come out in the sender's order, each
+// landing in its slot by exchange: the slot's page is the very buffer the
+// NIC filled (no reorder copy).
+static void test_stripe_rx_order(void)
+{
+	struct chan c = stripe_chan(4, 0);
+	paddr_t buf1 = fake_nic_rx_next(1, 0), buf0 = fake_nic_rx_next(0, 0);
+	rx_seq(1, 1, PEER1, 1000, 11);
+	rx_seq(1, 3, PEER1, 3000, 13);
+	CU_ASSERT_TRUE(fake_nic_irq(1));
+	rx_seq(0, 0, PEER0, 500, 10);
+	rx_seq(0, 2, PEER0, 2000, 12);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(input(1, c.id), 4);
+	static const uint32_t len[4] = { 500, 1000, 2000, 3000 };
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_TRUE(payload_is(&c, k, len[k], (uint8_t)(10 + k)));
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 0), buf0);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 3), buf1);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.rx_reordered, 2); // 1 and 3 came before 0 and 2
+	CU_ASSERT_TRUE(st.rx_copied == 0 && st.rx_exchanged == 4);
+	CU_ASSERT_TRUE(st.link_rx[0] == 2 && st.link_rx[1] == 2);
+	CU_ASSERT_TRUE(st.rx_gaps == 0 && st.rx_dup == 0);
+}
+
+// A packet that never comes: the batch ends before the hole once the gap
+// wait runs out, the next input_io reports it (-E_GAP, once; where and how
+// long in the statistics), then the packets after it come.
+static void test_stripe_gap(void)
+{
+	struct chan c = stripe_chan(4, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 5000, 0), 0);
+	rx_seq(0, 0, PEER0, 400, 1);
+	rx_seq(0, 2, PEER0, 400, 3);
+	rx_seq(1, 3, PEER1, 400, 4);
+	fake_nic_irq(0), fake_nic_irq(1);
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 400, 1));
+	CU_ASSERT_TRUE(arch_rdtsc() - t0 >= timer_us_to_tsc(5000)); // it waited for the hole
+	CU_ASSERT_EQUAL(input(1, c.id), -E_GAP);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.rx_gaps == 1 && st.rx_gap_lost == 1);
+	CU_ASSERT_TRUE(st.gap_peer == 0 && st.gap_seq == 1 && st.gap_len == 1);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), 2);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 400, 3) && payload_is(&c, 1, 400, 4));
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT); // reported once
+	// The lost one turning up late is a duplicate, not a packet.
+	rx_seq(1, 1, PEER1, 400, 2);
+	fake_nic_irq(1);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(stats(1, c.id).rx_dup, 1);
+}
+
+// A gap with nothing before it is reported by the input_io that waits.
+static void test_stripe_gap_first(void)
+{
+	struct chan c = stripe_chan(2, 0);
+	rx_seq(1, 2, PEER1, 100, 7);
+	fake_nic_irq(1);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_GAP);
+	CU_ASSERT_TRUE(stats(1, c.id).gap_seq == 0 && stats(1, c.id).gap_len == 2);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 7));
+}
+
+// Duplicates, frames beyond the window and frames from no known peer are
+// dropped and counted; frames held ahead of order are freed with the
+// channel: every frame back.
+static void test_stripe_drops_and_frees(void)
+{
+	struct chan c = stripe_chan(2, 0);
+	uint64_t n = pmem_free_count();
+	uint8_t stranger[6] = { 0x02, 0x99, 0, 0, 0, 9 };
+	rx_seq(0, 5, PEER0, 100, 1);
+	rx_seq(0, 5, PEER0, 100, 1);
+	rx_seq(0, IO_RO_WIN + 3, PEER0, 100, 1);
+	rx_seq(1, 0, stranger, 100, 1);
+	fake_nic_irq(0), fake_nic_irq(1);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.rx_dup == 1 && st.drop_window == 1 && st.drop_nopeer == 1);
+	CU_ASSERT_EQUAL(st.rx_reordered, 1);
+	CU_ASSERT_EQUAL(pmem_free_count(), n - 1); // the held one's ring buffer came from the reserve
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(posted(1), RX_SLOTS);
+}
+
+// A channel number is one channel per NIC: a striped channel takes it on
+// every NIC it names. A raw channel stays on one NIC.
+static void test_stripe_get_io(void)
+{
+	long a = get_io(1, IO_DEV(IO_KIND_ETHER, CH, BOTH), 1, 1);
+	CU_ASSERT_FATAL(a > 0);
+	CU_ASSERT_TRUE(chan_of(a)->nic == 0 && chan_of(a)->nicmask == BOTH);
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(1, CH), 1, 1), -E_EXIST);
+	CU_ASSERT_TRUE(get_io(1, IO_DEV_ETHER(1, CH + 1), 1, 1) > 0);
+	CU_ASSERT_EQUAL(get_io(1, IO_DEV(IO_KIND_RAW, 0, BOTH), 0, 1), -E_INVAL);
+}
+
+// nic_mbps: a paced NIC keeps the sender to its rate; it sleeps while the
+// modelled wire is more than the queue's depth behind.
+static void test_stripe_pacing(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 16, 16 * 3);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	fake_nics[0].autocomplete = true;
+	io_pace_set(0, 100); // 100 Mbit/s
+	uint64_t z[16] = { 0 }, sz[16], pos[16];
+	for (int k = 0; k < 16; k++)
+		sz[k] = 8000, pos[k] = (uint64_t)k * 3 * PG;
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(output(1, c.id, 16, z, sz, pos), 16);
+	uint64_t wire = timer_us_to_tsc(16 * (8000 + 30 + 24) * 8 / 100); // µs at 100 Mbit/s
+	uint64_t took = arch_rdtsc() - t0;
+	CU_ASSERT_TRUE(took + io_nics[0].pace_depth >= wire);
+	CU_ASSERT_TRUE(took <= wire);
+	CU_ASSERT_TRUE(stats(1, c.id).tx_pace_waits > 0);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 16);
+	io_pace_set(0, 0);
+}
+
+static const struct test_case stripe_tests[] = {
+	TEST(test_stripe_send_round_robin), TEST(test_stripe_send_links), TEST(test_stripe_rx_order),
+	TEST(test_stripe_gap), TEST(test_stripe_gap_first), TEST(test_stripe_drops_and_frees),
+	TEST(test_stripe_get_io), TEST(test_stripe_pacing),
+};
+
 static const struct test_case bug_tests[] = {
 	TEST(test_bug_tx_ring_full_of_others), TEST(test_bug_exit_with_stalled_tx),
 	TEST(test_bug_refused_nic_opens), TEST(test_bug_partial_batch),
@@ -1636,7 +1870,8 @@ int register_io(void)
 	    ADD_SUITE("io_chan", setup, teardown, chan_tests) < 0 ||
 	    ADD_SUITE("io_rx", setup, teardown, rx_tests) < 0)
 		return -1;
-	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0)
+	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0 ||
+	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0)
 		return -1;
 	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }

@@ -4,8 +4,9 @@
 # Output (OUTDIR, default build/linux-baseline under the repository):
 #   vmlinuz     the kernel of Debian's current linux-image-6.1.0-*-amd64
 #   initrd.gz   busybox-static, e1000.ko, virtio_net.ko and the modules it
-#               needs (load order in /lib/modules/virtio.order), /init
-#               (init.sh), /bin/pktbench
+#               needs (load order in /lib/modules/virtio.order), bonding.ko
+#               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
+#               /init (init.sh), /bin/pktbench
 #   pktbench    the same program, for the host-side self-check
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -97,14 +98,20 @@ extract_kernel() {
 		'./lib/modules/*/kernel/drivers/net/virtio_net.ko' \
 		'./lib/modules/*/kernel/drivers/net/net_failover.ko' \
 		'./lib/modules/*/kernel/net/core/failover.ko' \
-		'./lib/modules/*/kernel/drivers/virtio/*.ko'
+		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
+		'./lib/modules/*/kernel/drivers/net/bonding/bonding.ko' \
+		'./lib/modules/*/kernel/net/tls/*.ko' \
+		'./lib/modules/*/kernel/net/sched/sch_tbf.ko'
 	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
 	[ -f "$E1000_KO" ] || lb_die "no e1000.ko in $deb"
-	VIRTIO_ORDER=() VIRTIO_KOS=()
-	order_module "$x/lib/modules/$KREL" virtio_pci
-	order_module "$x/lib/modules/$KREL" virtio_net
+	VIRTIO_ORDER=() VIRTIO_KOS=() BOND_ORDER=() BOND_KOS=()
+	order_module "$x/lib/modules/$KREL" VIRTIO virtio_pci
+	order_module "$x/lib/modules/$KREL" VIRTIO virtio_net
+	# bonding (1-4 NICs in bond0) needs tls; sch_tbf paces each NIC.
+	order_module "$x/lib/modules/$KREL" BOND bonding
+	order_module "$x/lib/modules/$KREL" BOND sch_tbf
 }
 
 # A module's "depends" (modinfo's field, read from the .modinfo section:
@@ -114,16 +121,17 @@ module_deps() {
 		sed -n 's/^depends=//p' | tr ',' ' '
 }
 
-# order_module MODDIR NAME: appends NAME to VIRTIO_ORDER (and its file to
-# VIRTIO_KOS) after the modules it depends on, each once.
+# order_module MODDIR LIST NAME: appends NAME to ${LIST}_ORDER (and its file
+# to ${LIST}_KOS) after the modules it depends on, each once.
 order_module() {
-	local dir=$1 m=$2 ko d
-	case " ${VIRTIO_ORDER[*]} " in *" $m "*) return 0 ;; esac
+	local dir=$1 list=$2 m=$3 ko d
+	local -n order="${list}_ORDER" kos="${list}_KOS"
+	case " ${order[*]} " in *" $m "*) return 0 ;; esac
 	ko=$(find "$dir" -name "$m.ko" | head -n 1)
-	[ -n "$ko" ] || lb_die "module $m (for virtio-net) not found in the kernel package"
-	for d in $(module_deps "$ko"); do order_module "$dir" "$d"; done
-	VIRTIO_ORDER+=("$m")
-	VIRTIO_KOS+=("$ko")
+	[ -n "$ko" ] || lb_die "module $m (for $list) not found in the kernel package"
+	for d in $(module_deps "$ko"); do order_module "$dir" "$list" "$d"; done
+	order+=("$m")
+	kos+=("$ko")
 }
 
 build_pktbench() {
@@ -145,6 +153,8 @@ build_initramfs() {
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
 	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"
+	cp "${BOND_KOS[@]}" "$r/lib/modules/"
+	printf '%s\n' "${BOND_ORDER[@]}" >"$r/lib/modules/bond.order"
 	# busybox's cpio writes newc and owns every file by root, so no root
 	# or host cpio is needed.  /dev/console comes from the kernel's own
 	# built-in initramfs, unpacked before this one.
@@ -172,7 +182,7 @@ main() {
 	rm -rf "$OUT/kernel-x"
 	echo "$hash" >"$OUT/stamp"
 	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
-		"virtio-net modules: ${VIRTIO_ORDER[*]}"
+		"virtio-net modules: ${VIRTIO_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"
 }
 
 main

@@ -2,7 +2,7 @@
 # /init of the Linux baseline guest: bring up the NIC, run pktbench with the
 # arguments given on the kernel command line, print to the serial console and
 # power off.  Kernel command line keys (all optional except pkt.role):
-#   pkt.role=server|client  pkt.mode=rtt|burst  pkt.variant=packet|mmap
+#   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]  pkt.variant=packet|mmap
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
@@ -11,6 +11,20 @@
 #   pkt.rxd=N pkt.txd=N pkt.itr=N (e1000 RxDescriptors, TxDescriptors,
 #   InterruptThrottleRate; an empty value keeps the driver's default)
 #   pkt.shell=1 (a shell instead of the benchmark, for debugging)
+# Several links (each key optional; all are plain words, so a runner can put
+# them in an "append" string, e.g. "pkt.nics=@NICS@ pkt.mbps=@MBPS@"):
+#   pkt.nics=N (NICs used, eth0..ethN-1; default: every NIC the driver found)
+#   pkt.bond=none|rr|ab (default none: bond0 over the NICs in balance-rr or
+#     active-backup; pkt.miimon=MS link check, default 100)
+#   pkt.mbps=R[,R...] (pace each NIC with a tbf qdisc at R Mbit/s; one value
+#     for all NICs; 0 or empty: unpaced)
+#   pkt.host=N pkt.peerhost=N (IPv4 10.0.0.N/24 on bond0, or 10.0.K.N/24 on
+#     ethK without a bond; default server 1, client 2; peerhost: the other;
+#     pkt.node=I pkt.peernode=I count from 0: host I+1, as a runner's @NODE@)
+#   pkt.mode=stream pkt.proto=tcp|mptcp pkt.bytes=N (bytes per connection)
+#     with pkt.proto=mptcp: MPTCP limits of NICS-1 extra subflows and
+#     accepted addresses; the server announces 10.0.K.N (K >= 1) as "signal"
+#     endpoints, so the client opens one subflow per further NIC.
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 # The kernel opens /dev/console for us when it can; make sure anyway.
 exec 0</dev/console 1>/dev/console 2>&1
@@ -24,6 +38,7 @@ mount -t sysfs sysfs /sys
 # lose frames; the 82540EM takes up to 4096.
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
+NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -43,6 +58,16 @@ for w in $(cat /proc/cmdline); do
 	pkt.itr=*) ITR=$v ;;
 	pkt.shell=*) DEBUG_SHELL=$v ;;
 	pkt.nic=*) NIC=$v ;;
+	pkt.nics=*) NICS=$v ;;
+	pkt.bond=*) BOND=$v ;;
+	pkt.miimon=*) MIIMON=$v ;;
+	pkt.mbps=*) MBPS=$v ;;
+	pkt.host=*) HOST=$v ;;
+	pkt.peerhost=*) PEERHOST=$v ;;
+	pkt.node=*) HOST=$((v + 1)) ;;
+	pkt.peernode=*) PEERHOST=$((v + 1)) ;;
+	pkt.proto=*) PROTO=$v ;;
+	pkt.bytes=*) BYTES=$v ;;
 	esac
 done
 
@@ -70,14 +95,11 @@ load_driver() {
 	insmod /lib/modules/e1000.ko "$@"
 }
 
-bring_up_nic() {
-	load_driver || return 1
-	ip link set lo up
-	ip link set eth0 mtu 9000 up || return 1
-	# The e1000 watchdog reports the link a moment after "up"; frames sent
-	# before that are dropped.  (virtio-net has it at once, from its status.)
+# wait_carrier DEV: the e1000 watchdog reports the link a moment after "up";
+# frames sent before that are dropped.  (virtio-net has it at once.)
+wait_carrier() {
 	i=0
-	while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ]; do
+	while [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" != 1 ]; do
 		i=$((i + 1))
 		[ $i -gt 100 ] && return 1
 		sleep 0.1
@@ -85,19 +107,119 @@ bring_up_nic() {
 	return 0
 }
 
-if ! bring_up_nic; then
-	echo "DONE fail eth0 did not come up"
+# The NICs eth0..eth$NICS-1, each up with MTU 9000, or enslaved to bond0.
+bring_up_nics() {
+	load_driver || return 1
+	ip link set lo up
+	if [ -z "$NICS" ]; then
+		NICS=$(ls -d /sys/class/net/eth* 2>/dev/null | wc -l)
+	fi
+	[ "$NICS" -ge 1 ] || { echo "no NIC found"; return 1; }
+	ETHS=
+	k=0
+	while [ $k -lt "$NICS" ]; do
+		[ -d "/sys/class/net/eth$k" ] || { echo "pkt.nics=$NICS but no eth$k"; return 1; }
+		ETHS="$ETHS eth$k"
+		k=$((k + 1))
+	done
+	IF=eth0
+	case "$BOND" in
+	none | "") BOND=none ;;
+	rr | ab)
+		# bonding.ko creates bond0 itself (max_bonds=1); mode and miimon
+		# are set before the first slave, slaves are enslaved while down.
+		for m in $(cat /lib/modules/bond.order); do
+			[ "$m" = sch_tbf ] && continue
+			insmod "/lib/modules/$m.ko" || return 1
+		done
+		[ "$BOND" = rr ] && bmode=balance-rr || bmode=active-backup
+		echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
+		echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
+		for e in $ETHS; do
+			ip link set "$e" down
+			echo "+$e" >/sys/class/net/bond0/bonding/slaves || return 1
+		done
+		IF=bond0
+		;;
+	*) echo "pkt.bond=$BOND: none, rr or ab"; return 1 ;;
+	esac
+	if [ "$IF" = bond0 ]; then
+		ip link set bond0 mtu 9000 up || return 1 # the slaves follow
+	else
+		for e in $ETHS; do ip link set "$e" mtu 9000 up || return 1; done
+	fi
+	for e in $ETHS $([ "$IF" = bond0 ] && echo bond0); do
+		wait_carrier "$e" || { echo "$e has no carrier"; return 1; }
+	done
+	return 0
+}
+
+# A tbf qdisc on each NIC at its pkt.mbps rate (busybox tc has no tbf:
+# pktbench sets it over rtnetlink).
+pace_nics() {
+	[ -n "$MBPS" ] || return 0
+	insmod /lib/modules/sch_tbf.ko || return 1
+	k=0
+	for e in $ETHS; do
+		r=$(echo "$MBPS" | awk -F, -v k=$k '{ print (NF == 1 ? $1 : $(k + 1)) }')
+		if [ -n "$r" ] && [ "$r" != 0 ]; then
+			pktbench netcfg tbf "$e" "$r" || return 1
+		fi
+		k=$((k + 1))
+	done
+	return 0
+}
+
+# IPv4 addresses (10.0.0.HOST on bond0 or eth0, 10.0.K.HOST on ethK) and,
+# for MPTCP, the path manager's limits and the server's announced addresses.
+configure_ip() {
+	[ -n "$HOST" ] || { [ "$ROLE" = client ] && HOST=2 || HOST=1; }
+	[ -n "$PEERHOST" ] || { [ "$HOST" = 1 ] && PEERHOST=2 || PEERHOST=1; }
+	if [ "$IF" = bond0 ]; then
+		ip addr add "10.0.0.$HOST/24" dev bond0 || return 1
+	else
+		k=0
+		for e in $ETHS; do
+			ip addr add "10.0.$k.$HOST/24" dev "$e" || return 1
+			k=$((k + 1))
+		done
+	fi
+	[ "$PROTO" = mptcp ] || return 0
+	echo 1 >/proc/sys/net/mptcp/enabled || return 1
+	pktbench netcfg mptcp-limits $((NICS - 1)) $((NICS - 1)) || return 1
+	if [ "$ROLE" = server ] && [ "$IF" != bond0 ]; then
+		k=1
+		while [ $k -lt "$NICS" ]; do
+			pktbench netcfg mptcp-endpoint "10.0.$k.$HOST" "eth$k" signal $k || return 1
+			k=$((k + 1))
+		done
+	fi
+	return 0
+}
+
+if ! bring_up_nics; then
+	echo "DONE fail the NICs did not come up"
 	halt_now
 fi
-# The device's interrupts: eth0's line (e1000), or every vector of its
-# virtio device (virtioN-config, virtioN-input.0, virtioN-output.0).
-IRQS=eth0 DRIVER="e1000=${RXD:-default}/${TXD:-default}/${ITR:-default}"
-if [ "$NIC" = virtio ]; then
-	IRQS=$(basename "$(readlink /sys/class/net/eth0/device)")
-	DRIVER="virtio=$IRQS"
+if ! pace_nics || ! configure_ip; then
+	echo "DONE fail cannot configure pacing, addresses or MPTCP"
+	halt_now
 fi
-echo "GUEST up kernel=$(uname -r) mtu=$(cat /sys/class/net/eth0/mtu) mac=$(cat /sys/class/net/eth0/address)" \
-	"$DRIVER clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+# The devices' interrupts: each ethK line (e1000), or every vector of each
+# virtio device (virtioN-config, virtioN-input.0, virtioN-output.0).
+IRQS= DRIVER="e1000=${RXD:-default}/${TXD:-default}/${ITR:-default}"
+for e in $ETHS; do
+	if [ "$NIC" = virtio ]; then
+		IRQS="$IRQS,$(basename "$(readlink "/sys/class/net/$e/device")")"
+	else
+		IRQS="$IRQS,$e"
+	fi
+done
+IRQS=${IRQS#,}
+[ "$NIC" = virtio ] && DRIVER="virtio=$IRQS"
+echo "GUEST up kernel=$(uname -r) mtu=$(cat /sys/class/net/$IF/mtu) mac=$(cat /sys/class/net/$IF/address)" \
+	"$DRIVER clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+	"if=$IF nics=$NICS bond=$BOND mbps=${MBPS:-unpaced} ip=10.0.0.$HOST"
 
 if [ -n "$DEBUG_SHELL" ]; then
 	setsid cttyhack sh
@@ -108,10 +230,19 @@ if [ -z "$ROLE" ]; then
 	halt_now
 fi
 
-set -- --role "$ROLE" --mode "$MODE" --variant "$VARIANT" --sizes "$SIZES" \
-	--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
-	--irqs "$IRQS" --cpu-ms "$CPU"
-[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
-/bin/pktbench "$@"
-echo "PKTBENCH exit=$?"
+# pkt.mode may list several modes (e.g. stream,burst): they run one after
+# the other, each ending with its own DONE line (a client's probes or
+# connection retries wait for the server's next mode).
+for m in $(echo "$MODE" | tr , ' '); do
+	set -- --role "$ROLE" --mode "$m" --variant "$VARIANT" --sizes "$SIZES" --if "$IF" \
+		--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
+		--irqs "$IRQS" --cpu-ms "$CPU"
+	[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+	[ "$IF" = bond0 ] && set -- "$@" --reorder
+	[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
+	/bin/pktbench "$@"
+	rc=$?
+	echo "PKTBENCH mode=$m exit=$rc"
+	[ $rc = 0 ] || break
+done
 halt_now

@@ -9,6 +9,13 @@
 #   make bench-linux           both
 #   make test-linux-baseline   short end-to-end check, both variants (~35 s)
 #   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
+#   make test-linux-bond       two guests over two links: balance-rr TCP stream
+#                              and raw bursts over bond0, active-backup with link
+#                              0 cut mid-stream (~70 s)
+#   make bench-linux-multilink bench/results/linux-multilink.json: balance-rr TCP,
+#                              raw bursts over the bond and MPTCP over 1-4 paced
+#                              links (~25 min idle host; ML_* tunables, see
+#                              tools/linux-baseline/bench-multilink.sh)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -20,7 +27,7 @@ NIC ?= e1000
 LINUX_RESULTS ?= bench/results$(if $(filter virtio,$(NIC)),/virtio)
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
-	test-linux-baseline-virtio
+	test-linux-baseline-virtio test-linux-bond bench-linux-multilink
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -38,3 +45,9 @@ test-linux-baseline:
 
 test-linux-baseline-virtio:
 	NIC=virtio $(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)
+
+test-linux-bond:
+	$(LINUX_BASELINE_SRC)/selftest-bond.sh $(LINUX_BASELINE_OUT)
+
+bench-linux-multilink: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-multilink.sh $(LINUX_RESULTS)

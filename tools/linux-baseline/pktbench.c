@@ -11,7 +11,12 @@
 //           polls the RX ring.  V2, not V3: a V3 block reaches user space
 //           only when full or when its retire timer (>= 1 ms) fires, which
 //           would swamp a round trip.
-// Roles: `server` echoes, `client` measures.  Modes: `rtt` and `burst`.
+// Roles: `server` echoes, `client` measures.  With --reorder (over a bond,
+// whose balance-rr reorders frames across links) a burst server takes a
+// burst's packets in any order and answers once it has all of them.  Modes: `rtt` and `burst`, and
+// `stream`: one TCP (or MPTCP) connection per measurement, bytes verified
+// (see the stream section).  `pktbench netcfg ...` sets up what busybox
+// cannot: a tbf qdisc, MPTCP limits and endpoints (see the netcfg section).
 //
 // Conventions on the wire beyond lib/include/wire.h (a kernel program
 // facing this one follows them):
@@ -38,15 +43,27 @@
 //   RESULT burst variant=.. bytes=.. rep=.. t0_us=.. t1_us=.. t2_us=..
 //          t0_tsc=.. t1_tsc=.. mbps=.. irqs=..
 //   SRVSTAT burst variant=.. bytes=.. good=.. bad=.. missing=.. ooo=.. irqs=..
+//   RESULT stream proto=tcp|mptcp bytes=(write size) rep=.. total=.. verified=..
+//          us=(receiver, first to last byte) mbps=.. client_us=.. subflows=.. fallback=..
+//          retrans=(sender's TCP segments retransmitted during the transfer)
+//   SRVSTAT stream proto=.. bytes=.. total=.. received=.. verified=.. status=..
+//          us=.. mbps=.. subflows=.. fallback=.. ofo=(TCP segments queued out of
+//          order) mptcp_ofo=(MPTCP's, across subflows) nic_rx=(bytes per ethN)
 //   STATS / NETDEV (socket and interface counters, at the end or on failure)
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/genetlink.h>
 #include <linux/if_packet.h>
+#include <linux/mptcp.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 #include <net/ethernet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -81,7 +98,7 @@
 #define RING_TX_DATA (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
 
 enum role { ROLE_SERVER, ROLE_CLIENT };
-enum mode { MODE_RTT, MODE_BURST };
+enum mode { MODE_RTT, MODE_BURST, MODE_STREAM };
 enum variant { VAR_PACKET, VAR_MMAP };
 
 struct opts {
@@ -101,6 +118,10 @@ struct opts {
 	int idle_timeout_ms;  // server: no traffic at all
 	int gap_ms;           // client: pause between bursts
 	int cpu_ms;           // client: bursts between MARK lines after each size's runs
+	int proto;            // stream: IPPROTO_TCP or IPPROTO_MPTCP
+	struct in_addr server_ip; // stream client: where to connect
+	uint64_t stream_bytes;    // stream: bytes per connection
+	bool reorder;             // burst server: packets of a burst may come in any order
 };
 
 struct ring {
@@ -206,35 +227,65 @@ static double percentile(const double *v, int n, double p)
 	return v[k - 1];
 }
 
-// Whether a /proc/interrupts line's name (its last field) is `name`, or
-// one of its vectors "name-..." (virtio: virtio0-config, virtio0-input.0).
-static bool irq_line_is(const char *line, const char *end, const char *name)
+// Whether a token of a /proc/interrupts line (a trailing comma dropped)
+// is one of the comma-separated `names`, or a vector "name-..." of one
+// (virtio: virtio0-config, virtio0-input.0).  Device names come last on
+// the line; a shared line lists several ("eth0, eth2"); chip names such as
+// IO-APIC never equal a NIC's.
+static bool irq_token_in(const char *tok, size_t len, const char *names)
 {
-	const char *field = end;
-	size_t n = strlen(name);
-	while (field > line && field[-1] != ' ' && field[-1] != '\t')
-		field--;
-	return (size_t)(end - field) >= n && strncmp(field, name, n) == 0 &&
-	       (field[n] == 0 || field[n] == '-');
+	if (len && tok[len - 1] == ',')
+		len--;
+	for (const char *p = names; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n && len >= n && strncmp(tok, p, n) == 0 && (len == n || tok[n] == '-'))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
 }
 
-// Interrupts taken so far by `name` (all its lines), from /proc/interrupts;
-// -1 if unknown.
-static long irq_count(const char *name)
+// Interrupts taken so far by the devices `names` (comma-separated: the
+// slaves of a bond; every line that names one of them, once), from
+// /proc/interrupts; -1 if some name is on no line.
+static long irq_count(const char *names)
 {
 	FILE *f = fopen("/proc/interrupts", "r");
 	char line[1024];
-	long total = -1;
+	long total = 0;
+	size_t want = 1, found = 0;
+	for (const char *p = names; *p; p++)
+		want += *p == ',';
 	if (!f)
 		return -1;
+	// Names seen, to tell whether every device has a line.
+	char seen[256] = "";
 	while (fgets(line, sizeof line, f)) {
-		char *end = line + strcspn(line, "\n");
-		*end = 0;
-		if (!irq_line_is(line, end, name))
+		char *colon = strchr(line, ':');
+		bool match = false;
+		if (!colon)
 			continue;
-		char *p = strchr(line, ':');
-		total = total < 0 ? 0 : total;
-		while (p) { // per-CPU columns, up to the chip name
+		for (char *t = colon + 1; *t;) {
+			t += strspn(t, " \t\n");
+			size_t n = strcspn(t, " \t\n");
+			if (n && irq_token_in(t, n, names)) {
+				match = true;
+				size_t k = t[n - 1] == ',' ? n - 1 : n;
+				char tok[64];
+				snprintf(tok, sizeof tok, ",%.*s,", (int)(k < 60 ? k : 60), t);
+				char *dash = strchr(tok + 1, '-'); // a vector counts for its device
+				if (dash)
+					dash[0] = ',', dash[1] = 0;
+				if (!strstr(seen, tok) && strlen(seen) + strlen(tok) < sizeof seen) {
+					strcat(seen, tok);
+					found++;
+				}
+			}
+			t += n;
+		}
+		if (!match)
+			continue;
+		for (char *p = colon;;) { // per-CPU columns, up to the chip name
 			char *q;
 			long v = strtol(p + 1, &q, 10);
 			if (q == p + 1)
@@ -244,7 +295,7 @@ static long irq_count(const char *name)
 		}
 	}
 	fclose(f);
-	return total;
+	return found >= want ? total : -1;
 }
 
 // ---------------------------------------------------------------- pattern
@@ -663,8 +714,17 @@ static void diag(void)
 
 // ---------------------------------------------------------------- server
 
+#define PB_REORDER_MAX 1024u    // --reorder: largest burst (seq bitmap)
+#define PB_REORDER_WAIT_MS 500 // --reorder: wait for stragglers after the last
+
 struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
+	// --reorder: which seqs came, the burst's size, whether its last frame
+	// has come, and from where
+	uint8_t seen[PB_REORDER_MAX / 8];
+	uint32_t batch;
+	bool last_seen;
+	uint8_t src[6];
 	long irqs_mark; // NIC interrupts when the previous burst was answered
 	// R1: TSC at the burst's first frame received (0: none yet), and the
 	// ticks spent checking payloads; guest instructions under -icount.
@@ -676,6 +736,7 @@ struct server {
 	struct port *p;
 	const char *irqname;
 	struct burst_state b;
+	bool reorder;        // a burst's packets may arrive in any order (a bond)
 	uint64_t bad_echo;   // rtt requests whose payload was damaged
 	uint64_t bad_bursts; // bursts with a damaged, missing or reordered packet
 };
@@ -712,6 +773,8 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint64_t sent = tsc_now();
 	// Bookkeeping only after the reply is out, so it costs no measured time.
 	uint32_t n = b->good + b->bad;
+	if (sv->reorder)
+		b->missing = b->batch > n ? b->batch - n : 0;
 	long irqs = irq_count(sv->irqname);
 	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
@@ -720,7 +783,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
 	fflush(stdout);
-	if (b->bad || b->missing || b->ooo)
+	if (b->bad || b->missing || (b->ooo && !sv->reorder))
 		sv->bad_bursts++;
 	burst_reset(b);
 	b->irqs_mark = irq_count(sv->irqname);
@@ -730,6 +793,34 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
 	struct burst_state *b = &sv->b;
+	if (sv->reorder) {
+		// Over a bond the links reorder: take the packets in any order,
+		// answer once all `batch` came (or, run_server, a while after
+		// the last one if some never come); ooo counts late arrivals.
+		if (!b->first_tsc)
+			b->first_tsc = arrived;
+		if (k->seq < b->expect)
+			b->ooo++;
+		else
+			b->expect = k->seq + 1;
+		b->bytes = k->len;
+		b->batch = k->batch;
+		memcpy(b->src, k->src, 6);
+		uint64_t c0 = tsc_now();
+		if (k->seq >= PB_REORDER_MAX || (b->seen[k->seq / 8] & (1u << (k->seq % 8))))
+			b->bad++; // out of range or a duplicate
+		else if (b->seen[k->seq / 8] |= (uint8_t)(1u << (k->seq % 8)),
+		         pattern_check(k->payload, k->len, k->seq) == k->len)
+			b->good++;
+		else
+			b->bad++;
+		b->check_tsc += tsc_now() - c0;
+		if (k->flags & WIRE_F_LAST)
+			b->last_seen = true;
+		if (b->good + b->bad >= k->batch)
+			burst_reply(sv, k->src);
+		return;
+	}
 	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
 		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
@@ -783,7 +874,7 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 static int run_server(const struct opts *o)
 {
 	struct port p;
-	struct server sv = { .p = &p, .irqname = o->irqname };
+	struct server sv = { .p = &p, .irqname = o->irqname, .reorder = o->reorder };
 	port_open(&p, o, o->idle_timeout_ms);
 	g_port = &p;
 	g_opts = o;
@@ -797,9 +888,14 @@ static int run_server(const struct opts *o)
 		struct frame f;
 		// After the quit, a pktbench client still sends its bye at once;
 		// a kernel client sends nothing more.
-		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
+		bool straggle = sv.reorder && sv.b.last_seen;
+		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : straggle ? PB_REORDER_WAIT_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
+			if (straggle) { // the burst's missing packets never came
+				burst_reply(&sv, sv.b.src);
+				continue;
+			}
 			die("server idle for %d ms", o->idle_timeout_ms);
 		}
 		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
@@ -1111,16 +1207,587 @@ static int run_client(const struct opts *o)
 	return 0;
 }
 
+// ---------------------------------------------------------------- stream
+//
+// One TCP (or MPTCP) connection per measurement: the client sends a 16-byte
+// header (magic, write size, total bytes; total 0 = quit), then `total`
+// bytes in write()s of `size` bytes, and reads the server's 32-byte answer
+// (magic, status, bytes verified, ns from the first to the last byte
+// received).  Stream byte `off` is wire_pattern(off >> 13, off & 8191): the
+// receiver checks every byte against its offset, so a lost, duplicated or
+// reordered piece shows as a mismatch.
+
+#define PB_STREAM_MAGIC 0x50425354u // "PBST"
+#define PB_STREAM_BLOCK 8192u
+#define PB_STREAM_PORT 5201
+#define PB_STREAM_RXBUF (256u << 10)
+#define PB_MAX_NICS 8
+enum { ST_OK = 0, ST_MISMATCH = 1, ST_SHORT = 2 };
+
+static uint8_t stream_byte(uint64_t off)
+{
+	return wire_pattern((uint32_t)(off / PB_STREAM_BLOCK), (uint32_t)(off % PB_STREAM_BLOCK));
+}
+
+// Fills p with the stream bytes at [off, off + n).
+static void stream_fill(uint8_t *p, uint32_t n, uint64_t off)
+{
+	while (n) {
+		uint32_t in = (uint32_t)(off % PB_STREAM_BLOCK), k = PB_STREAM_BLOCK - in;
+		uint32_t seq = (uint32_t)(off / PB_STREAM_BLOCK), i = 0;
+		if (k > n)
+			k = n;
+		if (pat_fast) {
+			uint64_t key = 0x0101010101010101ull * pat_key(seq);
+			for (; i + 8 <= k; i += 8) {
+				uint64_t b;
+				memcpy(&b, pat_base + in + i, 8);
+				b ^= key;
+				memcpy(p + i, &b, 8);
+			}
+		}
+		for (; i < k; i++)
+			p[i] = wire_pattern(seq, in + i);
+		p += k, n -= k, off += k;
+	}
+}
+
+// Index of the first byte of p that is not the stream byte at its offset, or n.
+static uint32_t stream_check(const uint8_t *p, uint32_t n, uint64_t off)
+{
+	uint32_t done = 0;
+	while (done < n) {
+		uint32_t in = (uint32_t)(off % PB_STREAM_BLOCK), k = PB_STREAM_BLOCK - in;
+		uint32_t seq = (uint32_t)(off / PB_STREAM_BLOCK), i = 0;
+		if (k > n - done)
+			k = n - done;
+		if (pat_fast) {
+			uint64_t key = 0x0101010101010101ull * pat_key(seq);
+			for (; i + 8 <= k; i += 8) {
+				uint64_t a, b;
+				memcpy(&a, p + done + i, 8);
+				memcpy(&b, pat_base + in + i, 8);
+				if ((a ^ key) != b)
+					break;
+			}
+		}
+		for (; i < k; i++)
+			if (p[done + i] != wire_pattern(seq, in + i))
+				return done + i;
+		done += k, off += k;
+	}
+	return n;
+}
+
+static void put_be32(uint8_t *p, uint32_t v) { v = htonl(v); memcpy(p, &v, 4); }
+static uint32_t get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return ntohl(v); }
+static void put_be64(uint8_t *p, uint64_t v) { put_be32(p, (uint32_t)(v >> 32)); put_be32(p + 4, (uint32_t)v); }
+static uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
+
+// Reads exactly n bytes; 0 on success, -1 on EOF, error or timeout.
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void set_timeouts(int fd, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Received bytes of eth0..ethN-1 (from /proc/net/dev), for the per-link share.
+static int nic_rx_bytes(uint64_t *v, int max)
+{
+	FILE *f = fopen("/proc/net/dev", "r");
+	char line[512];
+	int n = 0;
+	for (int i = 0; i < max; i++)
+		v[i] = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		int idx;
+		unsigned long long rx;
+		if (sscanf(line, " eth%d: %llu", &idx, &rx) == 2 && idx >= 0 && idx < max) {
+			v[idx] = rx;
+			if (idx + 1 > n)
+				n = idx + 1;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+// MPTCP subflows of a connected socket, the initial one included (the
+// kernel's mptcpi_subflows counts only the added ones; -1: not MPTCP), and
+// whether it fell back to plain TCP.
+static int mptcp_subflows(int fd, bool *fallback)
+{
+	struct mptcp_info mi;
+	socklen_t l = sizeof mi;
+	memset(&mi, 0, sizeof mi);
+	*fallback = false;
+	if (getsockopt(fd, SOL_MPTCP, MPTCP_INFO, &mi, &l) < 0)
+		return -1;
+	*fallback = (mi.mptcpi_flags & MPTCP_INFO_FLAG_FALLBACK) != 0;
+	return mi.mptcpi_subflows + 1;
+}
+
+// A counter of /proc/net/snmp or /proc/net/netstat: the field `name` of
+// the line pair starting with `prefix` ("Tcp:", "TcpExt:", "MPTcpExt:");
+// -1 if absent.
+static long long snmp_get(const char *path, const char *prefix, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	static char names[8192], vals[8192];
+	long long r = -1;
+	if (!f)
+		return -1;
+	while (fgets(names, sizeof names, f) && fgets(vals, sizeof vals, f)) {
+		if (strncmp(names, prefix, strlen(prefix)) != 0)
+			continue;
+		char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(vals, " \n", &sv);
+		for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+			if (strcmp(n, name) == 0)
+				r = atoll(v);
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+static const char *proto_name(int proto) { return proto == IPPROTO_MPTCP ? "mptcp" : "tcp"; }
+
+// Serves one connection; returns 1 when it was the quit.
+static int stream_serve(int c, const struct opts *o, uint8_t *buf)
+{
+	uint8_t hdr[16], ans[32];
+	uint64_t rx0[PB_MAX_NICS], rx1[PB_MAX_NICS];
+	set_timeouts(c, o->timeout_ms);
+	if (read_full(c, hdr, sizeof hdr) || get_be32(hdr) != PB_STREAM_MAGIC)
+		die("stream: bad or missing header");
+	uint32_t size = get_be32(hdr + 4);
+	uint64_t total = get_be64(hdr + 8), got = 0, good = 0, t_first = 0, t_last = 0;
+	uint32_t status = ST_OK;
+	int nics = nic_rx_bytes(rx0, PB_MAX_NICS);
+	// Segments that arrived out of order: TCP's (per subflow for MPTCP) and
+	// MPTCP's own, across subflows.
+	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	long long mofo0 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
+	while (got < total) {
+		size_t want = total - got < PB_STREAM_RXBUF ? (size_t)(total - got) : PB_STREAM_RXBUF;
+		ssize_t r = read(c, buf, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		t_last = now_ns();
+		if (!t_first)
+			t_first = t_last;
+		if (status == ST_OK) {
+			uint32_t k = stream_check(buf, (uint32_t)r, got);
+			good += k;
+			if (k != (uint32_t)r) {
+				status = ST_MISMATCH;
+				printf("STREAM mismatch at byte %llu: got 0x%02x want 0x%02x\n",
+				       (unsigned long long)(got + k), buf[k], stream_byte(got + k));
+			}
+		}
+		got += (uint64_t)r;
+	}
+	if (status == ST_OK && got != total)
+		status = ST_SHORT;
+	bool fb;
+	int sub = mptcp_subflows(c, &fb);
+	nic_rx_bytes(rx1, PB_MAX_NICS);
+	long long ofo1 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	long long mofo1 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
+	uint64_t ns = t_last - t_first;
+	put_be32(ans, PB_STREAM_MAGIC);
+	put_be32(ans + 4, status);
+	put_be64(ans + 8, good);
+	put_be64(ans + 16, ns);
+	put_be64(ans + 24, got);
+	if (write_full(c, ans, sizeof ans))
+		die("stream: cannot send the answer");
+	if (total == 0)
+		return 1;
+	printf("SRVSTAT stream proto=%s bytes=%u total=%llu received=%llu verified=%llu status=%u "
+	       "us=%.1f mbps=%.3f subflows=%d fallback=%d ofo=%lld mptcp_ofo=%lld nic_rx=",
+	       proto_name(o->proto), size, (unsigned long long)total, (unsigned long long)got,
+	       (unsigned long long)good, status, (double)ns / 1000.0,
+	       ns ? (double)got * 8000.0 / (double)ns : 0.0, sub, fb,
+	       ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, mofo0 >= 0 && mofo1 >= 0 ? mofo1 - mofo0 : -1);
+	for (int i = 0; i < nics; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));
+	printf("\n");
+	if (status != ST_OK)
+		die("stream: %llu of %llu bytes verified (status %u)", (unsigned long long)good,
+		    (unsigned long long)total, status);
+	return 0;
+}
+
+static int run_stream_server(const struct opts *o)
+{
+	int one = 1;
+	int l = socket(AF_INET, SOCK_STREAM, o->proto);
+	if (l < 0)
+		die("socket %s: %s", proto_name(o->proto), strerror(errno));
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PB_STREAM_PORT) };
+	if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 4) < 0)
+		die("bind/listen: %s", strerror(errno));
+	uint8_t *buf = malloc(PB_STREAM_RXBUF);
+	if (!buf)
+		die("out of memory");
+	printf("READY role=server mode=stream proto=%s port=%d\n", proto_name(o->proto), PB_STREAM_PORT);
+	fflush(stdout);
+	for (;;) {
+		struct pollfd pfd = { .fd = l, .events = POLLIN };
+		int r = poll(&pfd, 1, o->idle_timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			die("server idle for %d ms", o->idle_timeout_ms);
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			die("accept: %s", strerror(errno));
+		int quit = stream_serve(c, o, buf);
+		close(c);
+		if (quit)
+			break;
+	}
+	close(l);
+	free(buf);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// Connects, retrying while the server is not up yet (until probe_timeout_ms).
+static int stream_connect(const struct opts *o)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PB_STREAM_PORT), .sin_addr = o->server_ip };
+	uint64_t deadline = now_ns() + (uint64_t)o->probe_timeout_ms * 1000000u;
+	for (;;) {
+		int fd = socket(AF_INET, SOCK_STREAM, o->proto);
+		if (fd < 0)
+			die("socket %s: %s", proto_name(o->proto), strerror(errno));
+		set_timeouts(fd, o->timeout_ms);
+		if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (now_ns() > deadline)
+			die("connect %s: %s", inet_ntoa(o->server_ip), strerror(e));
+		sleep_ms(200);
+	}
+}
+
+struct stream_result {
+	uint64_t ns, total;
+	long long retrans;
+	double client_us;
+	int subflows;
+	bool fallback;
+};
+
+// One connection of `total` bytes in writes of `size`; 0 = the quit.
+static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint64_t total, struct stream_result *r)
+{
+	uint8_t hdr[16], ans[32];
+	int fd = stream_connect(o);
+	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	uint64_t t0 = now_ns();
+	if (total) // a mark for harnesses that act during a transfer (link cuts)
+		printf("STREAM begin bytes=%u total=%llu\n", size, (unsigned long long)total);
+	put_be32(hdr, PB_STREAM_MAGIC);
+	put_be32(hdr + 4, size);
+	put_be64(hdr + 8, total);
+	if (write_full(fd, hdr, sizeof hdr))
+		die("stream: header: %s", strerror(errno));
+	for (uint64_t off = 0; off < total;) {
+		uint32_t n = total - off < size ? (uint32_t)(total - off) : size;
+		stream_fill(buf, n, off);
+		if (write_full(fd, buf, n))
+			die("stream bytes=%u: write at %llu: %s", size, (unsigned long long)off, strerror(errno));
+		off += n;
+	}
+	r->subflows = mptcp_subflows(fd, &r->fallback);
+	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != PB_STREAM_MAGIC)
+		die("stream bytes=%u: no answer from the server: %s", size, strerror(errno));
+	r->client_us = (double)(now_ns() - t0) / 1000.0;
+	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	r->retrans = re0 >= 0 && re1 >= 0 ? re1 - re0 : -1;
+	close(fd);
+	uint32_t status = get_be32(ans + 4);
+	uint64_t good = get_be64(ans + 8), got = get_be64(ans + 24);
+	r->ns = get_be64(ans + 16);
+	r->total = total;
+	if (status != ST_OK || good != total || got != total)
+		die("stream bytes=%u: server verified %llu of %llu bytes (received %llu, status %u)", size,
+		    (unsigned long long)good, (unsigned long long)total, (unsigned long long)got, status);
+}
+
+static int run_stream_client(const struct opts *o)
+{
+	uint32_t maxs = 0;
+	for (int i = 0; i < o->nsizes; i++)
+		maxs = o->sizes[i] > maxs ? o->sizes[i] : maxs;
+	uint8_t *buf = malloc(maxs);
+	if (!buf)
+		die("out of memory");
+	for (int i = 0; i < o->nsizes; i++) {
+		for (int rep = -o->warmup; rep < o->runs; rep++) {
+			struct stream_result r;
+			stream_once(o, buf, o->sizes[i], o->stream_bytes, &r);
+			if (rep < 0)
+				continue;
+			printf("RESULT stream proto=%s bytes=%u rep=%d total=%llu verified=%llu us=%.1f "
+			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d retrans=%lld\n",
+			       proto_name(o->proto), o->sizes[i], rep, (unsigned long long)r.total,
+			       (unsigned long long)r.total, (double)r.ns / 1000.0,
+			       r.ns ? (double)r.total * 8000.0 / (double)r.ns : 0.0, r.client_us, r.subflows,
+			       r.fallback, r.retrans);
+		}
+	}
+	struct stream_result q;
+	stream_once(o, buf, 1, 0, &q);
+	free(buf);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// ---------------------------------------------------------------- netcfg
+//
+// What busybox cannot configure, over netlink: a tbf root qdisc on a NIC
+// (busybox tc knows no tbf), and MPTCP limits and endpoints (busybox ip has
+// no `mptcp`; the path manager is the "mptcp_pm" generic netlink family).
+
+struct nlbuf {
+	union {
+		struct nlmsghdr h;
+		uint8_t b[1024];
+	};
+};
+
+static struct rtattr *nl_put(struct nlbuf *m, uint16_t type, const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)(m->b + NLMSG_ALIGN(m->h.nlmsg_len));
+	if (NLMSG_ALIGN(m->h.nlmsg_len) + RTA_SPACE(len) > sizeof m->b)
+		die("netlink message too long");
+	a->rta_type = type;
+	a->rta_len = (uint16_t)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	m->h.nlmsg_len = (uint32_t)(NLMSG_ALIGN(m->h.nlmsg_len) + RTA_SPACE(len));
+	return a;
+}
+
+static void nl_end(struct nlbuf *m, struct rtattr *nest)
+{
+	nest->rta_len = (uint16_t)(m->b + m->h.nlmsg_len - (uint8_t *)nest);
+}
+
+// Sends m and waits for its acknowledgement; returns 0 or -errno.  If `reply`
+// is given, the first non-error answer is copied there.
+static int nl_talk(int proto, struct nlbuf *m, struct nlbuf *reply)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+	if (fd < 0)
+		die("netlink socket: %s", strerror(errno));
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	m->h.nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	m->h.nlmsg_seq = 1;
+	set_timeouts(fd, 2000);
+	if (sendto(fd, m->b, m->h.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof sa) < 0)
+		die("netlink send: %s", strerror(errno));
+	static uint8_t rb[16384];
+	for (;;) {
+		ssize_t n = recv(fd, rb, sizeof rb, 0);
+		if (n < 0)
+			die("netlink recv: %s", strerror(errno));
+		for (struct nlmsghdr *h = (struct nlmsghdr *)rb; NLMSG_OK(h, (uint32_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+				close(fd);
+				return e->error;
+			}
+			if (reply && h->nlmsg_len <= sizeof reply->b) {
+				memcpy(reply->b, h, h->nlmsg_len);
+				reply = NULL;
+			}
+		}
+	}
+}
+
+// tbf on IF's root at MBPS Mbit/s: burst 4 ms of the rate plus two jumbo
+// frames, the bucket the research kernel's pacer gives a NIC (nic_mbps=), so
+// both systems' links are modelled alike; queue limit 4 MiB (a 128-frame
+// burst of 8 KiB frames must fit).
+static int netcfg_tbf(const char *ifname, double mbps)
+{
+	struct nlbuf m;
+	unsigned ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		die("tbf: no interface %s", ifname);
+	if (!(mbps > 0))
+		die("tbf: bad rate %g", mbps);
+	uint64_t bps = (uint64_t)(mbps * 1e6 / 8.0); // bytes per second
+	uint32_t burst = (uint32_t)(bps / 250 + 2 * 9038);
+	memset(&m, 0, sizeof m);
+	m.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
+	m.h.nlmsg_type = RTM_NEWQDISC;
+	m.h.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+	struct tcmsg *t = NLMSG_DATA(&m.h);
+	t->tcm_family = AF_UNSPEC;
+	t->tcm_ifindex = (int)ifindex;
+	t->tcm_handle = 0x10000; // 1:
+	t->tcm_parent = TC_H_ROOT;
+	nl_put(&m, TCA_KIND, "tbf", 4);
+	struct rtattr *opt = nl_put(&m, TCA_OPTIONS, NULL, 0);
+	struct tc_tbf_qopt q;
+	memset(&q, 0, sizeof q);
+	q.rate.rate = bps > 0xffffffffu ? 0xffffffffu : (uint32_t)bps;
+	q.rate.linklayer = TC_LINKLAYER_ETHERNET; // no rate table needed
+	q.limit = 4u << 20;
+	nl_put(&m, TCA_TBF_PARMS, &q, sizeof q);
+	if (bps > 0xffffffffu)
+		nl_put(&m, TCA_TBF_RATE64, &bps, sizeof bps);
+	nl_put(&m, TCA_TBF_BURST, &burst, sizeof burst);
+	nl_end(&m, opt);
+	int e = nl_talk(NETLINK_ROUTE, &m, NULL);
+	if (e)
+		die("tbf on %s: %s", ifname, strerror(-e));
+	printf("TBF %s rate=%.1fMbit burst=%u limit=%u\n", ifname, mbps, burst, q.limit);
+	return 0;
+}
+
+static uint16_t mptcp_family(void)
+{
+	struct nlbuf m, r;
+	memset(&m, 0, sizeof m);
+	m.h.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m.h.nlmsg_type = GENL_ID_CTRL;
+	struct genlmsghdr *g = NLMSG_DATA(&m.h);
+	g->cmd = CTRL_CMD_GETFAMILY;
+	g->version = 1;
+	nl_put(&m, CTRL_ATTR_FAMILY_NAME, MPTCP_PM_NAME, sizeof MPTCP_PM_NAME);
+	memset(&r, 0, sizeof r);
+	int e = nl_talk(NETLINK_GENERIC, &m, &r);
+	if (e || r.h.nlmsg_type != GENL_ID_CTRL)
+		die("generic netlink family %s: %s", MPTCP_PM_NAME, e ? strerror(-e) : "no answer");
+	int len = (int)r.h.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	for (struct rtattr *a = (struct rtattr *)((uint8_t *)NLMSG_DATA(&r.h) + GENL_HDRLEN); RTA_OK(a, len);
+	     a = RTA_NEXT(a, len))
+		if (a->rta_type == CTRL_ATTR_FAMILY_ID)
+			return *(uint16_t *)RTA_DATA(a);
+	die("no id for generic netlink family %s", MPTCP_PM_NAME);
+	return 0;
+}
+
+static void mptcp_msg(struct nlbuf *m, uint8_t cmd)
+{
+	memset(m, 0, sizeof *m);
+	m->h.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m->h.nlmsg_type = mptcp_family();
+	struct genlmsghdr *g = NLMSG_DATA(&m->h);
+	g->cmd = cmd;
+	g->version = MPTCP_PM_VER;
+}
+
+// The in-kernel path manager's limits: extra subflows, ADD_ADDRs accepted.
+static int netcfg_mptcp_limits(uint32_t subflows, uint32_t addrs)
+{
+	struct nlbuf m;
+	mptcp_msg(&m, MPTCP_PM_CMD_SET_LIMITS);
+	nl_put(&m, MPTCP_PM_ATTR_SUBFLOWS, &subflows, 4);
+	nl_put(&m, MPTCP_PM_ATTR_RCV_ADD_ADDRS, &addrs, 4);
+	int e = nl_talk(NETLINK_GENERIC, &m, NULL);
+	if (e)
+		die("mptcp limits: %s", strerror(-e));
+	printf("MPTCP limits subflows=%u add_addr_accepted=%u\n", subflows, addrs);
+	return 0;
+}
+
+// An endpoint: ADDR on IF with flags "signal" (announce it to the peer) or
+// "subflow" (open a subflow from it), id ID.
+static int netcfg_mptcp_endpoint(const char *addr, const char *ifname, const char *flags, int id)
+{
+	struct nlbuf m;
+	struct in_addr ip;
+	uint16_t fam = AF_INET;
+	uint8_t id8 = (uint8_t)id;
+	int32_t ifindex = (int32_t)if_nametoindex(ifname);
+	uint32_t fl = strcmp(flags, "signal") == 0 ? MPTCP_PM_ADDR_FLAG_SIGNAL
+	              : strcmp(flags, "subflow") == 0 ? MPTCP_PM_ADDR_FLAG_SUBFLOW : 0;
+	if (!inet_aton(addr, &ip) || !ifindex || !fl || id < 1 || id > 255)
+		die("mptcp endpoint %s dev %s %s id %d: bad argument", addr, ifname, flags, id);
+	mptcp_msg(&m, MPTCP_PM_CMD_ADD_ADDR);
+	struct rtattr *n = nl_put(&m, MPTCP_PM_ATTR_ADDR | NLA_F_NESTED, NULL, 0);
+	nl_put(&m, MPTCP_PM_ADDR_ATTR_FAMILY, &fam, 2);
+	nl_put(&m, MPTCP_PM_ADDR_ATTR_ID, &id8, 1);
+	nl_put(&m, MPTCP_PM_ADDR_ATTR_ADDR4, &ip, 4);
+	nl_put(&m, MPTCP_PM_ADDR_ATTR_FLAGS, &fl, 4);
+	nl_put(&m, MPTCP_PM_ADDR_ATTR_IF_IDX, &ifindex, 4);
+	nl_end(&m, n);
+	int e = nl_talk(NETLINK_GENERIC, &m, NULL);
+	if (e)
+		die("mptcp endpoint %s: %s", addr, strerror(-e));
+	printf("MPTCP endpoint %s dev %s %s id %d\n", addr, ifname, flags, id);
+	return 0;
+}
+
+// pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |
+//                  mptcp-endpoint ADDR IF signal|subflow ID
+static int netcfg(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[2], "tbf") == 0)
+		return netcfg_tbf(argv[3], atof(argv[4]));
+	if (argc == 5 && strcmp(argv[2], "mptcp-limits") == 0)
+		return netcfg_mptcp_limits((uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
+	if (argc == 7 && strcmp(argv[2], "mptcp-endpoint") == 0)
+		return netcfg_mptcp_endpoint(argv[3], argv[4], argv[5], atoi(argv[6]));
+	fprintf(stderr, "usage: pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
+	                "       mptcp-endpoint ADDR IF signal|subflow ID\n");
+	return 2;
+}
+
 // ---------------------------------------------------------------- options
 
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: pktbench --role server|client [--mode rtt|burst] [--variant packet|mmap]\n"
-	        "                [--if eth0] [--irqs NAME] [--peer MAC] [--sizes 64,1500,8192]\n"
+	        "usage: pktbench --role server|client [--mode rtt|burst|stream] [--variant packet|mmap]\n"
+	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
-	        "                [--cpu-ms N]\n"
+	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
+	        "                [--reorder]\n"
+	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
+	        "                mptcp-endpoint ADDR IF signal|subflow ID\n"
 	        "       pktbench --selfcheck\n");
 	exit(2);
 }
@@ -1159,17 +1826,29 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "runs", 1, 0, 'n' },  { "warmup", 1, 0, 'w' },      { "timeout-ms", 1, 0, 't' },
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
+		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
+		{ "reorder", 0, 0, 'R' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
-		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2 };
+		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2,
+	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20 };
 	parse_sizes("64", o);
-	bool have_role = false;
+	bool have_role = false, have_ip = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->role = pick(optarg, "server", "client"); have_role = true; break;
-		case 'm': o->mode = pick(optarg, "rtt", "burst"); break;
+		case 'm':
+			if (strcmp(optarg, "stream") == 0)
+				o->mode = MODE_STREAM;
+			else
+				o->mode = pick(optarg, "rtt", "burst");
+			break;
+		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
+		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
+		case 'R': o->reorder = true; break;
+		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick(optarg, "packet", "mmap"); break;
 		case 'i': o->ifname = optarg; break;
 		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
@@ -1188,7 +1867,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (!o->irqname)
 		o->irqname = o->ifname;
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
-	    (o->role == ROLE_CLIENT && !o->have_peer))
+	    (o->role == ROLE_CLIENT && o->mode != MODE_STREAM && !o->have_peer) ||
+	    (o->role == ROLE_CLIENT && o->mode == MODE_STREAM && !have_ip))
 		usage();
 }
 
@@ -1205,6 +1885,18 @@ static int selfcheck(void)
 		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
 			return printf("DONE fail check seq=%u\n", seq), 1;
 	}
+	static uint8_t sb[3 * PB_STREAM_BLOCK];
+	for (uint64_t off = 0; off < 5 * PB_STREAM_BLOCK; off += 1237) {
+		stream_fill(sb, sizeof sb, off);
+		for (uint32_t i = 0; i < sizeof sb; i++)
+			if (sb[i] != stream_byte(off + i))
+				return printf("DONE fail stream pattern off=%llu byte=%u\n", (unsigned long long)off, i), 1;
+		if (stream_check(sb, sizeof sb, off) != sizeof sb)
+			return printf("DONE fail stream check off=%llu\n", (unsigned long long)off), 1;
+		sb[5000] ^= 0x40;
+		if (stream_check(sb, sizeof sb, off) != 5000)
+			return printf("DONE fail stream mismatch off=%llu\n", (unsigned long long)off), 1;
+	}
 	printf("DONE ok fastpattern=%d\n", pat_fast);
 	return 0;
 }
@@ -1216,6 +1908,10 @@ int main(int argc, char **argv)
 	pattern_init();
 	if (argc == 2 && strcmp(argv[1], "--selfcheck") == 0)
 		return selfcheck();
+	if (argc >= 2 && strcmp(argv[1], "netcfg") == 0)
+		return netcfg(argc, argv);
 	parse_opts(argc, argv, &o);
+	if (o.mode == MODE_STREAM)
+		return o.role == ROLE_SERVER ? run_stream_server(&o) : run_stream_client(&o);
 	return o.role == ROLE_SERVER ? run_server(&o) : run_client(&o);
 }

@@ -19,7 +19,7 @@
 #define E1000_MAX_NICS NETDEV_MAX
 #define E1000_MAX_SEGS NETDEV_MAX_SEGS
 #define E1000_TX_DESC 1024  // 4 contiguous frames of descriptors
-#define E1000_RX_DESC 512   // 2 contiguous frames; 511 buffers posted at most
+#define E1000_RX_DESC 1024  // 4 contiguous frames; 1023 buffers posted at most (341 jumbo frames)
 #define E1000_RX_BUF 4096   // one frame per receive buffer
 #define E1000_MAX_FRAME 9018 // longest frame sent, without FCS: 9014 + an 802.1Q tag
 #define E1000_MIN_FRAME 14   // an Ethernet header; the NIC pads to 60 (TCTL.PSP)

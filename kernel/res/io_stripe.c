@@ -1,0 +1,194 @@
+// Striped channels: a channel whose dev_no names several NICs sends each
+// batch round-robin over the links its peer is known on (HXB section 3.1,
+// RI2N section 3) and hands what it receives to input_io in the sender's
+// order, per peer, whatever link each frame came by (HXB section 3.2).
+//
+// Every striped frame carries WIRE_F_STRIPE and a sequence number counted
+// per (channel, peer) from 0. A frame that comes ahead of the next in order
+// waits in the peer's reorder window, in the slot of its number modulo the
+// window (empty = no buffers): its buffers are kept as they are and the ring
+// gets reserve frames, so no byte is copied; when the hole before it fills,
+// the run of frames that follows goes to input_io in order, each still
+// exchanged into its slot. A hole that stays open for gap_us (a frame lost:
+// until retransmission exists, nothing brings it back) is reported: the
+// batch being collected ends before it, the next input_io returns -E_GAP
+// once, and the frames after it follow. Nothing is skipped silently.
+#include "io_priv.h"
+#include "pmem.h"
+#include "../heap.h"
+#include "../arch/x86_64/timer.h"
+#include <err.h>
+#include <string.h>
+
+static bool same_mac(const uint8_t *a, const uint8_t *b)
+{
+	return !memcmp(a, b, 6);
+}
+
+static bool peer_has(struct io *c, int p, const uint8_t *mac)
+{
+	IO_FOR_EACH_NIC(c, n)
+		if ((c->peer_links[p] & (1u << n)) && same_mac(c->peer[p][n], mac))
+			return true;
+	return false;
+}
+
+int io_peer_of(struct io *c, const uint8_t *mac)
+{
+	if ((c->peer_valid & (1u << c->last_peer)) && peer_has(c, c->last_peer, mac))
+		return c->last_peer;
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		if ((c->peer_valid & (1u << p)) && peer_has(c, p, mac))
+			return c->last_peer = p;
+	return -1;
+}
+
+int io_next_link(struct io *c, uint64_t peer)
+{
+	for (int k = 0; k < NETDEV_MAX; k++) {
+		int n = (c->rr[peer] + k) % NETDEV_MAX;
+		struct netdev *nd = (c->peer_links[peer] & (1u << n)) ? netdev_get(n) : NULL;
+		if (nd && nd->ops->link_up(nd)) {
+			c->rr[peer] = (uint8_t)(n + 1);
+			return n;
+		}
+	}
+	return -1;
+}
+
+// A hole: frames wait in the window but the next in order is not there.
+static void note_hole(struct io *c, int peer)
+{
+	struct reorder *r = c->ro[peer];
+	bool hole = r->held && !r->f[c->rx_next[peer] % IO_RO_WIN].nbuf;
+	if (hole && !r->hole)
+		r->since = arch_rdtsc();
+	r->hole = hole;
+}
+
+// Hands the frames that are in order now to the channel, oldest first,
+// while it has room for them (else they stay: flow control, not loss).
+static void release_run(struct io *c, int peer)
+{
+	struct reorder *r = c->ro[peer];
+	if (!r)
+		return;
+	while (r->held) {
+		struct frame *s = &r->f[c->rx_next[peer] % IO_RO_WIN];
+		if (!s->nbuf || !io_can_take(c, s))
+			break;
+		struct frame f = *s;
+		s->nbuf = 0;
+		r->held--;
+		c->rx_next[peer]++;
+		io_take(c, &f);
+	}
+	note_hole(c, peer);
+}
+
+void io_release_waiting(struct io *c)
+{
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		release_run(c, p);
+}
+
+// Keeps f in the window; the ring gets reserve frames for its buffers.
+static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame *f)
+{
+	struct reorder *r = c->ro[peer];
+	if (!r && !(r = c->ro[peer] = kzalloc(sizeof(*r)))) {
+		c->st.drop_noslot++;
+		io_give_back(f);
+		return;
+	}
+	struct frame *s = &r->f[seq % IO_RO_WIN];
+	if (s->nbuf) {
+		c->st.rx_dup++;
+		io_give_back(f);
+		return;
+	}
+	if (pmem_free_count() < f->nbuf) {
+		c->st.drop_noslot++;
+		io_give_back(f);
+		return;
+	}
+	*s = *f;
+	for (int i = 0; i < f->nbuf; i++)
+		io_refill_add(f->nic, pmem_take());
+	r->held++;
+	if (seq != c->rx_next[peer])
+		c->st.rx_reordered++;
+	note_hole(c, peer);
+}
+
+void io_order(struct io *c, int peer, uint32_t seq, const struct frame *f)
+{
+	uint32_t d = seq - c->rx_next[peer];
+	if (d == 0 && (!c->ro[peer] || !c->ro[peer]->held) && io_can_take(c, f)) {
+		c->rx_next[peer]++; // the common case: in order, nothing waiting
+		io_take(c, f);
+	} else if (d < IO_RO_WIN) {
+		hold_ahead(c, peer, seq, f);
+		release_run(c, peer);
+	} else if (d >= 0x80000000u) {
+		c->st.rx_dup++; // behind the order: taken already, or given up as lost
+		io_give_back(f);
+	} else {
+		c->st.drop_window++; // becomes a hole, reported like any other
+		io_give_back(f);
+	}
+}
+
+uint64_t io_gap_deadline(const struct io *c)
+{
+	uint64_t first = 0, wait = timer_us_to_tsc(c->gap_us);
+	for (int p = 0; p < IO_MAX_PEERS; p++) {
+		const struct reorder *r = c->ro[p];
+		if (r && r->hole && (!first || r->since + wait < first))
+			first = r->since + wait;
+	}
+	return first;
+}
+
+// Ends the hole before peer's first held frame: counted, marked in the
+// channel's stream, then the frames after it follow in order. Not while
+// the pend queue has no room for the marker (input_io drains it first).
+static void declare_gap(struct io *c, int peer)
+{
+	if (c->pend_n >= IO_PEND_RING)
+		return;
+	struct reorder *r = c->ro[peer];
+	uint32_t lost = 1;
+	while (!r->f[(c->rx_next[peer] + lost) % IO_RO_WIN].nbuf)
+		lost++;
+	c->st.rx_gaps++;
+	c->st.rx_gap_lost += lost;
+	c->st.gap_peer = (uint64_t)peer, c->st.gap_seq = c->rx_next[peer], c->st.gap_len = lost;
+	c->rx_next[peer] += lost;
+	io_take(c, &(struct frame){ .nbuf = 0 }); // the marker
+	release_run(c, peer);
+}
+
+void io_gap_expire(struct io *c)
+{
+	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->gap_us);
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		if (c->ro[p] && c->ro[p]->hole && now >= c->ro[p]->since + wait)
+			declare_gap(c, p);
+}
+
+void io_order_free(struct io *c)
+{
+	for (int p = 0; p < IO_MAX_PEERS; p++) {
+		struct reorder *r = c->ro[p];
+		for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
+			if (r->f[i].nbuf) {
+				for (int k = 0; k < r->f[i].nbuf; k++)
+					pmem_free(r->f[i].buf[k]);
+				r->f[i].nbuf = 0;
+				r->held--;
+			}
+		kfree(r);
+		c->ro[p] = NULL;
+	}
+}

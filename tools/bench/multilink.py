@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Striped streams over 1-4 links between two VMs of this kernel (HXB Table 4,
+RI2N Table 3): make bench-multilink.
+
+Each point boots a server and a client VM joined by L point-to-point links
+(tools/net-pair.sh, NICS=L: one QEMU dgram wire per NIC pair) and runs
+user/stream.c over a channel striped on all L NICs. Every NIC is paced to the
+same rate (nic_mbps=, the driver's model of a link's speed), chosen so that
+four links stay well inside what the emulator carries on this host: the run
+first measures one unpaced link with 1500-byte packets (the smallest size,
+where the emulator's per-packet cost is highest) and paces at a fifth of it
+(--mbps overrides). Samples of a point are pooled over RUNS boot pairs and
+reduced with tools/bench/stats.py like every other benchmark.
+
+The receiver's instructions per packet come from one more pair per size
+under -icount shift=0 for 1 and 4 links, unpaced (a paced receiver waits
+for its links, and a NIC in polling mode spins while it waits: that is not
+the cost of a packet): the server's machine's busy ticks (elapsed minus
+halted, sysinfo.idle_tsc) per packet, kernel and program together, payload
+check included.
+
+Usage: multilink.py KERNEL OUTDIR RUNS [--links 1,2,3,4] [--sizes 1500,4096,8192]
+                    [--mbps R] [--seconds S] [--quick]
+Writes OUTDIR/kernel-multilink.json (rows per links and size).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import stats  # noqa: E402
+from env import env  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BATCH = 64
+EXTRA = os.environ.get("MULTILINK_EXTRA", "")  # more kernel command-line words for both VMs
+
+
+def kv(line):
+    return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
+
+
+def macs(side, n):
+    return ",".join(f"@{side}MAC{i}@" for i in range(n))
+
+
+def pair(kernel, links, size, count, mbps, icount=False, timeout=300):
+    """One boot pair; returns (server RESULT, client RESULT, server LINKS) dicts."""
+    nics = ",".join(str(i) for i in range(links))
+    pace = f" nic_mbps={','.join([str(mbps)] * links)}" if mbps else ""
+    common = (f"run=stream nics={nics} count={count} size={size} batch={BATCH} timeout_ms=60000{pace}"
+              + (f" {EXTRA}" if EXTRA else ""))
+    srv = f"{common} role=server peer={macs('C', links)}"
+    cli = f"{common} role=client peer={macs('S', links)}"
+    envv = dict(os.environ, NICS=str(links), MODEL="e1000", QEMU_EXTRA="-icount shift=0" if icount else "")
+    with tempfile.TemporaryDirectory(prefix="multilink.") as d:
+        r = subprocess.run([os.path.join(ROOT, "tools", "net-pair.sh"), kernel, srv, cli, d, str(timeout)],
+                           env=envv, capture_output=True, text=True, check=False)
+        logs = {}
+        for side in ("server", "client"):
+            try:
+                with open(os.path.join(d, f"{side}.log"), errors="replace") as f:
+                    logs[side] = f.read()
+            except OSError:
+                logs[side] = ""
+    if r.returncode != 0:
+        tail = "\n".join((logs["server"] + logs["client"]).splitlines()[-12:])
+        raise RuntimeError(f"stream pair links={links} size={size} failed ({r.returncode}):\n{tail}")
+    res = {}
+    for side in ("server", "client"):
+        m = re.findall(r"^RESULT stream .*$", logs[side], re.M)
+        res[side] = kv(m[-1]) if m else {}
+    ln = re.findall(r"^LINKS stream server rx(.*)$", logs["server"], re.M)
+    shares = {int(n): int(v) for n, v in re.findall(r"nic(\d+)=\d+ share_x1000=(\d+)", ln[-1] if ln else "")}
+    return res["server"], res["client"], shares
+
+
+def count_for(mbps, links, size, seconds):
+    """Packets for about `seconds` at the paced rate, a multiple of the batch."""
+    n = int(mbps * 1e6 * links * seconds / 8 / size) if mbps else 2048
+    return max(4 * BATCH, (n + BATCH - 1) // BATCH * BATCH)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kernel")
+    ap.add_argument("out")
+    ap.add_argument("runs", type=int)
+    ap.add_argument("--links", default="1,2,3,4")
+    ap.add_argument("--sizes", default="1500,4096,8192")
+    ap.add_argument("--mbps", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    links = [int(x) for x in a.links.split(",")]
+    sizes = [int(x) for x in a.sizes.split(",")]
+    calib = None
+    if a.mbps:
+        rate = a.mbps
+    else:
+        s, _, _ = pair(a.kernel, 1, min(sizes), count_for(0, 1, min(sizes), 0), 0)
+        calib = int(s["mbps"])
+        rate = max(5, calib // 5 // 5 * 5)
+    print(f"multilink: links paced at {rate} Mbit/s each"
+          + (f" (a fifth of one unpaced link's {calib} Mbit/s at {min(sizes)} bytes)" if calib else ""),
+          flush=True)
+    samples = {}  # (links, size) -> lists
+    for run in range(a.runs):
+        for n in links:
+            for size in sizes:
+                s, c, sh = pair(a.kernel, n, size, count_for(rate, n, size, a.seconds), rate)
+                d = samples.setdefault((n, size), {"mbps": [], "client_mbps": [], "reordered": [],
+                                                    "shares": [], "gaps": []})
+                d["mbps"].append([int(s["mbps"])])
+                d["client_mbps"].append([int(c["mbps"])])
+                d["reordered"].append([int(s["reordered"])])
+                d.setdefault("packets", []).append([int(s["packets"])])
+                d["gaps"].append(int(s["gaps"]))
+                d["shares"].append(sh)
+                print(f"multilink: run {run + 1}/{a.runs} links={n} bytes={size}: {s['mbps']} Mbit/s "
+                      f"(client {c['mbps']}), {s['reordered']} reordered", flush=True)
+    r1 = {}
+    for n in sorted({min(links), max(links)}):
+        for size in sizes:
+            s, _, _ = pair(a.kernel, n, size, 512 if a.quick else 1024, 0, icount=True, timeout=600)
+            r1[(n, size)] = int(s["busy_per_pkt"])
+            print(f"multilink: -icount links={n} bytes={size}: {s['busy_per_pkt']} instructions/packet",
+                  flush=True)
+    rows = []
+    for (n, size), d in sorted(samples.items()):
+        mb = stats.median(stats.pooled(d["mbps"]))
+        share = {k: stats.median([sh.get(k, 0) for sh in d["shares"]]) / 1000 for k in range(n)}
+        rows.append({
+            "system": "kernel", "links": n, "bytes": size, "mbps": stats.rnd(mb),
+            "client_mbps": stats.rnd(stats.median(stats.pooled(d["client_mbps"]))),
+            "boot_mbps": [b[0] for b in d["mbps"]],
+            "per_link_mbps": [stats.rnd(mb * share[k]) for k in range(n)],
+            "per_link_share": [round(share[k], 3) for k in range(n)],
+            "out_of_order": stats.median(stats.pooled(d["reordered"])),
+            "out_of_order_frac": stats.rnd(sum(stats.pooled(d["reordered"]))
+                                           / max(1, sum(stats.pooled(d["packets"]))), 3),
+            "gaps": sum(d["gaps"]),
+            "r1_insns_per_pkt": r1.get((n, size)),
+            "link_mbps": rate, "n": len(d["mbps"]),
+        })
+    doc = {"bench": "multilink", "env": env("tcg", "real", a.runs, "dgram", "e1000"),
+           "link_mbps": rate, "calibration_mbps": calib, "rows": rows}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "kernel-multilink.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"multilink: wrote {os.path.join(a.out, 'kernel-multilink.json')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+# Link cuts on a running cluster, shared by the runner's events and the
+# `cut` command: QMP set_link for what a NIC reports, the tap taken down on
+# the host for a bridge wire that dies silently. Which cuts are in force is
+# kept in RUN_DIR/links.json (under a lock), so `restore` undoes exactly them.
+import fcntl
+import json
+import os
+import socket
+import subprocess
+import time
+
+QMP_TIMEOUT = 5.0
+
+
+class LinkError(Exception):
+    pass
+
+
+def qmp(path, command, arguments=None, timeout=QMP_TIMEOUT):
+    """Runs one QMP command on the VM whose QMP socket is path and returns
+    its "return" value. QEMU serves one QMP client at a time, so the
+    connection is closed again at once."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        f = s.makefile("rwb")
+
+        def reply():
+            while True:
+                line = f.readline()
+                if not line:
+                    raise LinkError(f"QMP {path}: connection closed")
+                msg = json.loads(line)
+                if "return" in msg:
+                    return msg["return"]
+                if "error" in msg:
+                    raise LinkError(f"QMP {command}: {msg['error'].get('desc', msg['error'])}")
+                # greetings and asynchronous events are skipped
+
+        def send(cmd, args=None):
+            f.write(json.dumps({"execute": cmd, **({"arguments": args} if args else {})}).encode() + b"\n")
+            f.flush()
+            return reply()
+
+        send("qmp_capabilities")
+        return send(command, arguments)
+    except (OSError, ValueError) as e:
+        raise LinkError(f"QMP {path}: {e}") from None
+    finally:
+        s.close()
+
+
+def _ip(ns, *args):
+    r = subprocess.run(["ip", "-n", ns, *args], capture_output=True, text=True, timeout=10)
+    if r.returncode:
+        raise LinkError(f"ip -n {ns} {' '.join(args)}: {r.stderr.strip()}")
+
+
+class Links:
+    """The cut state of one run, from its state.json."""
+
+    def __init__(self, run_dir):
+        self.dir = run_dir
+        try:
+            with open(os.path.join(run_dir, "state.json")) as f:
+                self.state = json.load(f)
+        except (OSError, ValueError) as e:
+            raise LinkError(f"{run_dir}: not a running cluster ({e})") from None
+
+    def _nic(self, node, nic):
+        n = self.state["nodes"].get(node)
+        if n is None:
+            raise LinkError(f"no node {node!r} (nodes: {', '.join(self.state['nodes'])})")
+        if not isinstance(nic, int) or not 0 <= nic < len(n["nics"]):
+            raise LinkError(f"node {node} has no NIC {nic!r} (it has {len(n['nics'])})")
+        return n, n["nics"][nic]
+
+    def _set_link(self, node, nic, up):
+        n, c = self._nic(node, nic)
+        qmp(n["qmp"], "set_link", {"name": c["device"], "up": up})
+
+    def _silent(self, node, nic, up):
+        n, c = self._nic(node, nic)
+        if c["wire"] == "bridge":
+            _ip(self.state["namespace"], "link", "set", c["tap"], "up" if up else "down")
+        else:  # dgram: the far NIC stops taking and giving frames
+            far_node, far_nic = c["far"]
+            self._set_link(far_node, far_nic, up)
+
+    def fire(self, node, nic, action, by="cut"):
+        """Applies action (cut-visible, cut-silent, restore) to NIC nic of
+        node; returns a short description of what was done. by (event N or
+        cut, the command) goes into links.json's history with the time."""
+        self._nic(node, nic)
+        lock = os.open(os.path.join(self.dir, "links.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            path = os.path.join(self.dir, "links.json")
+            try:
+                with open(path) as f:
+                    links = json.load(f)
+            except (OSError, ValueError):
+                links = {"nics": {}, "history": []}
+            key = f"{node}:{nic}"
+            cur = links["nics"].get(key, {"visible": False, "silent": False})
+            done = []
+            if action == "cut-visible":
+                self._set_link(node, nic, False)
+                cur["visible"] = True
+                done.append("set_link down")
+            elif action == "cut-silent":
+                self._silent(node, nic, False)
+                cur["silent"] = True
+                done.append("tap down" if self._nic(node, nic)[1]["wire"] == "bridge" else "far set_link down")
+            elif action == "restore":
+                if cur["silent"]:
+                    self._silent(node, nic, True)
+                    cur["silent"] = False
+                    done.append("wire back")
+                if cur["visible"]:
+                    self._set_link(node, nic, True)
+                    cur["visible"] = False
+                    done.append("set_link up")
+                if not done:
+                    done.append("nothing was cut")
+            else:
+                raise LinkError(f"unknown action {action!r}")
+            links["nics"][key] = cur
+            links["history"].append({"time": time.time(), "by": by, "node": node, "nic": nic,
+                                     "action": action, "result": ", ".join(done)})
+            with open(path + ".tmp", "w") as f:
+                json.dump(links, f, indent=1)
+            os.replace(path + ".tmp", path)
+            return ", ".join(done)
+        finally:
+            os.close(lock)

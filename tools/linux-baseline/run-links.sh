@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# run-links.sh: boot a server and a client Linux baseline guest joined by
+# 1-4 point-to-point links (one QEMU dgram/unix wire per link, NIC K of one
+# guest to NIC K of the other), run one pktbench mode over them, and print
+# the measurement lines (RESULT from the client; SRVSTAT from the server) on
+# stdout.  Exit status 0 only if both sides end with "DONE ok".
+#
+#   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
+#                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
+#                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
+#                [--cut SECONDS] [--icount] [--timeout SECONDS] [--append "kernel args"]
+#                [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
+#
+# --bond rr|ab puts each guest's NICs in bond0 (balance-rr, active-backup)
+# with IPv4 10.0.0.1 (server) and 10.0.0.2 (client); without a bond NIC K
+# has 10.0.K.1 and 10.0.K.2 (what MPTCP uses: --proto mptcp).  --mbps paces
+# each NIC with tbf (one value for all).  --cut S: S seconds after the
+# client's first "STREAM begin" (or first RESULT line in other modes), link
+# 0 is cut on both sides (QMP set_link off on both guests' NIC 0: a visible
+# cut, both drivers report the link down).  --icount: -icount shift=0 (the
+# guest TSC counts instructions; real-time fields become virtual time).
+# Every guest has a QMP socket in
+# the run's temporary directory.  Logs as in run-pair.sh.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=common.sh
+. "$HERE/common.sh"
+
+LINKS=1 BOND=none MBPS= MODE=stream PROTO=tcp VARIANT=packet SIZES=8192 RUNS=3 WARMUP=1
+BYTES=16777216 CUT= TIMEOUT=300 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
+NIC=${NIC:-e1000} GAP=2 ICOUNT=
+# NIC K of the server is 52:54:00:4c:4K:01, of the client ...:02.
+mac() { printf '52:54:00:4c:4%d:%02d' "$2" "$1"; }
+
+usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--links) LINKS=$2; shift ;;
+	--bond) BOND=$2; shift ;;
+	--mbps) MBPS=$2; shift ;;
+	--mode) MODE=$2; shift ;;
+	--proto) PROTO=$2; shift ;;
+	--variant) VARIANT=$2; shift ;;
+	--sizes) SIZES=$2; shift ;;
+	--runs) RUNS=$2; shift ;;
+	--warmup) WARMUP=$2; shift ;;
+	--bytes) BYTES=$2; shift ;;
+	--gap) GAP=$2; shift ;;
+	--cut) CUT=$2; shift ;;
+	--icount) ICOUNT=1 ;;
+	--timeout) TIMEOUT=$2; shift ;;
+	--append) APPEND=$2; shift ;;
+	--guest) GUEST=$2; shift ;;
+	--logdir) LOGDIR=$2; shift ;;
+	--no-build) BUILD= ;;
+	--nic) NIC=$2; shift ;;
+	*) usage ;;
+	esac
+	shift
+done
+case "$LINKS" in [1-4]) ;; *) lb_die "--links $LINKS: 1 to 4" ;; esac
+case "$BOND" in none | rr | ab) ;; *) usage ;; esac
+for m in $(echo "$MODE" | tr , ' '); do
+	case "$m" in stream | burst | rtt) ;; *) usage ;; esac
+done
+NMODES=$(echo "$MODE" | tr , '\n' | grep -c .)
+case "$PROTO" in tcp | mptcp) ;; *) usage ;; esac
+case "$NIC" in
+e1000) NIC_DEV=e1000 ;;
+virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
+*) usage ;;
+esac
+[ "$BOND" != none ] && [ "$PROTO" = mptcp ] && lb_die "MPTCP runs over separate NICs: --bond none"
+case ",$MODE," in
+*,burst,* | *,rtt,*)
+	[ "$BOND" = none ] && [ "$LINKS" -gt 1 ] && lb_die "raw modes over several links need a bond (--bond rr|ab)" ;;
+esac
+
+lb_need_pkgs qemu-system-x86 python3
+[ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
+[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
+
+SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
+if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
+mkdir -p "$LOGDIR"
+SERVER_PID= CLIENT_PID= CUT_PID=
+
+cleanup() {
+	local p
+	for p in $SERVER_PID $CLIENT_PID $CUT_PID; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ "$LOGDIR" = "$SOCKDIR" ]; then rm -rf "$SOCKDIR"; else rm -f "$SOCKDIR"/*.sock; rmdir "$SOCKDIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# boot NAME INDEX(1 server, 2 client) KERNEL-ARGS: one guest with LINKS NICs
+# in the background under a hard timeout; sets BOOT_PID.
+boot() {
+	local name=$1 idx=$2 args=$3 k other
+	local nets=()
+	other=$((3 - idx))
+	for k in $(seq 0 $((LINKS - 1))); do
+		nets+=(-netdev "dgram,id=n$k,local.type=unix,local.path=$SOCKDIR/$idx.$k.sock,remote.type=unix,remote.path=$SOCKDIR/$other.$k.sock"
+			-device "$NIC_DEV,netdev=n$k,id=nic$k,mac=$(mac "$idx" "$k"),romfile=")
+	done
+	local extra=()
+	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
+		-nographic -no-reboot -monitor none "${extra[@]}" \
+		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
+		-serial "file:$LOGDIR/$name.log" \
+		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
+		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
+		"${nets[@]}" </dev/null >"$LOGDIR/$name.qemu" 2>&1 &
+	BOOT_PID=$!
+}
+
+# qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC.
+qmp_set_link() {
+	python3 - "$SOCKDIR/$1.qmp" "$2" "$3" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def cmd(c, **a):
+    f.write(json.dumps({"execute": c, "arguments": a} if a else {"execute": c}) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "return" in r:
+            return
+        if "error" in r:
+            sys.exit("qmp %s: %s" % (c, r["error"]))
+json.loads(f.readline())  # greeting
+cmd("qmp_capabilities")
+cmd("set_link", name=sys.argv[2], up=sys.argv[3] == "on")
+EOF
+}
+
+# cut_link_later: once the client starts its first transfer, wait CUT
+# seconds and cut link 0 on both guests.  Runs in the background.
+cut_link_later() {
+	local mark='^STREAM begin'
+	case "$MODE" in stream*) ;; *) mark='^RESULT ' ;; esac
+	for _ in $(seq 1 $((TIMEOUT * 10))); do
+		{ tr -d '\r' <"$LOGDIR/client.log"; } 2>/dev/null | grep -q "$mark" && break
+		sleep 0.1
+	done
+	sleep "$CUT"
+	qmp_set_link server nic0 off && qmp_set_link client nic0 off &&
+		echo "CUT link=0 at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
+}
+
+common="pkt.idle=60000 pkt.nics=$LINKS pkt.bond=$BOND pkt.mode=$MODE pkt.proto=$PROTO pkt.variant=$VARIANT"
+common="$common pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.bytes=$BYTES pkt.gap=$GAP"
+[ -n "$MBPS" ] && common="$common pkt.mbps=$MBPS"
+boot server 1 "pkt.role=server pkt.host=1 pkt.peerhost=2 $common"
+SERVER_PID=$BOOT_PID
+boot client 2 "pkt.role=client pkt.host=2 pkt.peerhost=1 pkt.peer=$(mac 1 0) $common"
+CLIENT_PID=$BOOT_PID
+if [ -n "$CUT" ]; then
+	cut_link_later &
+	CUT_PID=$!
+fi
+
+crc=0
+wait "$CLIENT_PID" || crc=$?
+CLIENT_PID=
+for _ in $(seq 1 100); do
+	kill -0 "$SERVER_PID" 2>/dev/null || break
+	sleep 0.2
+done
+src=0
+if kill -0 "$SERVER_PID" 2>/dev/null; then
+	kill "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	src=killed
+else
+	wait "$SERVER_PID" || src=$?
+fi
+SERVER_PID=
+if [ -n "$CUT_PID" ]; then
+	kill "$CUT_PID" 2>/dev/null || true
+	wait "$CUT_PID" 2>/dev/null || true
+fi
+
+for side in client server; do
+	touch "$LOGDIR/$side.log"
+	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
+done
+grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
+grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
+[ -f "$LOGDIR/cut.txt" ] && cat "$LOGDIR/cut.txt"
+
+verdict() { # SIDE: empty if every mode ended well, else why not
+	[ "$(grep -cx 'DONE ok' "$LOGDIR/$1.txt")" = "$NMODES" ] && return 0
+	echo "$1: $(grep -m1 '^DONE fail' "$LOGDIR/$1.txt" || echo "$(grep -cx 'DONE ok' "$LOGDIR/$1.txt") of $NMODES modes ended")"
+}
+fail=
+[ "$crc" = 124 ] && fail="client QEMU timed out after ${TIMEOUT}s"
+[ -z "$fail" ] && [ "$src" = 124 ] && fail="server QEMU timed out after ${TIMEOUT}s"
+[ -z "$fail" ] && fail=$(verdict client)
+[ -z "$fail" ] && fail=$(verdict server)
+[ -z "$fail" ] && [ -n "$CUT" ] && [ ! -f "$LOGDIR/cut.txt" ] && fail="link 0 was not cut"
+if [ -n "$fail" ]; then
+	lb_log "links=$LINKS bond=$BOND $MODE/$PROTO failed: $fail (logs: $LOGDIR)"
+	[ "$LOGDIR" = "$SOCKDIR" ] && tail -n 8 "$LOGDIR"/client.txt "$LOGDIR"/server.txt "$LOGDIR"/*.qemu >&2
+	exit 1
+fi
+exit 0

@@ -1,0 +1,251 @@
+// A one-way stream over a channel, striped when nics= names several NICs
+// (the striping is invisible here except through dev_no): the client sends
+// count= packets of size= bytes in batches of batch=, the server checks
+// that every packet comes exactly once, in order (its wire sequence number
+// is the packet's index) and intact (payload wire_pattern(index % batch),
+// every byte), and acknowledges every ack= batches with the count so far;
+// the client keeps at most window= batches unacknowledged (flow control:
+// while the server checks one batch, what comes next waits in the kernel,
+// which holds 128 frames for a channel, more for a striped one: batch=64
+// window=2 never overflows it, so nothing is dropped).
+// Both: nic=/nics=, chan= (default 3), peer=MAC[,MAC..] (one per NIC),
+// timeout_ms=. The server prints RESULT stream ... with Mbit/s, the
+// out-of-order arrivals it restored, per-link shares and its machine's
+// busy TSC ticks per packet (elapsed minus halted: guest instructions
+// under -icount, kernel and program together); the client its own.
+// gaps=N lets the server accept up to N reported holes (a cut test).
+// clients=K (server): K clients at once, client k's MACs in peer= (k=0)
+// or peerK= (one per NIC of the server's channel, "-" where it has none):
+// a node with one link and a node with several streaming to one channel.
+#include <utest.h>
+#include <netutil.h>
+
+#define MAXB IO_MAX_BATCH
+
+#define MAXCLIENTS 4
+
+static struct chan c;
+static uint32_t size, batch, count, window, ack_every;
+static int nclients = 1;
+static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
+static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
+
+static uint64_t mbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
+{
+	return tsc ? bytes * 8 * hz / tsc / 1000000 : 0;
+}
+
+static void print_links(const char *who, const uint64_t *per, uint64_t total)
+{
+	printf("LINKS stream %s", who);
+	for (int n = 0; n < 8; n++)
+		if (per[n])
+			printf(" nic%d=%lu share_x1000=%lu", n, per[n], total ? per[n] * 1000 / total : 0);
+	printf("\n");
+}
+
+// Which client sent received packet i (by its source MAC), or -1.
+static int client_of(uint32_t i)
+{
+	const uint8_t *src = chan_in(&c, i) - WIRE_FRAME_HLEN + WIRE_OFF_SRC;
+	for (int k = 0; k < nclients; k++)
+		for (int n = 0; n < 8; n++)
+			if (!memcmp(client_mac[k][n], src, 6))
+				return k;
+	return -1;
+}
+
+static void parse_clients(int argc, char **argv)
+{
+	for (int k = 0; k < nclients; k++) {
+		char key[8] = "peer0";
+		key[4] = (char)('0' + k);
+		const char *p = arg_get(argc, argv, k ? key : "peer", NULL);
+		for (int n = 0; p && *p && n < 8; n++) {
+			if (!(c.dev_no & (1u << n)))
+				continue;
+			if (*p != '-')
+				parse_mac(p, client_mac[k][n]);
+			while (*p && *p++ != ',')
+				;
+		}
+		if (k)
+			CHECK_EQ("client peer set", chan_peer_list(&c, k, p ? arg_get(argc, argv, key, NULL) : NULL), 0);
+	}
+}
+
+// One packet: its sequence number, length and every payload byte.
+static int check_packet(uint32_t i, uint32_t want)
+{
+	static int said;
+	uint32_t seq = chan_rx_seq(&c, i);
+	if (seq != want || c.sizes[i] != size || !payload_check(chan_in(&c, i), want % batch, size)) {
+		if (said++ < 5)
+			printf("stream: packet %u: seq %u size %lu (want seq %u size %u)\n", i, seq, c.sizes[i], want,
+		       size);
+		return 1;
+	}
+	return 0;
+}
+
+static long send_ack(int client, uint64_t got)
+{
+	ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
+	__builtin_memcpy(chan_out(&c, 0), &got, 8);
+	c.osize[0] = 8;
+	c.peers[0] = (uint64_t)client;
+	return chan_send(&c);
+}
+
+static uint32_t received(void)
+{
+	uint32_t n = 0;
+	for (int k = 0; k < nclients; k++)
+		n += next_of[k];
+	return n;
+}
+
+static void server(int gaps_ok, uint64_t hz)
+{
+	struct io_stats s0, s;
+	uint32_t total = count * (uint32_t)nclients;
+	int bad = 0, gaps = 0;
+	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
+	struct sysinfo si;
+	chan_stats(&c, &s0);
+	printf("READY stream server\n");
+	while (received() < total) {
+		long r = input_io(c.io, c.sizes, c.pos);
+		if (r == -E_GAP) {
+			chan_stats(&c, &s);
+			printf("stream: gap from client %lu at seq %lu, %lu lost (dropped: window %lu noslot %lu "
+			       "nopeer %lu badslot %lu toolong %lu nochan %lu badlen %lu rxerr %lu; NIC no-buffer %lu)\n",
+			       s.gap_peer, s.gap_seq, s.gap_len, s.drop_window, s.drop_noslot, s.drop_nopeer,
+			       s.drop_badslot, s.drop_toolong, s.drop_nochan, s.drop_badlen, s.drop_rxerr,
+			       s.nic_rx_no_buf);
+			gaps++;
+			if (s.gap_peer < (uint64_t)nclients)
+				next_of[s.gap_peer] = (uint32_t)(s.gap_seq + s.gap_len);
+			if (gaps > gaps_ok)
+				break;
+			continue;
+		}
+		if (r <= 0) {
+			printf("stream: server input_io %ld (%s) at %u of %u\n", r, err_name(r), received(), total);
+			bad++;
+			break;
+		}
+		if (!t0) {
+			sysinfo(&si);
+			t0 = rdtsc(), idle0 = si.idle_tsc;
+		}
+		for (long i = 0; i < r; i++) {
+			int k = client_of((uint32_t)i);
+			if (k < 0) {
+				printf("stream: packet %ld from no client\n", i);
+				bad++;
+				continue;
+			}
+			bad += check_packet((uint32_t)i, next_of[k]++);
+		}
+		sysinfo(&si);
+		t1 = rdtsc(), idle1 = si.idle_tsc;
+		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
+			if (next_of[k] - acked_of[k] >= batch * ack_every || (next_of[k] >= count && acked_of[k] < count)) {
+				bad += send_ack(k, next_of[k]) != 1;
+				acked_of[k] = next_of[k];
+			}
+	}
+	chan_stats(&c, &s);
+	// Timed from the end of the first batch to the last: the packets after it.
+	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
+	// busy: the machine's time not halted (under -icount: its instructions)
+	uint64_t busy = t1 - t0 - (idle1 - idle0);
+	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu "
+	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d\n",
+	       size, got, __builtin_popcount(c.dev_no & 0xff), mbps(timed * size, t1 - t0, hz),
+	       s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
+	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients);
+	print_links("server rx", s.link_rx, got);
+	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
+	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
+	       s.drop_badslot, s.nic_rx_no_buf, s.rx_irqs);
+	CHECK_EQ("every packet once, in order, intact", bad, 0);
+	CHECK("holes no more than allowed", gaps <= gaps_ok);
+	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot + s.drop_window + s.drop_nopeer, 0);
+}
+
+static int wait_ack(uint64_t *acked)
+{
+	long r = input_io(c.io, c.sizes, c.pos);
+	if (r != 1 || c.sizes[0] != 8) {
+		printf("stream: client waiting for an ack: %ld (%s)\n", r, err_name(r));
+		return 1;
+	}
+	__builtin_memcpy(acked, chan_in(&c, 0), 8);
+	return 0;
+}
+
+static void client(uint64_t hz)
+{
+	struct io_stats s0, s;
+	uint64_t acked = 0;
+	uint32_t sent = 0;
+	int bad = 0;
+	for (uint32_t i = 0; i < batch; i++) {
+		payload_fill(chan_out(&c, i), i, size);
+		c.osize[i] = size;
+	}
+	chan_stats(&c, &s0);
+	uint64_t t0 = rdtsc();
+	while (sent < count && !bad) {
+		while (!bad && sent - acked >= (uint64_t)window * batch)
+			bad += wait_ack(&acked);
+		long r = bad ? 0 : chan_send(&c);
+		if (r != (long)batch) {
+			printf("stream: client send %ld (%s) at %u\n", r, err_name(r), sent);
+			bad++;
+		}
+		sent += batch;
+	}
+	while (!bad && acked < count)
+		bad += wait_ack(&acked);
+	uint64_t t1 = rdtsc();
+	chan_stats(&c, &s);
+	uint64_t tx = s.tx_packets - s0.tx_packets;
+	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu "
+	       "doorbells=%lu pace_waits=%lu\n",
+	       size, tx, __builtin_popcount(c.dev_no & 0xff), mbps((uint64_t)count * size, t1 - t0, hz),
+	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits);
+	print_links("client tx", s.link_tx, tx);
+	CHECK_EQ("every batch sent and acknowledged", bad, 0);
+	CHECK_EQ("all packets sent", tx, count);
+}
+
+int main(int argc, char **argv)
+{
+	struct sysinfo s0, s1;
+	sysinfo(&s0);
+	bool srv = !strcmp(arg_get(argc, argv, "role", "client"), "server");
+	size = (uint32_t)arg_long(argc, argv, "size", 8192);
+	batch = (uint32_t)arg_long(argc, argv, "batch", MAXB / 2);
+	count = (uint32_t)arg_long(argc, argv, "count", 4096);
+	window = (uint32_t)arg_long(argc, argv, "window", 2);
+	ack_every = (uint32_t)arg_long(argc, argv, "ack", 1);
+	CHECK("arguments", size >= 1 && size <= WIRE_MAX_PAYLOAD && batch >= 1 && batch <= MAXB &&
+				   count % batch == 0 && window >= 1 && ack_every >= 1 && ack_every <= window);
+	nclients = srv ? (int)arg_long(argc, argv, "clients", 1) : 1;
+	CHECK("clients", nclients >= 1 && nclients <= MAXCLIENTS);
+	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
+	if (srv)
+		parse_clients(argc, argv);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
+	if (srv)
+		server((int)arg_long(argc, argv, "gaps", 0), s0.tsc_hz);
+	else
+		client(s0.tsc_hz);
+	chan_close(&c);
+	sysinfo(&s1);
+	CHECK_EQ("frames back after the channel closed", s1.frames_free, s0.frames_free);
+	return utest_done("stream");
+}
