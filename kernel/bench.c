@@ -89,11 +89,11 @@ static void teardown(struct setup *s)
 	vspace_destroy(s->vs);
 }
 
-uint64_t bench_copy_threshold(void)
+uint64_t bench_copy_threshold(bool scrub)
 {
 	struct setup s;
 	setup(&s);
-	uint64_t t[9], best = 0;
+	uint64_t t[9], z[9], best = 0;
 	paddr_t spare = pmem_take(), old;
 	for (int i = 0; i < 9; i++) { // one page in, one out, as a receive does
 		uint64_t t0 = arch_rdtsc();
@@ -103,9 +103,15 @@ uint64_t bench_copy_threshold(void)
 	}
 	uint64_t xchg = median(t, 9);
 	for (size_t bytes = 64; bytes <= PAGE_SIZE; bytes *= 2) {
+		for (int i = 0; i < 9; i++) { // the scrub of the page past the frame
+			arch_cache_flush_range(arch_p2v(spare), PAGE_SIZE);
+			uint64_t t0 = arch_rdtsc();
+			pmem_zero_tail(spare, (uint32_t)bytes);
+			z[i] = arch_rdtsc() - t0;
+		}
 		for (int i = 0; i < 9; i++)
 			t[i] = time_copy(bytes, true);
-		if (median(t, 9) < xchg)
+		if (median(t, 9) < xchg + (scrub ? median(z, 9) : 0))
 			best = bytes;
 	}
 	pmem_free(spare);

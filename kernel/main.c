@@ -168,7 +168,7 @@ void kmain(uint32_t magic, uint32_t info)
 				 .poll_halts = option_is("poll", "timer"),
 				 .rx_scrub = !option_is("rxscrub", "0") };
 	if (!v && netdev_count())
-		io.copy_threshold = bench_copy_threshold();
+		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
 	parse_rates(cmdline_get(&cmd, "nic_mbps"), io.nic_mbps, 8);
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before

@@ -292,8 +292,8 @@ static int client(int argc, char **argv)
 		uint64_t x = rx.rx_exchanged / nb, c = rx.rx_copied / nb;
 		human(b1, sizeof(b1), rx.rx_bytes_copied / nb);
 		if (x && !c)
-			fmt_snprintf(b4, sizeof(b4), "%lu exchanged (%lu pages), 0 B copied", x,
-				     rx.rx_pages_exchanged / nb);
+			fmt_snprintf(b4, sizeof(b4), "%lu exchanged (%lu pages), %s copied", x,
+				     rx.rx_pages_exchanged / nb, b1);
 		else if (!x)
 			fmt_snprintf(b4, sizeof(b4), "%lu copied (%s)", c, b1);
 		else

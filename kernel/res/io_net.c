@@ -392,12 +392,13 @@ static void copy_in(struct io *c, const struct frame *f, uint64_t page)
 static void scrub_tail(const struct frame *f)
 {
 	uint32_t used = f->len - (uint32_t)(f->nbuf - 1) * PAGE_SIZE;
-	if (io_rx_scrub && used < PAGE_SIZE)
-		memset((uint8_t *)arch_p2v(f->buf[f->nbuf - 1]) + used, 0, PAGE_SIZE - used);
+	if (io_rx_scrub)
+		pmem_zero_tail(f->buf[f->nbuf - 1], used);
 }
 
 // Puts frame f (payload len) into slot c->got: copied when short, else its
-// buffers are exchanged for the slot's first pages.
+// buffers are exchanged for the slot's first pages (all but a short last
+// one, which is copied).
 static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 {
 	uint64_t off = c->got * c->slot_size, pages = f->nbuf;
@@ -418,12 +419,24 @@ static void into_slot(struct io *c, const struct frame *f, uint32_t len)
 		c->st.rx_copied++;
 		c->st.rx_bytes_copied += f->len;
 	} else {
-		struct frame old = { .nbuf = f->nbuf, .nic = f->nic };
-		scrub_tail(f);
-		vregion_replace(c->in_vr, off / PAGE_SIZE, pages, f->buf, old.buf);
+		// A last buffer holding no more than the threshold is copied into
+		// the slot's own page (its bytes past the frame are the process's
+		// already: no scrub) and goes back to the ring; the rest is
+		// exchanged. A jumbo frame's last page often holds 30 bytes.
+		uint32_t tail = f->len - (uint32_t)(f->nbuf - 1) * PAGE_SIZE;
+		uint64_t swap = tail <= io_copy_threshold ? pages - 1 : pages;
+		struct frame old = { .nbuf = (uint8_t)swap, .nic = f->nic };
+		if (swap < pages) {
+			memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE + swap)), arch_p2v(f->buf[swap]), tail);
+			io_refill_add(f->nic, f->buf[swap]);
+			c->st.rx_bytes_copied += tail;
+		} else {
+			scrub_tail(f);
+		}
+		vregion_replace(c->in_vr, off / PAGE_SIZE, swap, f->buf, old.buf);
 		io_give_back(&old);
 		c->st.rx_exchanged++;
-		c->st.rx_pages_exchanged += pages;
+		c->st.rx_pages_exchanged += swap;
 	}
 	if (c->got == 0)
 		c->st.batch_first_tsc = arch_rdtsc();

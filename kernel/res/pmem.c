@@ -84,11 +84,27 @@ paddr_t pmem_alloc_nozero(void)
 	return (paddr_t)pfn << PAGE_SHIFT;
 }
 
+// Word-wise, 64 bytes a step once aligned (the range ends at the page's
+// end): about 0.19 guest instructions a byte, memset's loop 0.5.
+void pmem_zero_tail(paddr_t pa, uint32_t from)
+{
+	if (from >= PAGE_SIZE)
+		return;
+	uint8_t *page = arch_p2v(pa & ~(paddr_t)(PAGE_SIZE - 1));
+	uint32_t w = (from + 7) & ~7u;
+	memset(page + from, 0, w - from); // up to the first whole word
+	uint64_t *q = (uint64_t *)(page + w), *end = (uint64_t *)(page + PAGE_SIZE);
+	for (; q < end && ((uintptr_t)q & 63); q++)
+		*q = 0;
+	for (; q < end; q += 8)
+		q[0] = q[1] = q[2] = q[3] = q[4] = q[5] = q[6] = q[7] = 0;
+}
+
 paddr_t pmem_alloc(void)
 {
 	paddr_t pa = pmem_alloc_nozero();
 	if (pa)
-		memset(arch_p2v(pa), 0, PAGE_SIZE);
+		pmem_zero_tail(pa, 0);
 	return pa;
 }
 
@@ -169,7 +185,7 @@ void pmem_reserve_fill(int max)
 {
 	while (max-- > 0 && nreserve < RESERVE_MAX && nfree > 0) {
 		paddr_t pa = pmem_alloc_nozero();
-		memset(arch_p2v(pa), 0, PAGE_SIZE);
+		pmem_zero_tail(pa, 0);
 		reserve[nreserve++] = pa;
 	}
 }

@@ -12,6 +12,9 @@ struct mem_range {
 void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv_hi);
 paddr_t pmem_alloc(void);        // a zeroed frame, or 0 when none is free
 paddr_t pmem_alloc_nozero(void); // contents undefined
+// Zeroes bytes [from, PAGE_SIZE) of the frame at pa (pmem_alloc's zeroing,
+// and the receive path's scrub of a page past a frame's last byte).
+void pmem_zero_tail(paddr_t pa, uint32_t from);
 // Frees a frame; one still pinned by a device goes back at its last unpin.
 void pmem_free(paddr_t pa);
 uint64_t pmem_deferred(void); // frames freed but still pinned

@@ -27,6 +27,7 @@ void *res_alloc(const struct res_table *t)
 		uint32_t gen = (h->gen + 1) & RES_GEN_MASK;
 		memset(h, 0, t->size);
 		*h = (struct res_hdr){ .gen = gen, .used = true };
+		h->name = res_name(t, h);
 		return h;
 	}
 	return NULL;
@@ -38,7 +39,12 @@ long res_name(const struct res_table *t, const void *slot)
 	return res_id(t->kind, h->gen, (unsigned)(((const char *)slot - (char *)t->slots) / t->size));
 }
 
-void res_free(void *slot) { ((struct res_hdr *)slot)->used = false; }
+void res_free(void *slot)
+{
+	struct res_hdr *h = slot;
+	h->used = false;
+	h->name = 0; // no identifier names a free slot
+}
 
 long res_count(const struct res_table *t)
 {

@@ -48,6 +48,7 @@ static inline int res_index(long id, enum res_kind k, unsigned n)
 struct res_hdr {
 	uint32_t gen; // steps at every allocation of the slot
 	bool used;
+	long name;    // the identifier naming the slot while used; 0 when free
 };
 struct res_table {
 	enum res_kind kind;
@@ -59,13 +60,16 @@ struct res_table {
 #define RES_TABLE(k, arr, first_) { (k), (arr), sizeof((arr)[0]), sizeof(arr) / sizeof((arr)[0]), (first_) }
 
 // The slot id names, if in use with the same generation; else NULL.
-// Inline: with a constant table it compiles to a few instructions (every
-// system call and the exchange's hot path look identifiers up).
+// Inline: one bounds check and one compare against the slot's name, which
+// holds kind, generation and slot at once (every system call and the
+// exchange's hot path look identifiers up).
 static inline void *res_lookup(const struct res_table *t, long id)
 {
-	int i = res_index(id, t->kind, t->n);
-	struct res_hdr *h = i >= 0 ? (struct res_hdr *)((char *)t->slots + (size_t)i * t->size) : NULL;
-	return h && h->used && h->gen == res_gen(id) ? h : NULL;
+	unsigned i = res_slot(id);
+	if (id <= 0 || i >= t->n) // a free slot's name is 0
+		return NULL;
+	struct res_hdr *h = (struct res_hdr *)((char *)t->slots + (size_t)i * t->size);
+	return h->name == id ? h : NULL;
 }
 // The first free slot, zeroed but for its stepped generation, marked used;
 // NULL when the table is full.

@@ -134,7 +134,8 @@ long vregion_check_range(long id, uint64_t off, uint64_t len)
 	return e ? e : check_frames(r, off / PAGE_SIZE, len / PAGE_SIZE);
 }
 
-void vregion_replace(long id, uint64_t first, uint64_t n, const paddr_t *in, paddr_t *out)
+// Flattened like the exchange: it is the receive path's per-packet remap.
+__attribute__((flatten)) void vregion_replace(long id, uint64_t first, uint64_t n, const paddr_t *in, paddr_t *out)
 {
 	struct vregion *r = get(id);
 	for (uint64_t i = 0; i < n; i++) {
@@ -362,47 +363,58 @@ long vregion_control(int caller, long id, uint64_t op, const uint64_t *a)
 	}
 }
 
-// Checks of exchange_pmem, in the order of its error codes.
-static long exchange_decode(int caller, struct vregion *r1, struct vregion *r2, uint64_t off1,
-			    uint64_t off2, uint64_t pages)
+// Both page ranges are backed and no frame in them is pinned: a pinned
+// frame anywhere is reported before a page without one. One pass over both
+// (a missing frame, 0, is never pinned).
+static inline long check_pair(const paddr_t *f1, const paddr_t *f2, uint64_t n)
+{
+	bool holes = false;
+	for (uint64_t i = 0; i < n; i++) {
+		if (pmem_is_pinned(f1[i]) || pmem_is_pinned(f2[i]))
+			return -E_BUSY;
+		holes |= !f1[i] || !f2[i];
+	}
+	return holes ? -E_NOTBACKED : 0;
+}
+
+// Checks of exchange_pmem, in the order of its error codes. Bounds are in
+// pages: once pages <= VR_MAX_PAGES, offset / PAGE_SIZE + pages cannot wrap.
+static inline long exchange_decode(int caller, const struct vregion *r1, const struct vregion *r2,
+				   uint64_t off1, uint64_t off2, uint64_t pages)
 {
 	if (!r1 || !r2)
 		return -E_BADID;
-	if (!may_use(r1, caller) || !may_use(r2, caller))
+	if (caller && (!may_use(r1, caller) || !may_use(r2, caller)))
 		return -E_NOTOWNER;
 	if (pages == 0)
 		return -E_INVAL;
 	if ((off1 | off2) & (PAGE_SIZE - 1))
 		return -E_ALIGN;
-	if (pages > VR_MAX_PAGES)
+	uint64_t p1 = off1 / PAGE_SIZE, p2 = off2 / PAGE_SIZE;
+	if (pages > VR_MAX_PAGES || p1 + pages > r1->npages || p2 + pages > r2->npages)
 		return -E_RANGE;
-	uint64_t len = pages * PAGE_SIZE;
-	long e = check_bounds(r1, off1, len);
-	if (!e)
-		e = check_bounds(r2, off2, len);
-	if (e)
-		return e;
-	if (r1 == r2 && off1 < off2 + len && off2 < off1 + len)
+	if (r1 == r2 && p1 < p2 + pages && p2 < p1 + pages)
 		return -E_OVERLAP;
-	long e1 = check_frames(r1, off1 / PAGE_SIZE, pages);
-	long e2 = check_frames(r2, off2 / PAGE_SIZE, pages);
-	return e1 == -E_BUSY ? e1 : e2 ? e2 : e1; // busy anywhere before not backed
+	return check_pair(r1->frames + p1, r2->frames + p2, pages);
 }
 
-long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t off2, uint64_t pages)
+// Flattened: lookups, checks and both remaps inline, no call on the hot path.
+__attribute__((flatten)) long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1,
+					       uint64_t off2, uint64_t pages)
 {
 	struct vregion *r1 = get(vr1), *r2 = get(vr2);
 	long e = exchange_decode(caller, r1, r2, off1, off2, pages);
 	if (e)
 		return e;
-	paddr_t *f1 = r1->frames + off1 / PAGE_SIZE, *f2 = r2->frames + off2 / PAGE_SIZE;
+	uint64_t p1 = off1 / PAGE_SIZE, p2 = off2 / PAGE_SIZE;
+	paddr_t *f1 = r1->frames + p1, *f2 = r2->frames + p2;
 	for (uint64_t i = 0; i < pages; i++) {
 		paddr_t t = f1[i];
 		f1[i] = f2[i];
 		f2[i] = t;
 	}
-	remap(r1, off1 / PAGE_SIZE, pages);
-	remap(r2, off2 / PAGE_SIZE, pages);
+	remap(r1, p1, pages);
+	remap(r2, p2, pages);
 	return 0;
 }
 

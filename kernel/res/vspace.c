@@ -293,7 +293,7 @@ long vspace_activate(long id)
 void vspace_init_kernel(paddr_t ram_top)
 {
 	struct vspace *k = &vspaces[res_slot(KERNEL_VSPACE)];
-	*k = (struct vspace){ .h = { .gen = 0, .used = true }, .root = pmem_alloc() };
+	*k = (struct vspace){ .h = { .gen = 0, .used = true, .name = KERNEL_VSPACE }, .root = pmem_alloc() };
 	uint64_t *pml4 = table(k->root);
 	paddr_t pdpt = pmem_alloc(), mmio_pdpt = pmem_alloc();
 	if (!k->root || !pdpt || !mmio_pdpt)

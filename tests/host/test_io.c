@@ -814,6 +814,84 @@ static void scrub_case(bool scrub)
 	CU_ASSERT_EQUAL(b0[1029], pay(1, 999)); // the frame's own last byte
 }
 
+// The scrub zeroes from the frame's end to the page's end whatever the
+// end's alignment (a byte, a word, a 64-byte block, the last byte), and
+// leaves the frame's bytes alone.
+static void test_rx_scrub_offsets(void)
+{
+	static const uint32_t used[] = { 1, 2, 7, 8, 9, 30, 31, 56, 63, 64, 65, 100, 2048, 4031, 4032, 4033, 4088, 4095 };
+	io_start(0, true); // nothing copied: every last page is exchanged and scrubbed
+	struct chan c = chan_new(1, 0, CH, 1, 2, 0, 0);
+	for (unsigned k = 0; k < sizeof(used) / sizeof(used[0]); k++) {
+		paddr_t r0 = fake_nic_rx_next(0, 0), r1 = fake_nic_rx_next(0, 1);
+		memset(arch_p2v(r0), 0xee, PG);
+		memset(arch_p2v(r1), 0xee, PG);
+		uint32_t len = PG + used[k] - WIRE_FRAME_HLEN;
+		rx(0, CH, len, (uint8_t)k);
+		CU_ASSERT_EQUAL_FATAL(input(1, c.id), 1);
+		CU_ASSERT_EQUAL_FATAL(vregion_frame(c.in_vr, 1), r1);
+		CU_ASSERT_TRUE(payload_is(&c, 0, len, (uint8_t)k));
+		const uint8_t *b = arch_p2v(r1);
+		bool tail = true;
+		for (uint32_t i = used[k]; i < PG; i++)
+			tail &= b[i] == 0;
+		CU_ASSERT_TRUE(tail);
+		CU_ASSERT_EQUAL(b[used[k] - 1], pay((uint8_t)k, len - 1)); // the frame's own last byte
+	}
+}
+
+// A last buffer holding no more than the threshold is copied into the
+// slot's own page, whose bytes past the frame stay the process's own; the
+// buffer goes back to the ring and only the full pages are exchanged.
+static void test_rx_tail_copy(void)
+{
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 1, 3, 0, 0);
+	paddr_t slot[3];
+	for (int p = 0; p < 3; p++) {
+		slot[p] = vregion_frame(c.in_vr, p);
+		memset(arch_p2v(slot[p]), 0x5a, PG);
+	}
+	paddr_t r[3];
+	for (int k = 0; k < 3; k++) {
+		r[k] = fake_nic_rx_next(0, k);
+		memset(arch_p2v(r[k]), 0xee, PG);
+	}
+	uint32_t len = 2 * PG + 256 - WIRE_FRAME_HLEN; // 256 bytes in the last page: copied
+	rx(0, CH, len, 4);
+	uint64_t n = pmem_free_count();
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 0), r[0]);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 1), r[1]);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 2), slot[2]);
+	CU_ASSERT_TRUE(payload_is(&c, 0, len, 4));
+	const uint8_t *b = arch_p2v(slot[2]);
+	bool kept = true;
+	for (uint32_t i = 256; i < PG; i++)
+		kept &= b[i] == 0x5a;
+	CU_ASSERT_TRUE(kept);
+	CU_ASSERT_TRUE(fake_nic_rx_has(0, r[2]) && fake_nic_rx_has(0, slot[0]) && fake_nic_rx_has(0, slot[1]));
+	CU_ASSERT_FALSE(fake_nic_rx_has(0, slot[2]));
+	CU_ASSERT_EQUAL(pmem_free_count(), n);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_exchanged == 1 && s.rx_pages_exchanged == 2 && s.rx_copied == 0);
+	CU_ASSERT_EQUAL(s.rx_bytes_copied, 256);
+	// One byte more in the last page: all three exchanged, the last scrubbed.
+	paddr_t q2 = fake_nic_rx_next(0, 2);
+	memset(arch_p2v(q2), 0xee, PG);
+	rx(0, CH, len + 1, 5);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_EQUAL(vregion_frame(c.in_vr, 2), q2);
+	CU_ASSERT_TRUE(payload_is(&c, 0, len + 1, 5));
+	b = arch_p2v(q2);
+	bool zero = true;
+	for (uint32_t i = 257; i < PG; i++)
+		zero &= b[i] == 0;
+	CU_ASSERT_TRUE(zero);
+	s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_exchanged == 2 && s.rx_pages_exchanged == 5 && s.rx_bytes_copied == 256);
+}
+
 static void test_rx_scrub(void) { scrub_case(true); }
 static void test_rx_noscrub(void) { scrub_case(false); }
 
@@ -1487,7 +1565,7 @@ static const struct test_case netdev_tests[] = {
 static const struct test_case rx_tests[] = {
 	TEST(test_rx_dispatch),      TEST(test_rx_slots),         TEST(test_rx_exchange),
 	TEST(test_rx_threshold),     TEST(test_rx_copy_multipage), TEST(test_rx_copy_all),
-	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_held),
+	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 };

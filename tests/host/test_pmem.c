@@ -139,6 +139,26 @@ static void test_alloc_zeroes_reused_frame(void)
 	CU_ASSERT_TRUE(pmem_is_allocated(c));
 }
 
+// pmem_zero_tail zeroes exactly [from, PAGE_SIZE) of the frame, from any
+// offset (byte, word, 64-byte block), and nothing for from >= PAGE_SIZE.
+static void test_zero_tail(void)
+{
+	static const uint32_t from[] = { 0, 1, 7, 8, 9, 30, 56, 63, 64, 65, 100, 2048, 4031, 4032,
+					 4033, 4088, 4089, 4095, 4096, 5000 };
+	paddr_t pa = pmem_alloc();
+	CU_ASSERT_FATAL(pa != 0);
+	uint8_t *p = arch_p2v(pa);
+	for (unsigned k = 0; k < sizeof(from) / sizeof(from[0]); k++) {
+		memset(p, 0xa5, PAGE_SIZE);
+		pmem_zero_tail(pa + (k & 3), from[k]); // the offset in pa is not the range's
+		bool ok = true;
+		for (uint32_t i = 0; i < PAGE_SIZE; i++)
+			ok &= p[i] == (i < from[k] ? 0xa5 : 0);
+		CU_ASSERT_TRUE(ok);
+	}
+	pmem_free(pa);
+}
+
 static void test_free_then_alloc_reuses(void)
 {
 	uint64_t n0 = pmem_free_count();
@@ -393,6 +413,7 @@ int register_pmem(void)
 		TEST(test_exhaust_only_eligible),
 		TEST(test_low_frames_first_and_contiguous),
 		TEST(test_alloc_zeroes_reused_frame),
+		TEST(test_zero_tail),
 		TEST(test_free_then_alloc_reuses),
 		TEST(test_bad_free_panics),
 		TEST(test_free_of_unmanaged_frame_panics),

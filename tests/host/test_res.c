@@ -174,6 +174,16 @@ static void test_table_helper(void)
 	CU_ASSERT_PTR_NULL(res_lookup(&t, ida)); // the old name stays stale
 	CU_ASSERT_PTR_NULL(res_lookup(&t, res_id(RES_IO, 0, 0)));
 	CU_ASSERT_PTR_NULL(res_lookup(&t, res_id(RES_IO, 0, 3))); // past the end
+	// A free slot's cached name is 0: neither 0 nor a negative id names it.
+	CU_ASSERT_PTR_NULL(res_lookup(&t, 0));
+	CU_ASSERT_PTR_NULL(res_lookup(&t, -res_name(&t, c)));
+	CU_ASSERT_EQUAL(items[0].h.name, 0);
+	CU_ASSERT_EQUAL(c->h.name, res_name(&t, c));
+	long idc = res_name(&t, c);
+	res_free(c);
+	CU_ASSERT_EQUAL(c->h.name, 0);
+	CU_ASSERT_PTR_NULL(res_lookup(&t, idc));
+	CU_ASSERT_PTR_NULL(res_lookup(&t, 0));
 }
 
 static void test_live_and_release(void)
