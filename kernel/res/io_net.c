@@ -454,8 +454,22 @@ bool io_can_take(const struct io *c, const struct frame *f)
 	return c->pend_n < IO_PEND && pmem_free_count() >= f->nbuf;
 }
 
-// Keeps a frame (or a gap marker) for the next input_io; the ring gets
-// reserve frames instead.
+// A frame kept out of the ring (held for a later input_io, or waiting for
+// its turn) leaves the ring short of its buffers until it is exchanged
+// into a slot, whose old pages then go back. The ring gets reserve frames
+// (zeroed ahead, each a page's zeroing of work) only once fewer than three
+// quarters of its buffers are posted or on their way (QEMU's e1000 drops a
+// frame it has too few buffers for: the ring must not run low).
+void io_replenish(int nic, int n)
+{
+	struct netdev *nd = netdev_get(nic);
+	struct io_nic *ni = &io_nics[nic];
+	for (int i = 0; i < n; i++)
+		if (nd->rx_slots - nd->ops->rx_free_slots(nd) + ni->nrefill < nd->rx_slots * 3 / 4)
+			io_refill_add(nic, pmem_take());
+}
+
+// Keeps a frame (or a gap marker) for the next input_io.
 static void hold(struct io *c, const struct frame *f)
 {
 	if (f->nbuf && !io_can_take(c, f)) {
@@ -464,8 +478,7 @@ static void hold(struct io *c, const struct frame *f)
 		return;
 	}
 	c->pend[(c->pend_head + c->pend_n++) % IO_PEND_RING] = *f;
-	for (int i = 0; i < f->nbuf; i++)
-		io_refill_add(f->nic, pmem_take());
+	io_replenish(f->nic, f->nbuf);
 	if (c->pend_n > c->st.frames_held_max)
 		c->st.frames_held_max = c->pend_n;
 }
@@ -656,12 +669,13 @@ long io_deliver_pending(struct io *c)
 	return e;
 }
 
+// The channel's held frames go back to their rings (which they were kept
+// out of); what a ring cannot take is freed.
 void io_drop_pending(struct io *c)
 {
 	io_order_free(c);
-	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND_RING) {
-		const struct frame *f = &c->pend[c->pend_head];
-		for (int i = 0; i < f->nbuf; i++)
-			pmem_free(f->buf[i]);
-	}
+	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND_RING)
+		io_give_back(&c->pend[c->pend_head]);
+	for (int n = 0; n < netdev_count(); n++)
+		flush_refill(n);
 }

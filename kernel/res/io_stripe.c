@@ -92,7 +92,7 @@ void io_release_waiting(struct io *c)
 		release_run(c, p);
 }
 
-// Keeps f in the window; the ring gets reserve frames for its buffers.
+// Keeps f in the window (io_replenish keeps the ring fed).
 static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame *f)
 {
 	struct reorder *r = c->ro[peer];
@@ -113,8 +113,7 @@ static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame 
 		return;
 	}
 	*s = *f;
-	for (int i = 0; i < f->nbuf; i++)
-		io_refill_add(f->nic, pmem_take());
+	io_replenish(f->nic, f->nbuf);
 	r->held++;
 	if (seq != c->rx_next[peer])
 		c->st.rx_reordered++;
@@ -183,8 +182,7 @@ void io_order_free(struct io *c)
 		struct reorder *r = c->ro[p];
 		for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
 			if (r->f[i].nbuf) {
-				for (int k = 0; k < r->f[i].nbuf; k++)
-					pmem_free(r->f[i].buf[k]);
+				io_give_back(&r->f[i]); // io_drop_pending posts or frees them
 				r->f[i].nbuf = 0;
 				r->held--;
 			}

@@ -13,11 +13,12 @@ where the emulator's per-packet cost is highest) and paces at a fifth of it
 reduced with tools/bench/stats.py like every other benchmark.
 
 The receiver's instructions per packet come from one more pair per size
-under -icount shift=0 for 1 and 4 links, unpaced (a paced receiver waits
-for its links, and a NIC in polling mode spins while it waits: that is not
-the cost of a packet): the server's machine's busy ticks (elapsed minus
-halted, sysinfo.idle_tsc) per packet, kernel and program together, payload
-check included.
+under -icount shift=0 for 1 and 4 links, unpaced and with poll=timer (a NIC
+in polling mode otherwise spins while it waits for the next frames, and
+under -icount every spinning instruction would count; with poll=timer the
+idle CPU halts between polls on a 20 us tick): the server's machine's busy
+ticks (elapsed minus halted, sysinfo.idle_tsc) per packet, kernel and
+program together, payload check and the polls included.
 
 Usage: multilink.py KERNEL OUTDIR RUNS [--links 1,2,3,4] [--sizes 1500,4096,8192]
                     [--mbps R] [--seconds S] [--quick]
@@ -52,6 +53,8 @@ def pair(kernel, links, size, count, mbps, icount=False, timeout=300):
     """One boot pair; returns (server RESULT, client RESULT, server LINKS) dicts."""
     nics = ",".join(str(i) for i in range(links))
     pace = f" nic_mbps={','.join([str(mbps)] * links)}" if mbps else ""
+    if icount:
+        pace += " poll=timer icount=1"  # the idle CPU halts between polls: waiting is not counted
     common = (f"run=stream nics={nics} count={count} size={size} batch={BATCH} timeout_ms=60000{pace}"
               + (f" {EXTRA}" if EXTRA else ""))
     srv = f"{common} role=server peer={macs('C', links)}"

@@ -134,7 +134,8 @@ def section(doc, rows):
         out.append(f"- Target: the receiver's instructions per packet at {max(links)} links within 10 % of 1 "
                    f"link (HXB's reason for the lock-free reorder array). Worst: {(w[0] - 1) * 100:+.1f} % at "
                    f"{w[1]} bytes ({'met' if w[0] <= 1.10 else 'missed'}). R1 here is the server machine's busy "
-                   f"instructions per packet under `-icount` (elapsed minus halted), its payload check included.")
+                   f"instructions per packet under `-icount` (elapsed minus halted; unpaced, `poll=timer` so that "
+                   f"waiting for frames is halted, not spun), its payload check included.")
     out.append("- Out of order: packets that came ahead of their turn and waited in the reorder window (per run, "
                "median); each was still exchanged into its slot, none copied.")
     out += ["", "The papers, for scale (their links are real Gigabit Ethernet; ours are paced emulated links, so "
