@@ -6,11 +6,25 @@
 // Both: nic=N or nics=a,b,.. (a striped channel), chan=, peer=MAC (one per
 // NIC of nics=), timeout_ms=. Exit 0 when everything matched
 // and frames and channels are back to their counts before.
+// idle=1 (for profiling, docs/rtt-profile.md): the client reads the
+// kernel's halted-time counter (sysinfo.idle_tsc) around each timed round
+// trip and prints, per size, the medians of the round trip split into busy
+// (not halted; guest instructions under -icount) and halted time (IDLE
+// lines); the server prints its busy and halted time per echoed packet.
 #include <utest.h>
 #include <netutil.h>
 
 static struct chan c;
 static uint64_t hz;
+static bool idle_split;   // idle=1
+static uint64_t rt_idle;  // halted TSC ticks inside the last round trip
+
+static uint64_t idle_now(void)
+{
+	struct sysinfo si;
+	sysinfo(&si);
+	return si.idle_tsc;
+}
 
 static uint64_t ns(uint64_t tsc) { return tsc * 1000000000ull / hz; }
 
@@ -20,9 +34,11 @@ static uint64_t round_trip(uint32_t size, uint32_t seq)
 {
 	payload_fill(chan_out(&c, 0), seq, size);
 	c.osize[0] = size;
+	uint64_t i0 = idle_split ? idle_now() : 0; // outside the timed window
 	uint64_t t0 = rdtsc();
 	long s = chan_send(&c), r = input_io(c.io, c.sizes, c.pos);
 	uint64_t t = rdtsc() - t0;
+	rt_idle = idle_split ? idle_now() - i0 : 0;
 	if (s != 1 || r != 1) {
 		printf("pingpong: size %u seq %u: send %ld receive %ld (%s)\n", size, seq, s, r,
 		       err_name(r < 0 ? r : s));
@@ -40,7 +56,7 @@ static int client(int argc, char **argv)
 	uint32_t list[32];
 	int nsz = parse_u32_list(arg_get(argc, argv, "sizes", "1,60,1500,4096,8192,8960"), list, 32);
 	int iters = (int)arg_long(argc, argv, "iters", 20), warm = (int)arg_long(argc, argv, "warm", 3);
-	static uint64_t t[1000];
+	static uint64_t t[1000], busy[1000], idle[1000];
 	uint32_t seq = 0;
 	int bad = 0;
 	for (int k = 0; k < nsz; k++) {
@@ -49,13 +65,22 @@ static int client(int argc, char **argv)
 		for (int it = 0; it < warm + iters && n < 1000; it++) {
 			uint64_t d = round_trip(size, seq++);
 			bad += !d;
-			if (d && it >= warm)
+			if (d && it >= warm) {
+				busy[n] = ns(d > rt_idle ? d - rt_idle : 0);
+				idle[n] = ns(rt_idle);
 				t[n++] = ns(d);
+			}
 		}
 		if (!n)
 			continue;
 		for (int i = 0; i < n; i++)
 			printf("RTT system=kernel bytes=%u ns=%lu\n", size, t[i]);
+		if (idle_split) {
+			sort_u64(busy, n);
+			sort_u64(idle, n);
+			printf("IDLE system=kernel bytes=%u n=%d busy_median_ns=%lu idle_median_ns=%lu "
+			       "busy_min_ns=%lu\n", size, n, busy[n / 2], idle[n / 2], busy[0]);
+		}
 		sort_u64(t, n);
 		printf("RESULT rtt system=kernel bytes=%u n=%d median_ns=%lu p99_ns=%lu min_ns=%lu\n", size,
 		       n, t[n / 2], t[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], t[0]);
@@ -65,13 +90,52 @@ static int client(int argc, char **argv)
 	return 0;
 }
 
+// idle=1 on the server: the busy (not halted) time from one packet's
+// arrival in the program to the next one's, summed by the size of the
+// packet echoed in between. One sysinfo call per cycle is included
+// (printed as sysinfo_ns, what a call costs).
+static struct { uint32_t size; uint64_t busy, n; } cyc[32];
+static int ncyc;
+static uint32_t cyc_size;
+static uint64_t cyc_t, cyc_i;
+
+static void cycle_mark(uint32_t size)
+{
+	uint64_t t = rdtsc(), i = idle_now();
+	if (cyc_t) {
+		int k = 0;
+		while (k < ncyc && cyc[k].size != cyc_size)
+			k++;
+		if (k == ncyc && ncyc < 32)
+			cyc[ncyc++] = (typeof(cyc[0])){ cyc_size, 0, 0 };
+		if (k < ncyc)
+			cyc[k].busy += (t - cyc_t) - (i - cyc_i), cyc[k].n++;
+	}
+	cyc_t = t, cyc_i = i, cyc_size = size;
+}
+
+static void cycle_print(void)
+{
+	uint64_t t0 = rdtsc();
+	idle_now();
+	uint64_t one = rdtsc() - t0;
+	for (int k = 0; k < ncyc; k++)
+		if (cyc[k].n > 1)
+			printf("IDLE pingpong server bytes=%u cycles=%lu busy_ns_per_cycle=%lu sysinfo_ns=%lu\n",
+			       cyc[k].size, cyc[k].n, ns(cyc[k].busy / cyc[k].n), ns(one));
+}
+
 static int server(struct io_stats *s)
 {
 	int bad = 0, busy_checked = 0;
-	uint64_t want_x = 0, want_c = 0, n = 0;
+	uint64_t want_x = 0, want_c = 0, n = 0, t0 = 0, i0 = 0;
 	printf("READY pingpong server\n");
 	for (;;) {
 		long r = input_io(c.io, c.sizes, c.pos);
+		if (idle_split) // busy time per server cycle, by the size it echoed
+			cycle_mark((uint32_t)c.sizes[0]);
+		if (idle_split && !n) // from the first packet in to the quit echoed
+			t0 = rdtsc(), i0 = idle_now();
 		if (r != 1) {
 			printf("pingpong: server receive: %s\n", err_name(r));
 			bad++;
@@ -105,6 +169,12 @@ static int server(struct io_stats *s)
 		if (size == 0)
 			break;
 	}
+	if (idle_split && n) {
+		uint64_t t = rdtsc() - t0, i = idle_now() - i0;
+		cycle_print();
+		printf("IDLE pingpong server packets=%lu busy_ns_per_packet=%lu idle_ns_per_packet=%lu\n",
+		       n, ns(t - i) / n, ns(i) / n);
+	}
 	chan_stats(&c, s);
 	printf("STATS pingpong server packets=%lu exchanged=%lu copied=%lu bytes_copied=%lu "
 	       "threshold=%lu tx_doorbells=%lu irqs=%lu\n", s->rx_packets, s->rx_exchanged,
@@ -124,6 +194,7 @@ int main(int argc, char **argv)
 	struct io_stats st, st0;
 	sysinfo(&s0);
 	hz = s0.tsc_hz;
+	idle_split = arg_long(argc, argv, "idle", 0) != 0;
 	long e = chan_setup(&c, 0, argc, argv, 1, 1, 1);
 	CHECK_EQ("channel open, peer set", e, 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0, 0);
