@@ -17,7 +17,15 @@
 static struct chan c;
 static uint64_t hz;
 static bool idle_split;   // idle=1
+static bool alone;        // alone=1 (default): no other program runs
 static uint64_t rt_idle;  // halted TSC ticks inside the last round trip
+
+static uint64_t sys_count(void) // system calls served so far, this one included
+{
+	struct sysinfo si;
+	sysinfo(&si);
+	return si.syscalls;
+}
 
 static uint64_t idle_now(void)
 {
@@ -125,10 +133,13 @@ static void cycle_print(void)
 			       cyc[k].size, cyc[k].n, ns(cyc[k].busy / cyc[k].n), ns(one));
 }
 
-static int server(struct io_stats *s)
+// threshold: the kernel's copy threshold, fixed at boot and read once
+// before the loop, so an echo costs no statistics call (docs/rtt-profile.md).
+static int server(struct io_stats *s, uint64_t threshold)
 {
 	int bad = 0, busy_checked = 0;
-	uint64_t want_x = 0, want_c = 0, n = 0, t0 = 0, i0 = 0;
+	bool quit = false; // ended by the client's quit, not by an error
+	uint64_t want_x = 0, want_c = 0, n = 0, t0 = 0, i0 = 0, sys_a = 0, sys_b;
 	printf("READY pingpong server\n");
 	for (;;) {
 		long r = input_io(c.io, c.sizes, c.pos);
@@ -136,6 +147,8 @@ static int server(struct io_stats *s)
 			cycle_mark((uint32_t)c.sizes[0]);
 		if (idle_split && !n) // from the first packet in to the quit echoed
 			t0 = rdtsc(), i0 = idle_now();
+		if (n == 1) // system calls from the second packet on (the first one's checks differ)
+			sys_a = sys_count();
 		if (r != 1) {
 			printf("pingpong: server receive: %s\n", err_name(r));
 			bad++;
@@ -143,8 +156,7 @@ static int server(struct io_stats *s)
 		}
 		uint32_t size = (uint32_t)c.sizes[0], frame = WIRE_FRAME_HLEN + size;
 		bad += !payload_check(chan_in(&c, 0), chan_rx_seq(&c, 0), size);
-		chan_stats(&c, s);
-		if ((frame < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : frame) <= s->copy_threshold)
+		if ((frame < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : frame) <= threshold)
 			want_c++;
 		else
 			want_x++;
@@ -166,9 +178,12 @@ static int server(struct io_stats *s)
 							   exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1) == 0);
 			exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1); // put them back
 		}
-		if (size == 0)
+		if (size == 0) {
+			quit = true;
 			break;
+		}
 	}
+	sys_b = sys_count();
 	if (idle_split && n) {
 		uint64_t t = rdtsc() - t0, i = idle_now() - i0;
 		cycle_print();
@@ -185,6 +200,14 @@ static int server(struct io_stats *s)
 	CHECK_EQ("copied = frames up to the threshold", s->rx_copied, want_c);
 	CHECK_EQ("no drops", s->drop_noslot + s->drop_badslot + s->drop_badlen + s->drop_short, 0);
 	CHECK_EQ("one doorbell per send", s->tx_doorbells, n);
+	// Each echo after the first: input_io, reclaim, exchange_pmem, output_io
+	// (and one sysinfo with idle=1): 3 (+1) after sys_a for the second
+	// packet, 4 (+1) for each later one, 1 for sys_b itself. The count is
+	// system-wide: only checked when this program runs alone (alone=1), and
+	// when the loop ended with the quit (an error is reported above).
+	uint64_t i = idle_split;
+	CHECK_EQ("four system calls per echo", sys_b - sys_a,
+		 n >= 2 && alone && quit ? (4 + i) * (n - 1) - i : sys_b - sys_a);
 	return 0;
 }
 
@@ -195,13 +218,14 @@ int main(int argc, char **argv)
 	sysinfo(&s0);
 	hz = s0.tsc_hz;
 	idle_split = arg_long(argc, argv, "idle", 0) != 0;
+	alone = arg_long(argc, argv, "alone", 1) != 0;
 	long e = chan_setup(&c, 0, argc, argv, 1, 1, 1);
 	CHECK_EQ("channel open, peer set", e, 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 10000) * 1000, 0, 0);
 	chan_stats(&c, &st0);
 	if (e == 0) {
 		if (!strcmp(arg_get(argc, argv, "role", "client"), "server"))
-			server(&st);
+			server(&st, st0.copy_threshold);
 		else
 			client(argc, argv);
 	}
@@ -210,7 +234,7 @@ int main(int argc, char **argv)
 	chan_close(&c);
 	// System-wide counts mean something only when no other program runs
 	// (alone=0: the parent checks them once every child is done).
-	if (arg_long(argc, argv, "alone", 1)) {
+	if (alone) {
 		sysinfo(&s1);
 		CHECK_EQ("frames back after the channel closed", s1.frames_free, s0.frames_free);
 		CHECK_EQ("no channel or region left", s1.vregions + s1.attachments,
