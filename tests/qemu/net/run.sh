@@ -33,10 +33,10 @@ run() { # name nics model ready server client patterns
 
 run pingpong_sizes 1 e1000 1 "run=pingpong role=server peer=@CMAC0@" \
 	"run=pingpong role=client peer=@SMAC0@ sizes=1,60,1500,4096,8192,8960 iters=4 warm=1" \
-	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
+	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
 run pingpong_82545em 1 e1000-82545em 1 "run=pingpong role=server peer=@CMAC0@" \
 	"run=pingpong role=client peer=@SMAC0@ sizes=60,4096,8960 iters=3 warm=1" \
-	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed"
+	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed"
 run burst 1 e1000 1 "run=burst role=server peer=@CMAC0@" \
 	"run=burst role=client peer=@SMAC0@ sizes=64,1500,8192 reps=2 warm=0" \
 	"SUITE burst: 6 passed, 0 failed;SUITE burst: 4 passed, 0 failed;doorbells=1 "
@@ -52,7 +52,7 @@ run two_nics 2 e1000 2 "run=twonic role=server peer0=@CMAC0@ peer1=@CMAC1@" \
 # (QEMU's transmit queue holds 256 descriptors), so no doorbells=1 pattern.
 run pingpong_virtio 1 virtio-net-pci 1 "run=pingpong role=server peer=@CMAC0@" \
 	"run=pingpong role=client peer=@SMAC0@ sizes=1,60,1500,4096,8192,8960 iters=4 warm=1" \
-	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
+	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
 run burst_virtio 1 virtio-net-pci 1 "run=burst role=server peer=@CMAC0@" \
 	"run=burst role=client peer=@SMAC0@ sizes=64,1500,8192 reps=2 warm=0" \
 	"SUITE burst: 6 passed, 0 failed;SUITE burst: 4 passed, 0 failed"
@@ -71,10 +71,10 @@ run stream_4links 4 e1000 1 \
 	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=4;nic3=256 share_x1000=250"
 run pingpong_2links 2 e1000 1 "run=pingpong role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=pingpong role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=60,1500,8960 iters=4 warm=1" \
-	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
+	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
 run pingpong_4links 4 e1000 1 "run=pingpong role=server nics=0,1,2,3 peer=@CMAC0@,@CMAC1@,@CMAC2@,@CMAC3@" \
 	"run=pingpong role=client nics=0,1,2,3 peer=@SMAC0@,@SMAC1@,@SMAC2@,@SMAC3@ sizes=60,8960 iters=4 warm=1" \
-	"SUITE pingpong: 12 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
+	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
 run burst_2links_virtio 2 virtio-net-pci 1 "run=burst role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=burst role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=64,1500,8192 reps=2 warm=0" \
 	"SUITE burst: 6 passed, 0 failed;SUITE burst: 4 passed, 0 failed"
