@@ -71,3 +71,26 @@ lb_lock() {
 		flock "$fd"
 	fi
 }
+
+# After a pair's boot: waits for the client (pid $CLIENT_PID), gives the
+# server (pid $SERVER_PID) 20 s to power off after the client's "bye", then
+# kills it. Sets crc (client status) and src (server status, or "killed")
+# and clears both pids (the callers' cleanup traps kill what they name).
+lb_wait_pair() {
+	crc=0
+	wait "$CLIENT_PID" || crc=$?
+	CLIENT_PID=
+	for _ in $(seq 1 100); do
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	src=0
+	if kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+		src=killed
+	else
+		wait "$SERVER_PID" || src=$?
+	fi
+	SERVER_PID=
+}

@@ -167,22 +167,8 @@ if [ -n "$CUT" ]; then
 	CUT_PID=$!
 fi
 
-crc=0
-wait "$CLIENT_PID" || crc=$?
-CLIENT_PID=
-for _ in $(seq 1 100); do
-	kill -0 "$SERVER_PID" 2>/dev/null || break
-	sleep 0.2
-done
-src=0
-if kill -0 "$SERVER_PID" 2>/dev/null; then
-	kill "$SERVER_PID" 2>/dev/null || true
-	wait "$SERVER_PID" 2>/dev/null || true
-	src=killed
-else
-	wait "$SERVER_PID" || src=$?
-fi
-SERVER_PID=
+# The client's "bye" stops the server; give it a moment to power off.
+lb_wait_pair
 if [ -n "$CUT_PID" ]; then
 	kill "$CUT_PID" 2>/dev/null || true
 	wait "$CUT_PID" 2>/dev/null || true

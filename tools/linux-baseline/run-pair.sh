@@ -106,23 +106,8 @@ SERVER_PID=$BOOT_PID
 boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common"
 CLIENT_PID=$BOOT_PID
 
-crc=0
-wait "$CLIENT_PID" || crc=$?
-CLIENT_PID=
 # The client's "bye" stops the server; give it a moment to power off.
-for _ in $(seq 1 100); do
-	kill -0 "$SERVER_PID" 2>/dev/null || break
-	sleep 0.2
-done
-src=0
-if kill -0 "$SERVER_PID" 2>/dev/null; then
-	kill "$SERVER_PID" 2>/dev/null || true
-	wait "$SERVER_PID" 2>/dev/null || true
-	src=killed
-else
-	wait "$SERVER_PID" || src=$?
-fi
-SERVER_PID=
+lb_wait_pair
 
 # Serial logs end lines with CR LF; strip the CRs once.
 for side in client server; do
