@@ -53,14 +53,7 @@ START=$(date +%s)
 progress() { printf '[linux-multilink %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
 
 lb_need_pkgs python3
-mkdir -p "$GUEST"
-lb_lock "$GUEST/.run.lock"
-if [ -n "${LB_PREBUILT:-}" ]; then
-	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] && [ -f "$GUEST/guest.env" ] ||
-		lb_die "no guest in $GUEST: run $HERE/build.sh first"
-else
-	"$HERE/build.sh" "$GUEST"
-fi
+lb_guest_ready "$GUEST" "$HERE"
 RAW="$GUEST/raw/multilink"
 LOGS="$GUEST/logs/multilink"
 [ -n "${ML_KEEP_RAW:-}" ] || rm -rf "$RAW" "$LOGS"

@@ -71,14 +71,7 @@ other_cores() {
 too_busy() { awk -v x="$1" -v m="$MAX_OTHER" 'BEGIN { exit !(x > m) }'; }
 
 lb_need_pkgs python3
-mkdir -p "$GUEST"
-lb_lock "$GUEST/.run.lock"
-if [ -n "${LB_PREBUILT:-}" ]; then
-	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] && [ -f "$GUEST/guest.env" ] ||
-		lb_die "no guest in $GUEST: run $HERE/build.sh first"
-else
-	"$HERE/build.sh" "$GUEST"
-fi
+lb_guest_ready "$GUEST" "$HERE"
 RAW="$GUEST/raw/$BENCH"
 LOGS="$GUEST/logs/$BENCH"
 rm -rf "$RAW" "$LOGS"

@@ -26,6 +26,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import stats  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collect import parse_env  # noqa: E402  (key=value words of --env)
+
 SYSTEMS = {"rr": "linux-bond-rr-tcp", "mptcp": "linux-mptcp"}
 
 
@@ -164,14 +167,6 @@ def calibration(pairs):
             raw.setdefault(size, []).extend(float(f["mbps"]) for f in res)
     return {"tcp": {str(s): med(v) for s, v in sorted(tcp.items())},
             "packet": {str(s): med(v) for s, v in sorted(raw.items())}}
-
-
-def parse_env(pairs):
-    env = {}
-    for p in pairs:
-        key, _, value = p.partition("=")
-        env[key] = int(value) if value.isdigit() else value
-    return env
 
 
 def main():

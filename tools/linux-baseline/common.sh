@@ -94,3 +94,17 @@ lb_wait_pair() {
 	fi
 	SERVER_PID=
 }
+
+# The guest in $1, locked for this run: checked when LB_PREBUILT is set
+# (built earlier, outside the benchmark's network namespace), else built
+# or brought up to date. $2: the directory of the calling script.
+lb_guest_ready() {
+	mkdir -p "$1"
+	lb_lock "$1/.run.lock"
+	if [ -n "${LB_PREBUILT:-}" ]; then
+		[ -f "$1/vmlinuz" ] && [ -f "$1/initrd.gz" ] && [ -f "$1/guest.env" ] ||
+			lb_die "no guest in $1: run $2/build.sh first"
+	else
+		"$2/build.sh" "$1"
+	fi
+}

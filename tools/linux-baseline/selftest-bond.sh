@@ -19,9 +19,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 GUEST=${1:-$ROOT/build/linux-baseline}
 LOGS="$GUEST/logs/selftest-bond"
 START=$(date +%s)
-mkdir -p "$GUEST"
-lb_lock "$GUEST/.run.lock"
-"$HERE/build.sh" "$GUEST"
+lb_guest_ready "$GUEST" "$HERE"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 

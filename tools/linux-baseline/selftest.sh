@@ -14,9 +14,7 @@ GUEST=${1:-$ROOT/build/linux-baseline}
 NIC=${NIC:-e1000}
 LOGS="$GUEST/logs/selftest-$NIC"
 START=$(date +%s)
-mkdir -p "$GUEST"
-lb_lock "$GUEST/.run.lock"
-"$HERE/build.sh" "$GUEST"
+lb_guest_ready "$GUEST" "$HERE"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
