@@ -116,6 +116,9 @@ long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan,
 	uint8_t mask = nic_mask_arg(argc, argv);
 	chan = (uint16_t)arg_long(argc, argv, "chan", chan);
 	long e = chan_open(c, index, IO_DEV(IO_KIND_ETHER, chan, mask), n_in, n_out);
+	const char *rel = arg_get(argc, argv, "rel", NULL);
+	if (!e && rel)
+		e = ctrl_io(c->io, IO_OP_RELIABLE, (unsigned long)atol(rel), 0, 0);
 	return e ? e : chan_peer_list(c, 0, arg_get(argc, argv, "peer", NULL));
 }
 
@@ -201,6 +204,12 @@ long chan_echo(struct chan *c)
 	uint64_t size = c->sizes[0], pages = (WIRE_FRAME_HLEN + size + 4095) / 4096;
 	ctrl_io(c->io, IO_OP_RECLAIM, 0, 0, 0); // the last send's frames are free again
 	long e = exchange_pmem(c->in_vr, c->out_vr, c->pos[0] - WIRE_FRAME_HLEN, 0, pages);
+	// A reliable channel keeps the last echo's frames pinned until the peer
+	// acknowledges it (at once for a batch's last packet, or within ack_us).
+	for (int k = 0; e == -E_BUSY && k < 200; k++) {
+		sleep(1000);
+		e = exchange_pmem(c->in_vr, c->out_vr, c->pos[0] - WIRE_FRAME_HLEN, 0, pages);
+	}
 	if (e < 0)
 		return e;
 	c->peers[0] = 0;

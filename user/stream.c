@@ -13,7 +13,13 @@
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
 // under -icount, kernel and program together); the client its own.
-// gaps=N lets the server accept up to N reported holes (a cut test).
+// gaps=N lets the server accept up to N reported holes (a cut test on a
+// channel made unreliable with rel=0). A reliable channel (striped, or
+// rel=1) prints RELIABLE and LINK lines: per peer and link, what was sent,
+// received, retransmitted, suspected, declared dead and recovered.
+// bin_ms=N (server): delivered bytes per N ms from the first packet
+// (SERIES line) for the failover benchmark; GAP: the longest time between
+// two deliveries.
 // clients=K (server): K clients at once, client k's MACs in peer= (k=0)
 // or peerK= (one per NIC of the server's channel, "-" where it has none):
 // a node with one link and a node with several streaming to one channel.
@@ -36,6 +42,65 @@ static uint64_t kbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
 }
 
 static uint64_t mbps(uint64_t bytes, uint64_t tsc, uint64_t hz) { return kbps(bytes, tsc, hz) / 1000; }
+
+// A reliable channel's state towards each peer, per link (IO_OP_LINKSTATS).
+static void print_reliable(const char *who, int npeers)
+{
+	static const char *const st[] = { "up", "suspect", "dead", "none" };
+	struct io_stats s;
+	chan_stats(&c, &s);
+	if (!s.reliable)
+		return;
+	printf("RELIABLE stream %s acked=%lu retransmits=%lu rto=%lu acks_rx=%lu acks_tx=%lu suspects=%lu deaths=%lu "
+	       "recoveries=%lu stale=%lu badctrl=%lu\n", who, s.tx_acked, s.tx_retransmits, s.tx_rto, s.rx_acks,
+	       s.tx_acks, s.link_suspects, s.link_deaths, s.link_recoveries, s.drop_stale, s.drop_badctrl);
+	for (int p = 0; p < npeers; p++) {
+		struct io_linkstats l;
+		if (ctrl_io(c.io, IO_OP_LINKSTATS, (unsigned long)p, (unsigned long)&l, 0) < 0)
+			continue;
+		for (int n = 0; n < 4; n++)
+			if (l.state[n] != IO_LINK_NONE)
+				printf("LINK stream %s peer=%d link=%d state=%s sent=%lu received=%lu retransmitted=%lu "
+				       "suspected=%lu dead=%lu recovered=%lu hb_sent=%lu hb_received=%lu acks_sent=%lu "
+				       "acks_received=%lu detect_us=%lu down_ms=%lu max_skew_us=%lu\n", who, p, n,
+				       st[l.state[n]], l.sent[n], l.received[n], l.retransmitted[n], l.suspected[n],
+				       l.declared_dead[n], l.recovered[n], l.hb_sent[n], l.hb_received[n], l.acks_sent[n],
+				       l.acks_received[n], l.last_detect_us[n], l.last_down_us[n] / 1000, l.max_skew_us[n]);
+	}
+}
+
+// Delivered bytes per bin_ms from the first packet (the failover benchmark's
+// time series), and the longest time between two deliveries.
+#define MAXBINS 1200
+static uint64_t bins[MAXBINS], bin_tsc, first_tsc, last_tsc, max_gap_tsc, max_gap_at;
+static uint32_t bin_ms, nbins;
+
+static void series_add(uint64_t now, uint64_t bytes)
+{
+	if (!first_tsc)
+		first_tsc = last_tsc = now;
+	if (now - last_tsc > max_gap_tsc)
+		max_gap_tsc = now - last_tsc, max_gap_at = last_tsc - first_tsc;
+	last_tsc = now;
+	uint64_t b = bin_tsc ? (now - first_tsc) / bin_tsc : 0;
+	if (bin_tsc && b < MAXBINS) {
+		bins[b] += bytes;
+		if (b + 1 > nbins)
+			nbins = (uint32_t)b + 1;
+	}
+}
+
+static void series_print(uint64_t hz)
+{
+	uint64_t ms = hz / 1000;
+	printf("GAP stream server max_gap_us=%lu at_ms=%lu\n", max_gap_tsc * 1000 / ms, max_gap_at / ms);
+	if (!bin_tsc)
+		return;
+	printf("SERIES stream server bin_ms=%u start_ms=%lu bins=%u kbytes=", bin_ms, first_tsc / ms, nbins);
+	for (uint32_t i = 0; i < nbins; i++)
+		printf(i ? ",%lu" : "%lu", bins[i] / 1000);
+	printf("\n");
+}
 
 static void print_links(const char *who, const uint64_t *per, uint64_t total)
 {
@@ -141,6 +206,7 @@ static void server(int gaps_ok, uint64_t hz)
 			sysinfo(&si);
 			t0 = rdtsc(), idle0 = si.idle_tsc;
 		}
+		series_add(rdtsc(), (uint64_t)r * size);
 		for (long i = 0; i < r; i++) {
 			int k = client_of((uint32_t)i);
 			if (k < 0) {
@@ -169,6 +235,8 @@ static void server(int gaps_ok, uint64_t hz)
 	       kbps(timed * size, t1 - t0, hz), s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
 	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients);
 	print_links("server rx", s.link_rx, got);
+	print_reliable("server", nclients);
+	series_print(hz);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
 	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
 	       s.drop_badslot, s.nic_rx_no_buf, s.rx_irqs);
@@ -221,6 +289,7 @@ static void client(uint64_t hz)
 	       kbps((uint64_t)count * size, t1 - t0, hz),
 	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits);
 	print_links("client tx", s.link_tx, tx);
+	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);
 	CHECK_EQ("all packets sent", tx, count);
 }
@@ -243,6 +312,8 @@ int main(int argc, char **argv)
 	if (srv)
 		parse_clients(argc, argv);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
+	bin_ms = (uint32_t)arg_long(argc, argv, "bin_ms", 0);
+	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), s0.tsc_hz);
 	else

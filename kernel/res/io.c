@@ -80,6 +80,14 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	c->gap_us = IO_GAP_US;
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
+	if (io_striped(c) && (e = io_rel_enable(c, true))) { // striped channels are reliable
+		for (int i = 0; i < IO_HDR_FRAMES; i++)
+			pmem_free(c->hdr[i]);
+		kfree(c->tx);
+		proc_uncharge(caller, LIM_CHANNELS, 1);
+		res_free(c);
+		return e;
+	}
 	return res_name(&table, c);
 }
 
@@ -98,6 +106,7 @@ static void unhold_regions(struct io *c)
 static void free_channel(struct io *c)
 {
 	io_tx_idle(c);
+	io_rel_free(c);
 	io_drop_pending(c);
 	unhold_regions(c);
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
@@ -118,6 +127,7 @@ static long free_io(int caller, long id)
 		if (c->inflight)
 			return -E_BUSY;
 	}
+	io_rel_linger(c); // what was sent is acknowledged (bounded), then goodbye
 	free_channel(c);
 	return 0;
 }
@@ -175,6 +185,7 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	s->nic_rx_no_buf = es.rx_no_buf;
 	memcpy(s->mac, c->dev->mac, 6);
 	s->link_up = c->dev->ops->link_up(c->dev);
+	s->reliable = c->rel;
 	s->links_up = 0;
 	IO_FOR_EACH_NIC(c, n)
 		if (netdev_get(n)->ops->link_up(netdev_get(n)))
@@ -197,6 +208,17 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 	case IO_OP_TIMEOUT:
 		c->timeout_us = a[0];
 		return 0;
+	case IO_OP_RELIABLE:
+		return io_rel_enable(c, a[0] != 0);
+	case IO_OP_SET:
+		return io_rel_set(c, a[0], a[1]);
+	case IO_OP_LINKSTATS: {
+		struct io_linkstats ls;
+		long r = io_rel_linkstats(c, a[0], &ls);
+		if (r)
+			return r;
+		return copy_to_user(a[1], &ls, sizeof(ls));
+	}
 	case IO_OP_GAPWAIT:
 		if (a[0] == 0)
 			return -E_INVAL;
@@ -207,6 +229,8 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 			return -E_INVAL;
 		if ((e = copy_from_user(c->peer[a[1]][a[2]], a[0], 6)))
 			return e;
+		if ((e = io_rel_add_peer(c, (int)a[1])))
+			return e;
 		c->peer_links[a[1]] |= (uint8_t)(1u << a[2]);
 		c->peer_valid |= 1u << a[1];
 		return 0;
@@ -215,9 +239,9 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 		fill_stats(c, &s);
 		return copy_to_user(a[0], &s, sizeof(s));
 	}
-	case IO_OP_RECLAIM:
+	case IO_OP_RECLAIM: // what the NICs still hold of the channel's
 		io_reclaim(c);
-		return c->inflight;
+		return c->inflight + (c->rel ? IO_REL_SLOTS - c->nrfree : 0);
 	default:
 		return -E_INVAL;
 	}
@@ -229,15 +253,17 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 static void wait_batch(struct io *c, uint64_t deadline)
 {
 	while (c->got < c->n_in && !c->cut) {
-		uint64_t gap = io_gap_deadline(c), d = deadline;
+		uint64_t gap = io_gap_deadline(c), dead = io_rel_dead_deadline(c), d = deadline;
 		if (gap && (!d || gap < d))
 			d = gap;
+		if (dead && (!d || dead < d))
+			d = dead;
 		if (proc_sleep(c, d))
 			continue;
 		if (gap && arch_rdtsc() >= gap)
 			io_gap_expire(c);
 		else
-			return;
+			return; // the deadline, or a dead peer (input_io says so)
 	}
 }
 
@@ -274,6 +300,8 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 		c->pend_head = (c->pend_head + 1) % IO_PEND_RING, c->pend_n--;
 		return -E_GAP; // the marker a hole left; the packets after it follow
 	}
+	if ((e = io_rel_dead_report(c)))
+		return e; // every link to a peer dead for dead_us (io_stats.dead_peer), once
 	return -E_TIMEOUT;
 }
 
@@ -308,7 +336,7 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
 			return -E_NOENT;
-		if (io_striped(c) && !peer_reachable(c, peer[i]))
+		if (io_striped(c) && !c->rel && !peer_reachable(c, peer[i]))
 			return -E_LINK; // every link the peer is known on is down
 		if (c->raw ? size[i] < c->dev->min_frame || size[i] > c->dev->max_frame
 			   : size[i] > WIRE_MAX_PAYLOAD)
@@ -319,7 +347,7 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 		if (e)
 			return e;
 	}
-	return io_striped(c) || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
+	return io_striped(c) || c->rel || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
 }
 
 static long output_io(int caller, long id, const uint64_t *a)
@@ -337,6 +365,8 @@ static long output_io(int caller, long id, const uint64_t *a)
 			return e;
 	if ((e = check_sends(c, uvals[0], uvals[1], uvals[2])))
 		return e;
+	if (c->rel)
+		return io_rel_send(c, uvals[0], uvals[1], uvals[2], pktframes);
 	return io_send(c, uvals[0], uvals[1], uvals[2], pktframes);
 }
 
@@ -354,7 +384,30 @@ static bool poll_polling(void)
 	return polling;
 }
 
-void io_tick(void) { poll_polling(); }
+void io_tick(void)
+{
+	poll_polling();
+	uint32_t drained = 0;
+	for (int i = 0; i < NIO; i++) {
+		struct io *c = &ios[i];
+		if (!c->h.used || !c->rel)
+			continue;
+		// What came while this machine did not run is heard before any
+		// silence is judged.
+		IO_FOR_EACH_NIC(c, n)
+			if (!(drained & (1u << n))) {
+				io_poll_nic(n);
+				drained |= 1u << n;
+			}
+		io_rel_tick(c);
+	}
+}
+
+static void link_change(struct netdev *nd, bool up, void *arg)
+{
+	(void)arg;
+	io_rel_link_change(nd->index, up);
+}
 
 // The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
 // Returns true to be called again at once (spinning), false to let the
@@ -376,7 +429,7 @@ void io_init(const struct io_options *o)
 {
 	io_poll_halts = o->poll_halts;
 	io_rx_scrub = o->rx_scrub;
-	netdev_set_upper(io_rx_ready, NULL);
+	netdev_set_upper(io_rx_ready, link_change);
 	int n = 0;
 	for (int i = 0; i < netdev_count(); i++) {
 		if (!io_nic_usable(i)) {

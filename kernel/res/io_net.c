@@ -26,8 +26,14 @@ static void tx_done(uint64_t cookie, void *arg)
 {
 	(void)arg;
 	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
-	if (c && c->h.used && c->h.gen == (uint32_t)(cookie >> 8) && c->inflight)
+	if (!c || !c->h.used)
+		return;
+	if (io_rel_cookie(cookie)) { // a reliable channel's header slot
+		if (c->h.gen == (uint32_t)(cookie >> 24))
+			io_rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
+	} else if (c->h.gen == (uint32_t)(cookie >> 8) && c->inflight) {
 		c->inflight--;
+	}
 }
 
 int io_reclaim_nic(int nic)
@@ -157,7 +163,7 @@ static uint64_t wire_tsc(const struct io_nic *ni, const struct netpkt *p)
 }
 
 // How many of p[0..n) the wire of nic takes now (0: its queue is full).
-static int pace(int nic, const struct netpkt *p, int n)
+int io_pace_take(int nic, const struct netpkt *p, int n)
 {
 	struct io_nic *ni = &io_nics[nic];
 	if (!ni->tsc_per_kbit)
@@ -174,9 +180,27 @@ static int pace(int nic, const struct netpkt *p, int n)
 }
 
 // When a full queue of nic has room again: half of it gone out.
-static uint64_t pace_room_at(int nic)
+uint64_t io_pace_room_at(int nic)
 {
 	return io_nics[nic].pace_free - io_nics[nic].pace_depth / 2;
+}
+
+// A packet io_pace_take counted that the ring did not take.
+void io_pace_undo(int nic, const struct netpkt *p)
+{
+	io_nics[nic].pace_free -= wire_tsc(&io_nics[nic], p);
+}
+
+// A control frame: on the wire too, but never held back.
+void io_pace_charge(int nic, uint32_t bytes)
+{
+	struct io_nic *ni = &io_nics[nic];
+	if (!ni->tsc_per_kbit)
+		return;
+	uint64_t now = arch_rdtsc();
+	if (ni->pace_free < now)
+		ni->pace_free = now;
+	ni->pace_free += bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
 }
 
 // ------------------------------------------------------------- send
@@ -193,7 +217,7 @@ struct txgroup {
 static bool send_some(struct io *c, int nic, struct txgroup *g)
 {
 	struct netdev *nd = netdev_get(nic);
-	int k = pace(nic, g->p + g->done, g->n - g->done);
+	int k = io_pace_take(nic, g->p + g->done, g->n - g->done);
 	if (!k)
 		return false;
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
@@ -202,7 +226,7 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 		return false;
 	}
 	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
-		io_nics[nic].pace_free -= wire_tsc(&io_nics[nic], &g->p[g->done + i]);
+		io_pace_undo(nic, &g->p[g->done + i]);
 	c->inflight += (uint32_t)r;
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
@@ -228,8 +252,8 @@ static void send_groups(struct io *c, struct txgroup *g)
 			if (g[n].done == g[n].n || g[n].stuck)
 				continue;
 			left = true;
-			if (io_nics[n].tsc_per_kbit && (!wake || pace_room_at(n) < wake))
-				wake = pace_room_at(n);
+			if (io_nics[n].tsc_per_kbit && (!wake || io_pace_room_at(n) < wake))
+				wake = io_pace_room_at(n);
 		}
 		if (!left)
 			return;
@@ -522,8 +546,9 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
-	c->st.link_rx[nic]++;
-	if (!(wire_get_flags(b) & WIRE_F_STRIPE)) {
+	uint16_t flags = wire_get_flags(b);
+	if (!(flags & WIRE_F_STRIPE)) {
+		c->st.link_rx[nic]++;
 		io_take(c, f);
 		return NULL;
 	}
@@ -533,7 +558,18 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 		io_give_back(f);
 		return NULL;
 	}
+	if (flags & (WIRE_F_ACK | WIRE_F_HBEAT)) { // the channel's own control frame
+		io_rel_ctrl(c, peer, nic, b + WIRE_FRAME_HLEN, len);
+		io_give_back(f);
+		return NULL;
+	}
+	if (!io_rel_data(c, peer, nic, wire_get_batch(b))) {
+		io_give_back(f); // an earlier session's
+		return NULL;
+	}
+	c->st.link_rx[nic]++;
 	io_order(c, peer, wire_get_seq(b), f);
+	io_rel_rx_progress(c, peer, flags & WIRE_F_LAST);
 	return NULL;
 }
 

@@ -24,6 +24,63 @@
 #define IO_GAP_US 200000       // default wait for a missing striped frame (IO_OP_GAPWAIT)
 #define IO_PACE_DEPTH_US 4000  // a paced NIC's queue: wire time a sender may run ahead (+2 frames)
 
+// Reliable channels (io_rel.c).
+#define IO_SND_WIN 512         // packets a peer may have unacknowledged (<= IO_RO_WIN)
+#define IO_REL_SLOT 256        // bytes per header slot of a reliable channel's pool
+#define IO_REL_SLOTS 512       // slots: every transmission in flight holds one
+#define IO_REL_PAGES ((int)(IO_REL_SLOTS * IO_REL_SLOT / PAGE_SIZE))
+
+// One packet a reliable channel sent (or is to send) and the peer has not
+// acknowledged: its payload frames stay pinned until then, and a
+// retransmission sends them again (on the link chosen then).
+struct rel_tx {
+	paddr_t f[4];         // the payload frames (IO_PKT_PAGES)
+	uint16_t off, size;   // first byte in f[0]; bytes
+	uint8_t npages;
+	uint8_t state;        // REL_*
+	uint8_t link;         // the link of its last transmission
+	uint8_t first;        // not sent yet at all
+	uint16_t flags;       // WIRE_F_LAST
+	uint16_t rtx;         // times sent again
+	uint32_t lsn;         // its number among the link's transmissions to this peer
+	uint64_t sent;        // TSC of its last transmission
+};
+
+// One link to one peer.
+struct rel_link {
+	uint8_t state;        // IO_LINK_*
+	uint64_t last_rx, last_tx; // TSC: the last frame from / to the peer on it
+	uint32_t lsn_next;    // transmissions on it so far
+	uint32_t lsn_acked;   // above every acknowledged one's lsn
+	uint32_t hb, echo;    // our last heartbeat number on it; the peer's last we got
+	uint32_t probe;       // its echo of this (or a later) heartbeat brings it back
+	uint64_t probe_at, dead_at;
+	uint64_t sent, received, retransmitted, suspected, dead, recovered;
+	uint64_t hb_sent, hb_received, acks_sent, acks_received;
+	uint64_t last_detect_us, last_down_us, max_skew_us;
+};
+
+// A reliable channel's state towards one peer: both directions.
+struct rel_peer {
+	struct rel_tx tx[IO_SND_WIN]; // sequence number % IO_SND_WIN
+	uint32_t una;          // the oldest unacknowledged sequence number
+	uint32_t todo;         // no packet before it is waiting to be sent
+	uint32_t session;      // the peer's (0: not heard yet)
+	bool closed;           // it said goodbye
+	bool reported;         // -E_LINK was given for this death
+	uint64_t newest_acked; // send TSC of the newest packet acknowledged
+	uint64_t all_dead_since; // TSC every link died (0: one is up)
+	uint32_t rx_unacked;   // receive progress since our last acknowledgement
+	uint64_t ack_due;      // TSC an acknowledgement must go by (0: none due)
+	uint8_t ack_rr;
+	uint64_t window_waits;
+	struct rel_link l[NETDEV_MAX];
+};
+
+struct rel_settings {
+	uint64_t hb_us, hb_miss, skew_us, rto_us, dead_us, ack_every, ack_us, window;
+};
+
 // A received frame: its buffers, in order. nbuf == 0 in a channel's pend
 // queue is a gap marker: the hole input_io reports with -E_GAP (len unused).
 struct frame {
@@ -40,6 +97,7 @@ struct frame {
 struct reorder {
 	struct frame f[IO_RO_WIN];
 	uint32_t held;       // slots in use
+	uint32_t hi;         // above the highest sequence number held
 	bool hole;           // held, but the next in order is missing
 	uint64_t since;      // TSC when that hole was first seen
 };
@@ -79,6 +137,16 @@ struct io {
 	paddr_t hdr[IO_HDR_FRAMES];
 	uint32_t inflight;
 	struct io_txcall *tx;  // from the heap, while the channel exists
+	// Reliable channels (io_rel.c).
+	bool rel;                          // sequenced and reliable
+	bool rel_used;                     // something was sent: rel is fixed
+	uint32_t session;
+	struct rel_settings rs;
+	struct rel_peer *rp[IO_MAX_PEERS]; // from the heap, per known peer
+	paddr_t rhdr[IO_REL_PAGES];        // the header slot pool (rel only)
+	uint16_t rfree[IO_REL_SLOTS];      // free slots (a stack)
+	uint32_t nrfree;
+	uint32_t call_left;                // packets of the running send not yet sent once
 	struct io_stats st;
 };
 
@@ -156,6 +224,38 @@ void io_refill_add(int nic, paddr_t pa);
 void io_replenish(int nic, int n);
 // Sets a NIC's transmit rate (0: unpaced).
 void io_pace_set(int nic, uint32_t mbps);
+
+// io_rel.c: reliable channels.
+long io_rel_enable(struct io *c, bool on); // IO_OP_RELIABLE
+long io_rel_set(struct io *c, uint64_t key, uint64_t val);
+long io_rel_add_peer(struct io *c, int peer); // IO_OP_PEER: its state
+long io_rel_linkstats(struct io *c, uint64_t peer, struct io_linkstats *s);
+long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
+		 const struct io_pktframes *frames);
+// A control frame (WIRE_F_ACK/HBEAT) from peer on link nic; payload p, len bytes.
+void io_rel_ctrl(struct io *c, int peer, int nic, const uint8_t *p, uint32_t len);
+// A data frame from peer on nic: liveness and the acknowledgement due;
+// false when it belongs to an earlier session of the peer (drop it).
+bool io_rel_data(struct io *c, int peer, int nic, uint16_t tag);
+// rx_next moved, or a frame came (now: a batch's last, acknowledged at once).
+void io_rel_rx_progress(struct io *c, int peer, bool now);
+void io_rel_tick(struct io *c);
+void io_rel_link_change(int nic, bool up);
+// The TSC at which input_io must report a dead peer (0: none), and the report.
+uint64_t io_rel_dead_deadline(struct io *c);
+long io_rel_dead_report(struct io *c);
+// free_io: waits (bounded) for the peers to acknowledge what was sent,
+// then says goodbye. io_rel_free lets go of everything (any context).
+void io_rel_linger(struct io *c);
+void io_rel_free(struct io *c);
+// The transmit completion of a pool slot.
+void io_rel_slot_done(struct io *c, uint32_t slot);
+bool io_rel_cookie(uint64_t cookie); // a pool slot's cookie
+// From io_net.c for io_rel.c: pacing.
+int io_pace_take(int nic, const struct netpkt *p, int n);
+void io_pace_undo(int nic, const struct netpkt *p);
+uint64_t io_pace_room_at(int nic);
+void io_pace_charge(int nic, uint32_t bytes); // a control frame's wire time, never refused
 
 // io_stripe.c: striped channels (several NICs): link choice, receive order.
 // The peer whose MAC on some link of c is mac, or -1.

@@ -9,8 +9,9 @@
 // window (empty = no buffers): its buffers are kept as they are and the ring
 // gets reserve frames, so no byte is copied; when the hole before it fills,
 // the run of frames that follows goes to input_io in order, each still
-// exchanged into its slot. A hole that stays open for gap_us (a frame lost:
-// until retransmission exists, nothing brings it back) is reported: the
+// exchanged into its slot. On a reliable channel (io_rel.c) a hole is filled
+// by retransmission. Otherwise a hole that stays open for gap_us (a frame
+// lost, which nothing brings back) is reported: the
 // batch being collected ends before it, the next input_io returns -E_GAP
 // once, and the frames after it follow. Nothing is skipped silently.
 #include "io_priv.h"
@@ -73,6 +74,7 @@ static void release_run(struct io *c, int peer)
 	struct reorder *r = c->ro[peer];
 	if (!r)
 		return;
+	uint32_t from = c->rx_next[peer];
 	while (r->held) {
 		struct frame *s = &r->f[c->rx_next[peer] % IO_RO_WIN];
 		if (!s->nbuf || !io_can_take(c, s))
@@ -84,6 +86,8 @@ static void release_run(struct io *c, int peer)
 		io_take(c, &f);
 	}
 	note_hole(c, peer);
+	if (c->rx_next[peer] != from)
+		io_rel_rx_progress(c, peer, false); // a reliable sender's window opens
 }
 
 void io_release_waiting(struct io *c)
@@ -114,6 +118,8 @@ static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame 
 	}
 	*s = *f;
 	io_replenish(f->nic, f->nbuf);
+	if (!r->held || (int32_t)(seq + 1 - r->hi) > 0)
+		r->hi = seq + 1;
 	r->held++;
 	if (seq != c->rx_next[peer])
 		c->st.rx_reordered++;
@@ -141,6 +147,8 @@ void io_order(struct io *c, int peer, uint32_t seq, const struct frame *f)
 uint64_t io_gap_deadline(const struct io *c)
 {
 	uint64_t first = 0, wait = timer_us_to_tsc(c->gap_us);
+	if (c->rel)
+		return 0; // its holes are filled by retransmission
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		const struct reorder *r = c->ro[p];
 		if (r && r->hole && (!first || r->since + wait < first))
@@ -171,7 +179,7 @@ static void declare_gap(struct io *c, int peer)
 void io_gap_expire(struct io *c)
 {
 	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->gap_us);
-	for (int p = 0; p < IO_MAX_PEERS; p++)
+	for (int p = 0; !c->rel && p < IO_MAX_PEERS; p++)
 		if (c->ro[p] && c->ro[p]->hole && now >= c->ro[p]->since + wait)
 			declare_gap(c, p);
 }

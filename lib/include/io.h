@@ -30,11 +30,46 @@
 #define IO_OP_TIMEOUT 0x02  // input_io gives up after a0 microseconds (0: never)
 #define IO_OP_GAPWAIT 0x03  // striped: a missing packet is waited for a0 microseconds
                             // (> 0; default 200 ms), then input_io reports -E_GAP
+#define IO_OP_RELIABLE 0x04 // a0 = 1: sequenced and reliable (the default of a striped
+                            // channel), a0 = 0: not (a striped channel then reports holes
+                            // with -E_GAP). Before the first send; -E_BUSY after.
+#define IO_OP_SET 0x05      // a0 = IO_SET_*, a1 = value: a reliable channel's settings
 #define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number, a2 = link:
                             // the NIC (one of dev_no's mask) the peer has that MAC on
 #define IO_OP_STATS 0x20    // a0 = struct io_stats *
 #define IO_OP_RECLAIM 0x21  // collect finished sends now (unpins their frames)
+#define IO_OP_LINKSTATS 0x22 // a0 = peer, a1 = struct io_linkstats *: per link, towards that peer
 
+// IO_OP_SET keys (reliable channels; docs/design.md "Link failure" justifies the defaults)
+#define IO_SET_HB_US 1      // a link that carried nothing for this long gets a heartbeat (10000)
+#define IO_SET_HB_MISS 2    // this many heartbeat periods with nothing heard: dead (3)
+#define IO_SET_SKEW_US 3    // a link whose packets lag a later one acknowledged on another
+                            // link by this much is suspected and probed (10000)
+#define IO_SET_RTO_US 4     // a packet unacknowledged this long is sent again (200000)
+#define IO_SET_DEAD_US 5    // every link to a peer dead this long: -E_LINK (1000000)
+#define IO_SET_ACK_EVERY 6  // acknowledge after this many packets (32)
+#define IO_SET_ACK_US 7     // or this long after the first unacknowledged one (1000)
+#define IO_SET_WINDOW 8     // packets a peer may have unacknowledged (1..512; 512)
+
+// Link states (struct io_linkstats.state)
+#define IO_LINK_UP 0
+#define IO_LINK_SUSPECT 1   // lagging (skew): no new packets, probed
+#define IO_LINK_DEAD 2      // down (visible), silent, or a probe unanswered: heartbeats only
+#define IO_LINK_NONE 3      // the peer is not known on this link
+
+struct io_linkstats {
+	uint32_t session, peer_session; // this channel's, the peer's (0: not heard yet)
+	uint64_t unacked;               // packets sent to the peer and not yet acknowledged
+	uint64_t window_waits;          // sends that waited for the window
+	uint8_t state[4];               // IO_LINK_*, per link (NIC)
+	uint64_t sent[4], received[4], retransmitted[4];
+	uint64_t suspected[4], declared_dead[4], recovered[4];
+	uint64_t hb_sent[4], hb_received[4], acks_sent[4], acks_received[4];
+	uint64_t last_detect_us[4];     // the last death: from the first packet it lost (or the
+	                                // last frame heard, when idle) to the declaration
+	uint64_t last_down_us[4];       // how long it stayed dead the last time
+	uint64_t max_skew_us[4];        // the largest lag seen on it without a suspicion
+};
 struct io_regions {
 	long in_vs, in_vr;      // input: space (0: the caller's), region
 	uint64_t in_addr, in_size; // where it is attached, bytes used: n_input slots
@@ -72,6 +107,16 @@ struct io_stats {
 	uint64_t tx_ring_sleeps;  // ticks a send slept for a full (or unfinished) ring after 20 ms of spinning
 	uint64_t link_tx[8];      // packets sent on each NIC (index = NIC number)
 	uint64_t link_rx[8];      // packets received on each NIC
+	// Reliable channels (IO_OP_RELIABLE; every peer's links: IO_OP_LINKSTATS).
+	uint64_t tx_acked;        // packets acknowledged (their frames unpinned)
+	uint64_t tx_retransmits;  // packets sent again (lost on a link, or timed out)
+	uint64_t tx_rto;          // of them: after the retransmission timeout
+	uint64_t rx_acks, tx_acks; // control frames (acknowledgements, heartbeats)
+	uint64_t link_suspects, link_deaths, link_recoveries;
+	uint64_t drop_stale;      // frames of an earlier session of a peer (dropped)
+	uint64_t drop_badctrl;    // malformed control frames (dropped)
+	uint64_t dead_peer;       // the last peer input_io or output_io reported with -E_LINK
+	uint8_t reliable;         // 1: this channel is reliable
 };
 
 #endif

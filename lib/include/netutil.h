@@ -33,6 +33,7 @@ uint8_t nic_mask_arg(int argc, char **argv);
 // chan), then peer 0 from peer=MAC[,MAC..]: one MAC per NIC of the mask in
 // NIC order, "-" for a NIC the peer is not reachable on (a striped
 // channel's links; a single MAC names the peer on the first NIC only).
+// rel=1 makes the channel reliable (a striped one is by default), rel=0 not.
 long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
 		uint32_t n_out);
 // Peer `peer` from "MAC[,MAC..]", one per NIC of the channel as above.

@@ -29,7 +29,11 @@
 #define WIRE_F_LAST 0x0001  // last packet of a batch
 #define WIRE_F_REPLY 0x0002 // an answer (pingpong echo, burst acknowledgement)
 #define WIRE_F_HBEAT 0x0004 // heartbeat (multi-link), no payload
-#define WIRE_F_STRIPE 0x0008 // part of a striped stream (seq orders it)
+#define WIRE_F_STRIPE 0x0008 // part of a sequenced stream (seq orders it): a striped
+                             // channel's, or a reliable one's (IO_OP_RELIABLE); `batch`
+                             // then carries the sending channel's session tag
+#define WIRE_F_ACK 0x0010    // with WIRE_F_STRIPE: a control frame of a sequenced
+                             // channel (acknowledgement, heartbeat): payload below
 
 // The layout of the wire header, WIRE_ETH_HLEN bytes into the frame; every
 // field big-endian.  Only the codec below touches it.
@@ -135,6 +139,64 @@ static inline void wire_get_hdr(const uint8_t *f, struct wire_fields *h)
 	h->batch = wire_get_batch(f);
 	h->link = wire_get_link(f);
 	h->len = wire_get_len(f);
+}
+
+// The payload of a control frame (WIRE_F_STRIPE with WIRE_F_ACK and/or
+// WIRE_F_HBEAT): the sender's state towards the receiving peer on the link
+// it came by. Offsets in the payload, big-endian:
+//   0 session      the sending channel's session (random at get_io, never 0)
+//   4 your_session the receiver's session as the sender knows it (0: none)
+//   8 hb           heartbeat number on this link (0: not a heartbeat)
+//  12 echo         the last heartbeat number the sender got on this link
+//  16 cum          every sequence number below it was received (taken in order)
+//  20 cflags       WIRE_C_*
+//  21 reserved
+//  22 sack_bytes   bitmap bytes that follow (0..WIRE_CTRL_SACK)
+//  24 sack         bit i (byte i/8, bit i%8) set: cum + i is held (waits for order)
+#define WIRE_CTRL_HLEN 24
+#define WIRE_CTRL_SACK 128 // 1024 sequence numbers, the receiver's window
+#define WIRE_C_PROBE 0x01  // answer at once on this link (a suspected or dead link's probe)
+#define WIRE_C_BYE 0x02    // the sending channel is being closed
+
+struct wire_ctrl {
+	uint32_t session, your_session, hb, echo, cum;
+	uint8_t cflags;
+	uint16_t sack_bytes;
+	const uint8_t *sack; // in the frame (wire_get_ctrl) or the caller's (wire_put_ctrl)
+};
+
+// p: the payload (frame + WIRE_FRAME_HLEN). Returns the payload length.
+static inline uint32_t wire_put_ctrl(uint8_t *p, const struct wire_ctrl *c)
+{
+	wire_put32(p, c->session);
+	wire_put32(p + 4, c->your_session);
+	wire_put32(p + 8, c->hb);
+	wire_put32(p + 12, c->echo);
+	wire_put32(p + 16, c->cum);
+	p[20] = c->cflags;
+	p[21] = 0;
+	wire_put16(p + 22, c->sack_bytes);
+	for (uint32_t i = 0; i < c->sack_bytes; i++)
+		p[WIRE_CTRL_HLEN + i] = c->sack[i];
+	return WIRE_CTRL_HLEN + c->sack_bytes;
+}
+
+// Parses a control payload of len bytes; -1 when malformed, else 0.
+static inline int wire_get_ctrl(const uint8_t *p, uint32_t len, struct wire_ctrl *c)
+{
+	if (len < WIRE_CTRL_HLEN)
+		return -1;
+	c->session = wire_get32(p);
+	c->your_session = wire_get32(p + 4);
+	c->hb = wire_get32(p + 8);
+	c->echo = wire_get32(p + 12);
+	c->cum = wire_get32(p + 16);
+	c->cflags = p[20];
+	c->sack_bytes = wire_get16(p + 22);
+	c->sack = p + WIRE_CTRL_HLEN;
+	if (c->session == 0 || c->sack_bytes > WIRE_CTRL_SACK || (uint32_t)WIRE_CTRL_HLEN + c->sack_bytes > len)
+		return -1;
+	return 0;
 }
 
 // The test payload pattern: byte i of packet seq is wire_pattern(seq, i).

@@ -176,6 +176,10 @@ void proc_wakeup(const void *chan)
 uint64_t fake_timer_fast_us;
 int fake_timer_fast_calls;
 
+uint64_t tsc_hz = FAKE_TSC_PER_US * 1000000ull;
+
+uint64_t timer_now_us(void) { return fake.tsc / FAKE_TSC_PER_US; }
+
 uint64_t timer_us_to_tsc(uint64_t us)
 {
 	return us > UINT64_MAX / FAKE_TSC_PER_US ? UINT64_MAX : us * FAKE_TSC_PER_US;

@@ -1665,6 +1665,14 @@ static struct chan stripe_chan(uint32_t n_in, uint32_t n_out)
 	return c;
 }
 
+// The same, not reliable (IO_OP_RELIABLE 0): holes are reported (-E_GAP).
+static struct chan stripe_chan_unrel(uint32_t n_in, uint32_t n_out)
+{
+	struct chan c = stripe_chan(n_in, n_out);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RELIABLE, 0, 0), 0);
+	return c;
+}
+
 // A striped frame: sequence number seq from src, payload pay(tag, i).
 static void rx_seq(int nic, uint32_t seq, const uint8_t src[6], uint32_t len, uint8_t tag)
 {
@@ -1705,10 +1713,11 @@ static void test_stripe_send_round_robin(void)
 }
 
 // A peer known on one link gets everything there; a link that goes down
-// is skipped; with every link of the peer down the send is refused.
+// is skipped; with every link of the peer down the send is refused (not
+// reliable: at once).
 static void test_stripe_send_links(void)
 {
-	struct chan c = stripe_chan(0, 4);
+	struct chan c = stripe_chan_unrel(0, 4);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 1, PEER0), 0); // peer 1: NIC 1 only
 	const uint64_t z[4] = { 0 }, one[4] = { 1, 1, 1, 1 }, sz[4] = { 10, 10, 10, 10 };
 	CU_ASSERT_EQUAL(output(1, c.id, 4, one, sz, z), 4);
@@ -1753,12 +1762,12 @@ static void test_stripe_rx_order(void)
 	CU_ASSERT_TRUE(st.rx_gaps == 0 && st.rx_dup == 0);
 }
 
-// A packet that never comes: the batch ends before the hole once the gap
+// A packet that never comes (not reliable): the batch ends before the hole once the gap
 // wait runs out, the next input_io reports it (-E_GAP, once; where and how
 // long in the statistics), then the packets after it come.
 static void test_stripe_gap(void)
 {
-	struct chan c = stripe_chan(4, 0);
+	struct chan c = stripe_chan_unrel(4, 0);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 0, 0), -E_INVAL);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 5000, 0), 0);
 	rx_seq(0, 0, PEER0, 400, 1);
@@ -1787,7 +1796,7 @@ static void test_stripe_gap(void)
 // A gap with nothing before it is reported by the input_io that waits.
 static void test_stripe_gap_first(void)
 {
-	struct chan c = stripe_chan(2, 0);
+	struct chan c = stripe_chan_unrel(2, 0);
 	rx_seq(1, 2, PEER1, 100, 7);
 	fake_nic_irq(1);
 	CU_ASSERT_EQUAL(input(1, c.id), -E_GAP);
@@ -1802,7 +1811,7 @@ static void test_stripe_gap_first(void)
 // channel: every frame back.
 static void test_stripe_drops_and_frees(void)
 {
-	struct chan c = stripe_chan(2, 0);
+	struct chan c = stripe_chan_unrel(2, 0);
 	uint64_t n = pmem_free_count();
 	uint8_t stranger[6] = { 0x02, 0x99, 0, 0, 0, 9 };
 	rx_seq(0, 5, PEER0, 100, 1);

@@ -3,7 +3,7 @@
 # Each line: name, NICs, NIC model, READY lines, server and client command
 # lines, patterns both logs together must hold. The kernels themselves check
 # frames and resources at exit (status 0 only when they balance).
-# Usage: tests/qemu/net/run.sh KERNEL
+# Usage: tests/qemu/net/run.sh KERNEL   (ONLY=REGEX runs the cases whose name matches)
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -12,6 +12,7 @@ passed=0 failed=0
 
 run() { # name nics model ready server client patterns
 	local name=$1 dir=$logs/$1
+	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || return 0
 	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5" "$6" "$dir" 120 >/dev/null 2>&1
 	local rc=$? why=()
 	[ $rc -eq 0 ] || why+=("a kernel exited non-zero")
@@ -61,14 +62,17 @@ run malformed_virtio 1 virtio-net-pci 1 "run=badframes role=victim peer=@CMAC0@"
 	"SUITE badframes: 13 passed, 0 failed;SUITE badframes: 10 passed, 0 failed"
 
 # Striped channels: one channel over 2 or 4 links (nics=, a peer MAC per
-# link); stream checks every packet's order, count and bytes.
+# link), reliable (acknowledged, lost frames sent again); stream checks
+# every packet's order, count and bytes. The links' shares are not exact:
+# at start-up QEMU's dgram backend may hold a frame back for a few hundred
+# ms, which the sender takes for a loss and sends again on another link.
 run stream_2links 2 e1000 1 "run=stream role=server nics=0,1 peer=@CMAC0@,@CMAC1@ count=1024" \
 	"run=stream role=client nics=0,1 peer=@SMAC0@,@SMAC1@ count=1024" \
-	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=2;nic1=512 share_x1000=500"
+	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=2;gaps=0 lost=0;RELIABLE stream server"
 run stream_4links 4 e1000 1 \
 	"run=stream role=server nics=0,1,2,3 peer=@CMAC0@,@CMAC1@,@CMAC2@,@CMAC3@ count=1024 size=4096" \
 	"run=stream role=client nics=0,1,2,3 peer=@SMAC0@,@SMAC1@,@SMAC2@,@SMAC3@ count=1024 size=4096" \
-	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=4;nic3=256 share_x1000=250"
+	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=4;gaps=0 lost=0;RELIABLE stream client"
 run pingpong_2links 2 e1000 1 "run=pingpong role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=pingpong role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=60,1500,8960 iters=4 warm=1" \
 	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
