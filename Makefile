@@ -118,7 +118,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
 
-test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs \
+test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-failover test-bochs \
 	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
@@ -140,6 +140,13 @@ test-cluster: $(KERNEL)
 test-stripe: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/stripe/run.sh $(KERNEL)
+
+# Reliable striped channels through visible, silent and per-pair link cuts
+# (tests/qemu/failover/run.sh; about 40 s).
+.PHONY: test-failover
+test-failover: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/failover/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
@@ -200,6 +207,13 @@ bench: bench-deps $(KERNEL) linux-baseline
 .PHONY: bench-multilink
 bench-multilink: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/multilink.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+
+# A verified stream over 2 and 4 paced links through a visible and a silent
+# cut of one link, this kernel and Linux bonding/MPTCP: failover.json,
+# failover.png and REPORT.md's link-failure section (tools/bench/failover.sh).
+.PHONY: bench-failover
+bench-failover: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.

@@ -11,7 +11,7 @@ declare -A pkgs=(
 	[cunit]="libcunit1-dev"
 	[linux]="busybox-static cpio gzip"
 	[bench]="python3 python3-matplotlib python3-numpy"
-	[cluster]="python3 iproute2"
+	[cluster]="python3 iproute2 nftables"
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)

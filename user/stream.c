@@ -19,7 +19,7 @@
 // received, retransmitted, suspected, declared dead and recovered.
 // bin_ms=N (server): delivered bytes per N ms from the first packet
 // (SERIES line) for the failover benchmark; GAP: the longest time between
-// two deliveries.
+// two deliveries (gap_after_ms=N: of those from N ms on, past start-up).
 // clients=K (server): K clients at once, client k's MACs in peer= (k=0)
 // or peerK= (one per NIC of the server's channel, "-" where it has none):
 // a node with one link and a node with several streaming to one channel.
@@ -62,24 +62,25 @@ static void print_reliable(const char *who, int npeers)
 			if (l.state[n] != IO_LINK_NONE)
 				printf("LINK stream %s peer=%d link=%d state=%s sent=%lu received=%lu retransmitted=%lu "
 				       "suspected=%lu dead=%lu recovered=%lu hb_sent=%lu hb_received=%lu acks_sent=%lu "
-				       "acks_received=%lu detect_us=%lu down_ms=%lu max_skew_us=%lu\n", who, p, n,
+				       "acks_received=%lu detect_us=%lu down_ms=%lu max_down_ms=%lu max_skew_us=%lu\n", who, p, n,
 				       st[l.state[n]], l.sent[n], l.received[n], l.retransmitted[n], l.suspected[n],
 				       l.declared_dead[n], l.recovered[n], l.hb_sent[n], l.hb_received[n], l.acks_sent[n],
-				       l.acks_received[n], l.last_detect_us[n], l.last_down_us[n] / 1000, l.max_skew_us[n]);
+				       l.acks_received[n], l.last_detect_us[n], l.last_down_us[n] / 1000, l.max_down_us[n] / 1000,
+				       l.max_skew_us[n]);
 	}
 }
 
 // Delivered bytes per bin_ms from the first packet (the failover benchmark's
 // time series), and the longest time between two deliveries.
 #define MAXBINS 1200
-static uint64_t bins[MAXBINS], bin_tsc, first_tsc, last_tsc, max_gap_tsc, max_gap_at;
+static uint64_t bins[MAXBINS], bin_tsc, first_tsc, last_tsc, max_gap_tsc, max_gap_at, gap_after_tsc;
 static uint32_t bin_ms, nbins;
 
 static void series_add(uint64_t now, uint64_t bytes)
 {
 	if (!first_tsc)
 		first_tsc = last_tsc = now;
-	if (now - last_tsc > max_gap_tsc)
+	if (now - last_tsc > max_gap_tsc && last_tsc - first_tsc >= gap_after_tsc)
 		max_gap_tsc = now - last_tsc, max_gap_at = last_tsc - first_tsc;
 	last_tsc = now;
 	uint64_t b = bin_tsc ? (now - first_tsc) / bin_tsc : 0;
@@ -93,7 +94,8 @@ static void series_add(uint64_t now, uint64_t bytes)
 static void series_print(uint64_t hz)
 {
 	uint64_t ms = hz / 1000;
-	printf("GAP stream server max_gap_us=%lu at_ms=%lu\n", max_gap_tsc * 1000 / ms, max_gap_at / ms);
+	printf("GAP stream server max_gap_us=%lu at_ms=%lu after_ms=%lu\n", max_gap_tsc * 1000 / ms, max_gap_at / ms,
+	       gap_after_tsc / ms);
 	if (!bin_tsc)
 		return;
 	printf("SERIES stream server bin_ms=%u start_ms=%lu bins=%u kbytes=", bin_ms, first_tsc / ms, nbins);
@@ -176,11 +178,11 @@ static void server(int gaps_ok, uint64_t hz)
 {
 	struct io_stats s0, s;
 	uint32_t total = count * (uint32_t)nclients;
-	int bad = 0, gaps = 0;
+	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
 	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
 	struct sysinfo si;
 	chan_stats(&c, &s0);
-	printf("READY stream server\n");
+	printf("READY stream server tsc_ms=%lu\n", rdtsc() / (hz / 1000));
 	while (received() < total) {
 		long r = input_io(c.io, c.sizes, c.pos);
 		if (r == -E_GAP) {
@@ -214,7 +216,9 @@ static void server(int gaps_ok, uint64_t hz)
 				bad++;
 				continue;
 			}
-			bad += check_packet((uint32_t)i, next_of[k]++);
+			int wrong = check_packet((uint32_t)i, next_of[k]++);
+			bad += wrong;
+			corrupt += wrong;
 		}
 		sysinfo(&si);
 		t1 = rdtsc(), idle1 = si.idle_tsc;
@@ -230,10 +234,12 @@ static void server(int gaps_ok, uint64_t hz)
 	// busy: the machine's time not halted (under -icount: its instructions)
 	uint64_t busy = t1 - t0 - (idle1 - idle0);
 	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
-	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d\n",
+	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d "
+	       "corrupt=%d missing=%u\n",
 	       size, got, __builtin_popcount(c.dev_no & 0xff), mbps(timed * size, t1 - t0, hz),
 	       kbps(timed * size, t1 - t0, hz), s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
-	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients);
+	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients, corrupt,
+	       total - received());
 	print_links("server rx", s.link_rx, got);
 	print_reliable("server", nclients);
 	series_print(hz);
@@ -268,6 +274,7 @@ static void client(uint64_t hz)
 	}
 	chan_stats(&c, &s0);
 	uint64_t t0 = rdtsc();
+	printf("START stream client tsc_ms=%lu\n", t0 / (hz / 1000));
 	while (sent < count && !bad) {
 		while (!bad && sent - acked >= (uint64_t)window * batch)
 			bad += wait_ack(&acked);
@@ -313,6 +320,7 @@ int main(int argc, char **argv)
 		parse_clients(argc, argv);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	bin_ms = (uint32_t)arg_long(argc, argv, "bin_ms", 0);
+	gap_after_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "gap_after_ms", 0);
 	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), s0.tsc_hz);

@@ -57,7 +57,7 @@ struct rel_link {
 	uint64_t probe_at, dead_at;
 	uint64_t sent, received, retransmitted, suspected, dead, recovered;
 	uint64_t hb_sent, hb_received, acks_sent, acks_received;
-	uint64_t last_detect_us, last_down_us, max_skew_us;
+	uint64_t last_detect_us, last_down_us, max_down_us, max_skew_us;
 };
 
 // A reliable channel's state towards one peer: both directions.
@@ -239,6 +239,7 @@ void io_rel_ctrl(struct io *c, int peer, int nic, const uint8_t *p, uint32_t len
 bool io_rel_data(struct io *c, int peer, int nic, uint16_t tag);
 // rx_next moved, or a frame came (now: a batch's last, acknowledged at once).
 void io_rel_rx_progress(struct io *c, int peer, bool now);
+void io_rel_rx_moved(struct io *c, int peer); // input_io made room: rx_next moved
 void io_rel_tick(struct io *c);
 void io_rel_link_change(int nic, bool up);
 // The TSC at which input_io must report a dead peer (0: none), and the report.

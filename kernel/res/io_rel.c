@@ -49,6 +49,8 @@ static const struct rel_settings rel_defaults = {
 
 static uint64_t us_tsc(uint64_t us) { return timer_us_to_tsc(us); }
 static uint64_t tsc_us(uint64_t t) { return t / (tsc_hz / 1000000 ? tsc_hz / 1000000 : 1); }
+// Milliseconds of the TSC (a user program's rdtsc() on the same basis).
+static uint64_t tsc_ms(void) { return arch_rdtsc() / (tsc_hz / 1000 ? tsc_hz / 1000 : 1); }
 static bool nic_up(int n) { return netdev_get(n)->ops->link_up(netdev_get(n)); }
 static bool known(const struct io *c, int p, int n) { return c->peer_links[p] & (1u << n); }
 static bool seq_before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
@@ -405,21 +407,23 @@ static void link_dead(struct io *c, int p, int n, int why)
 	l->dead++;
 	c->st.link_deaths++;
 	requeue_link(c, p, n);
-	pr_info("io: chan %u peer %d link %d dead (%s), detected in %lu us, t=%lu ms\n", c->channel, p, n,
-		why_name[why], l->last_detect_us, timer_now_us() / 1000);
+	pr_info("io: chan %u peer %d link %d dead (%s), detected in %lu us, tsc_ms=%lu\n", c->channel, p, n,
+		why_name[why], l->last_detect_us, tsc_ms());
 }
 
 static void link_suspect(struct io *c, int p, int n, uint64_t lag)
 {
 	struct rel_link *l = &c->rp[p]->l[n];
+	uint64_t now = arch_rdtsc(), since = lost_since(c, p, n);
+	l->last_detect_us = since < now ? tsc_us(now - since) : 0;
 	l->state = IO_LINK_SUSPECT;
 	l->suspected++;
 	l->probe = l->hb + 1;
 	l->probe_at = arch_rdtsc();
 	c->st.link_suspects++;
 	requeue_link(c, p, n);
-	pr_info("io: chan %u peer %d link %d suspected (lags %lu us), t=%lu ms\n", c->channel, p, n, tsc_us(lag),
-		timer_now_us() / 1000);
+	pr_info("io: chan %u peer %d link %d suspected (lags %lu us), detected in %lu us, tsc_ms=%lu\n", c->channel,
+		p, n, tsc_us(lag), l->last_detect_us, tsc_ms());
 	send_ctrl(c, p, n, true, WIRE_C_PROBE);
 }
 
@@ -432,8 +436,10 @@ static void link_up_again(struct io *c, int p, int n)
 		l->recovered++;
 		c->st.link_recoveries++;
 		l->last_down_us = tsc_us(now - l->dead_at);
-		pr_info("io: chan %u peer %d link %d alive again after %lu ms, t=%lu ms\n", c->channel, p, n,
-			l->last_down_us / 1000, timer_now_us() / 1000);
+		if (l->last_down_us > l->max_down_us)
+			l->max_down_us = l->last_down_us;
+		pr_info("io: chan %u peer %d link %d alive again after %lu ms, tsc_ms=%lu\n", c->channel, p, n,
+			l->last_down_us / 1000, tsc_ms());
 	}
 	l->state = IO_LINK_UP;
 	l->last_rx = now;
@@ -589,9 +595,9 @@ bool io_rel_data(struct io *c, int p, int n, uint16_t tag)
 	return true;
 }
 
-// rx_next of p moved (or a frame came): acknowledge every ack_every (and
-// a batch's last packet at once: the sender's frames are pinned until
-// then), else within ack_us.
+// A frame came from p: acknowledge every ack_every (and a batch's last
+// packet at once: the sender's frames are pinned until then), else within
+// ack_us.
 void io_rel_rx_progress(struct io *c, int p, bool now)
 {
 	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
@@ -604,6 +610,15 @@ void io_rel_rx_progress(struct io *c, int p, bool now)
 }
 
 // --------------------------------------------------------------- time
+
+// rx_next of p moved as input_io made room: the sender's window opens
+// with the next acknowledgement, due within ack_us.
+void io_rel_rx_moved(struct io *c, int p)
+{
+	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
+	if (rp && !rp->ack_due)
+		rp->ack_due = arch_rdtsc() + us_tsc(c->rs.ack_us);
+}
 
 void io_rel_tick(struct io *c)
 {
@@ -836,6 +851,7 @@ long io_rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)
 		s->hb_sent[n] = l->hb_sent, s->hb_received[n] = l->hb_received;
 		s->acks_sent[n] = l->acks_sent, s->acks_received[n] = l->acks_received;
 		s->last_detect_us[n] = l->last_detect_us, s->last_down_us[n] = l->last_down_us;
+		s->max_down_us[n] = l->max_down_us;
 		s->max_skew_us[n] = l->max_skew_us;
 	}
 	return 0;

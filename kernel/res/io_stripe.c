@@ -87,7 +87,7 @@ static void release_run(struct io *c, int peer)
 	}
 	note_hole(c, peer);
 	if (c->rx_next[peer] != from)
-		io_rel_rx_progress(c, peer, false); // a reliable sender's window opens
+		io_rel_rx_moved(c, peer); // a reliable sender's window opens
 }
 
 void io_release_waiting(struct io *c)

@@ -68,6 +68,7 @@ struct io_linkstats {
 	uint64_t last_detect_us[4];     // the last death: from the first packet it lost (or the
 	                                // last frame heard, when idle) to the declaration
 	uint64_t last_down_us[4];       // how long it stayed dead the last time
+	uint64_t max_down_us[4];        // the longest it stayed dead
 	uint64_t max_skew_us[4];        // the largest lag seen on it without a suspicion
 };
 struct io_regions {

@@ -1919,6 +1919,185 @@ static void test_bug_paced_links_in_turn(void)
 	io_pace_set(1, 0);
 }
 
+
+// ======================================================= reliable channels
+
+// A control frame from a peer (src) on nic: acknowledgement of everything
+// below cum and of the sequence numbers set in sack (bit i: cum + i).
+static void rx_ack(int nic, const uint8_t src[6], uint32_t session, uint32_t your, uint32_t cum,
+		   const uint8_t *sack, uint16_t sack_bytes, uint32_t hb, uint32_t echo, uint8_t cflags)
+{
+	uint8_t *f = frame_buf;
+	uint32_t len = wire_put_ctrl(f + WIRE_FRAME_HLEN, &(struct wire_ctrl){
+		.session = session, .your_session = your, .hb = hb, .echo = echo, .cum = cum, .cflags = cflags,
+		.sack_bytes = sack_bytes, .sack = sack });
+	wire_put_eth(f, fake_nics[nic].nd.mac, src);
+	wire_put_hdr(f, &(struct wire_fields){ .channel = CH, .flags = WIRE_F_STRIPE | WIRE_F_ACK | (hb ? WIRE_F_HBEAT : 0),
+					       .batch = 1, .link = (uint16_t)nic, .len = len });
+	uint32_t n = WIRE_FRAME_HLEN + len < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : WIRE_FRAME_HLEN + len;
+	CU_ASSERT_FATAL(fake_nic_rx(nic, f, n, false) > 0);
+	fake_nic_irq(nic);
+}
+
+static struct io_linkstats linkstats(long id, uint64_t peer)
+{
+	struct io_linkstats l;
+	fake_proc_set_current(1);
+	CU_ASSERT_EQUAL(io_rel_linkstats(chan_of(id), peer, &l), 0);
+	return l;
+}
+
+// A striped channel is reliable: each packet's payload frames stay pinned
+// after the NIC is done with them, until the peer acknowledges them; then
+// they are free (exchangeable) again.
+static void test_rel_pinned_until_acked(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	CU_ASSERT_TRUE(stats(1, c.id).reliable);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
+	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
+	io_reclaim_nic(0), io_reclaim_nic(1);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_TRUE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
+	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 3, NULL, 0, 0, 0, 0);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_EQUAL(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)), k == 3);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 4, NULL, 0, 0, 0, 0);
+	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 3)));
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_acked, 4);
+	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 0);
+}
+
+// Each link delivers in order: with seq 2 (link 0) acknowledged and seq 0
+// (link 0, sent before it) not, seq 0 was lost. It goes again at once, the
+// same frames (no copy), with its own sequence number; seq 1 (link 1) is
+// not resent.
+static void test_rel_link_order_loss(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 200, 300, 400 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
+	CU_ASSERT_TRUE(fake_nics[0].ntx == 2 && fake_nics[1].ntx == 2);
+	uint8_t sack[1] = { 1u << 2 }; // cum 0: seq 2 held
+	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, sack, 1, 0, 0, 0);
+	int n0 = fake_nics[0].ntx, n1 = fake_nics[1].ntx;
+	CU_ASSERT_EQUAL(n0 + n1, 5);
+	const struct fake_tx *t = n0 == 3 ? &fake_nics[0].tx[2] : &fake_nics[1].tx[2];
+	CU_ASSERT_EQUAL(hdr_of(t).seq, 0);
+	CU_ASSERT_EQUAL(hdr_of(t).len, 100);
+	CU_ASSERT_TRUE(seg_is(t, 1, vregion_frame(c.out_vr, 0), 100)); // the very frame
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.tx_retransmits, 1);
+	CU_ASSERT_EQUAL(st.tx_acked, 0);
+}
+
+// A visible link-down: the link is dead for the peer at once and what was
+// in flight on it goes on the other; new packets avoid it; after the link
+// comes back it stays dead until a heartbeat sent since is echoed.
+static void test_rel_visible_down_and_back(void)
+{
+	struct chan c = stripe_chan(0, 2);
+	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
+	fake_nic_set_link(1, false);
+	struct io_linkstats l = linkstats(c.id, 0);
+	CU_ASSERT_TRUE(l.state[1] == IO_LINK_DEAD && l.state[0] == IO_LINK_UP && l.declared_dead[1] == 1);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 2); // seq 1 again, on link 0
+	CU_ASSERT_EQUAL(hdr_of(&fake_nics[0].tx[1]).seq, 1);
+	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
+	CU_ASSERT_TRUE(fake_nics[0].ntx == 4 && fake_nics[1].ntx == 1);
+	fake_nic_set_link(1, true);
+	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
+	uint32_t probe = chan_of(c.id)->rp[0]->l[1].probe;
+	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 5, probe - 1, 0); // an old echo
+	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 6, probe, 0);
+	l = linkstats(c.id, 0);
+	CU_ASSERT_TRUE(l.state[1] == IO_LINK_UP && l.recovered[1] == 1);
+}
+
+// The receiver acknowledges a batch's last packet at once: a control frame
+// on a live link to the sender, cumulative sequence 1, and a probe is
+// answered on the link it came by with a heartbeat echoing it.
+static void test_rel_receiver_acks(void)
+{
+	struct chan c = stripe_chan(4, 0);
+	uint32_t n = mkframe(0, CH, 100, 100, 5);
+	memcpy(frame_buf + 6, PEER0, 6);
+	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE | WIRE_F_LAST);
+	put32(frame_buf + WIRE_ETH_HLEN + 4, 0);
+	CU_ASSERT_FATAL(fake_nic_rx(0, frame_buf, n, false) > 0);
+	fake_nic_irq(0);
+	int k = fake_nics[0].ntx ? 0 : 1;
+	CU_ASSERT_EQUAL_FATAL(fake_nics[k].ntx, 1);
+	const uint8_t *b = fake_nics[k].tx[0].bytes;
+	struct wire_ctrl w;
+	CU_ASSERT_TRUE(wire_get_flags(b) & WIRE_F_ACK);
+	CU_ASSERT_EQUAL(wire_get_ctrl(b + WIRE_FRAME_HLEN, wire_get_len(b), &w), 0);
+	CU_ASSERT_TRUE(w.cum == 1 && w.session == chan_of(c.id)->session);
+	rx_ack(1, PEER1, 77, 0, 0, NULL, 0, 9, 0, WIRE_C_PROBE);
+	const struct fake_tx *t = &fake_nics[1].tx[fake_nics[1].ntx - 1];
+	CU_ASSERT_EQUAL(wire_get_ctrl(t->bytes + WIRE_FRAME_HLEN, wire_get_len(t->bytes), &w), 0);
+	CU_ASSERT_TRUE((wire_get_flags(t->bytes) & WIRE_F_HBEAT) && w.echo == 9 && w.hb > 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 5));
+}
+
+// Malformed control frames (short, a bitmap longer than the frame, a
+// session of 0, an acknowledgement of what was never sent) are counted
+// and change nothing.
+static void test_rel_bad_control(void)
+{
+	struct chan c = stripe_chan(0, 2);
+	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
+	uint32_t me = chan_of(c.id)->session;
+	rx_ack(0, PEER0, 0, me, 2, NULL, 0, 0, 0, 0);  // session 0
+	rx_ack(0, PEER0, 77, me, 9, NULL, 0, 0, 0, 0); // beyond what was sent
+	uint8_t *f = frame_buf; // a bitmap claimed longer than the frame
+	wire_put_eth(f, fake_nics[0].nd.mac, PEER0);
+	wire_put_hdr(f, &(struct wire_fields){ .channel = CH, .flags = WIRE_F_STRIPE | WIRE_F_ACK, .batch = 1, .len = 30 });
+	memset(f + WIRE_FRAME_HLEN, 0, 30);
+	wire_put32(f + WIRE_FRAME_HLEN, 77);
+	wire_put16(f + WIRE_FRAME_HLEN + 22, 100);
+	CU_ASSERT_FATAL(fake_nic_rx(0, f, WIRE_FRAME_HLEN + 30, false) > 0);
+	fake_nic_irq(0);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.drop_badctrl, 3);
+	CU_ASSERT_EQUAL(st.tx_acked, 0);
+	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 2);
+}
+
+// Link state is per peer: link 1 declared dead for peer 0 (silence, while
+// peer 0 is still heard on link 0) stays up for peer 1, heard on it.
+static void test_rel_per_peer(void)
+{
+	struct chan c = stripe_chan(0, 2);
+	static const uint8_t Q0[6] = { 0x02, 0x77, 0, 0, 0, 1 }, Q1[6] = { 0x02, 0x77, 0, 0, 0, 2 };
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 0, Q0), 0);
+	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 1, Q1), 0);
+	uint32_t me = chan_of(c.id)->session;
+	struct io *ch = chan_of(c.id);
+	uint64_t period = timer_us_to_tsc(ch->rs.hb_us);
+	for (int k = 0; k < 8; k++) { // 8 heartbeat periods: peer 0 heard on link 0 only
+		rx_ack(0, PEER0, 77, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
+		rx_ack(0, Q0, 88, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
+		rx_ack(1, Q1, 88, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
+		fake.tsc += period;
+		io_tick();
+	}
+	struct io_linkstats a = linkstats(c.id, 0), b = linkstats(c.id, 1);
+	CU_ASSERT_TRUE(a.state[1] == IO_LINK_DEAD && a.declared_dead[1] == 1 && a.state[0] == IO_LINK_UP);
+	CU_ASSERT_TRUE(b.state[1] == IO_LINK_UP && b.declared_dead[1] == 0 && b.suspected[1] == 0);
+}
+
+static const struct test_case rel_tests[] = {
+	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
+	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
+};
+
 static const struct test_case bug_tests[] = {
 	TEST(test_bug_tx_ring_full_of_others), TEST(test_bug_exit_with_stalled_tx),
 	TEST(test_bug_refused_nic_opens), TEST(test_bug_partial_batch),
@@ -1932,7 +2111,8 @@ int register_io(void)
 	    ADD_SUITE("io_rx", setup, teardown, rx_tests) < 0)
 		return -1;
 	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0 ||
-	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0)
+	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0 ||
+	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0)
 		return -1;
 	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }

@@ -67,6 +67,15 @@ ROWS = {
         "out_of_order": ("num", "optional"), "r1_insns_per_pkt": ("num", "optional"),
         "n": ("int", "all"),
     },
+    # A stream through a link cut and restore (make bench-failover): one row per system, link
+    # count, kind of cut and run. Linux may not detect a cut at all (null detect_ms).
+    "failover": {
+        "system": ("str", "all"), "links": ("int", "all"), "cut": ("str", "all"), "run": ("int", "all"),
+        "detect_ms": ("num", "kernel"), "recover_ms": ("num", "optional"),
+        "mbps_before": ("num", "kernel"), "mbps_during": ("num", "kernel"), "mbps_after": ("num", "kernel"),
+        "max_gap_ms": ("num", "kernel"), "lost": ("int", "kernel"), "corrupt": ("int", "kernel"),
+        "series": ("list", "all"),
+    },
 }
 
 # What make bench writes: (file, bench, systems its rows must cover).

@@ -383,7 +383,8 @@ class Run:
     def fire(self, e):
         e["fired"] = self.now()
         try:
-            e["result"] = Links(self.dir).fire(e["node"], e["nic"], e["action"], f"event {e['index']}")
+            e["result"] = Links(self.dir).fire(e["node"], e["nic"], e["action"], f"event {e['index']}",
+                                               peer=e.get("peer"))
             say(f"event {e['index']}: {e['action']} {e['node']} NIC {e['nic']} at {e['fired']:.1f} s: "
                 f"{e['result']}")
         except LinkError as err:
@@ -587,14 +588,17 @@ def cut_main(argv=None):
     p.add_argument("run_dir")
     p.add_argument("node")
     p.add_argument("nic", type=int)
-    p.add_argument("action", choices=["visible", "silent", "restore"])
+    p.add_argument("action", choices=["visible", "silent", "pair", "restore"])
+    p.add_argument("peer", nargs="?", help="pair: the node whose frames to and from NODE are dropped")
     a = p.parse_args(argv)
-    action = {"visible": "cut-visible", "silent": "cut-silent"}.get(a.action, a.action)
+    if (a.action == "pair") != (a.peer is not None):
+        p.error("a peer goes with pair, and only with pair")
+    action = {"visible": "cut-visible", "silent": "cut-silent", "pair": "cut-pair"}.get(a.action, a.action)
     try:
         links = Links(a.run_dir)
         if not links.state.get("running") or not _runner_alive(links.state.get("pid", 0)):
             raise LinkError(f"{a.run_dir}: that run has ended")
-        print(f"cut: {a.node} NIC {a.nic}: {links.fire(a.node, a.nic, action)}")
+        print(f"cut: {a.node} NIC {a.nic}: {links.fire(a.node, a.nic, action, peer=a.peer)}")
         return 0
     except LinkError as e:
         print(f"cut: {e}", file=sys.stderr)

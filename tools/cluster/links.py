@@ -51,6 +51,13 @@ def qmp(path, command, arguments=None, timeout=QMP_TIMEOUT):
         s.close()
 
 
+def _nft(ns, script):
+    r = subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=script, capture_output=True,
+                       text=True, timeout=10)
+    if r.returncode:
+        raise LinkError(f"nft in {ns}: {r.stderr.strip()}")
+
+
 def _ip(ns, *args):
     r = subprocess.run(["ip", "-n", ns, *args], capture_output=True, text=True, timeout=10)
     if r.returncode:
@@ -88,7 +95,35 @@ class Links:
             far_node, far_nic = c["far"]
             self._set_link(far_node, far_nic, up)
 
-    def fire(self, node, nic, action, by="cut"):
+    def _pair_rules(self, links):
+        """The bridge filter that drops frames between the pairs cut
+        (cut-pair), rebuilt whole from links.json's state."""
+        rules = []
+        for key, cur in sorted(links["nics"].items()):
+            node, nic = key.rsplit(":", 1)
+            mine = self._nic(node, int(nic))[1]["mac"]
+            for peer_mac in cur.get("pairs", []):
+                rules.append(f"add rule bridge cut pairs ether saddr {mine} ether daddr {peer_mac} drop")
+                rules.append(f"add rule bridge cut pairs ether saddr {peer_mac} ether daddr {mine} drop")
+        script = ("table bridge cut\ndelete table bridge cut\ntable bridge cut {\n"
+                  "\tchain pairs {\n\t\ttype filter hook forward priority 0; policy accept;\n\t}\n}\n"
+                  + "\n".join(rules) + "\n")
+        _nft(self.state["namespace"], script)
+
+    def _peer_mac(self, node, nic, peer):
+        """The MAC of peer's NIC on the network node's NIC nic is on."""
+        c = self._nic(node, nic)[1]
+        if c["wire"] != "bridge":
+            raise LinkError("cut-pair needs a bridge network (a dgram wire joins two NICs only)")
+        p = self.state["nodes"].get(peer)
+        if p is None:
+            raise LinkError(f"no node {peer!r}")
+        for pc in p["nics"]:
+            if pc["net"] == c["net"]:
+                return pc["mac"]
+        raise LinkError(f"node {peer} has no NIC on {c['net']}")
+
+    def fire(self, node, nic, action, by="cut", peer=None):
         """Applies action (cut-visible, cut-silent, restore) to NIC nic of
         node; returns a short description of what was done. by (event N or
         cut, the command) goes into links.json's history with the time."""
@@ -113,7 +148,23 @@ class Links:
                 self._silent(node, nic, False)
                 cur["silent"] = True
                 done.append("tap down" if self._nic(node, nic)[1]["wire"] == "bridge" else "far set_link down")
+            elif action == "cut-pair":
+                # Silent, and only between node and peer: the bridge drops
+                # their frames both ways; everyone else's pass (RI2N's
+                # failure between two nodes, per peer).
+                mac = self._peer_mac(node, nic, peer)
+                cur.setdefault("pairs", [])
+                if mac not in cur["pairs"]:
+                    cur["pairs"].append(mac)
+                links["nics"][key] = cur
+                self._pair_rules(links)
+                done.append(f"frames to and from {peer} dropped")
             elif action == "restore":
+                if cur.get("pairs"):
+                    cur["pairs"] = []
+                    links["nics"][key] = cur
+                    self._pair_rules(links)
+                    done.append("pair cuts lifted")
                 if cur["silent"]:
                     self._silent(node, nic, True)
                     cur["silent"] = False

@@ -179,7 +179,13 @@ class Parse(unittest.TestCase):
 
     def test_events(self):
         t = base(); t["events"][0]["action"] = "cut"
-        self.bad(t, "events[0]", "cut-visible, cut-silent, restore")
+        self.bad(t, "events[0]", "cut-visible, cut-silent, cut-pair, restore")
+        t = base(); t["events"][0]["action"] = "cut-pair"
+        self.bad(t, "events[0]", "cut-pair needs peer")
+        t = base(); t["events"][0]["action"] = "cut-pair"; t["events"][0]["peer"] = t["events"][0]["node"]
+        self.bad(t, "events[0]", "cut-pair needs peer")
+        t = base(); t["events"][0]["peer"] = "b"
+        self.bad(t, "events[0]", "peer is only for cut-pair")
         t = base(); t["events"][0]["nic"] = 2
         self.bad(t, "events[0]", "no NIC 2")
         t = base(); t["events"][0]["node"] = "q"

@@ -10,7 +10,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 MEM_RE = re.compile(r"^[0-9]+[MG]$")
 TOKEN_RE = re.compile(r"@([A-Z]+)((?::[^@:\s]*)*)@")
 WIRES = ("bridge", "dgram")
-ACTIONS = ("cut-visible", "cut-silent", "restore")
+ACTIONS = ("cut-visible", "cut-silent", "cut-pair", "restore")
 MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
 MAX_NODES = 15  # one MAC byte per node: (node + 1) << 4
 MAX_NICS = 16
@@ -22,7 +22,7 @@ NODE_KEYS = {"name", "kernel", "initrd", "append", "model", "mem", "nics", "star
              "qemu_extra", "kind", "ok_line", "comment"}
 NIC_KEYS = {"net", "mbps", "model", "mac", "comment"}
 AFTER_KEYS = {"node", "line", "count"}
-EVENT_KEYS = {"after", "at", "delay", "action", "node", "nic", "comment"}
+EVENT_KEYS = {"after", "at", "delay", "action", "node", "nic", "peer", "comment"}
 
 
 class TopologyError(Exception):
@@ -274,6 +274,15 @@ def _event(e, where, by_name):
     if not isinstance(nic, int) or isinstance(nic, bool) or not 0 <= nic < len(node["nics"]):
         _fail(where, f"node {node['name']} has no NIC {nic!r} (it has {len(node['nics'])})")
     out["nic"] = nic
+    if e["action"] == "cut-pair":
+        peer = by_name.get(e.get("peer"))
+        if peer is None or peer["name"] == node["name"]:
+            _fail(where, "cut-pair needs peer: another node of this topology")
+        if not any(c["net"] == node["nics"][nic]["net"] for c in peer["nics"]):
+            _fail(where, f"node {peer['name']} has no NIC on {node['nics'][nic]['net']}")
+        out["peer"] = peer["name"]
+    elif "peer" in e:
+        _fail(where, "peer is only for cut-pair")
     return out
 
 

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Link failure during a stream (RI2N section 4.2, Table 4): make bench-failover,
+this kernel's part.
+
+Each run boots a server and a client VM of this kernel joined by L links (L
+Linux bridges of the cluster runner, tools/cluster/), every NIC paced to the
+same rate (nic_mbps=). The client streams over a reliable channel striped on
+all L links (user/stream.c: every packet's order, count and bytes checked by
+the server); CUT_AT s after the server is ready, link 1 of the client is cut
+(visible: QMP set_link on the client's NIC; silent: its tap taken down on the
+host, which neither NIC sees) and restored RESTORE_AFTER s later, as RI2N cut
+one network for 10 s. The stream runs on for AFTER s.
+
+From each run (all on the server's clock, which the runner's host times of
+the cut and restore are mapped to through the server's READY line):
+- the delivered Mbit/s in 100 ms bins (the server's SERIES line);
+- mbps_before (median bin of the 2 s before the cut), mbps_during (from 1 s
+  after the cut to the restore), mbps_after (from 1 s after the restore to
+  the end): the same statistic for every system;
+- detect_ms: the sender's own measure, from the first packet the cut link
+  lost (the oldest one in flight on it, sent just after the cut) to the
+  moment the sender stopped using it (the first "suspected" or "dead" line
+  of link 1 after the cut); detect_map_ms: the same moment against the
+  host's cut time, mapped (tens of ms coarser);
+- recover_ms: from the restore to the sender's "alive again" line of link 1;
+  rate_back_ms: from the restore to the first 100 ms bin at 0.9 x
+  mbps_before;
+- max_gap_ms: the longest time between two deliveries from 2 s after the
+  stream began (past start-up); lost (packets never delivered) and corrupt
+  (delivered out of order, of a wrong size or with a wrong byte).
+
+Usage: failover.py KERNEL OUTDIR RUNS [--links 2,4] [--cuts visible,silent]
+                   [--mbps R] [--quick]
+Writes OUTDIR/kernel-failover.json.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from env import env  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIZE, BATCH = 8192, 64
+
+
+def kv(line):
+    return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
+
+
+def topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout):
+    nets = [{"name": f"net{i}"} for i in range(links)]
+    nics = [{"net": f"net{i}", "mbps": mbps} for i in range(links)]
+    ids = ",".join(str(i) for i in range(links))
+    macs = lambda node: ",".join(f"@MAC:{node}:{i}@" for i in range(links))  # noqa: E731
+    common = f"run=stream nics={ids} count={count} size={SIZE} batch={BATCH} timeout_ms=60000 nic_mbps=@MBPS@"
+    ready = {"node": "a", "line": "READY"}
+    return {
+        "name": f"failover-{links}-{cut}", "timeout": timeout,
+        "networks": nets,
+        "nodes": [
+            {"name": "a", "kernel": kernel, "nics": nics,
+             "append": f"{common} role=server peer={macs('b')} bin_ms=100 gap_after_ms=2000"},
+            {"name": "b", "kernel": kernel, "nics": nics, "start_after": ready,
+             "append": f"{common} role=client peer={macs('a')}"},
+        ],
+        "events": [
+            {"after": ready, "delay": cut_at, "action": "cut-" + cut, "node": "b", "nic": 1},
+            {"after": ready, "delay": cut_at + restore_after, "action": "restore", "node": "b", "nic": 1},
+        ],
+    }
+
+
+def median(v):
+    return round(statistics.median(v), 2) if v else None
+
+
+def analyse(out, links, cut, cut_at, restore_after):
+    a = open(os.path.join(out, "a.log"), errors="replace").read()
+    b = open(os.path.join(out, "b.log"), errors="replace").read()
+    summ = json.load(open(os.path.join(out, "summary.json")))
+    ev = summ["events"]
+    ready = kv(re.search(r"^READY stream server.*$", a, re.M).group(0))
+    ready_ms, ready_host = int(ready["tsc_ms"]), ev[0]["triggered"]
+    srv_ms = lambda host_s: ready_ms + (host_s - ready_host) * 1000  # noqa: E731
+    cut_srv, restore_srv = srv_ms(ev[0]["fired"]), srv_ms(ev[1]["fired"])
+    ser = kv(re.search(r"^SERIES stream server.*$", a, re.M).group(0))
+    start, bin_ms = int(ser["start_ms"]), int(ser["bin_ms"])
+    kb = [int(x) for x in ser["kbytes"].split(",")] if ser.get("kbytes") else []
+    series = [[round(i * bin_ms / 1000, 1), round(k * 8 / bin_ms, 2)] for i, k in enumerate(kb)]
+    cut_s, restore_s = (cut_srv - start) / 1000, (restore_srv - start) / 1000
+    end_s = len(series) * bin_ms / 1000
+    within = lambda lo, hi: [m for t, m in series if lo <= t and t + bin_ms / 1000 <= hi]  # noqa: E731
+    before, during, after = within(cut_s - 2, cut_s), within(cut_s + 1, restore_s), within(restore_s + 1, end_s - 0.5)
+    res = kv(re.search(r"^RESULT stream system=kernel role=server.*$", a, re.M).group(0))
+    gap = kv(re.search(r"^GAP stream server.*$", a, re.M).group(0))
+    # The client's clock, mapped to the server's by the first packet: it
+    # left the client (its START line) and reached the server within a
+    # link's latency.
+    cstart = kv(re.search(r"^START stream client.*$", b, re.M).group(0))
+    off = start - int(cstart["tsc_ms"])
+    events = []
+    for m in re.finditer(r"^io: chan \d+ peer 0 link 1 (suspected|dead|alive again)(.*)$", b, re.M):
+        d = kv(m.group(2))
+        t = int(d["tsc_ms"]) + off
+        det = re.search(r"detected in (\d+) us", m.group(2))
+        events.append((m.group(1), t, int(det.group(1)) / 1000 if det else None))
+    first = next((e for e in events if e[0] != "alive again" and e[1] >= cut_srv - 100), None)
+    alive = next((e for e in events if e[0] == "alive again" and e[1] >= restore_srv - 100), None)
+    back = next((t for t, m in series if t >= restore_s and before and m >= 0.9 * median(before)), None)
+    lk = re.search(r"^LINK stream client peer=0 link=1 (.*)$", b, re.M)
+    return {
+        "system": "kernel", "links": links, "cut": cut, "bytes": SIZE,
+        "detect_ms": round(first[2], 1) if first else None,
+        "detect_how": first[0] if first else None,
+        "detect_map_ms": round(first[1] - cut_srv, 1) if first else None,
+        "recover_ms": round(alive[1] - restore_srv, 1) if alive else None,
+        "rate_back_ms": round((back - restore_s) * 1000) if back is not None else None,
+        "mbps_before": median(before), "mbps_during": median(during), "mbps_after": median(after),
+        "max_gap_ms": round(int(gap["max_gap_us"]) / 1000, 1),
+        "lost": int(res["missing"]), "corrupt": int(res["corrupt"]),
+        "retransmits": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["retransmits"]),
+        "link1_client": kv(lk.group(1)) if lk else {},
+        "cut_s": round(cut_s, 2), "restore_s": round(restore_s, 2), "series": series,
+    }
+
+
+def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
+    pkt_s = lambda l: l * mbps * 1e6 / 8 / (SIZE + 30 + 24)  # noqa: E731
+    # 2 s of start-up before the stream begins, then before/during/after
+    secs = [(cut_at - 2, links), (restore_after, links - 1), (after, links)]
+    count = int(sum(s * pkt_s(n) for s, n in secs) // BATCH * BATCH)
+    topo = topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout)
+    with tempfile.TemporaryDirectory(prefix="failover.") as d:
+        tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
+        with open(tp, "w") as f:
+            json.dump(topo, f)
+        r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out,
+                            "--timeout", str(timeout)], capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            tail = ""
+            for n in ("a", "b"):
+                try:
+                    tail += "".join(open(os.path.join(out, f"{n}.log"), errors="replace").readlines()[-6:])
+                except OSError:
+                    pass
+            raise RuntimeError(f"failover run links={links} cut={cut} failed ({r.returncode}):\n"
+                               f"{r.stdout[-600:]}{r.stderr[-600:]}\n{tail}")
+        row = analyse(out, links, cut, cut_at, restore_after)
+    row["count"] = count
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kernel")
+    ap.add_argument("out")
+    ap.add_argument("runs", type=int)
+    ap.add_argument("--links", default="2,4")
+    ap.add_argument("--cuts", default="visible,silent")
+    ap.add_argument("--mbps", type=int, default=20)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    cut_at, restore_after, after = (4, 4, 3) if a.quick else (5, 10, 5)
+    rows = []
+    for links in [int(x) for x in a.links.split(",")]:
+        for cut in a.cuts.split(","):
+            for r in range(a.runs):
+                print(f"failover: kernel, {links} links, {cut} cut, run {r + 1}/{a.runs}", flush=True)
+                row = run_one(os.path.abspath(a.kernel), links, a.mbps, cut, cut_at, restore_after, after,
+                              timeout=cut_at + restore_after + after + 90)
+                row["run"] = r
+                rows.append(row)
+                print(f"  detect {row['detect_ms']} ms ({row['detect_how']}), recover {row['recover_ms']} ms, "
+                      f"Mbit/s {row['mbps_before']}/{row['mbps_during']}/{row['mbps_after']}, "
+                      f"max gap {row['max_gap_ms']} ms, lost {row['lost']}, corrupt {row['corrupt']}", flush=True)
+    doc = {"bench": "failover", "env": env("tcg", "real", a.runs, backend="bridge+tap (cluster runner)",
+                                           nic="e1000"),
+           "link_mbps": a.mbps, "cut_at_s": cut_at, "restore_after_s": restore_after, "rows": rows}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "kernel-failover.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"failover: wrote {os.path.join(a.out, 'kernel-failover.json')}")
+
+
+if __name__ == "__main__":
+    main()
