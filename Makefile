@@ -163,6 +163,7 @@ test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
 	tests/qemu/virtio/run.sh $(KERNEL)
+	tests/qemu/e1000e/run.sh $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 	tests/qemu/isolate/run.sh $(KERNEL)
 
