@@ -178,12 +178,13 @@ fuzz: deps $(KERNEL)
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
 # Benchmarks (docs/benchmarks.md): JSON, PNG and REPORT.md in bench/results/
-# (NIC=e1000, the default) or bench/results/virtio/ (NIC=virtio: QEMU's
-# virtio-net-pci,disable-legacy=on in both systems' VMs).
+# (NIC=e1000, the default), bench/results/virtio/ (NIC=virtio: QEMU's
+# virtio-net-pci,disable-legacy=on in both systems' VMs) or
+# bench/results/e1000e/ (NIC=e1000e: QEMU's 82574L).
 # The plots use Debian's python3-matplotlib, hence Debian's own interpreter.
 NIC ?= e1000
-BENCH_OUT = bench/results$(if $(filter virtio,$(NIC)),/virtio)
-BENCH_SMOKE_OUT = $(BUILD)/bench-smoke$(if $(filter virtio,$(NIC)),-virtio)
+BENCH_OUT = bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
+BENCH_SMOKE_OUT = $(BUILD)/bench-smoke$(if $(filter-out e1000,$(NIC)),-$(NIC))
 BENCH_RUNS ?= 5
 BENCH_PY ?= /usr/bin/python3
 export BENCH_PY
