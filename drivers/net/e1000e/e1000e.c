@@ -29,8 +29,6 @@ static struct {
 	volatile uint8_t *regs;
 } windows[E1000E_MAX_NICS];
 
-static struct e1000e_dev *of(struct netdev *nd) { return (struct e1000e_dev *)nd; }
-
 // Polls until (reg & mask) == want; -E_TIMEOUT after us microseconds.
 static int wait_bits(struct e1000e_dev *d, uint32_t reg, uint32_t mask, uint32_t want, uint64_t us)
 {
@@ -120,6 +118,22 @@ static int read_mac(struct e1000e_dev *d, bool *sum_ok)
 	return memcmp(d->nd.mac, zero, 6) && !(d->nd.mac[0] & 1) ? 0 : -E_IO;
 }
 
+// Register writes in the datasheet's order, one table per stage.
+struct regval {
+	uint32_t reg, val;
+};
+
+static void write_all(struct e1000e_dev *d, const struct regval *rv, int n)
+{
+	for (int i = 0; i < n; i++)
+		e1000e_wr(d, rv[i].reg, rv[i].val);
+}
+#define WRITE_ALL(d, ...)                                                    \
+	do {                                                                 \
+		const struct regval rv_[] = { __VA_ARGS__ };                 \
+		write_all(d, rv_, (int)(sizeof(rv_) / sizeof(rv_[0])));      \
+	} while (0)
+
 // Link up with speed and duplex from the internal PHY's autonegotiation
 // (DS 4.6.7: CTRL.SLU, nothing forced), no flow control; our
 // address in receive address 0, an empty multicast table.
@@ -128,55 +142,46 @@ static void link_filters_setup(struct e1000e_dev *d)
 	uint32_t ctrl = e1000e_rd(d, E1000E_CTRL) | E1000E_CTRL_SLU | E1000E_CTRL_ASDE;
 	ctrl &= ~(E1000E_CTRL_LRST | E1000E_CTRL_PHY_RST | E1000E_CTRL_VME | E1000E_CTRL_FRCSPD |
 		  E1000E_CTRL_FRCDPLX);
-	e1000e_wr(d, E1000E_CTRL, ctrl);
-	e1000e_wr(d, E1000E_FCAL, 0);
-	e1000e_wr(d, E1000E_FCAH, 0);
-	e1000e_wr(d, E1000E_FCT, 0);
-	e1000e_wr(d, E1000E_FCTTV, 0);
 	const uint8_t *m = d->nd.mac;
+	WRITE_ALL(d, { E1000E_CTRL, ctrl }, { E1000E_FCAL, 0 }, { E1000E_FCAH, 0 }, { E1000E_FCT, 0 },
+		  { E1000E_FCTTV, 0 },
+		  { E1000E_RAL0, (uint32_t)m[0] | m[1] << 8 | m[2] << 16 | (uint32_t)m[3] << 24 },
+		  { E1000E_RAH0, (uint32_t)m[4] | m[5] << 8 | E1000E_RAH_AV });
 	for (uint32_t i = 0; i < 128; i++)
 		e1000e_wr(d, E1000E_MTA + 4 * i, 0);
-	e1000e_wr(d, E1000E_RAL0, (uint32_t)m[0] | m[1] << 8 | m[2] << 16 | (uint32_t)m[3] << 24);
-	e1000e_wr(d, E1000E_RAH0, (uint32_t)m[4] | m[5] << 8 | E1000E_RAH_AV);
 }
 
 // Transmit (DS 4.6.10): ring, no delay timers, TXDCTL as the datasheet
 // requires, queue 0 enabled in TARC0, gap, then TCTL.
 static void tx_setup(struct e1000e_dev *d)
 {
-	e1000e_wr(d, E1000E_TDBAL, (uint32_t)d->tx_ring_pa);
-	e1000e_wr(d, E1000E_TDBAH, (uint32_t)(d->tx_ring_pa >> 32));
-	e1000e_wr(d, E1000E_TDLEN, E1000E_TX_DESC * sizeof(struct e1000e_tx_desc));
-	e1000e_wr(d, E1000E_TDH, 0);
-	e1000e_wr(d, E1000E_TDT, 0);
-	e1000e_wr(d, E1000E_TIDV, 0);
-	e1000e_wr(d, E1000E_TADV, 0);
-	e1000e_wr(d, E1000E_TXDCTL, E1000E_TXDCTL_GRAN | E1000E_TXDCTL_MUST1);
-	e1000e_wr(d, E1000E_TARC0, e1000e_rd(d, E1000E_TARC0) | E1000E_TARC_ENABLE);
-	e1000e_wr(d, E1000E_TIPG, E1000E_TIPG_COPPER);
-	e1000e_wr(d, E1000E_TCTL, E1000E_TCTL_EN | E1000E_TCTL_PSP | E1000E_TCTL_CT(15) |
-					 E1000E_TCTL_COLD(63) | E1000E_TCTL_RTLC);
+	WRITE_ALL(d, { E1000E_TDBAL, (uint32_t)d->tx_ring_pa },
+		  { E1000E_TDBAH, (uint32_t)(d->tx_ring_pa >> 32) },
+		  { E1000E_TDLEN, E1000E_TX_DESC * sizeof(struct e1000e_tx_desc) },
+		  { E1000E_TDH, 0 }, { E1000E_TDT, 0 }, { E1000E_TIDV, 0 }, { E1000E_TADV, 0 },
+		  { E1000E_TXDCTL, E1000E_TXDCTL_GRAN | E1000E_TXDCTL_MUST1 },
+		  { E1000E_TARC0, e1000e_rd(d, E1000E_TARC0) | E1000E_TARC_ENABLE },
+		  { E1000E_TIPG, E1000E_TIPG_COPPER },
+		  { E1000E_TCTL, E1000E_TCTL_EN | E1000E_TCTL_PSP | E1000E_TCTL_CT(15) |
+					 E1000E_TCTL_COLD(63) | E1000E_TCTL_RTLC });
 }
 
 // Receive (DS 4.6.9): extended descriptors, no checksum offload, ring,
-// posted buffers, no delay timers, ITR, then RCTL: 4 KiB buffers, jumbo
-// frames, broadcast, CRC stripped.
+// no delay timers, ITR, the posted buffers (RDT), then RCTL: 4 KiB
+// buffers, jumbo frames, broadcast, CRC stripped.
 static void rx_setup(struct e1000e_dev *d)
 {
-	e1000e_wr(d, E1000E_RFCTL, E1000E_RFCTL_EXSTEN);
-	e1000e_wr(d, E1000E_RXCSUM, 0);
-	e1000e_wr(d, E1000E_RDBAL, (uint32_t)d->rx_ring_pa);
-	e1000e_wr(d, E1000E_RDBAH, (uint32_t)(d->rx_ring_pa >> 32));
-	e1000e_wr(d, E1000E_RDLEN, E1000E_RX_DESC * sizeof(union e1000e_rx_desc));
-	e1000e_wr(d, E1000E_RDH, 0);
-	e1000e_wr(d, E1000E_RDTR, 0);
-	e1000e_wr(d, E1000E_RADV, 0);
-	e1000e_wr(d, E1000E_ITR, E1000E_ITR_VALUE);
-	arch_wmb();
-	e1000e_wr(d, E1000E_RDT, d->rx_fill);
-	e1000e_wr(d, E1000E_RCTL, E1000E_RCTL_EN | E1000E_RCTL_LPE | E1000E_RCTL_BAM |
+	WRITE_ALL(d, { E1000E_RFCTL, E1000E_RFCTL_EXSTEN }, { E1000E_RXCSUM, 0 },
+		  { E1000E_RDBAL, (uint32_t)d->rx_ring_pa },
+		  { E1000E_RDBAH, (uint32_t)(d->rx_ring_pa >> 32) },
+		  { E1000E_RDLEN, E1000E_RX_DESC * sizeof(union e1000e_rx_desc) },
+		  { E1000E_RDH, 0 }, { E1000E_RDTR, 0 }, { E1000E_RADV, 0 },
+		  { E1000E_ITR, E1000E_ITR_VALUE });
+	arch_wmb(); // the posted descriptors are in memory before RDT
+	WRITE_ALL(d, { E1000E_RDT, d->rx_fill },
+		  { E1000E_RCTL, E1000E_RCTL_EN | E1000E_RCTL_LPE | E1000E_RCTL_BAM |
 					 E1000E_RCTL_RDMTS_HALF | E1000E_RCTL_BSIZE_4096 |
-					 E1000E_RCTL_BSEX | E1000E_RCTL_SECRC);
+					 E1000E_RCTL_BSEX | E1000E_RCTL_SECRC });
 }
 
 // ---- interrupts ----
@@ -225,30 +230,12 @@ static void irq_setup(struct e1000e_dev *d)
 
 // ---- the netdev seam ----
 
-static int nd_tx_batch(struct netdev *nd, const struct netpkt *p, int n)
-{
-	return e1000e_tx_batch(of(nd), p, n);
-}
-static int nd_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg)
-{
-	return e1000e_tx_reclaim(of(nd), done, arg);
-}
-static int nd_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
-{
-	return e1000e_rx_poll(of(nd), out, max);
-}
-static int nd_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
-{
-	return e1000e_rx_refill(of(nd), pages, n);
-}
-static int nd_rx_free_slots(struct netdev *nd) { return e1000e_rx_free_slots(of(nd)); }
-
 // IMS/IMC (DS 10.2.4.4-5). Setting a mask bit whose cause is pending
 // interrupts at once: "poll until empty, unmask, poll once more" loses
 // no wake-up.
 static void nd_rx_irq(struct netdev *nd, bool on)
 {
-	struct e1000e_dev *d = of(nd);
+	struct e1000e_dev *d = e1000e_of(nd);
 	if (d->in.vector < 0)
 		return;
 	d->ims = on ? d->ims | E1000E_INT_RX : d->ims & ~E1000E_INT_RX;
@@ -257,7 +244,7 @@ static void nd_rx_irq(struct netdev *nd, bool on)
 
 static bool nd_link_up(struct netdev *nd)
 {
-	return e1000e_rd(of(nd), E1000E_STATUS) & E1000E_STATUS_LU;
+	return e1000e_rd(e1000e_of(nd), E1000E_STATUS) & E1000E_STATUS_LU;
 }
 
 // Clear-on-read counters (DS 10.2.7) added up.
@@ -271,7 +258,7 @@ static void hw_counters(struct e1000e_dev *d)
 
 static void nd_get_stats(struct netdev *nd, struct netdev_stats *s)
 {
-	struct e1000e_dev *d = of(nd);
+	struct e1000e_dev *d = e1000e_of(nd);
 	if (d->pci)
 		hw_counters(d);
 	d->st.rx_no_buf = d->in.hw_rnbc;
@@ -282,8 +269,8 @@ static void nd_get_stats(struct netdev *nd, struct netdev_stats *s)
 static void nd_detach(struct netdev *nd);
 
 static const struct netdev_ops e1000e_ops = {
-	.tx_batch = nd_tx_batch, .tx_reclaim = nd_tx_reclaim, .rx_poll = nd_rx_poll,
-	.rx_refill = nd_rx_refill, .rx_free_slots = nd_rx_free_slots, .rx_irq = nd_rx_irq,
+	.tx_batch = e1000e_tx_batch, .tx_reclaim = e1000e_tx_reclaim, .rx_poll = e1000e_rx_poll,
+	.rx_refill = e1000e_rx_refill, .rx_free_slots = e1000e_rx_free_slots, .rx_irq = nd_rx_irq,
 	.link_up = nd_link_up, .get_stats = nd_get_stats, .detach = nd_detach,
 };
 
@@ -291,7 +278,7 @@ bool e1000e_info(struct netdev *nd, struct e1000e_info *out)
 {
 	if (!nd || nd->ops != &e1000e_ops)
 		return false;
-	struct e1000e_dev *d = of(nd);
+	struct e1000e_dev *d = e1000e_of(nd);
 	if (d->pci)
 		hw_counters(d);
 	*out = d->in;
@@ -364,25 +351,22 @@ static const struct pci_id e1000e_ids[] = {
 
 int e1000e_probe_all(void)
 {
-	uint64_t t0 = timer_now_us();
-	int n = pci_probe(e1000e_ids, (int)(sizeof(e1000e_ids) / sizeof(e1000e_ids[0])));
-	if (n > 0)
-		pr_info("e1000e: %d NIC(s) attached, %lu us\n", n, timer_now_us() - t0);
-	return n;
+	return pci_probe(e1000e_ids, (int)(sizeof(e1000e_ids) / sizeof(e1000e_ids[0])));
 }
 
 // No DMA and no interrupts any more, then the frames go back: queued
 // sends unpinned, buffers and rings freed.
 static void nd_detach(struct netdev *nd)
 {
-	struct e1000e_dev *d = of(nd);
+	struct e1000e_dev *d = e1000e_of(nd);
 	if (!d->pci)
 		return;
-	hw_reset(d);
+	if (d->tx_used)
+		pr_warn("e1000e %d: detach unpins %u send descriptors never reclaimed\n", d->idx,
+			d->tx_used);
+	hw_reset(d); // interrupts masked, DMA stopped, the NIC reset
 	pci_irq_detach(d->pci);
 	pci_disable(d->pci);
-	if (d->tx_used)
-		pr_warn("e1000e %d: detach drops %u unreclaimed send descriptors\n", d->idx, d->tx_used);
 	e1000e_rings_free(d);
 	pci_release(d->pci);
 	d->pci = NULL;

@@ -54,13 +54,16 @@ static inline void e1000e_wr(struct e1000e_dev *d, uint32_t reg, uint32_t v)
 	arch_mmio_wr32(d->regs + reg, v);
 }
 
-// e1000e_ring.c
+// The device behind one of its netdevs (the netdev is its first member).
+static inline struct e1000e_dev *e1000e_of(struct netdev *nd) { return (struct e1000e_dev *)nd; }
+
+// e1000e_ring.c: rings and buffers; the data-path netdev ops themselves.
 int e1000e_rings_alloc(struct e1000e_dev *d);     // -E_NOMEM, changing nothing
 uint64_t e1000e_rings_free(struct e1000e_dev *d); // frames freed (queued sends unpinned)
-int e1000e_tx_batch(struct e1000e_dev *d, const struct netpkt *pkts, int n);
-int e1000e_tx_reclaim(struct e1000e_dev *d, void (*done)(uint64_t, void *), void *arg);
-int e1000e_rx_poll(struct e1000e_dev *d, struct rxfrag *out, int max);
-int e1000e_rx_refill(struct e1000e_dev *d, const paddr_t *pages, int n);
-int e1000e_rx_free_slots(struct e1000e_dev *d);
 uint64_t e1000e_frames_owned(struct e1000e_dev *d);
+int e1000e_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n);
+int e1000e_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg);
+int e1000e_rx_poll(struct netdev *nd, struct rxfrag *out, int max);
+int e1000e_rx_refill(struct netdev *nd, const paddr_t *pages, int n);
+int e1000e_rx_free_slots(struct netdev *nd);
 #endif

@@ -30,20 +30,24 @@ static uint32_t tx_release(struct e1000e_dev *d, uint32_t n)
 	return bytes;
 }
 
+// Frees the ring at *pa (npages frames), if any; returns the frames freed.
+static uint64_t ring_free(paddr_t *pa, uint64_t npages)
+{
+	if (!*pa)
+		return 0;
+	dma_free_contig(*pa, (int)npages);
+	*pa = 0;
+	return npages;
+}
+
 uint64_t e1000e_rings_free(struct e1000e_dev *d)
 {
-	uint64_t n = 0;
+	uint64_t n = d->rx_posted;
 	tx_release(d, d->tx_used);
-	for (int i = 0; i < E1000E_RX_DESC; i++)
-		if (d->rxbuf[i])
-			dma_free_buf(d->rxbuf[i]), d->rxbuf[i] = 0, n++;
-	d->rx_posted = 0;
-	if (d->tx_ring_pa)
-		dma_free_contig(d->tx_ring_pa, E1000E_TX_RING_FRAMES), n += E1000E_TX_RING_FRAMES;
-	if (d->rx_ring_pa)
-		dma_free_contig(d->rx_ring_pa, E1000E_RX_RING_FRAMES), n += E1000E_RX_RING_FRAMES;
-	d->tx_ring_pa = d->rx_ring_pa = 0;
-	return n;
+	for (uint32_t i = d->rx_next; d->rx_posted; d->rx_posted--, i = e1000e_ring_add(i, 1, E1000E_RX_DESC))
+		dma_free_buf(d->rxbuf[i]), d->rxbuf[i] = 0;
+	return n + ring_free(&d->tx_ring_pa, E1000E_TX_RING_FRAMES) +
+	       ring_free(&d->rx_ring_pa, E1000E_RX_RING_FRAMES);
 }
 
 // Rings zeroed, every receive slot but one given a zeroed page (a
@@ -109,8 +113,9 @@ static void tx_queue(struct e1000e_dev *d, const struct netpkt *p)
 
 static uint32_t tx_free(struct e1000e_dev *d) { return E1000E_TX_DESC - 1 - d->tx_used; }
 
-int e1000e_tx_batch(struct e1000e_dev *d, const struct netpkt *pkts, int n)
+int e1000e_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
 {
+	struct e1000e_dev *d = e1000e_of(nd);
 	int r = netpkt_check_batch(pkts, n, E1000E_MIN_FRAME, E1000E_MAX_FRAME);
 	if (r < 0)
 		return d->st.tx_rejected++, r;
@@ -126,74 +131,85 @@ int e1000e_tx_batch(struct e1000e_dev *d, const struct netpkt *pkts, int n)
 	return q;
 }
 
-// Packets whose EOP descriptor has DD, oldest first.
-int e1000e_tx_reclaim(struct e1000e_dev *d, void (*done)(uint64_t, void *), void *arg)
+// The written-back status of the oldest queued packet's EOP descriptor
+// (RS is set there only); 0 when nothing is queued.
+static uint32_t oldest_sta(struct e1000e_dev *d)
 {
+	if (!d->tx_used)
+		return 0;
+	uint32_t eop = e1000e_ring_add(d->tx_clean, d->txs[d->tx_clean].ndesc - 1u, E1000E_TX_DESC);
+	return d->tx[eop].sta;
+}
+
+// Packets whose EOP descriptor has DD, oldest first.
+int e1000e_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg)
+{
+	struct e1000e_dev *d = e1000e_of(nd);
 	int n = 0;
-	while (d->tx_used) {
-		const struct e1000e_txslot *s = &d->txs[d->tx_clean];
-		uint32_t sta = d->tx[e1000e_ring_add(d->tx_clean, s->ndesc - 1u, E1000E_TX_DESC)].sta;
-		if (!(sta & E1000E_TXS_DD))
-			break;
-		uint64_t cookie = s->cookie;
+	for (uint32_t sta; (sta = oldest_sta(d)) & E1000E_TXS_DD; n++) {
+		const struct e1000e_txslot first = d->txs[d->tx_clean];
 		d->in.tx_errors += (sta & (E1000E_TXS_EC | E1000E_TXS_LC)) != 0;
-		d->st.tx_bytes += tx_release(d, s->ndesc);
+		d->st.tx_bytes += tx_release(d, first.ndesc);
 		d->st.tx_frames++;
-		n++;
 		if (done)
-			done(cookie, arg);
+			done(first.cookie, arg);
 	}
 	return n;
 }
 
 // ---- receive ----
 
-int e1000e_rx_poll(struct e1000e_dev *d, struct rxfrag *out, int max)
+// Hands out the buffer at rx_next if the NIC has written it back: the
+// page becomes the caller's, the slot waits for a refill.
+static bool rx_take(struct e1000e_dev *d, struct rxfrag *out)
 {
+	uint32_t i = d->rx_next;
+	union e1000e_rx_desc r = d->rx[i];
+	struct e1000e_rx_wb w = e1000e_rx_parse(&r);
+	if (!w.done)
+		return false;
+	*out = (struct rxfrag){ .pa = d->rxbuf[i], .len = w.len, .eop = w.eop, .error = w.error };
+	dma_unpin(d->rxbuf[i], PAGE_SIZE);
+	d->rxbuf[i] = 0;
+	d->rx[i].rd.zero = 0; // DD clear until the slot is posted again
+	d->rx_next = e1000e_ring_add(i, 1, E1000E_RX_DESC);
+	d->rx_posted--;
+	d->st.rx_bytes += w.len;
+	d->st.rx_frames += w.eop;
+	d->st.rx_errors += w.error;
+	d->in.rx_descs++;
+	return true;
+}
+
+int e1000e_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
+{
+	struct e1000e_dev *d = e1000e_of(nd);
 	int n = 0;
-	for (; n < max && d->rx_posted; n++) {
-		uint32_t i = d->rx_next;
-		union e1000e_rx_desc r = d->rx[i];
-		struct e1000e_rx_wb w = e1000e_rx_parse(&r);
-		if (!w.done)
-			break;
-		out[n] = (struct rxfrag){ .pa = d->rxbuf[i], .len = w.len, .eop = w.eop, .error = w.error };
-		d->st.rx_bytes += w.len;
-		d->st.rx_frames += w.eop;
-		d->st.rx_errors += w.error;
-		d->in.rx_descs++;
-		dma_unpin(d->rxbuf[i], PAGE_SIZE);
-		d->rxbuf[i] = 0;
-		d->rx[i].rd.zero = 0; // DD clear until the slot is posted again
-		d->rx_next = e1000e_ring_add(i, 1, E1000E_RX_DESC);
-		d->rx_posted--;
-	}
+	while (n < max && d->rx_posted && rx_take(d, &out[n]))
+		n++;
 	return n;
 }
 
-int e1000e_rx_free_slots(struct e1000e_dev *d) { return E1000E_RX_DESC - 1 - (int)d->rx_posted; }
-
-// Checks every page before taking any: a refused call changes nothing.
-int e1000e_rx_refill(struct e1000e_dev *d, const paddr_t *pages, int n)
+int e1000e_rx_free_slots(struct netdev *nd)
 {
-	if (n < 0 || (n > 0 && !pages))
-		return d->st.rx_refill_rejected++, -E_INVAL;
-	int k = n < e1000e_rx_free_slots(d) ? n : e1000e_rx_free_slots(d);
-	for (int i = 0; i < k; i++) {
-		long r = dma_check_buf(pages[i]); // a page listed twice is pinned by then
-		if (r < 0) {
-			while (i-- > 0)
-				dma_unpin(pages[i], PAGE_SIZE);
-			return d->st.rx_refill_rejected++, (int)r;
-		}
-		dma_pin(pages[i], PAGE_SIZE);
-	}
+	return E1000E_RX_DESC - 1 - (int)e1000e_of(nd)->rx_posted;
+}
+
+// Checks every page before taking any (netpkt_pin_pages): a refused call
+// changes nothing. One RDT write for all it took.
+int e1000e_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
+{
+	struct e1000e_dev *d = e1000e_of(nd);
+	int k = n < e1000e_rx_free_slots(nd) ? n : e1000e_rx_free_slots(nd);
+	int r = n < 0 || (n > 0 && !pages) ? -E_INVAL : netpkt_pin_pages(pages, k);
+	if (r < 0)
+		return d->st.rx_refill_rejected++, r;
 	for (int i = 0; i < k; i++)
 		rx_post(d, pages[i]);
-	if (k > 0) {
-		arch_wmb();
-		e1000e_wr(d, E1000E_RDT, d->rx_fill);
-		d->st.rx_refills++;
-	}
+	if (k == 0)
+		return 0;
+	arch_wmb();
+	e1000e_wr(d, E1000E_RDT, d->rx_fill);
+	d->st.rx_refills++;
 	return k;
 }
