@@ -22,24 +22,10 @@
 #include <string.h>
 
 #define WAIT_US 10000000
-#define LINK_WAIT_US 60000000
 #define BATCH_MAX NETTEST_BATCH_MAX
 
-static int enics(struct netdev **out)
-{
-	int n = 0;
-	for (int i = 0; i < netdev_count(); i++)
-		if (!strcmp(netdev_get(i)->family, "e1000e"))
-			out[n++] = netdev_get(i);
-	return n;
-}
-
-static struct netdev_stats stats(struct netdev *nd)
-{
-	struct netdev_stats s;
-	nd->ops->get_stats(nd, &s);
-	return s;
-}
+static int enics(struct netdev **out) { return nettest_family("e1000e", out); }
+static struct netdev_stats stats(struct netdev *nd) { return nettest_stats(nd); }
 
 static struct e1000e_info info(struct netdev *nd)
 {
@@ -249,33 +235,9 @@ static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t 
 	nettest_report("e1000e_rx_irq_unmask_pending", ok3);
 }
 
-static int refill_expect(struct netdev *b, const paddr_t *p, int n, int want)
-{
-	int free0 = b->ops->rx_free_slots(b), r = b->ops->rx_refill(b, p, n);
-	bool ok = r == want && b->ops->rx_free_slots(b) == free0;
-	if (!ok)
-		kprintf("  rx_refill returned %d (%s), want %s\n", r, err_name(r), err_name(want));
-	return !ok;
-}
-
-// Unaligned, freed, kernel-image, repeated and pinned pages are refused
-// whole; then the two kept pages go back.
 static void test_refill_reject(struct netdev *b, const paddr_t kept[2])
 {
-	extern char __image_start[];
-	paddr_t x = dma_alloc_page(), gone = dma_alloc_page(), twice[2] = { x, x };
-	dma_free_page(gone);
-	paddr_t odd = x + 8, image = PAGE_ROUND_UP(arch_v2p(__image_start));
-	int bad = refill_expect(b, &odd, 1, -E_INVAL) + refill_expect(b, &gone, 1, -E_INVAL) +
-		  refill_expect(b, &image, 1, -E_INVAL) + refill_expect(b, twice, 2, -E_BUSY) +
-		  refill_expect(b, &x, -1, -E_INVAL);
-	dma_pin(x, PAGE_SIZE);
-	bad += refill_expect(b, &x, 1, -E_BUSY);
-	dma_unpin(x, PAGE_SIZE);
-	dma_free_page(x);
-	bad += b->ops->rx_free_slots(b) != 2 || b->ops->rx_refill(b, kept, 2) != 2 ||
-	       b->ops->rx_free_slots(b) != 0;
-	nettest_report("e1000e_rx_refill_reject_bad_pages", bad == 0);
+	nettest_report("e1000e_rx_refill_reject_bad_pages", nettest_refill_reject(b, kept) == 0);
 }
 
 static int tx_expect(void *arg, struct netpkt *p, int n, int want)
@@ -309,19 +271,13 @@ static bool balance(uint64_t free0, uint64_t owned0)
 	return ok;
 }
 
-static bool mac_ok(const struct netdev *d)
-{
-	static const uint8_t z[6];
-	return memcmp(d->mac, z, 6) && !(d->mac[0] & 1);
-}
-
 static void mode_loop(void)
 {
 	struct netdev *v[NETDEV_MAX];
 	int n = enics(v);
 	bool ok = n >= 2;
 	for (int i = 0; i < n; i++) {
-		ok = ok && mac_ok(v[i]) && info(v[i]).vector >= 0 && v[i]->max_frame == 9018;
+		ok = ok && nettest_mac_ok(v[i]) && info(v[i]).vector >= 0 && v[i]->max_frame == 9018;
 		for (int j = 0; j < i; j++)
 			ok = ok && memcmp(v[i]->mac, v[j]->mac, 6);
 	}
@@ -330,13 +286,7 @@ static void mode_loop(void)
 	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all();
 	uint32_t seq = 1;
 	paddr_t kept[2];
-	char name[2][40];
-	for (int i = 0; i + 1 < n; i += 2) {
-		fmt_snprintf(name[0], sizeof(name[0]), "e1000e_loop_%d_to_%d", i, i + 1);
-		fmt_snprintf(name[1], sizeof(name[1]), "e1000e_loop_%d_to_%d", i + 1, i);
-		test_direction(name[0], v[i], v[i + 1], &seq);
-		test_direction(name[1], v[i + 1], v[i], &seq);
-	}
+	nettest_each_way(v, n, "e1000e", test_direction, &seq);
 	test_long_piece(v[0], v[1], &seq);
 	test_overrun(v[0], v[1], &seq);
 	test_irq(v[0], v[1], &seq, kept);
@@ -349,101 +299,28 @@ static void mode_loop(void)
 static void mode_basic(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	if (!nettest_report("e1000e_basic_attach_mac", enics(v) >= 1 && mac_ok(v[0])))
+	if (!nettest_report("e1000e_basic_attach_mac", enics(v) >= 1 && nettest_mac_ok(v[0])))
 		return;
-	struct netdev *d = v[0];
-	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all(), next = 1;
-	static struct nettest_batch bt;
-	struct netdev_stats s0 = stats(d);
-	bool ok = nettest_build_batch(&bt, d, NULL, mix, 4, 1) && d->ops->tx_batch(d, bt.pkt, 4) == 4;
-	int got = 0;
-	for (uint64_t t0 = timer_now_us(); ok && got < 4 && timer_now_us() - t0 < WAIT_US;)
-		got += d->ops->tx_reclaim(d, nettest_done_in_order, &next);
-	nettest_free_batch(&bt);
-	struct netdev_stats s1 = stats(d);
-	kprintf("  sent %lu frames, %lu bytes, %lu doorbell(s)\n", s1.tx_frames - s0.tx_frames,
-		s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells);
-	nettest_report("e1000e_basic_send", ok && got == 4 && next == 5 &&
-						   s1.doorbells - s0.doorbells == 1);
+	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all();
+	struct netdev_stats s0, s1;
+	bool ok = nettest_send_broadcast(v[0], &s0, &s1);
+	nettest_report("e1000e_basic_send", ok && s1.doorbells - s0.doorbells == 1);
 	nettest_report("e1000e_basic_frames_balance", balance(free0, owned0));
-}
-
-static volatile int link_calls;
-
-static void on_link(struct netdev *nd, bool up, void *arg)
-{
-	(void)nd, (void)up, (void)arg;
-	link_calls++;
-}
-
-// The NIC whose link is `up` after a change counted since base[], or -1.
-static int wait_link(struct netdev **v, int n, bool up, uint64_t *base)
-{
-	int found = -1;
-	for (uint64_t t0 = timer_now_us(); found < 0 && timer_now_us() - t0 < LINK_WAIT_US;) {
-		for (int i = 0; i < n && found < 0; i++)
-			if (stats(v[i]).link_changes > base[i] && v[i]->ops->link_up(v[i]) == up)
-				found = i;
-		if (found < 0)
-			arch_idle();
-	}
-	for (int i = 0; i < n; i++)
-		base[i] = stats(v[i]).link_changes;
-	return found;
 }
 
 static void mode_link(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	uint64_t base[NETDEV_MAX];
-	int n = enics(v);
-	for (int i = 0; i < n; i++)
-		v[i]->link_change = on_link, base[i] = stats(v[i]).link_changes;
-	kprintf("e1000etest: waiting for link down\n");
-	int down = n ? wait_link(v, n, false, base) : -1;
-	nettest_report("e1000e_link_down_irq", down >= 0);
-	kprintf("e1000etest: waiting for link up\n");
-	int up = down >= 0 ? wait_link(v, n, true, base) : -1;
-	kprintf("  link down on NIC %d, up on NIC %d, %d link_change calls\n", down, up, link_calls);
-	nettest_report("e1000e_link_up_irq", up == down && up >= 0 && link_calls >= 2);
-	for (int i = 0; i < n; i++)
-		v[i]->link_change = NULL;
-}
-
-static int pinned_pages(const struct nettest_batch *b)
-{
-	int n = 0;
-	for (int i = 0; i < b->nframes; i++)
-		n += dma_check_buf(b->frames[i]) == -E_BUSY;
-	return n;
+	nettest_link(v, enics(v), "e1000e");
 }
 
 // A batch queued and never reclaimed is unpinned by detach; every frame
-// goes back; probing again takes the same number.
+// goes back; probing again takes the same number (../nettest.c).
 static void mode_detach(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	static struct nettest_batch bt;
-	if (!nettest_report("e1000e_detach_has_nic", enics(v) >= 1))
-		return;
-	int regs = netdev_count();
-	bool ok = nettest_build_batch(&bt, v[0], NULL, mix, 4, 1) &&
-		  v[0]->ops->tx_batch(v[0], bt.pkt, 4) == 4;
-	int pinned = pinned_pages(&bt);
-	uint64_t free0 = dma_free_frames(), owned = netdev_frames_owned_all();
-	int gone = netdev_detach_all();
-	uint64_t free1 = dma_free_frames();
-	int still = pinned_pages(&bt), npages = bt.nframes;
-	nettest_free_batch(&bt);
-	uint64_t free2 = dma_free_frames();
-	netdev_probe_all();
-	ok = ok && gone == regs && free1 == free0 + owned && netdev_count() == regs &&
-	     netdev_frames_owned_all() == owned && dma_free_frames() == free2 - owned;
-	kprintf("  detach: %d NIC(s), %lu frames freed, %d of %d send pages pinned before, %d "
-		"after; attached again: %d NIC(s), %lu frames\n",
-		gone, free1 - free0, pinned, npages, still, netdev_count(), netdev_frames_owned_all());
-	nettest_report("e1000e_detach_unpins_inflight", pinned == npages && npages > 0 && still == 0);
-	nettest_report("e1000e_detach_frees_all", ok);
+	if (nettest_report("e1000e_detach_has_nic", enics(v) >= 1))
+		nettest_detach(v[0], "e1000e", NULL);
 }
 
 int e1000e_selftest(const char *modes)

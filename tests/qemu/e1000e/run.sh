@@ -7,7 +7,9 @@
 #                balance) and detach (sends in flight unpinned, every
 #                frame back, attached again); about 5 s;
 #   e1000e_link  set_link off/on in QEMU's monitor: link-down and link-up
-#                interrupts (LSC); about 5 s.
+#                interrupts (LSC); about 5 s;
+#   e1000e_unwired  one NIC without a peer: attach, MAC, a broadcast batch
+#                sent with one doorbell and reclaimed; about 2 s.
 # Usage: tests/qemu/e1000e/run.sh KERNEL
 # Prints one TEST line per test and "e1000e tests: N passed, M failed".
 kernel=$1
@@ -23,5 +25,7 @@ count "$root/tests/qemu/e1000/boot.sh" "$kernel" e1000e_loop "run=hello e1000ete
 	"$loop_pats" $(nic_pair e1000e a b 56 57 romfile=)
 # shellcheck disable=SC2046
 count link_case e1000e_link e1000etest e1000e $(nic_pair e1000e a b 56 57 romfile=)
+count "$root/tests/qemu/e1000/boot.sh" "$kernel" e1000e_unwired "run=hello e1000etest=basic" \
+	"TEST e1000e_basic_send ... ok;e1000etest: 3 passed, 0 failed" -device e1000e,romfile=
 echo "e1000e tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
