@@ -336,6 +336,49 @@ void nettest_each_way(struct netdev **v, int n, const char *who,
 	}
 }
 
+#define WAIT_ONE_US 10000000
+
+bool nettest_send_one(struct netdev *a, const struct netdev *b, uint32_t seq, uint32_t size)
+{
+	static struct nettest_batch bt;
+	uint64_t next = seq, t0 = timer_now_us();
+	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
+	int got = 0;
+	while (ok && got == 0 && timer_now_us() - t0 < WAIT_ONE_US)
+		if ((got = a->ops->tx_reclaim(a, nettest_done_in_order, &next)) == 0)
+			arch_idle();
+	nettest_free_batch(&bt);
+	return ok && got == 1 && next == seq + 1;
+}
+
+bool nettest_poll_one(struct netdev *b, paddr_t *page, uint16_t len)
+{
+	struct rxfrag f;
+	int n = 0;
+	for (uint64_t t0 = timer_now_us(); n == 0 && timer_now_us() - t0 < WAIT_ONE_US;)
+		if ((n = b->ops->rx_poll(b, &f, 1)) == 0)
+			arch_idle();
+	*page = n == 1 ? f.pa : 0;
+	return n == 1 && f.eop && f.len == len;
+}
+
+static volatile int ready_calls; // written in the interrupt (or from rx_irq)
+
+void nettest_on_ready(struct netdev *nd, void *arg)
+{
+	(void)nd, (void)arg;
+	ready_calls++;
+}
+
+int nettest_ready_calls(void) { return ready_calls; }
+
+bool nettest_wait_ready(int want)
+{
+	for (uint64_t t0 = timer_now_us(); ready_calls < want && timer_now_us() - t0 < WAIT_ONE_US;)
+		arch_idle();
+	return ready_calls >= want;
+}
+
 static const uint32_t four_sizes[4] = { 60, 1514, 4096 + 30, 9018 };
 
 bool nettest_send_broadcast(struct netdev *nd, struct netdev_stats *s0, struct netdev_stats *s1)

@@ -94,6 +94,18 @@ void nettest_each_way(struct netdev **v, int n, const char *who,
 		      void (*dir)(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq),
 		      uint32_t *seq);
 
+// One frame of `size` bytes, packet seq, a -> b; true once a reclaimed it
+// (10 s at most).
+bool nettest_send_one(struct netdev *a, const struct netdev *b, uint32_t seq, uint32_t size);
+// Polls b until a buffer is there (10 s at most); its page becomes the
+// caller's (*page, 0 if none). True when it is a whole frame of len bytes.
+bool nettest_poll_one(struct netdev *b, paddr_t *page, uint16_t len);
+// An rx_ready callback that counts its calls (interrupt context), and a
+// wait (10 s at most) until it has been called `want` times in all.
+void nettest_on_ready(struct netdev *nd, void *arg);
+int nettest_ready_calls(void);
+bool nettest_wait_ready(int want);
+
 // Sends one broadcast batch of 60, 1514, 4126 and 9018 bytes from nd (no
 // peer needed) in one tx_batch and reclaims it; s0 and s1 get nd's
 // counters before and after. True when all four were queued and reported

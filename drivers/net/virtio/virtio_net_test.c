@@ -187,47 +187,15 @@ static void test_direction(const char *name, struct netdev *a, struct netdev *b,
 
 // ---- receive interrupts ----
 
-// Written in the interrupt (or from rx_irq): volatile across idle loops.
-static volatile int ready_calls;
-
-static void on_ready(struct netdev *nd, void *arg)
-{
-	(void)nd, (void)arg;
-	ready_calls++;
-}
-
-// Sends one 60-byte frame a -> b and waits until a reclaimed it.
+// One 60-byte frame a -> b, reclaimed (../nettest.c), counted as a call.
 static bool send_one(struct netdev *a, struct netdev *b, uint32_t seq)
 {
-	static struct nettest_batch bt;
-	uint32_t size = 60;
-	uint64_t next = seq, t0 = timer_now_us();
-	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
-	int got = 0;
+	bool ok = nettest_send_one(a, b, seq, 60);
 	tx_calls += ok;
-	while (ok && got == 0 && timer_now_us() - t0 < WAIT_US) {
-		got = a->ops->tx_reclaim(a, nettest_done_in_order, &next);
-		if (got == 0)
-			arch_idle();
-	}
-	nettest_free_batch(&bt);
-	return ok && got == 1 && next == seq + 1;
+	return ok;
 }
 
-// Polls b until one 60-byte frame is there; its page becomes the caller's.
-static bool poll_one(struct netdev *b, paddr_t *page)
-{
-	struct rxfrag f;
-	uint64_t t0 = timer_now_us();
-	int n = 0;
-	while (n == 0 && timer_now_us() - t0 < WAIT_US) {
-		n = b->ops->rx_poll(b, &f, 1);
-		if (n == 0)
-			arch_idle();
-	}
-	*page = n == 1 ? f.pa : 0;
-	return n == 1 && f.eop && f.len == 60;
-}
+static bool poll_one(struct netdev *b, paddr_t *page) { return nettest_poll_one(b, page, 60); }
 
 // Idles until the device has used a receive buffer of b (not handed out).
 static bool wait_used(struct netdev *b)
@@ -238,37 +206,29 @@ static bool wait_used(struct netdev *b)
 	return info(b).rx_used_pending > 0;
 }
 
-static bool wait_calls(int want)
-{
-	uint64_t t0 = timer_now_us();
-	while (ready_calls < want && timer_now_us() - t0 < WAIT_US)
-		arch_idle();
-	return ready_calls >= want;
-}
-
 // A frame interrupts; masked, one does not; unmasking with it pending
 // signals at once; unmasking with nothing pending signals nothing.
 static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t kept[2])
 {
 	void (*saved)(struct netdev *, void *) = b->rx_ready;
-	b->rx_ready = on_ready;
-	int c0 = ready_calls;
+	b->rx_ready = nettest_on_ready;
+	int c0 = nettest_ready_calls();
 	uint64_t i0 = stats(b).irqs;
-	bool ok1 = send_one(a, b, (*seq)++) && wait_calls(c0 + 1) && poll_one(b, &kept[0]);
+	bool ok1 = send_one(a, b, (*seq)++) && nettest_wait_ready(c0 + 1) && poll_one(b, &kept[0]);
 	uint64_t i1 = stats(b).irqs;
 	b->ops->rx_irq(b, false);
-	int c1 = ready_calls;
+	int c1 = nettest_ready_calls();
 	bool ok2 = send_one(a, b, (*seq)++) && wait_used(b);
 	nettest_idle_us(20000);
-	ok2 = ok2 && ready_calls == c1 && stats(b).irqs == i1;
+	ok2 = ok2 && nettest_ready_calls() == c1 && stats(b).irqs == i1;
 	b->ops->rx_irq(b, true);
-	bool ok3 = ready_calls == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
+	bool ok3 = nettest_ready_calls() == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
 	b->ops->rx_irq(b, false);
 	b->ops->rx_irq(b, true);
-	bool ok4 = ready_calls == c1 + 1;
+	bool ok4 = nettest_ready_calls() == c1 + 1;
 	b->rx_ready = saved;
 	kprintf("  irqs %lu -> %lu (frame) -> %lu (masked frame, then unmasked); rx_ready calls %d\n",
-		i0, i1, stats(b).irqs, ready_calls);
+		i0, i1, stats(b).irqs, nettest_ready_calls());
 	nettest_report("virtio_rx_irq_on_frame", ok1 && i1 > i0);
 	nettest_report("virtio_rx_irq_masked", ok2);
 	nettest_report("virtio_rx_irq_unmask_pending", ok3);
