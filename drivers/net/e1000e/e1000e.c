@@ -21,7 +21,8 @@
 #define NVM_TIMEOUT_US 10000   // EEC.AUTO_RD and each EERD read
 
 static struct e1000e_dev nics[E1000E_MAX_NICS];
-static int nnics;
+static int nnics; // entries of nics[] used since the table was last empty
+static int nlive; // of them, NICs attached now
 
 // dma_map_mmio cannot unmap: a function's window is kept for its next attach.
 static struct {
@@ -186,15 +187,17 @@ static void rx_setup(struct e1000e_dev *d)
 
 // ---- interrupts ----
 
+// LSC: the link as STATUS has it now; a change is counted, printed and
+// reported to the stack.
 static void link_changed(struct e1000e_dev *d)
 {
-	bool up = e1000e_rd(d, E1000E_STATUS) & E1000E_STATUS_LU;
-	if (up == d->link)
-		return;
-	d->link = up;
-	d->st.link_changes++;
-	kprintf("e1000e %d: link %s\n", d->idx, up ? "up" : "down");
-	netdev_link_change(&d->nd, up);
+	bool was = d->link;
+	d->link = e1000e_rd(d, E1000E_STATUS) & E1000E_STATUS_LU;
+	if (d->link != was) {
+		d->st.link_changes++;
+		kprintf("e1000e %d: link %s\n", d->idx, d->link ? "up" : "down");
+		netdev_link_change(&d->nd, d->link);
+	}
 }
 
 // The causes are written back to ICR, which clears them (DS 10.2.4.1)
@@ -336,7 +339,7 @@ static int e1000e_attach(struct pci_dev *p, uintptr_t unused)
 	d->nd.max_frame = E1000E_MAX_FRAME;
 	d->nd.rx_slots = E1000E_RX_DESC - 1;
 	d->nd.tx_slots = E1000E_TX_DESC - 1;
-	nnics++;
+	nnics++, nlive++;
 	print_attach(d, sum_ok);
 	netdev_register(&d->nd);
 	return 0;
@@ -370,9 +373,6 @@ static void nd_detach(struct netdev *nd)
 	e1000e_rings_free(d);
 	pci_release(d->pci);
 	d->pci = NULL;
-	bool any = false;
-	for (int i = 0; i < nnics; i++)
-		any |= nics[i].pci != NULL;
-	if (!any)
-		nnics = 0;
+	if (--nlive == 0)
+		nnics = 0; // every NIC gone: the next probe numbers from 0 again
 }

@@ -118,38 +118,12 @@ static void test_long_piece(struct netdev *a, struct netdev *b, uint32_t *seq)
 	nettest_report("e1000e_tx_long_piece_split", ok && descs == 3);
 }
 
-// Sends one 60-byte frame a -> b and waits until a reclaimed it.
-static bool send_one(struct netdev *a, struct netdev *b, uint32_t seq, uint32_t size)
-{
-	static struct nettest_batch bt;
-	uint64_t next = seq, t0 = timer_now_us();
-	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
-	int got = 0;
-	while (ok && got == 0 && timer_now_us() - t0 < WAIT_US)
-		if ((got = a->ops->tx_reclaim(a, nettest_done_in_order, &next)) == 0)
-			arch_pause();
-	nettest_free_batch(&bt);
-	return ok && got == 1;
-}
-
-// Polls b until one buffer is there; it becomes the caller's.
-static bool poll_one(struct netdev *b, paddr_t *page, uint16_t len)
-{
-	struct rxfrag f;
-	int n = 0;
-	for (uint64_t t0 = timer_now_us(); n == 0 && timer_now_us() - t0 < WAIT_US;)
-		if ((n = b->ops->rx_poll(b, &f, 1)) == 0)
-			arch_idle();
-	*page = n == 1 ? f.pa : 0;
-	return n == 1 && f.eop && f.len == len;
-}
-
 // Keeps all but `leave` of b's buffers out of the ring (in held[]), by
 // receiving 60-byte frames; returns how many it holds.
 static int hold_buffers(struct netdev *a, struct netdev *b, int leave, uint32_t *seq, paddr_t *held)
 {
 	int kept = 0, want = b->rx_slots - b->ops->rx_free_slots(b) - leave;
-	while (kept < want && send_one(a, b, (*seq)++, 60) && poll_one(b, &held[kept], 60))
+	while (kept < want && nettest_send_one(a, b, (*seq)++, 60) && nettest_poll_one(b, &held[kept], 60))
 		kept++;
 	return kept;
 }
@@ -184,7 +158,7 @@ static void test_overrun(struct netdev *a, struct netdev *b, uint32_t *seq)
 	static paddr_t held[E1000E_RX_DESC];
 	int kept = hold_buffers(a, b, 2, seq, held);
 	uint64_t o0 = info(b).rx_overruns, mpc0 = info(b).hw_mpc;
-	bool ok = send_one(a, b, (*seq)++, 9018);
+	bool ok = nettest_send_one(a, b, (*seq)++, 9018);
 	nettest_idle_us(50000);
 	struct rxfrag f[4];
 	int stray = b->ops->rx_poll(b, f, 4);
@@ -197,39 +171,24 @@ static void test_overrun(struct netdev *a, struct netdev *b, uint32_t *seq)
 	nettest_report("e1000e_rx_overrun_counted", ok && o1 > o0 && (dropped || later));
 }
 
-static volatile int ready_calls;
-
-static void on_ready(struct netdev *nd, void *arg)
-{
-	(void)nd, (void)arg;
-	ready_calls++;
-}
-
-static bool wait_calls(int want)
-{
-	for (uint64_t t0 = timer_now_us(); ready_calls < want && timer_now_us() - t0 < WAIT_US;)
-		arch_idle();
-	return ready_calls >= want;
-}
-
 // A frame interrupts; masked, one does not; unmasking with it pending
 // interrupts at once. The two pages received are kept for the refill test.
 static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t kept[2])
 {
 	void (*saved)(struct netdev *, void *) = b->rx_ready;
-	b->rx_ready = on_ready;
-	int c0 = ready_calls;
-	bool ok1 = send_one(a, b, (*seq)++, 60) && wait_calls(c0 + 1) && poll_one(b, &kept[0], 60);
+	b->rx_ready = nettest_on_ready;
+	int c0 = nettest_ready_calls();
+	bool ok1 = nettest_send_one(a, b, (*seq)++, 60) && nettest_wait_ready(c0 + 1) && nettest_poll_one(b, &kept[0], 60);
 	b->ops->rx_irq(b, false);
-	int c1 = ready_calls;
-	bool ok2 = send_one(a, b, (*seq)++, 60);
+	int c1 = nettest_ready_calls();
+	bool ok2 = nettest_send_one(a, b, (*seq)++, 60);
 	nettest_idle_us(20000);
-	ok2 = ok2 && ready_calls == c1;
+	ok2 = ok2 && nettest_ready_calls() == c1;
 	b->ops->rx_irq(b, true);
-	bool ok3 = wait_calls(c1 + 1) && poll_one(b, &kept[1], 60);
+	bool ok3 = nettest_wait_ready(c1 + 1) && nettest_poll_one(b, &kept[1], 60);
 	b->rx_ready = saved;
 	kprintf("  rx_ready calls: %d -> %d (frame), masked frame: %d, unmasked: %d\n", c0, c1, c1,
-		ready_calls);
+		nettest_ready_calls());
 	nettest_report("e1000e_rx_irq_on_frame", ok1);
 	nettest_report("e1000e_rx_irq_masked", ok2);
 	nettest_report("e1000e_rx_irq_unmask_pending", ok3);
