@@ -155,11 +155,13 @@ test-docs: deps
 	tools/check-standalone.sh
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
-# round trips over e1000, each side as server once (tests/interop/run.sh).
+# round trips over e1000, virtio-net and e1000e, each side as server once
+# (tests/interop/run.sh; about 30 s a NIC model).
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
 	tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 	NIC=virtio tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=e1000e tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 
 # The include graph: drivers, managers and arch point one way.
 .PHONY: test-layers
@@ -170,6 +172,7 @@ test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	tests/qemu/e1000/run.sh $(KERNEL) skip-bochs
 	tests/qemu/virtio/run.sh $(KERNEL)
+	tests/qemu/e1000e/run.sh $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 	tests/qemu/isolate/run.sh $(KERNEL)
 
@@ -182,12 +185,13 @@ fuzz: deps $(KERNEL)
 	rc=$$?; grep -a -E '^fuzz:|SUITE|frames:' $(BUILD)/fuzz.log; exit $$rc
 
 # Benchmarks (docs/benchmarks.md): JSON, PNG and REPORT.md in bench/results/
-# (NIC=e1000, the default) or bench/results/virtio/ (NIC=virtio: QEMU's
-# virtio-net-pci,disable-legacy=on in both systems' VMs).
+# (NIC=e1000, the default), bench/results/virtio/ (NIC=virtio: QEMU's
+# virtio-net-pci,disable-legacy=on in both systems' VMs) or
+# bench/results/e1000e/ (NIC=e1000e: QEMU's 82574L).
 # The plots use Debian's python3-matplotlib, hence Debian's own interpreter.
 NIC ?= e1000
-BENCH_OUT = bench/results$(if $(filter virtio,$(NIC)),/virtio)
-BENCH_SMOKE_OUT = $(BUILD)/bench-smoke$(if $(filter virtio,$(NIC)),-virtio)
+BENCH_OUT = bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
+BENCH_SMOKE_OUT = $(BUILD)/bench-smoke$(if $(filter-out e1000,$(NIC)),-$(NIC))
 BENCH_RUNS ?= 5
 BENCH_PY ?= /usr/bin/python3
 export BENCH_PY

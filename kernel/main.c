@@ -19,6 +19,7 @@
 #include "../drivers/pci/pci.h"
 #include "../drivers/net/e1000/e1000.h"
 #include "../drivers/net/virtio/virtio_net.h"
+#include "../drivers/net/e1000e/e1000e.h"
 #include "net/netdev.h"
 #include "net/ceiling.h"
 #include "dma.h"
@@ -143,13 +144,15 @@ void kmain(uint32_t magic, uint32_t info)
 	v = cmdline_get(&cmd, "kfault");
 	if (v && *v == '1')
 		*(volatile uint64_t *)(MMIO_BASE - PAGE_SIZE) = 0xdead;
-	// e1000test=MODE[,MODE], virtiotest=MODE[,MODE]: a NIC driver's self-test,
+	// e1000test=, virtiotest=, e1000etest=MODE[,MODE]: a NIC driver's self-test,
 	// on the bare driver before the I/O manager takes the NICs' interrupts; a
 	// failure ends the run.
 	v = cmdline_get(&cmd, "e1000test");
 	if (v && e1000_selftest(v) != 0)
 		arch_exit(1);
 	if ((v = cmdline_get(&cmd, "virtiotest")) && virtio_net_selftest(v) != 0)
+		arch_exit(1);
+	if ((v = cmdline_get(&cmd, "e1000etest")) && e1000e_selftest(v) != 0)
 		arch_exit(1);
 	// ceiling=tx|rx: the emulated link's ceiling on the bare NIC 0 (the
 	// benchmarks' reference rate, net/ceiling.h); a failure ends the run.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # interop-pair.sh: the research kernel and a Linux guest exchange verified
-# round trips over emulated e1000 (or virtio-net) NICs.  One VM of each, joined NIC to NIC
+# round trips over emulated e1000 (or virtio-net, or e1000e) NICs.  One VM of each, joined NIC to NIC
 # by QEMU's dgram backend over a pair of unix sockets (as tools/net-pair.sh
 # joins two kernels); the server boots first and the client once the
 # server's serial log says READY.
@@ -15,7 +15,7 @@
 #   --iters N --warm N  measured and warm-up round trips per size (4, 1)
 #   --variant packet|mmap  pktbench's socket variant (packet)
 #   --timeout S       hard limit for each VM (90)
-#   --nic e1000|virtio  both VMs' NIC model (default e1000)
+#   --nic e1000|virtio|e1000e  both VMs' NIC model (default e1000)
 #
 # Both sides fill and verify every payload (wire_pattern of lib/include/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
@@ -49,6 +49,7 @@ case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
 case "$NIC" in
 e1000) KDEV=e1000 LDEV=e1000,romfile= ;;
 virtio) KDEV=virtio-net-pci,disable-legacy=on LDEV=virtio-net-pci,disable-legacy=on,romfile= ;;
+e1000e) KDEV=e1000e LDEV=e1000e,romfile= ;;
 *) usage ;;
 esac
 log() { echo "interop-pair: $*" >&2; }

@@ -41,3 +41,17 @@ int netpkt_check_batch(const struct netpkt *pkts, int n, uint32_t min_frame, uin
 	}
 	return 0;
 }
+
+int netpkt_pin_pages(const paddr_t *pages, int n)
+{
+	for (int i = 0; i < n; i++) {
+		long r = dma_check_buf(pages[i]);
+		if (r < 0) {
+			while (i-- > 0)
+				dma_unpin(pages[i], PAGE_SIZE);
+			return (int)r;
+		}
+		dma_pin(pages[i], PAGE_SIZE);
+	}
+	return 0;
+}

@@ -12,4 +12,10 @@
 // -E_2BIG (too many segments, or a segment or the frame longer than
 // max_frame) or -E_INVAL (and -E_INVAL for n < 0 or no pkts).
 int netpkt_check_batch(const struct netpkt *pkts, int n, uint32_t min_frame, uint32_t max_frame);
+
+// rx_refill's check: pins pages[0..n) when every one may become a
+// receive buffer (dma_check_buf: handed out, page-aligned, not pinned,
+// so a page listed twice fails the second time) and returns 0; otherwise
+// pins none and returns the first refusal (-E_INVAL or -E_BUSY).
+int netpkt_pin_pages(const paddr_t *pages, int n);
 #endif

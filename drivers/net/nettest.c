@@ -7,6 +7,7 @@
 #include "kprintf.h"
 #include "arch/x86_64/timer.h"
 #include <err.h>
+#include <fmt.h>
 #include <string.h>
 #include <wire.h>
 
@@ -216,4 +217,224 @@ int nettest_receive(struct netdev *nd, struct nettest_rx *c, int max)
 	for (int i = 0; i < n; i++)
 		check_frag(c, &f[i]);
 	return n > 0 && !swap_pages(nd, f, n) ? -1 : n;
+}
+
+// ---- test steps every driver runs alike ----
+
+int nettest_family(const char *family, struct netdev **out)
+{
+	int n = 0;
+	for (int i = 0; i < netdev_count() && n < NETDEV_MAX; i++)
+		if (!strcmp(netdev_get(i)->family, family))
+			out[n++] = netdev_get(i);
+	return n;
+}
+
+struct netdev_stats nettest_stats(struct netdev *nd)
+{
+	struct netdev_stats s;
+	nd->ops->get_stats(nd, &s);
+	return s;
+}
+
+bool nettest_mac_ok(const struct netdev *d)
+{
+	static const uint8_t z[6];
+	return memcmp(d->mac, z, 6) && !(d->mac[0] & 1);
+}
+
+static int refill_expect(struct netdev *b, const paddr_t *p, int n, int want)
+{
+	int free0 = b->ops->rx_free_slots(b), r = b->ops->rx_refill(b, p, n);
+	bool ok = r == want && b->ops->rx_free_slots(b) == free0;
+	if (!ok)
+		kprintf("  rx_refill returned %d (%s), want %s\n", r, err_name(r), err_name(want));
+	return !ok;
+}
+
+int nettest_refill_reject(struct netdev *b, const paddr_t kept[2])
+{
+	extern char __image_start[];
+	paddr_t x = dma_alloc_page(), gone = dma_alloc_page(), twice[2] = { x, x };
+	dma_free_page(gone);
+	paddr_t odd = x + 8, image = PAGE_ROUND_UP(arch_v2p(__image_start));
+	int bad = refill_expect(b, &odd, 1, -E_INVAL) + refill_expect(b, &gone, 1, -E_INVAL) +
+		  refill_expect(b, &image, 1, -E_INVAL) + refill_expect(b, twice, 2, -E_BUSY) +
+		  refill_expect(b, &x, -1, -E_INVAL);
+	bad += dma_check_buf(x) != 0; // not left pinned by the refused calls
+	dma_pin(x, PAGE_SIZE);
+	bad += refill_expect(b, &x, 1, -E_BUSY);
+	dma_unpin(x, PAGE_SIZE);
+	dma_free_page(x);
+	bad += b->ops->rx_free_slots(b) != 2;
+	bad += b->ops->rx_refill(b, kept, 2) != 2;
+	bad += b->ops->rx_free_slots(b) != 0;
+	return bad;
+}
+
+static volatile int link_calls; // written in the interrupt
+
+static void on_link(struct netdev *nd, bool up, void *arg)
+{
+	(void)nd, (void)up, (void)arg;
+	link_calls++;
+}
+
+static uint64_t link_changes(struct netdev *nd) { return nettest_stats(nd).link_changes; }
+
+// The NIC whose link is `up` after a change counted since base[], or -1
+// after LINK_WAIT_US; base[] then holds the counts of now.
+#define LINK_WAIT_US 60000000
+static int wait_link(struct netdev **v, int n, bool up, uint64_t *base)
+{
+	int found = -1;
+	uint64_t t0 = timer_now_us();
+	while (found < 0 && timer_now_us() - t0 < LINK_WAIT_US) {
+		for (int i = 0; i < n && found < 0; i++)
+			if (link_changes(v[i]) > base[i] && v[i]->ops->link_up(v[i]) == up)
+				found = i;
+		if (found < 0)
+			arch_idle();
+	}
+	kprintf("  link %s on NIC %d after %lu ms\n", up ? "up" : "down", found,
+		(timer_now_us() - t0) / 1000);
+	for (int i = 0; i < n; i++)
+		base[i] = link_changes(v[i]);
+	return found;
+}
+
+void nettest_link(struct netdev **v, int n, const char *who)
+{
+	uint64_t base[NETDEV_MAX];
+	char name[40];
+	int calls0 = link_calls;
+	for (int i = 0; i < n; i++)
+		v[i]->link_change = on_link, base[i] = link_changes(v[i]);
+	kprintf("%stest: waiting for link down\n", who);
+	int down = n ? wait_link(v, n, false, base) : -1;
+	fmt_snprintf(name, sizeof(name), "%s_link_down_irq", who);
+	nettest_report(name, down >= 0);
+	kprintf("%stest: waiting for link up\n", who);
+	int up = down >= 0 ? wait_link(v, n, true, base) : -1;
+	kprintf("  %d link_change calls\n", link_calls - calls0);
+	fmt_snprintf(name, sizeof(name), "%s_link_up_irq", who);
+	nettest_report(name, up == down && up >= 0 && link_calls - calls0 >= 2);
+	for (int i = 0; i < n; i++)
+		v[i]->link_change = NULL;
+}
+
+void nettest_each_way(struct netdev **v, int n, const char *who,
+		      void (*dir)(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq),
+		      uint32_t *seq)
+{
+	char name[40];
+	for (int i = 0; i + 1 < n; i += 2) {
+		for (int k = 0; k < 2; k++) {
+			fmt_snprintf(name, sizeof(name), "%s_loop_%d_to_%d", who, i + k, i + 1 - k);
+			dir(name, v[i + k], v[i + 1 - k], seq);
+		}
+	}
+}
+
+#define WAIT_ONE_US 10000000
+
+bool nettest_send_one(struct netdev *a, const struct netdev *b, uint32_t seq, uint32_t size)
+{
+	static struct nettest_batch bt;
+	uint64_t next = seq, t0 = timer_now_us();
+	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
+	int got = 0;
+	while (ok && got == 0 && timer_now_us() - t0 < WAIT_ONE_US)
+		if ((got = a->ops->tx_reclaim(a, nettest_done_in_order, &next)) == 0)
+			arch_idle();
+	nettest_free_batch(&bt);
+	return ok && got == 1 && next == seq + 1;
+}
+
+bool nettest_poll_one(struct netdev *b, paddr_t *page, uint16_t len)
+{
+	struct rxfrag f;
+	int n = 0;
+	for (uint64_t t0 = timer_now_us(); n == 0 && timer_now_us() - t0 < WAIT_ONE_US;)
+		if ((n = b->ops->rx_poll(b, &f, 1)) == 0)
+			arch_idle();
+	*page = n == 1 ? f.pa : 0;
+	return n == 1 && f.eop && f.len == len;
+}
+
+static volatile int ready_calls; // written in the interrupt (or from rx_irq)
+
+void nettest_on_ready(struct netdev *nd, void *arg)
+{
+	(void)nd, (void)arg;
+	ready_calls++;
+}
+
+int nettest_ready_calls(void) { return ready_calls; }
+
+bool nettest_wait_ready(int want)
+{
+	for (uint64_t t0 = timer_now_us(); ready_calls < want && timer_now_us() - t0 < WAIT_ONE_US;)
+		arch_idle();
+	return ready_calls >= want;
+}
+
+static const uint32_t four_sizes[4] = { 60, 1514, 4096 + 30, 9018 };
+
+bool nettest_send_broadcast(struct netdev *nd, struct netdev_stats *s0, struct netdev_stats *s1)
+{
+	static struct nettest_batch bt;
+	uint64_t next = 1, t0 = timer_now_us();
+	*s0 = nettest_stats(nd);
+	bool ok = nettest_build_batch(&bt, nd, NULL, four_sizes, 4, 1) &&
+		  nd->ops->tx_batch(nd, bt.pkt, 4) == 4;
+	int got = 0;
+	while (ok && got < 4 && timer_now_us() - t0 < 10000000) {
+		got += nd->ops->tx_reclaim(nd, nettest_done_in_order, &next);
+		if (got < 4)
+			arch_idle();
+	}
+	nettest_free_batch(&bt);
+	*s1 = nettest_stats(nd);
+	kprintf("  sent %lu frames, %lu bytes, %lu doorbell(s), %lu interrupt(s)\n",
+		s1->tx_frames - s0->tx_frames, s1->tx_bytes - s0->tx_bytes,
+		s1->doorbells - s0->doorbells, s1->irqs - s0->irqs);
+	return ok && got == 4 && next == 5;
+}
+
+static int pinned_pages(const struct nettest_batch *b)
+{
+	int n = 0;
+	for (int i = 0; i < b->nframes; i++)
+		n += dma_check_buf(b->frames[i]) == -E_BUSY;
+	return n;
+}
+
+void nettest_detach(struct netdev *nd, const char *who, void (*queued)(bool ok))
+{
+	static struct nettest_batch bt;
+	char name[48];
+	int regs = netdev_count();
+	bool ok = nettest_build_batch(&bt, nd, NULL, four_sizes, 4, 1) &&
+		  nd->ops->tx_batch(nd, bt.pkt, 4) == 4;
+	if (queued)
+		queued(ok);
+	int pinned = pinned_pages(&bt);
+	uint64_t free0 = dma_free_frames(), owned = netdev_frames_owned_all();
+	int gone = netdev_detach_all();
+	uint64_t free1 = dma_free_frames();
+	int still = pinned_pages(&bt), npages = bt.nframes;
+	nettest_free_batch(&bt);
+	uint64_t free2 = dma_free_frames();
+	netdev_probe_all();
+	ok = ok && gone == regs && free1 == free0 + owned && netdev_count() == regs &&
+	     netdev_frames_owned_all() == owned && dma_free_frames() == free2 - owned;
+	kprintf("  detach: %d NIC(s), %lu frames freed (free %lu -> %lu), %d of %d send pages "
+		"pinned before, %d after; attached again: %d NIC(s), %lu frames\n",
+		gone, free1 - free0, free0, free1, pinned, npages, still, netdev_count(),
+		netdev_frames_owned_all());
+	fmt_snprintf(name, sizeof(name), "%s_detach_unpins_inflight", who);
+	nettest_report(name, pinned == npages && npages > 0 && still == 0);
+	fmt_snprintf(name, sizeof(name), "%s_detach_frees_all", who);
+	nettest_report(name, ok);
 }

@@ -65,6 +65,59 @@ void nettest_done_in_order(uint64_t cookie, void *arg);
 int nettest_tx_bad_input(struct netdev *nd, paddr_t f,
 			 int (*expect)(void *arg, struct netpkt *p, int n, int want), void *arg);
 
+// ---- test steps every driver runs alike, through its netdev ----
+// `who` names the driver in the TEST lines ("virtio", "e1000e").
+
+// The registered NICs of one family ("virtio-net", "e1000e") into
+// out[NETDEV_MAX], in registry order; returns how many.
+int nettest_family(const char *family, struct netdev **out);
+// nd's counters now.
+struct netdev_stats nettest_stats(struct netdev *nd);
+
+// A usable address: neither zero nor multicast.
+bool nettest_mac_ok(const struct netdev *d);
+
+// rx_refill refuses unaligned, freed, kernel-image, repeated and pinned
+// pages and n < 0, changing nothing; then takes back kept[0..1], the two
+// buffers the caller holds from b. Returns how many checks went wrong.
+int nettest_refill_reject(struct netdev *b, const paddr_t kept[2]);
+
+// Link changes: prints "<who>test: waiting for link down" (the harness
+// then cuts the link in QEMU's monitor), then "... up", and reports
+// <who>_link_down_irq and <who>_link_up_irq: a change counted by one of
+// v[0..n) and the link_change callback called for each.
+void nettest_link(struct netdev **v, int n, const char *who);
+
+// NICs 0-1 (and 2-3) of v[0..n) are wired to each other: runs
+// dir(name, a, b, seq) each way on every pair, named <who>_loop_A_to_B.
+void nettest_each_way(struct netdev **v, int n, const char *who,
+		      void (*dir)(const char *name, struct netdev *a, struct netdev *b, uint32_t *seq),
+		      uint32_t *seq);
+
+// One frame of `size` bytes, packet seq, a -> b; true once a reclaimed it
+// (10 s at most).
+bool nettest_send_one(struct netdev *a, const struct netdev *b, uint32_t seq, uint32_t size);
+// Polls b until a buffer is there (10 s at most); its page becomes the
+// caller's (*page, 0 if none). True when it is a whole frame of len bytes.
+bool nettest_poll_one(struct netdev *b, paddr_t *page, uint16_t len);
+// An rx_ready callback that counts its calls (interrupt context), and a
+// wait (10 s at most) until it has been called `want` times in all.
+void nettest_on_ready(struct netdev *nd, void *arg);
+int nettest_ready_calls(void);
+bool nettest_wait_ready(int want);
+
+// Sends one broadcast batch of 60, 1514, 4126 and 9018 bytes from nd (no
+// peer needed) in one tx_batch and reclaims it; s0 and s1 get nd's
+// counters before and after. True when all four were queued and reported
+// done, in order, within 10 s.
+bool nettest_send_broadcast(struct netdev *nd, struct netdev_stats *s0, struct netdev_stats *s1);
+
+// Detach with a batch in flight on nd: detach of every registered NIC
+// unpins its pages and frees every frame; probing again takes as many.
+// queued(arg, ok) runs after the batch is queued (ok: it was), before
+// the detach. Reports <who>_detach_unpins_inflight, <who>_detach_frees_all.
+void nettest_detach(struct netdev *nd, const char *who, void (*queued)(bool ok));
+
 // ---- receiving and checking ----
 
 // Reassembles frames from buffers and checks every byte against what was

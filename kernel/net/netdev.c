@@ -5,10 +5,12 @@
 
 int e1000_probe_all(void);
 int virtio_net_probe_all(void);
+int e1000e_probe_all(void);
 
 static const struct netdev_driver drivers[] = {
 	{ "e1000", e1000_probe_all },
 	{ "virtio-net", virtio_net_probe_all },
+	{ "e1000e", e1000e_probe_all },
 };
 
 static struct netdev *devs[NETDEV_MAX];

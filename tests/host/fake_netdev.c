@@ -1,6 +1,6 @@
 // Fake NICs for the I/O manager's tests: netdev_ops over the fake page
-// pool (see fake_netdev.h), and the driver table's e1000 entry, which finds
-// no e1000 on a host without a PCI bus.
+// pool (see fake_netdev.h), and the driver table's entries (e1000,
+// virtio-net, e1000e), which find no NIC on a host without a PCI bus.
 #include "fake_netdev.h"
 #include "fake_arch.h"
 #include "res/pmem.h"
@@ -12,6 +12,7 @@ static const struct netdev_ops fake_ops;
 
 int e1000_probe_all(void) { return 0; }
 int virtio_net_probe_all(void) { return 0; }
+int e1000e_probe_all(void) { return 0; }
 
 static struct fake_nic *of(struct netdev *nd) { return (struct fake_nic *)nd; }
 

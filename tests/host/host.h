@@ -62,4 +62,5 @@ int register_replace(void);
 int register_res(void);
 int register_io(void);
 int register_wire(void);
+int register_e1000e(void);
 #endif

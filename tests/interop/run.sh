@@ -8,7 +8,7 @@
 # frame leaked) and pktbench ends with "DONE ok".  About 20 s on an idle host.
 # Usage: tests/interop/run.sh KERNEL [LINUX_GUEST_DIR]
 # Environment: INTEROP_VARIANT=packet|mmap (pktbench's sockets, default packet),
-#              NIC=e1000|virtio (both VMs' NIC model, default e1000).
+#              NIC=e1000|virtio|e1000e (both VMs' NIC model, default e1000).
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -19,7 +19,7 @@ ENV = {"accel": "str", "clock": "str", "qemu": "str", "nic": "str", "backend": "
        "cpu": "str", "runs": "int"}
 
 # env.nic: the NIC model of every VM of the file (none: no NIC, the exchange).
-NICS = ("e1000", "virtio", "none")
+NICS = ("e1000", "virtio", "e1000e", "none")
 
 # Row fields per bench: name -> (type, rule). Rules:
 #   all       every row carries it, not null

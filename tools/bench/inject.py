@@ -9,7 +9,7 @@ S-byte frames kept within the receiver's credit, END/REPLY), so no sending
 guest and no sending NIC model are involved. The receiver times the windows
 as in a guest-to-guest run and prints the same CEILING rx lines.
 Usage: inject.py KERNEL LOGDIR [--sizes 64,8192] [--reps 3] [--ms 100]
-                 [--modes spin,halt] [--nic e1000|virtio]
+                 [--modes spin,halt] [--nic e1000|virtio|e1000e]
 Prints the receiver's CEILING lines; exit status 0 when the receiver passed.
 """
 import argparse
@@ -23,7 +23,7 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
+MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on", "e1000e": "e1000e"}
 # kernel/net/ceiling.c and lib/include/wire.h
 CHAN, ETHERTYPE, HLEN, MIN_FRAME, RX_BUF = 0xCE11, 0x88B5, 30, 60, 4096
 F_END, F_REPLY, F_HELLO, F_CREDIT = 0x1, 0x2, 0x4, 0x100

@@ -2,8 +2,8 @@
 """Round trips and bursts between two VMs of this kernel (Figures 5-7).
 
 make bench-rtt / make bench-burst. Each run boots a server and a client VM
-(tools/net-pair.sh: QEMU dgram over unix sockets, TCG, --nic e1000 or
-virtio: QEMU's e1000 or virtio-net-pci,disable-legacy=on); RUNS boot
+(tools/net-pair.sh: QEMU dgram over unix sockets, TCG, --nic e1000,
+virtio or e1000e: QEMU's e1000, virtio-net-pci,disable-legacy=on or e1000e); RUNS boot
 pairs per benchmark and configuration, samples pooled over them
 (tools/bench/stats.py). T1 in guest instructions comes from one more pair
 under -icount shift=0, where the guest TSC counts instructions. Burst pairs
@@ -26,7 +26,7 @@ a program: timed windows of S-byte packets per size and per way the guests
 wait for their rings (spin, halt), the windows of every pair pooled per mode
 and size; the ceiling of a size is the highest of the modes' medians.
 Usage: kernelnet.py rtt|burst|ceiling KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
-                    [--variant NAME=WORDS ...] [--nic e1000|virtio]
+                    [--variant NAME=WORDS ...] [--nic e1000|virtio|e1000e]
 (--quick: a few repetitions per size, for make bench-smoke). Writes
 OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration, or
 OUTDIR/ceiling.json.
@@ -54,7 +54,7 @@ MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
 OTHER = {}  # configuration -> other processes' cores during each kept pair
 # QEMU device per NIC family (tools/net-pair.sh MODEL).
-MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
+MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on", "e1000e": "e1000e"}
 NIC = "e1000"
 
 

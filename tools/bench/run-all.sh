@@ -20,8 +20,8 @@
 # commas separate several words), for REPORT.md's cost of the fixes.
 #
 # Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
-# Environment: NIC (e1000, the default, or virtio: QEMU's
-# virtio-net-pci,disable-legacy=on in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
+# Environment: NIC (e1000, the default; virtio: QEMU's
+# virtio-net-pci,disable-legacy=on; e1000e: QEMU's 82574L; in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
 # BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
 # BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
 # BENCH_PY (a Python that has Debian's python3-matplotlib; default
@@ -32,7 +32,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${BENCH_PY:-/usr/bin/python3}
 guest=${LB_BUILD:-$root/build/linux-baseline}
 nic=${NIC:-e1000}
-case "$nic" in e1000 | virtio) ;; *) echo "bench: NIC=$nic: e1000 or virtio" >&2; exit 2 ;; esac
+case "$nic" in e1000 | virtio | e1000e) ;; *) echo "bench: NIC=$nic: e1000, virtio or e1000e" >&2; exit 2 ;; esac
 export NIC=$nic LB_NIC=$nic
 if [ -z "${BENCH_IN_NETNS:-}" ]; then
 	"$root/tools/deps.sh" build qemu bench linux

@@ -22,7 +22,7 @@
 #                   both guests (default 400; 0: none)
 #   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
 #   LB_BUSY_RETRIES (default 2)
-#   LB_NIC          e1000 (default) or virtio: the guests' NIC (run-pair.sh --nic)
+#   LB_NIC          e1000 (default), virtio or e1000e: the guests' NIC (run-pair.sh --nic)
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
 #                   bench runs this inside a network namespace: no network)
@@ -49,7 +49,8 @@ NIC=${LB_NIC:-${NIC:-e1000}}
 case "$NIC" in
 e1000) GUEST_NIC="e1000.ko RxDescriptors=4096, other parameters default; MTU 9000" ;;
 virtio) GUEST_NIC="virtio_net.ko (virtio-net-pci,disable-legacy=on), parameters default; MTU 9000" ;;
-*) lb_die "LB_NIC=$NIC: e1000 or virtio" ;;
+e1000e) GUEST_NIC="e1000e.ko (82574L), parameters and rings (256 descriptors) default; MTU 9000" ;;
+*) lb_die "LB_NIC=$NIC: e1000, virtio or e1000e" ;;
 esac
 
 START=$(date +%s)

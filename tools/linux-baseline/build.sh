@@ -4,7 +4,8 @@
 # Output (OUTDIR, default build/linux-baseline under the repository):
 #   vmlinuz     the kernel of Debian's current linux-image-6.1.0-*-amd64
 #   initrd.gz   busybox-static, e1000.ko, virtio_net.ko and the modules it
-#               needs (load order in /lib/modules/virtio.order), bonding.ko
+#               needs (load order in /lib/modules/virtio.order), e1000e.ko
+#               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
 #               /init (init.sh), /bin/pktbench
 #   pktbench    the same program, for the host-side self-check
@@ -87,8 +88,10 @@ fetch_kernel_deb() {
 }
 
 # The members needed: the kernel image, the (uncompressed, dependency-free)
-# e1000 module, and virtio-net with the modules it may need (Debian builds
-# virtio, virtio_ring, virtio_pci and net_failover as modules too).
+# e1000 module, virtio-net with the modules it may need (Debian builds
+# virtio, virtio_ring, virtio_pci and net_failover as modules too), and
+# e1000e with whatever PTP/PPS modules its "depends" names (none in
+# Debian's 6.1, where PTP is built in).
 extract_kernel() {
 	local deb=$1 x="$OUT/kernel-x"
 	rm -rf "$x"
@@ -96,6 +99,8 @@ extract_kernel() {
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards \
 		'./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko' \
 		'./lib/modules/*/kernel/drivers/net/virtio_net.ko' \
+		'./lib/modules/*/kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko' \
+		'./lib/modules/*/kernel/drivers/ptp/*.ko' './lib/modules/*/kernel/drivers/pps/*.ko' \
 		'./lib/modules/*/kernel/drivers/net/net_failover.ko' \
 		'./lib/modules/*/kernel/net/core/failover.ko' \
 		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
@@ -106,9 +111,10 @@ extract_kernel() {
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
 	[ -f "$E1000_KO" ] || lb_die "no e1000.ko in $deb"
-	VIRTIO_ORDER=() VIRTIO_KOS=() BOND_ORDER=() BOND_KOS=()
+	VIRTIO_ORDER=() VIRTIO_KOS=() BOND_ORDER=() BOND_KOS=() E1000E_ORDER=() E1000E_KOS=()
 	order_module "$x/lib/modules/$KREL" VIRTIO virtio_pci
 	order_module "$x/lib/modules/$KREL" VIRTIO virtio_net
+	order_module "$x/lib/modules/$KREL" E1000E e1000e
 	# bonding (1-4 NICs in bond0) needs tls; sch_tbf paces each NIC.
 	order_module "$x/lib/modules/$KREL" BOND bonding
 	order_module "$x/lib/modules/$KREL" BOND sch_tbf
@@ -153,6 +159,8 @@ build_initramfs() {
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
 	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"
+	cp "${E1000E_KOS[@]}" "$r/lib/modules/"
+	printf '%s\n' "${E1000E_ORDER[@]}" >"$r/lib/modules/e1000e.order"
 	cp "${BOND_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${BOND_ORDER[@]}" >"$r/lib/modules/bond.order"
 	# busybox's cpio writes newc and owns every file by root, so no root
@@ -182,7 +190,7 @@ main() {
 	rm -rf "$OUT/kernel-x"
 	echo "$hash" >"$OUT/stamp"
 	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
-		"virtio-net modules: ${VIRTIO_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"
+		"virtio-net modules: ${VIRTIO_ORDER[*]}; e1000e: ${E1000E_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"
 }
 
 main

@@ -24,7 +24,7 @@ BUILD ?= build
 LINUX_BASELINE_SRC := tools/linux-baseline
 LINUX_BASELINE_OUT := $(BUILD)/linux-baseline
 NIC ?= e1000
-LINUX_RESULTS ?= bench/results$(if $(filter virtio,$(NIC)),/virtio)
+LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink

@@ -7,10 +7,11 @@
 #   run-pair.sh [--mode rtt|burst] [--variant packet|mmap] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
-#               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
+#               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
 #
-# --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, or
-# a modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko.
+# --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, a
+# modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko, or
+# QEMU's e1000e (82574L) driven by e1000e.ko.
 # --icount runs both guests under -icount shift=0, where the guest TSC counts
 # executed instructions.  --cpu-ms makes the burst client follow each size
 # with MS of bursts between two MARK lines (tools/bench/hostcpu.py reads the
@@ -56,12 +57,18 @@ case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
+e1000e) NIC_DEV=e1000e ;;
 *) usage ;;
 esac
-# pkt.rxd/txd/itr are e1000.ko's module parameters: meaningless for virtio.
+# pkt.rxd/txd/itr are e1000.ko's module parameters: meaningless for virtio;
+# e1000e.ko takes only pkt.itr.
 case " $APPEND " in
 *" pkt.rxd="* | *" pkt.txd="* | *" pkt.itr="*)
 	[ "$NIC" = virtio ] && lb_die "pkt.rxd, pkt.txd and pkt.itr are e1000 options, not for --nic virtio" ;;
+esac
+case " $APPEND " in
+*" pkt.rxd="* | *" pkt.txd="*)
+	[ "$NIC" = e1000e ] && lb_die "pkt.rxd and pkt.txd are e1000 options, not for --nic e1000e" ;;
 esac
 
 lb_need_pkgs qemu-system-x86

@@ -26,27 +26,13 @@
 
 #define BATCH_MAX NETTEST_BATCH_MAX
 #define WAIT_US 10000000
-#define LINK_WAIT_US 60000000
 
 static uint64_t kicks_tx_gone, kicks_rx_gone; // of NICs detached by the test
 static uint64_t tx_calls; // tx_batch calls that queued something, all modes
 
 // The registered virtio-net NICs, in registry order.
-static int vnics(struct netdev **out)
-{
-	int n = 0;
-	for (int i = 0; i < netdev_count() && n < NETDEV_MAX; i++)
-		if (!strcmp(netdev_get(i)->family, "virtio-net"))
-			out[n++] = netdev_get(i);
-	return n;
-}
-
-static struct netdev_stats stats(struct netdev *nd)
-{
-	struct netdev_stats s;
-	nd->ops->get_stats(nd, &s);
-	return s;
-}
+static int vnics(struct netdev **out) { return nettest_family("virtio-net", out); }
+static struct netdev_stats stats(struct netdev *nd) { return nettest_stats(nd); }
 
 static struct virtio_net_info info(struct netdev *nd)
 {
@@ -201,47 +187,15 @@ static void test_direction(const char *name, struct netdev *a, struct netdev *b,
 
 // ---- receive interrupts ----
 
-// Written in the interrupt (or from rx_irq): volatile across idle loops.
-static volatile int ready_calls;
-
-static void on_ready(struct netdev *nd, void *arg)
-{
-	(void)nd, (void)arg;
-	ready_calls++;
-}
-
-// Sends one 60-byte frame a -> b and waits until a reclaimed it.
+// One 60-byte frame a -> b, reclaimed (../nettest.c), counted as a call.
 static bool send_one(struct netdev *a, struct netdev *b, uint32_t seq)
 {
-	static struct nettest_batch bt;
-	uint32_t size = 60;
-	uint64_t next = seq, t0 = timer_now_us();
-	bool ok = nettest_build_batch(&bt, a, b, &size, 1, seq) && a->ops->tx_batch(a, bt.pkt, 1) == 1;
-	int got = 0;
+	bool ok = nettest_send_one(a, b, seq, 60);
 	tx_calls += ok;
-	while (ok && got == 0 && timer_now_us() - t0 < WAIT_US) {
-		got = a->ops->tx_reclaim(a, nettest_done_in_order, &next);
-		if (got == 0)
-			arch_idle();
-	}
-	nettest_free_batch(&bt);
-	return ok && got == 1 && next == seq + 1;
+	return ok;
 }
 
-// Polls b until one 60-byte frame is there; its page becomes the caller's.
-static bool poll_one(struct netdev *b, paddr_t *page)
-{
-	struct rxfrag f;
-	uint64_t t0 = timer_now_us();
-	int n = 0;
-	while (n == 0 && timer_now_us() - t0 < WAIT_US) {
-		n = b->ops->rx_poll(b, &f, 1);
-		if (n == 0)
-			arch_idle();
-	}
-	*page = n == 1 ? f.pa : 0;
-	return n == 1 && f.eop && f.len == 60;
-}
+static bool poll_one(struct netdev *b, paddr_t *page) { return nettest_poll_one(b, page, 60); }
 
 // Idles until the device has used a receive buffer of b (not handed out).
 static bool wait_used(struct netdev *b)
@@ -252,37 +206,29 @@ static bool wait_used(struct netdev *b)
 	return info(b).rx_used_pending > 0;
 }
 
-static bool wait_calls(int want)
-{
-	uint64_t t0 = timer_now_us();
-	while (ready_calls < want && timer_now_us() - t0 < WAIT_US)
-		arch_idle();
-	return ready_calls >= want;
-}
-
 // A frame interrupts; masked, one does not; unmasking with it pending
 // signals at once; unmasking with nothing pending signals nothing.
 static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t kept[2])
 {
 	void (*saved)(struct netdev *, void *) = b->rx_ready;
-	b->rx_ready = on_ready;
-	int c0 = ready_calls;
+	b->rx_ready = nettest_on_ready;
+	int c0 = nettest_ready_calls();
 	uint64_t i0 = stats(b).irqs;
-	bool ok1 = send_one(a, b, (*seq)++) && wait_calls(c0 + 1) && poll_one(b, &kept[0]);
+	bool ok1 = send_one(a, b, (*seq)++) && nettest_wait_ready(c0 + 1) && poll_one(b, &kept[0]);
 	uint64_t i1 = stats(b).irqs;
 	b->ops->rx_irq(b, false);
-	int c1 = ready_calls;
+	int c1 = nettest_ready_calls();
 	bool ok2 = send_one(a, b, (*seq)++) && wait_used(b);
 	nettest_idle_us(20000);
-	ok2 = ok2 && ready_calls == c1 && stats(b).irqs == i1;
+	ok2 = ok2 && nettest_ready_calls() == c1 && stats(b).irqs == i1;
 	b->ops->rx_irq(b, true);
-	bool ok3 = ready_calls == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
+	bool ok3 = nettest_ready_calls() == c1 + 1 && stats(b).irqs == i1 + 1 && poll_one(b, &kept[1]);
 	b->ops->rx_irq(b, false);
 	b->ops->rx_irq(b, true);
-	bool ok4 = ready_calls == c1 + 1;
+	bool ok4 = nettest_ready_calls() == c1 + 1;
 	b->rx_ready = saved;
 	kprintf("  irqs %lu -> %lu (frame) -> %lu (masked frame, then unmasked); rx_ready calls %d\n",
-		i0, i1, stats(b).irqs, ready_calls);
+		i0, i1, stats(b).irqs, nettest_ready_calls());
 	nettest_report("virtio_rx_irq_on_frame", ok1 && i1 > i0);
 	nettest_report("virtio_rx_irq_masked", ok2);
 	nettest_report("virtio_rx_irq_unmask_pending", ok3);
@@ -291,35 +237,11 @@ static void test_irq(struct netdev *a, struct netdev *b, uint32_t *seq, paddr_t 
 
 // ---- bad input ----
 
-static int refill_expect(struct netdev *b, const paddr_t *p, int n, int want)
-{
-	int free0 = b->ops->rx_free_slots(b), r = b->ops->rx_refill(b, p, n);
-	bool ok = r == want && b->ops->rx_free_slots(b) == free0;
-	if (!ok)
-		kprintf("  rx_refill returned %d (%s), want %s\n", r, err_name(r), err_name(want));
-	return !ok;
-}
-
 // Unaligned, freed, kernel-image, repeated and pinned pages are refused
-// whole; then the two pages test_irq kept go back.
+// whole (../nettest.c); then the two pages test_irq kept go back.
 static void test_refill_reject(struct netdev *b, const paddr_t kept[2])
 {
-	extern char __image_start[];
-	paddr_t x = dma_alloc_page(), gone = dma_alloc_page(), twice[2] = { x, x };
-	dma_free_page(gone);
-	paddr_t odd = x + 8, image = PAGE_ROUND_UP(arch_v2p(__image_start));
-	int bad = refill_expect(b, &odd, 1, -E_INVAL) + refill_expect(b, &gone, 1, -E_INVAL) +
-		  refill_expect(b, &image, 1, -E_INVAL) + refill_expect(b, twice, 2, -E_BUSY) +
-		  refill_expect(b, &x, -1, -E_INVAL);
-	bad += dma_check_buf(x) != 0; // not left pinned by the refused call
-	dma_pin(x, PAGE_SIZE);
-	bad += refill_expect(b, &x, 1, -E_BUSY);
-	dma_unpin(x, PAGE_SIZE);
-	dma_free_page(x);
-	bad += b->ops->rx_free_slots(b) != 2;
-	bad += b->ops->rx_refill(b, kept, 2) != 2;
-	bad += b->ops->rx_free_slots(b) != 0;
-	nettest_report("virtio_rx_refill_reject_bad_pages", bad == 0);
+	nettest_report("virtio_rx_refill_reject_bad_pages", nettest_refill_reject(b, kept) == 0);
 }
 
 static int tx_expect(void *arg, struct netpkt *p, int n, int want)
@@ -362,18 +284,12 @@ static bool balance(uint64_t free0, uint64_t owned0)
 	return ok;
 }
 
-static bool mac_ok(const struct netdev *d)
-{
-	static const uint8_t z[6];
-	return memcmp(d->mac, z, 6) && !(d->mac[0] & 1);
-}
-
 static void test_attach(struct netdev **v, int n)
 {
 	bool ok = n >= 2;
 	for (int i = 0; i < n; i++) {
 		struct virtio_net_info in = info(v[i]);
-		ok = ok && mac_ok(v[i]) && in.vector >= 0 && v[i]->ops->link_up(v[i]) &&
+		ok = ok && nettest_mac_ok(v[i]) && in.vector >= 0 && v[i]->ops->link_up(v[i]) &&
 		     v[i]->max_frame == 9018 && v[i]->min_frame == 14 &&
 		     v[i]->rx_slots == in.rxq_size / 2 && v[i]->tx_slots == in.txq_size;
 		for (int j = 0; j < i; j++)
@@ -393,13 +309,7 @@ static void mode_loop(void)
 	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all();
 	uint32_t seq = 1;
 	paddr_t kept[2];
-	char name[2][40];
-	for (int i = 0; i + 1 < n; i += 2) {
-		fmt_snprintf(name[0], sizeof(name[0]), "virtio_loop_%d_to_%d", i, i + 1);
-		fmt_snprintf(name[1], sizeof(name[1]), "virtio_loop_%d_to_%d", i + 1, i);
-		test_direction(name[0], v[i], v[i + 1], &seq);
-		test_direction(name[1], v[i + 1], v[i], &seq);
-	}
+	nettest_each_way(v, n, "virtio", test_direction, &seq);
 	test_irq(v[0], v[1], &seq, kept);
 	test_refill_reject(v[1], kept);
 	test_tx_reject(v[0]);
@@ -410,84 +320,21 @@ static void mode_loop(void)
 static void mode_basic(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	if (!nettest_report("virtio_basic_attach_mac", vnics(v) >= 1 && mac_ok(v[0])))
+	if (!nettest_report("virtio_basic_attach_mac", vnics(v) >= 1 && nettest_mac_ok(v[0])))
 		return;
-	struct netdev *d = v[0];
-	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all(), next = 1, t0;
-	static struct nettest_batch bt;
-	struct netdev_stats s0 = stats(d);
-	bool ok = nettest_build_batch(&bt, d, NULL, mix, 4, 1) && d->ops->tx_batch(d, bt.pkt, 4) == 4;
-	int got = 0;
+	uint64_t free0 = dma_free_frames(), owned0 = netdev_frames_owned_all();
+	struct netdev_stats s0, s1;
+	bool ok = nettest_send_broadcast(v[0], &s0, &s1);
 	tx_calls += ok;
-	for (t0 = timer_now_us(); ok && got < 4 && timer_now_us() - t0 < WAIT_US; arch_idle())
-		got += d->ops->tx_reclaim(d, nettest_done_in_order, &next);
-	nettest_free_batch(&bt);
-	struct netdev_stats s1 = stats(d);
-	kprintf("  sent %lu frames, %lu bytes, %lu kick(s), %lu interrupt(s)\n",
-		s1.tx_frames - s0.tx_frames, s1.tx_bytes - s0.tx_bytes, s1.doorbells - s0.doorbells,
-		s1.irqs - s0.irqs);
-	ok = ok && got == 4 && next == 5 && s1.doorbells - s0.doorbells == 1 && s1.irqs == s0.irqs;
-	nettest_report("virtio_basic_send", ok);
+	nettest_report("virtio_basic_send",
+		       ok && s1.doorbells - s0.doorbells == 1 && s1.irqs == s0.irqs); // no tx interrupt
 	nettest_report("virtio_basic_frames_balance", balance(free0, owned0));
-}
-
-static volatile int link_calls;
-
-static void on_link(struct netdev *nd, bool up, void *arg)
-{
-	(void)nd, (void)up, (void)arg;
-	link_calls++;
-}
-
-// The NIC whose link is `up` after a change counted since `base`, or -1.
-static int wait_link(struct netdev **v, int n, bool up, const uint64_t *base, uint64_t us)
-{
-	uint64_t t0 = timer_now_us();
-	while (timer_now_us() - t0 < us) {
-		for (int i = 0; i < n; i++)
-			if (stats(v[i]).link_changes > base[i] && v[i]->ops->link_up(v[i]) == up)
-				return i;
-		arch_idle();
-	}
-	return -1;
-}
-
-static void link_base(struct netdev **v, int n, uint64_t *base)
-{
-	for (int i = 0; i < n; i++)
-		base[i] = stats(v[i]).link_changes;
 }
 
 static void mode_link(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	uint64_t base[NETDEV_MAX];
-	int n = vnics(v);
-	for (int i = 0; i < n; i++)
-		v[i]->link_change = on_link;
-	link_base(v, n, base);
-	kprintf("virtiotest: waiting for link down\n");
-	uint64_t t0 = timer_now_us();
-	int down = n ? wait_link(v, n, false, base, LINK_WAIT_US) : -1;
-	kprintf("  link down on NIC %d after %lu ms\n", down, (timer_now_us() - t0) / 1000);
-	nettest_report("virtio_link_down_irq", down >= 0);
-	link_base(v, n, base);
-	kprintf("virtiotest: waiting for link up\n");
-	t0 = timer_now_us();
-	int up = down >= 0 ? wait_link(v, n, true, base, LINK_WAIT_US) : -1;
-	kprintf("  link up on NIC %d after %lu ms, %d link_change calls\n", up,
-		(timer_now_us() - t0) / 1000, link_calls);
-	nettest_report("virtio_link_up_irq", up == down && up >= 0 && link_calls >= 2);
-	for (int i = 0; i < n; i++)
-		v[i]->link_change = NULL;
-}
-
-static int pinned_pages(const struct nettest_batch *b)
-{
-	int n = 0;
-	for (int i = 0; i < b->nframes; i++)
-		n += dma_check_buf(b->frames[i]) == -E_BUSY;
-	return n;
+	nettest_link(v, vnics(v), "virtio");
 }
 
 static void kicks_gone(void)
@@ -500,35 +347,20 @@ static void kicks_gone(void)
 	}
 }
 
+// The kicks of the NICs about to go, counted before the detach forgets them.
+static void detach_queued(bool ok)
+{
+	tx_calls += ok;
+	kicks_gone();
+}
+
 // A batch queued and never reclaimed is unpinned by detach; every frame
-// goes back; probing again takes the same number.
+// goes back; probing again takes the same number (../nettest.c).
 static void mode_detach(void)
 {
 	struct netdev *v[NETDEV_MAX];
-	static struct nettest_batch bt;
-	if (!nettest_report("virtio_detach_has_nic", vnics(v) >= 1))
-		return;
-	int regs = netdev_count();
-	bool ok = nettest_build_batch(&bt, v[0], NULL, mix, 4, 1) &&
-		  v[0]->ops->tx_batch(v[0], bt.pkt, 4) == 4;
-	tx_calls += ok;
-	int pinned = pinned_pages(&bt);
-	uint64_t free0 = dma_free_frames(), owned = netdev_frames_owned_all();
-	kicks_gone();
-	int gone = netdev_detach_all();
-	uint64_t free1 = dma_free_frames();
-	int still = pinned_pages(&bt), npages = bt.nframes;
-	nettest_free_batch(&bt);
-	uint64_t free2 = dma_free_frames();
-	netdev_probe_all();
-	ok = ok && gone == regs && free1 == free0 + owned && netdev_count() == regs &&
-	     netdev_frames_owned_all() == owned && dma_free_frames() == free2 - owned;
-	kprintf("  detach: %d NIC(s), %lu frames freed (free %lu -> %lu), %d of %d send pages "
-		"pinned before, %d after; attached again: %d NIC(s), %lu frames\n",
-		gone, free1 - free0, free0, free1, pinned, npages, still, netdev_count(),
-		netdev_frames_owned_all());
-	nettest_report("virtio_detach_unpins_inflight", pinned == npages && npages > 0 && still == 0);
-	nettest_report("virtio_detach_frees_all", ok);
+	if (nettest_report("virtio_detach_has_nic", vnics(v) >= 1))
+		nettest_detach(v[0], "virtio", detach_queued);
 }
 
 static void kicks_report(void)
