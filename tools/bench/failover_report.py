@@ -10,24 +10,18 @@ read from those files.
 
 Usage: failover_report.py OUTDIR
 """
-import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import sections  # noqa: E402
 
 BEGIN, END = "<!-- failover: begin -->", "<!-- failover: end -->"
 # RI2N Table 4: NFS write throughput before and during a failure of one of two GbE links.
 RI2N_TABLE4 = {"LCB (Linux bonding)": (179.9, 108.7), "RI2N/DRV": (157.2, 109.0)}
 RI2N_ONE_LINK = 109.8  # Table 2, GbE, rwsize 32 KB
 FIELDS = ("detect_ms", "recover_ms", "rate_back_ms", "mbps_before", "mbps_during", "mbps_after", "max_gap_ms")
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def med(rows, k):
@@ -129,28 +123,13 @@ def section(doc, rows):
 
 def main():
     out = sys.argv[1]
-    kdoc = load(os.path.join(out, "kernel-failover.json"))
-    if not kdoc:
+    doc = sections.merge(out, "failover")
+    if not doc:
         sys.exit("failover: no kernel-failover.json")
-    ldoc = load(os.path.join(out, "linux-failover.json"))
-    rows = list(kdoc["rows"]) + (list(ldoc["rows"]) if ldoc else [])
-    doc = dict(kdoc, rows=rows)
-    if ldoc:
-        doc["linux_env"] = ldoc.get("env")
-    with open(os.path.join(out, "failover.json"), "w") as f:
-        json.dump(doc, f, indent=1)
+    rows = doc["rows"]
     plot(rows, os.path.join(out, "failover.png"))
-    text = section(doc, rows)
-    rep = os.path.join(out, "REPORT.md")
-    old = open(rep).read() if os.path.exists(rep) else "# Benchmark report\n\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(rep, "w") as f:
-        f.write(new)
+    sections.write_section(out, section(doc, rows), BEGIN, END)
     print(f"failover: wrote {os.path.join(out, 'failover.json')}, failover.png, REPORT.md section")
-
 
 if __name__ == "__main__":
     main()

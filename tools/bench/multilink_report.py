@@ -8,22 +8,16 @@ from this run and the targets read against it.
 
 Usage: multilink_report.py OUTDIR
 """
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import sections  # noqa: E402
 
 BEGIN, END = "<!-- multilink: begin -->", "<!-- multilink: end -->"
 # The papers' numbers (MB/s), for the report's side-by-side table.
 HXB_TABLE4 = {2: 246, 3: 368, 4: 491, 6: 737, 8: 979}  # PM/Ethernet-HXB, Gigabit Ethernet x N
 RI2N_TABLE3 = {"GbE (1 link)": 112, "LCB (2 links)": 222, "RI2N/DRV (2 links)": 222}  # TCP, MB/s
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def by(rows, system):
@@ -155,28 +149,13 @@ def section(doc, rows):
 
 def main():
     out = sys.argv[1]
-    kdoc = load(os.path.join(out, "kernel-multilink.json"))
-    if not kdoc:
+    doc = sections.merge(out, "multilink")
+    if not doc:
         sys.exit("multilink: no kernel-multilink.json")
-    ldoc = load(os.path.join(out, "linux-multilink.json"))
-    rows = list(kdoc["rows"]) + (list(ldoc["rows"]) if ldoc else [])
-    doc = dict(kdoc, rows=rows)
-    if ldoc:
-        doc["linux_env"] = ldoc.get("env")
-    with open(os.path.join(out, "multilink.json"), "w") as f:
-        json.dump(doc, f, indent=1)
+    rows = doc["rows"]
     plot(rows, os.path.join(out, "multilink.png"))
-    text = section(doc, rows)
-    rep = os.path.join(out, "REPORT.md")
-    old = open(rep).read() if os.path.exists(rep) else "# Benchmark report\n\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    with open(rep, "w") as f:
-        f.write(new)
+    sections.write_section(out, section(doc, rows), BEGIN, END)
     print(f"multilink: wrote {os.path.join(out, 'multilink.json')}, multilink.png, REPORT.md section")
-
 
 if __name__ == "__main__":
     main()

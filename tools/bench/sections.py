@@ -1,0 +1,40 @@
+"""What the per-bench report steps (multilink_report.py, failover_report.py)
+share: reading a JSON file that may be missing, merging this kernel's rows
+with the Linux guest's, and putting a section into REPORT.md between its
+markers (added at the end when absent)."""
+import json
+import os
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def merge(out, name):
+    """kernel-NAME.json and linux-NAME.json (when its part ran) of out into
+    NAME.json; returns the merged document, or None without the kernel's."""
+    kdoc = load(os.path.join(out, f"kernel-{name}.json"))
+    if not kdoc:
+        return None
+    ldoc = load(os.path.join(out, f"linux-{name}.json"))
+    doc = dict(kdoc, rows=list(kdoc["rows"]) + (list(ldoc["rows"]) if ldoc else []))
+    if ldoc:
+        doc["linux_env"] = ldoc.get("env")
+    with open(os.path.join(out, f"{name}.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    return doc
+
+
+def write_section(out, text, begin, end):
+    rep = os.path.join(out, "REPORT.md")
+    old = open(rep).read() if os.path.exists(rep) else "# Benchmark report\n\n"
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + text.rstrip("\n") + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(rep, "w") as f:
+        f.write(new)
