@@ -2093,9 +2093,36 @@ static void test_rel_per_peer(void)
 	CU_ASSERT_TRUE(b.state[1] == IO_LINK_UP && b.declared_dead[1] == 0 && b.suspected[1] == 0);
 }
 
+
+// Every link to a heard peer dead: input_io returns -E_LINK once after the
+// dead-peer timeout (io_stats.dead_peer); output_io returns -E_LINK after
+// it too, having sent and queued nothing.
+static void test_rel_dead_peer(void)
+{
+	struct chan c = stripe_chan(2, 2);
+	uint32_t me = chan_of(c.id)->session;
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, IO_SND_WIN + 1, 0), -E_RANGE);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, 99, 1, 0), -E_INVAL);
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // heard
+	fake_nic_set_link(0, false);
+	fake_nic_set_link(1, false);
+	io_tick();
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(input(1, c.id), -E_LINK);
+	CU_ASSERT_TRUE(arch_rdtsc() - t0 >= timer_us_to_tsc(40000));
+	CU_ASSERT_EQUAL(stats(1, c.id).dead_peer, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT); // reported once
+	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), -E_LINK);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
+}
+
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
+	TEST(test_rel_dead_peer),
 };
 
 static const struct test_case bug_tests[] = {
