@@ -20,6 +20,9 @@
 // bin_ms=N (server): delivered bytes per N ms from the first packet
 // (SERIES line) for the failover benchmark; GAP: the longest time between
 // two deliveries (gap_after_ms=N: of those from N ms on, past start-up).
+// idle_at=N idle_ms=M (client): once N packets are sent and acknowledged,
+// M ms with nothing to send (the channel carries heartbeats only; IDLE and
+// RESUME lines mark it), then the rest.
 // clients=K (server): K clients at once, client k's MACs in peer= (k=0)
 // or peerK= (one per NIC of the server's channel, "-" where it has none):
 // a node with one link and a node with several streaming to one channel.
@@ -32,6 +35,7 @@
 
 static struct chan c;
 static uint32_t size, batch, count, window, ack_every;
+static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowledged), idle_ms of nothing
 static int nclients = 1;
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
@@ -284,6 +288,13 @@ static void client(uint64_t hz)
 			bad++;
 		}
 		sent += batch;
+		if (idle_at && sent == idle_at && !bad) { // everything acknowledged, then nothing sent
+			while (!bad && acked < sent)
+				bad += wait_ack(&acked);
+			printf("IDLE stream client tsc_ms=%lu\n", rdtsc() / (hz / 1000));
+			sleep(idle_ms * 1000);
+			printf("RESUME stream client tsc_ms=%lu\n", rdtsc() / (hz / 1000));
+		}
 	}
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
@@ -320,6 +331,8 @@ int main(int argc, char **argv)
 		parse_clients(argc, argv);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	bin_ms = (uint32_t)arg_long(argc, argv, "bin_ms", 0);
+	idle_at = (uint32_t)arg_long(argc, argv, "idle_at", 0);
+	idle_ms = (uint32_t)arg_long(argc, argv, "idle_ms", 0);
 	gap_after_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "gap_after_ms", 0);
 	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
 	if (srv)

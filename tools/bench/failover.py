@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Link failure during a stream (RI2N section 4.2, Table 4): make bench-failover,
-this kernel's part.
+this kernel's part. Also a silent cut while the channel is idle (heartbeats
+only: idle_rows) at the first link count.
 
 Each run boots a server and a client VM of this kernel joined by L links (L
 Linux bridges of the cluster runner, tools/cluster/), every NIC paced to the
@@ -114,6 +115,7 @@ def analyse(out, links, cut, cut_at, restore_after):
     alive = next((e for e in events if e[0] == "alive again" and e[1] >= restore_srv - 100), None)
     back = next((t for t, m in series if t >= restore_s and before and m >= 0.9 * median(before)), None)
     lk = re.search(r"^LINK stream client peer=0 link=1 (.*)$", b, re.M)
+    skews = [int(kv(m.group(0)).get("max_skew_us", 0)) for m in re.finditer(r"^LINK stream client .*$", b, re.M)]
     return {
         "system": "kernel", "links": links, "cut": cut, "bytes": SIZE,
         "detect_ms": round(first[2], 1) if first else None,
@@ -126,6 +128,7 @@ def analyse(out, links, cut, cut_at, restore_after):
         "lost": int(res["missing"]), "corrupt": int(res["corrupt"]),
         "retransmits": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["retransmits"]),
         "link1_client": kv(lk.group(1)) if lk else {},
+        "max_skew_unsuspected_ms": round(max(skews) / 1000, 1) if skews else None,
         "cut_s": round(cut_s, 2), "restore_s": round(restore_s, 2), "series": series,
     }
 
@@ -156,6 +159,48 @@ def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
     return row
 
 
+def run_idle(kernel, links, mbps, timeout=90):
+    """A silent cut while the channel is idle (heartbeats only): the client
+    sends a second's worth, waits for every acknowledgement, sends nothing
+    for 3 s, then the rest. Link 1 is cut 1 s into the idle time and
+    restored 1 s later. Returns detect_ms (the client's own: from the last
+    frame heard on the link to its death), detect_map_ms and recover_ms
+    (against the runner's cut and restore, mapped to the client's clock
+    through its IDLE line)."""
+    per_s = int(links * mbps * 1e6 / 8 / (SIZE + 54)) // BATCH * BATCH
+    topo = topology(kernel, links, mbps, "silent", 2 * per_s, 0, 0, timeout)
+    topo["name"] = f"failover-{links}-idle"
+    topo["nodes"][1]["append"] += f" idle_at={per_s} idle_ms=3000"
+    idle = {"node": "b", "line": "IDLE stream client"}
+    topo["events"] = [{"after": idle, "delay": 1, "action": "cut-silent", "node": "b", "nic": 1},
+                      {"after": idle, "delay": 2, "action": "restore", "node": "b", "nic": 1}]
+    with tempfile.TemporaryDirectory(prefix="failover.") as d:
+        tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
+        with open(tp, "w") as f:
+            json.dump(topo, f)
+        r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out,
+                            "--timeout", str(timeout)], capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"idle failover run links={links} failed ({r.returncode}): {r.stdout[-400:]}")
+        b = open(os.path.join(out, "b.log"), errors="replace").read()
+        ev = json.load(open(os.path.join(out, "summary.json")))["events"]
+    idle_ms = int(kv(re.search(r"^IDLE stream client.*$", b, re.M).group(0))["tsc_ms"])
+    cli = lambda host_s: idle_ms + (host_s - ev[0]["triggered"]) * 1000  # noqa: E731
+    cut, restore = cli(ev[0]["fired"]), cli(ev[1]["fired"])
+    dead = alive = None
+    for m in re.finditer(r"^io: chan \d+ peer 0 link 1 (dead|alive again)(.*)$", b, re.M):
+        t = int(kv(m.group(2))["tsc_ms"])
+        det = re.search(r"detected in (\d+) us", m.group(2))
+        if m.group(1) == "dead" and dead is None and t >= cut - 50:
+            dead = (t, int(det.group(1)) / 1000)
+        if m.group(1) == "alive again" and alive is None and t >= restore - 50:
+            alive = t
+    return {"system": "kernel", "links": links, "cut": "silent-idle",
+            "detect_ms": round(dead[1], 1) if dead else None,
+            "detect_map_ms": round(dead[0] - cut, 1) if dead else None,
+            "recover_ms": round(alive - restore, 1) if alive else None}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernel")
@@ -179,9 +224,19 @@ def main():
                 print(f"  detect {row['detect_ms']} ms ({row['detect_how']}), recover {row['recover_ms']} ms, "
                       f"Mbit/s {row['mbps_before']}/{row['mbps_during']}/{row['mbps_after']}, "
                       f"max gap {row['max_gap_ms']} ms, lost {row['lost']}, corrupt {row['corrupt']}", flush=True)
+    idle = []
+    for links in [int(x) for x in a.links.split(",")][:1]:
+        for r in range(a.runs):
+            print(f"failover: kernel, {links} links, silent cut while idle, run {r + 1}/{a.runs}", flush=True)
+            row = run_idle(os.path.abspath(a.kernel), links, a.mbps)
+            row["run"] = r
+            idle.append(row)
+            print(f"  detect {row['detect_ms']} ms (mapped {row['detect_map_ms']}), recover {row['recover_ms']} ms",
+                  flush=True)
     doc = {"bench": "failover", "env": env("tcg", "real", a.runs, backend="bridge+tap (cluster runner)",
                                            nic="e1000"),
-           "link_mbps": a.mbps, "cut_at_s": cut_at, "restore_after_s": restore_after, "rows": rows}
+           "link_mbps": a.mbps, "cut_at_s": cut_at, "restore_after_s": restore_after, "rows": rows,
+           "idle_rows": idle, "heartbeat_ms": 10, "heartbeats_missed": 3, "skew_ms": 10}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "kernel-failover.json"), "w") as f:
         json.dump(doc, f, indent=1)
