@@ -116,7 +116,14 @@ $(ISO): $(KERNEL) boot/grub.cfg tools/mkiso.sh
 	@tools/deps.sh iso
 	tools/mkiso.sh $(KERNEL) $@
 
-test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-bochs \
+# The ISO under UEFI firmware (OVMF: demo, exchange_test) and under SeaBIOS
+# (demo), from QEMU's CD drive (about 20 s).
+.PHONY: test-uefi
+test-uefi: $(ISO)
+	@tools/deps.sh qemu ovmf
+	tests/qemu/uefi/run.sh $(KERNEL) $(ISO)
+
+test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-bochs \
 	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
