@@ -28,18 +28,6 @@ mb2_header:
 	.short 3, 0
 	.long 12
 	.long _start32
-	// Screens we can write on (spec 3.1.9, 3.1.10): VGA text, which a BIOS
-	// boot keeps (grub.cfg sets gfxpayload=text there), or a linear
-	// framebuffer of any mode (optional, no preferred size): UEFI has no
-	// text mode, and GRUB passes the GOP framebuffer only when asked here.
-	.align 8                // console flags tag: EGA text supported
-	.short 4, 0
-	.long 12
-	.long 2
-	.align 8                // framebuffer tag, optional: width, height, depth 0
-	.short 5, 1
-	.long 20
-	.long 0, 0, 0
 	.align 8                // end tag
 	.short 0, 0
 	.long 8

@@ -26,7 +26,6 @@ else
 		/^menuentry/ && !done {
 			print "menuentry \"tender-x86_64 " cmd "\" {"
 			print "\tmultiboot2 /boot/kernel.elf " cmd
-			print "\tif [ \"$grub_platform\" = \"pc\" ]; then set gfxpayload=text; fi"
 			print "\tboot"
 			print "}"
 			done = 1
