@@ -110,15 +110,21 @@ debug: deps $(KERNEL)
 	gdb -q $(KERNEL) -ex 'target remote :1234' -ex 'hbreak kmain' -ex continue; \
 	kill %1 2>/dev/null || true
 
+# One hybrid image booting by BIOS and by UEFI, from CD or USB (tools/mkiso.sh).
 iso: $(ISO)
-$(ISO): $(KERNEL) boot/grub.cfg
+$(ISO): $(KERNEL) boot/grub.cfg tools/mkiso.sh
 	@tools/deps.sh iso
-	@mkdir -p $(BUILD)/iso/boot/grub
-	cp $(KERNEL) $(BUILD)/iso/boot/kernel.elf
-	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
-	grub-mkrescue -o $@ $(BUILD)/iso 2>/dev/null
+	tools/mkiso.sh $(KERNEL) $@
 
-test: test-docs deps test-layers test-host test-qemu test-run test-cluster test-stripe test-failover test-bochs \
+# The ISO under UEFI firmware (OVMF: demo, exchange_test) and under SeaBIOS
+# (demo), from QEMU's CD drive (about 20 s).
+.PHONY: test-uefi
+test-uefi: $(ISO)
+	@tools/deps.sh qemu ovmf
+	tests/qemu/uefi/run.sh $(KERNEL) $(ISO)
+
+test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-failover \
+	test-bochs \
 	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted

@@ -6,6 +6,7 @@
 #include "runner.h"
 #include "heap.h"
 #include "bench.h"
+#include "fbcon.h"
 #include "res/pmem.h"
 #include "res/vspace.h"
 #include "res/proc.h"
@@ -70,14 +71,33 @@ static void apply_cmdline(void)
 
 #define HEAP_PAGES 1024 // 4 MiB, reserved before the boot frame count
 
+// The heap takes HEAP_PAGES consecutive frames. Frames come lowest first;
+// a UEFI memory map has holes low down, so frames before the first run long
+// enough are set aside (chained through their first word) and freed after.
 static void heap_setup(void)
 {
-	paddr_t first = 0;
-	for (int i = 0; i < HEAP_PAGES; i++) {
+	paddr_t first = 0, aside = 0;
+	int got = 0;
+	while (got < HEAP_PAGES) {
 		paddr_t pa = pmem_alloc_nozero();
-		if (!pa || (first && pa != first + (paddr_t)i * PAGE_SIZE))
+		if (!pa)
 			panic("heap: no %d contiguous frames", HEAP_PAGES);
-		first = first ? first : pa;
+		if (got && pa != first + (paddr_t)got * PAGE_SIZE) {
+			for (int i = 0; i < got; i++) {
+				paddr_t f = first + (paddr_t)i * PAGE_SIZE;
+				*(paddr_t *)arch_p2v(f) = aside;
+				aside = f;
+			}
+			got = 0;
+		}
+		if (!got)
+			first = pa;
+		got++;
+	}
+	while (aside) {
+		paddr_t next = *(paddr_t *)arch_p2v(aside);
+		pmem_free(aside);
+		aside = next;
 	}
 	heap_init(arch_p2v(first), HEAP_PAGES * PAGE_SIZE);
 }
@@ -90,6 +110,73 @@ static void memory_init(void)
 	heap_setup();
 	pr_info("memory: %lu frames free (%lu MiB), kernel %lx-%lx\n", pmem_free_count(),
 		pmem_free_count() >> 8, lo, hi);
+}
+
+static bool fb_mapped_at_boot(const struct boot_fb *fb)
+{
+	return fb->addr + (uint64_t)fb->pitch * fb->height <= (4ull << 30);
+}
+
+// The screen beside COM1: VGA text only where the loader says the machine
+// is in text mode (a BIOS boot), a framebuffer console where it hands over
+// an RGB framebuffer (UEFI), else none: nothing is written to 0xb8000.
+// The boot page tables map the first 4 GiB; a framebuffer above waits for
+// console_map.
+static int screen = BOOT_CON_NONE;
+
+static void console_setup(void)
+{
+	const struct boot_fb *fb = &bi.fb;
+	if (fb->kind == BOOT_CON_EGA_TEXT && fb->addr == 0xb8000 && fb->width == 80 &&
+	    fb->height == 25) {
+		vga_init();
+		console_add_sink(vga_write);
+		screen = BOOT_CON_EGA_TEXT;
+	} else if (fb->kind == BOOT_CON_RGB && fbcon_init(fb) == 0) {
+		if (fb_mapped_at_boot(fb))
+			fbcon_attach(arch_p2v(fb->addr));
+		console_add_sink(fbcon_write);
+		screen = BOOT_CON_RGB;
+	}
+}
+
+static void report_console(void)
+{
+	const struct boot_fb *fb = &bi.fb;
+	if (screen == BOOT_CON_EGA_TEXT)
+		pr_info("console: COM1 and VGA text 80x25\n");
+	else if (screen == BOOT_CON_RGB)
+		pr_info("console: COM1 and framebuffer %ux%u, %u bits per pixel at %lx (%dx%d "
+			"characters)\n",
+			fb->width, fb->height, fb->bpp, fb->addr, fbcon_cols(), fbcon_rows());
+	else
+		pr_info("console: COM1 only (no screen the kernel can draw on)\n");
+}
+
+// What the firmware and the loader gave: a BIOS or UEFI boot, where the
+// image went, the memory map's source, the RSDP, malformed tags.
+static void report_boot(void)
+{
+	if (bootinfo_uefi(&bi))
+		pr_info("boot: UEFI firmware, boot services %s, EFI system table %lx, "
+			"%d EFI memory descriptors\n",
+			bi.efi_bs_kept ? "still running" : "exited", bi.efi_systab, bi.efi_descs);
+	else
+		pr_info("boot: BIOS firmware\n");
+	pr_info("boot: image at %lx, memory map from %s (%d RAM ranges), ACPI RSDP %s\n",
+		bi.load_base ? bi.load_base : (uint64_t)(uintptr_t)__image_start, bi.mmap_from, bi.nram,
+		bi.rsdp ? "from the loader" : "not given");
+	report_console();
+	if (bi.nbad)
+		pr_warn("boot: %d malformed boot-information tag(s) ignored (types mask %x)\n", bi.nbad,
+			bi.bad_types);
+}
+
+static void console_map(void)
+{
+	const struct boot_fb *fb = &bi.fb;
+	if (screen == BOOT_CON_RGB && !fb_mapped_at_boot(fb))
+		fbcon_attach((void *)dma_map_mmio(fb->addr, (uint64_t)fb->pitch * fb->height));
 }
 
 // plimit=F,R,C: frames, regions and channels one process may hold; by
@@ -120,18 +207,20 @@ void kmain(uint32_t magic, uint32_t info)
 {
 	const char *v;
 	uart_init();
-	vga_init();
 	console_add_sink(uart_write);
-	console_add_sink(vga_write);
 	if (bootinfo_parse(&bi, magic, (const void *)(uintptr_t)info) < 0)
 		panic("boot: unknown boot loader magic %x", magic);
+	console_setup();
 	kprintf("tender-x86_64: booted by %s, cmdline \"%s\"\n", bi.loader, bi.cmdline);
 	apply_cmdline();
+	report_boot();
 	cpu_init();
 	trap_init();
 	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = proc_preempt_point });
 	memory_init();
-	apic_init(bi.rsdp, dma_map_mmio);
+	console_map();
+	// No BIOS data area or ROM to scan for the RSDP after a UEFI boot.
+	apic_init(bi.rsdp, !bootinfo_uefi(&bi), dma_map_mmio);
 	timer_init(kernel_tick);
 	pci_init();
 	netdev_probe_all(); // every NIC family in net/netdev.c's table, e1000 first

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only those missing.
-# Usage: tools/deps.sh [group...]   groups: build qemu iso bochs cunit linux bench cluster
+# Usage: tools/deps.sh [group...]   groups: build qemu iso ovmf bochs cunit linux bench cluster
 # Run it before anything enters a private network namespace (make bench).
 set -euo pipefail
 declare -A pkgs=(
 	[build]="gcc binutils make python3"
 	[qemu]="qemu-system-x86"
-	[iso]="grub-pc-bin grub-common xorriso mtools"
+	[iso]="grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools"
+	[ovmf]="ovmf"
 	[bochs]="bochs bochsbios vgabios bochs-term"
 	[cunit]="libcunit1-dev"
 	[linux]="busybox-static cpio gzip"

@@ -47,12 +47,18 @@ unshare -n true 2>/dev/null && netns=(unshare -n)
 timeout -k 5 "$tmo" "${netns[@]}" bochs -q -f "$dir/bochsrc" -rc "$dir/dbg.rc" </dev/null >"$dir/bochs.out" 2>&1 &
 pid=$!
 status=""
+# KERNEL_EXIT is the kernel's last line: once it is there, wait only until
+# Bochs has written all of it (a newline last, the size steady for 0.1 s).
 while kill -0 "$pid" 2>/dev/null; do
 	if grep -q 'KERNEL_EXIT' "$log" 2>/dev/null; then
-		sleep 1
+		for _ in $(seq 20); do
+			n=$(stat -c %s "$log")
+			sleep 0.1
+			[ "$(stat -c %s "$log")" = "$n" ] && [ -z "$(tail -c1 "$log")" ] && break
+		done
 		break
 	fi
-	sleep 1
+	sleep 0.2
 done
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null

@@ -53,6 +53,7 @@ int register_cmdline(void);
 int register_sched(void);
 int register_heap(void);
 int register_bootinfo(void);
+int register_fbcon(void);
 int register_fmt(void);
 int register_lib(void);
 int register_vregion(void);

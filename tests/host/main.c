@@ -133,7 +133,7 @@ int main(void)
 		return 2;
 	int (*suites[])(void) = { register_pmem, register_vspace, register_elf,
 				  register_cmdline, register_sched, register_heap,
-				  register_bootinfo, register_fmt, register_lib,
+				  register_bootinfo, register_fbcon, register_fmt, register_lib,
 				  register_vregion, register_exchange, register_vuspace,
 				  register_replace, register_res, register_io, register_wire,
 				  register_e1000e };

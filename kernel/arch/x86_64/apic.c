@@ -53,9 +53,12 @@ static bool checksum_ok(const uint8_t *p, size_t n)
 	return s == 0;
 }
 
-static uint64_t find_rsdp(uint64_t hint)
+// The loader's copy of the RSDP, else (a BIOS boot only: UEFI firmware has
+// no BIOS data area, and its low memory holds whatever was left there) the
+// ACPI 6.x 5.2.5.1 scan of the EBDA's first KiB and the ROM area.
+static uint64_t find_rsdp(uint64_t hint, bool bios_scan)
 {
-	if (hint)
+	if (hint || !bios_scan)
 		return hint;
 	uint64_t ebda = (uint64_t)(*(uint16_t *)arch_p2v(0x40e)) << 4;
 	uint64_t ranges[2][2] = { { ebda, ebda + 1024 }, { 0xe0000, 0x100000 } };
@@ -89,7 +92,12 @@ static const uint8_t *find_table(uint64_t rsdp, const char *sig)
 {
 	const uint8_t *r = arch_p2v(rsdp);
 	bool x = r[15] >= 2 && *(const uint64_t *)(r + 24);
-	const uint8_t *sdt = arch_p2v(x ? *(const uint64_t *)(r + 24) : *(const uint32_t *)(r + 16));
+	uint64_t sdt_pa = x ? *(const uint64_t *)(r + 24) : *(const uint32_t *)(r + 16);
+	if (!sdt_pa) // an RSDP of revision 2 may name an XSDT only
+		return NULL;
+	const uint8_t *sdt = arch_p2v(sdt_pa);
+	if (memcmp(sdt, x ? "XSDT" : "RSDT", 4))
+		return NULL;
 	uint32_t len = *(const uint32_t *)(sdt + 4), esz = x ? 8 : 4;
 	for (uint32_t off = 36; off + esz <= len; off += esz) {
 		uint64_t pa = x ? *(const uint64_t *)(sdt + off) : *(const uint32_t *)(sdt + off);
@@ -111,11 +119,12 @@ static void pic_disable(void)
 		arch_outb(seq[i][0], seq[i][1]);
 }
 
-void apic_init(uint64_t rsdp_hint, volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len))
+void apic_init(uint64_t rsdp_hint, bool bios_scan,
+	       volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len))
 {
 	for (int i = 0; i < 16; i++)
 		isa_override[i].gsi = i;
-	uint64_t rsdp = find_rsdp(rsdp_hint);
+	uint64_t rsdp = find_rsdp(rsdp_hint, bios_scan);
 	const uint8_t *madt = rsdp ? find_table(rsdp, "APIC") : NULL;
 	if (madt)
 		parse_madt(madt);

@@ -7,7 +7,10 @@
 
 // Finds the LAPIC and IOAPIC (MADT, else the defaults) and maps their
 // registers with map_mmio (the kernel's, given by main.c: arch maps nothing).
-void apic_init(uint64_t rsdp_hint, volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len));
+// rsdp_hint is the loader's RSDP or 0; bios_scan allows looking for one in
+// the BIOS areas (not after a UEFI boot).
+void apic_init(uint64_t rsdp_hint, bool bios_scan,
+	       volatile uint32_t *(*map_mmio)(paddr_t pa, uint64_t len));
 void lapic_eoi(void);
 // Route a global system interrupt to a vector. PCI INTx: level, active low.
 int ioapic_route(int gsi, int vector, bool level, bool active_low);

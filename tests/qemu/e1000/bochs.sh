@@ -73,9 +73,18 @@ unshare -n true 2>/dev/null && run=(unshare -n "${run[@]}")
 timeout -k 5 "$tmo" "${run[@]}" bochs -q -f "$tmp/bochsrc" -rc "$tmp/dbg.rc" </dev/null \
 	>"$tmp/bochs.out" 2>&1 &
 bpid=$!
+# KERNEL_EXIT is the kernel's last line: once it is there, wait only until
+# Bochs has written all of it (a newline last, the size steady for 0.1 s).
 while kill -0 "$bpid" 2>/dev/null; do
-	grep -q 'KERNEL_EXIT' "$log" 2>/dev/null && sleep 1 && break
-	sleep 1
+	if grep -q 'KERNEL_EXIT' "$log" 2>/dev/null; then
+		for _ in $(seq 20); do
+			n=$(stat -c %s "$log")
+			sleep 0.1
+			[ "$(stat -c %s "$log")" = "$n" ] && [ -z "$(tail -c1 "$log")" ] && break
+		done
+		break
+	fi
+	sleep 0.2
 done
 kill "$bpid" 2>/dev/null
 wait "$bpid" 2>/dev/null
