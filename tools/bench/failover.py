@@ -15,17 +15,16 @@ one network for 10 s. The stream runs on for AFTER s.
 From each run (all on the server's clock, which the runner's host times of
 the cut and restore are mapped to through the server's READY line):
 - the delivered Mbit/s in 100 ms bins (the server's SERIES line);
-- mbps_before (median bin of the 2 s before the cut), mbps_during (from 1 s
-  after the cut to the restore), mbps_after (from 1 s after the restore to
-  the end): the same statistic for every system;
+- mbps_before, mbps_during, mbps_after: failover_report.windows(), the
+  same rule for every system (the mean of the bins in the 2 s before the
+  cut, from 1 s after it to the restore, from 1 s after the restore on);
 - detect_ms: the sender's own measure, from the first packet the cut link
   lost (the oldest one in flight on it, sent just after the cut) to the
   moment the sender stopped using it (the first "suspected" or "dead" line
   of link 1 after the cut); detect_map_ms: the same moment against the
   host's cut time, mapped (tens of ms coarser);
 - recover_ms: from the restore to the sender's "alive again" line of link 1;
-  rate_back_ms: from the restore to the first 100 ms bin at 0.9 x
-  mbps_before;
+  rate_back_ms: from the restore to the first 500 ms at 0.9 x mbps_before;
 - max_gap_ms: the longest time between two deliveries from 2 s after the
   stream began (past start-up); lost (packets never delivered) and corrupt
   (delivered out of order, of a wrong size or with a wrong byte).
@@ -38,13 +37,13 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from env import env  # noqa: E402
+from failover_report import windows  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZE, BATCH = 8192, 64
@@ -77,10 +76,6 @@ def topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout):
     }
 
 
-def median(v):
-    return round(statistics.median(v), 2) if v else None
-
-
 def analyse(out, links, cut, cut_at, restore_after):
     a = open(os.path.join(out, "a.log"), errors="replace").read()
     b = open(os.path.join(out, "b.log"), errors="replace").read()
@@ -96,8 +91,7 @@ def analyse(out, links, cut, cut_at, restore_after):
     series = [[round(i * bin_ms / 1000, 1), round(k * 8 / bin_ms, 2)] for i, k in enumerate(kb)]
     cut_s, restore_s = (cut_srv - start) / 1000, (restore_srv - start) / 1000
     end_s = len(series) * bin_ms / 1000
-    within = lambda lo, hi: [m for t, m in series if lo <= t and t + bin_ms / 1000 <= hi]  # noqa: E731
-    before, during, after = within(cut_s - 2, cut_s), within(cut_s + 1, restore_s), within(restore_s + 1, end_s - 0.5)
+    before, during, after, back_ms = windows(series, cut_s, restore_s, bin_ms / 1000)
     res = kv(re.search(r"^RESULT stream system=kernel role=server.*$", a, re.M).group(0))
     gap = kv(re.search(r"^GAP stream server.*$", a, re.M).group(0))
     # The client's clock, mapped to the server's by the first packet: it
@@ -113,7 +107,6 @@ def analyse(out, links, cut, cut_at, restore_after):
         events.append((m.group(1), t, int(det.group(1)) / 1000 if det else None))
     first = next((e for e in events if e[0] != "alive again" and e[1] >= cut_srv - 100), None)
     alive = next((e for e in events if e[0] == "alive again" and e[1] >= restore_srv - 100), None)
-    back = next((t for t, m in series if t >= restore_s and before and m >= 0.9 * median(before)), None)
     lk = re.search(r"^LINK stream client peer=0 link=1 (.*)$", b, re.M)
     skews = [int(kv(m.group(0)).get("max_skew_us", 0)) for m in re.finditer(r"^LINK stream client .*$", b, re.M)]
     return {
@@ -122,8 +115,8 @@ def analyse(out, links, cut, cut_at, restore_after):
         "detect_how": first[0] if first else None,
         "detect_map_ms": round(first[1] - cut_srv, 1) if first else None,
         "recover_ms": round(alive[1] - restore_srv, 1) if alive else None,
-        "rate_back_ms": round((back - restore_s) * 1000) if back is not None else None,
-        "mbps_before": median(before), "mbps_during": median(during), "mbps_after": median(after),
+        "rate_back_ms": back_ms,
+        "mbps_before": before, "mbps_during": during, "mbps_after": after,
         "max_gap_ms": round(int(gap["max_gap_us"]) / 1000, 1),
         "lost": int(res["missing"]), "corrupt": int(res["corrupt"]),
         "retransmits": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["retransmits"]),

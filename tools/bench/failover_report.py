@@ -10,6 +10,7 @@ read from those files.
 
 Usage: failover_report.py OUTDIR
 """
+import json
 import os
 import statistics
 import sys
@@ -22,6 +23,42 @@ BEGIN, END = "<!-- failover: begin -->", "<!-- failover: end -->"
 RI2N_TABLE4 = {"LCB (Linux bonding)": (179.9, 108.7), "RI2N/DRV": (157.2, 109.0)}
 RI2N_ONE_LINK = 109.8  # Table 2, GbE, rwsize 32 KB
 FIELDS = ("detect_ms", "recover_ms", "rate_back_ms", "mbps_before", "mbps_during", "mbps_after", "max_gap_ms")
+
+
+def windows(series, cut_s, restore_s, bin_s=0.1):
+    """Mbit/s before, during and after a cut, the same rule for every
+    system: delivered bytes over time (the mean of the 100 ms bins), in the
+    2 s before the cut, from 1 s after it to the restore, and from 1 s
+    after the restore to half a second before the end (a receiver may take
+    a batch at a time: single bins are lumpy, their mean is not); and
+    rate_back_ms, from the restore to the first 500 ms whose mean is 0.9 x
+    the rate before."""
+    if not series or cut_s is None or restore_s is None:
+        return None, None, None, None
+    end = series[-1][0] + bin_s
+    mean = lambda lo, hi: (lambda v: round(sum(v) / len(v), 2) if v else None)(  # noqa: E731
+        [m for t, m in series if lo <= t and t + bin_s <= hi + 1e-9])
+    before = mean(cut_s - 2, cut_s)
+    during = mean(cut_s + 1, restore_s)
+    after = mean(restore_s + 1, end - 0.5)
+    back = None
+    if before:
+        for t, _ in series:
+            if t >= restore_s and t + 0.5 <= end:
+                m = mean(t, t + 0.5)
+                if m is not None and m >= 0.9 * before:
+                    back = round((t - restore_s) * 1000)
+                    break
+    return before, during, after, back
+
+
+def recompute(r):
+    """A row's Mbit/s windows from its series, by windows()."""
+    b, d, a, back = windows(r.get("series"), r.get("cut_s"), r.get("restore_s"))
+    if b is not None:
+        r["mbps_before"], r["mbps_during"], r["mbps_after"], r["rate_back_ms"] = b, d, a, back
+        r["mbps_rule"] = "mean of 100 ms bins: 2 s before the cut; cut+1 s to restore; restore+1 s to end-0.5 s"
+    return r
 
 
 def med(rows, k):
@@ -126,7 +163,10 @@ def main():
     doc = sections.merge(out, "failover")
     if not doc:
         sys.exit("failover: no kernel-failover.json")
-    rows = doc["rows"]
+    rows = [recompute(r) for r in doc["rows"]]
+    doc["rows"] = rows
+    with open(os.path.join(out, "failover.json"), "w") as f:
+        json.dump(doc, f, indent=1)
     plot(rows, os.path.join(out, "failover.png"))
     sections.write_section(out, section(doc, rows), BEGIN, END)
     print(f"failover: wrote {os.path.join(out, 'failover.json')}, failover.png, REPORT.md section")
