@@ -1597,7 +1597,10 @@ static int run_stream_client(const struct opts *o)
 //   FLOWSTART proto=.. bytes=.. ms=..                      (server, t=0)
 //   FLOWBIN i=K bytes=B g_us=G    bin K = [K*100, K*100+100) ms; G: guest time of the line
 //   FLOWEND role=server status=eof|stalled|broken received=.. corrupt=.. max_gap_us=..
-//           max_gap_at_us=.. bins=.. retrans=.. ofo=.. subflows=.. nic_rx=..
+//           max_gap_at_us=.. last_us=.. end_us=.. bins=.. retrans=.. ofo=.. subflows=.. nic_rx=..
+//   (max_gap: the longest time between two reads that returned data, t=0
+//   counting as one; last_us: the last such read; a stall that lasts to
+//   the end is end_us - last_us)
 //   FLOWEND role=client status=ok|stalled|broken written=.. received=.. corrupt=..
 //           lost=.. retrans=.. subflows=.. fallback=..   (received..lost: -1 without the answer)
 
@@ -1724,10 +1727,6 @@ static int run_flow_server(const struct opts *o)
 	if (f->printed < PB_FLOW_MAX_BINS && f->bins[f->printed]) // the last bin, cut short by the end
 		printf("FLOWBIN i=%d bytes=%llu g_us=%llu partial=1\n", f->printed,
 		       (unsigned long long)f->bins[f->printed], (unsigned long long)((end - f->t0) / 1000));
-	if (st != FL_EOF && end - f->last > f->max_gap) { // the stall lasted to the end
-		f->max_gap = end - f->last;
-		f->max_gap_at = f->last - f->t0;
-	}
 	bool fb;
 	int sub = mptcp_subflows(c, &fb);
 	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
@@ -1742,9 +1741,10 @@ static int run_flow_server(const struct opts *o)
 	if (st != FL_BROKEN && write_full(c, ans, sizeof ans))
 		printf("FLOW answer not sent: %s\n", strerror(errno));
 	printf("FLOWEND role=server status=%s received=%llu corrupt=%llu max_gap_us=%llu max_gap_at_us=%llu "
-	       "bins=%d retrans=%lld ofo=%lld subflows=%d fallback=%d nic_rx=",
+	       "last_us=%llu end_us=%llu bins=%d retrans=%lld ofo=%lld subflows=%d fallback=%d nic_rx=",
 	       flow_status_name[st], (unsigned long long)f->got, (unsigned long long)f->corrupt,
-	       (unsigned long long)(f->max_gap / 1000), (unsigned long long)(f->max_gap_at / 1000), f->printed,
+	       (unsigned long long)(f->max_gap / 1000), (unsigned long long)(f->max_gap_at / 1000),
+	       (unsigned long long)((f->last - f->t0) / 1000), (unsigned long long)((end - f->t0) / 1000), f->printed,
 	       re0 >= 0 && re1 >= 0 ? re1 - re0 : -1, ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, sub, fb);
 	for (int i = 0; i < nics; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));

@@ -180,7 +180,7 @@ def run(a, sockdir, guests):
     for name, idx, role in (("server", 1, "pkt.role=server pkt.host=1 pkt.peerhost=2"),
                             ("client", 2, "pkt.role=client pkt.host=2 pkt.peerhost=1")):
         guests[name] = Guest(name, qemu_cmd(a, sockdir, name, idx, role + " " + common), a.logdir)
-    ev = {"system": a.system, "cut": a.cut, "links": a.links, "mbps": a.mbps, "size": a.size,
+    ev = {"system": a.system, "cut": a.cut, "links": a.links, "run": a.run, "mbps": a.mbps, "size": a.size,
           "flow_ms": flow_ms, "cut_at_s": a.cut_at, "down_s": a.down, "tail_s": a.tail,
           "near": "client", "nic": a.nic, "host_start": start}
     why = None
@@ -233,6 +233,7 @@ def main():
                                                     "..", "..", "build", "linux-baseline"))
     ap.add_argument("--nic", default="e1000", choices=sorted(NICDEV))
     ap.add_argument("--timeout", type=float, default=0, help="seconds for the whole run")
+    ap.add_argument("--run", type=int, default=1, help="run number, recorded in events.json")
     a = ap.parse_args()
     if not a.timeout:
         a.timeout = a.cut_at + a.down + a.tail + 150
