@@ -27,7 +27,11 @@ at which it was printed), so a host stamp h is t = h - offset.
   lost                 bytes the sender's socket took minus bytes received
   corrupt              received bytes that differ from the pattern
   end                  ok (all delivered), stalled (the connection was alive
-                       but had not delivered everything by the end) or broken
+                       but had not delivered everything by the end), broken, or
+                       no-connection (the guests came up but the receiver never
+                       got the flow's header: no cut was made, rates are 0)
+  host_other_cores     host CPU that processes other than the two QEMUs took
+                       during the flow, in cores (2 here): the run's noise
 Standard library only.
 """
 import argparse
@@ -103,9 +107,23 @@ def recover(bins, restore, end, before):
     return None
 
 
+def no_flow_row(ev, rundir):
+    """A run in which the guests came up but no flow started (no cut made)."""
+    cli = read_tlog(os.path.join(rundir, "client.tlog"))
+    cend = next((fields(line) for _, line in cli if line.startswith("FLOWEND role=client")), {})
+    return {"system": SYSTEM[ev["system"]], "links": ev["links"], "cut": ev["cut"], "run": ev.get("run", 1),
+            "detect_ms": None, "recover_ms": None, "mbps_before": 0.0, "mbps_during": 0.0, "mbps_after": 0.0,
+            "max_gap_ms": None, "lost": int(cend.get("written", 0)), "corrupt": 0, "cut_s": None,
+            "restore_s": None, "series": [], "end": "no-connection",
+            "connected": any(line.startswith("FLOWBEGIN") for _, line in cli),
+            "host_other_cores": ev.get("host_other_cores")}
+
+
 def row(rundir):
     with open(os.path.join(rundir, "events.json")) as f:
         ev = json.load(f)
+    if ev.get("no_flow"):
+        return no_flow_row(ev, rundir)
     if not ev.get("ok"):
         raise ValueError("run failed: %s" % ev.get("error"))
     srv = read_tlog(os.path.join(rundir, "server.tlog"))
@@ -160,6 +178,7 @@ def row(rundir):
         "nic_rx": [int(x) for x in send.get("nic_rx", "").split(",") if x],
         "qmp_ms": round((ev["host_cut"][1] - ev["host_cut"][0]) * 1000.0, 2),
         "clock_skew_ms": skew_ms,
+        "host_other_cores": ev.get("host_other_cores"),
     }
 
 

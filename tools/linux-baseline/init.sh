@@ -28,6 +28,9 @@
 # Link failure (bench-failover.sh):
 #   pkt.arp=MS (with pkt.bond: ARP monitoring every MS ms of the peer's
 #     10.0.0.PEERHOST instead of miimon)
+#   pkt.primary=ethK (with pkt.bond=ab: the slave made active whenever it is up)
+#   pkt.bondopt=NAME:VALUE[,NAME:VALUE...] (more bonding sysfs options, written
+#     once the bond is up, e.g. arp_validate:all,arp_missed_max:3)
 #   pkt.mode=flow pkt.flowms=MS (one connection sending for MS ms, delivery
 #     per 100 ms bin printed live; pkt.proto as for stream)
 #   pkt.loglevel=N (console log level once configured, e.g. 6 so that
@@ -46,7 +49,7 @@ mount -t sysfs sysfs /sys
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 LOGLEVEL=
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -77,6 +80,8 @@ for w in $(cat /proc/cmdline); do
 	pkt.proto=*) PROTO=$v ;;
 	pkt.bytes=*) BYTES=$v ;;
 	pkt.arp=*) ARP=$v ;;
+	pkt.primary=*) PRIMARY=$v ;;
+	pkt.bondopt=*) BONDOPT=$v ;;
 	pkt.flowms=*) FLOWMS=$v ;;
 	pkt.loglevel=*) LOGLEVEL=$v ;;
 	esac
@@ -146,6 +151,9 @@ bring_up_nics() {
 		[ "$BOND" = rr ] && bmode=balance-rr || bmode=active-backup
 		echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
 		echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
+		if [ -n "$PRIMARY" ]; then
+			echo "$PRIMARY" >/sys/class/net/bond0/bonding/primary || return 1
+		fi
 		for e in $ETHS; do
 			ip link set "$e" down
 			echo "+$e" >/sys/class/net/bond0/bonding/slaves || return 1
@@ -224,12 +232,21 @@ arp_monitor() {
 		"mode=$(cat /sys/class/net/bond0/bonding/mode)"
 }
 
+bond_options() {
+	[ -n "$BONDOPT" ] || return 0
+	[ "$IF" = bond0 ] || { echo "pkt.bondopt needs pkt.bond"; return 1; }
+	for o in $(echo "$BONDOPT" | tr , ' '); do
+		echo "${o#*:}" >"/sys/class/net/bond0/bonding/${o%%:*}" || return 1
+		echo "BOND ${o%%:*}=$(cat "/sys/class/net/bond0/bonding/${o%%:*}")"
+	done
+}
+
 if ! pace_nics || ! configure_ip; then
 	echo "DONE fail cannot configure pacing, addresses or MPTCP"
 	halt_now
 fi
-if ! arp_monitor; then
-	echo "DONE fail cannot set ARP monitoring"
+if ! arp_monitor || ! bond_options; then
+	echo "DONE fail cannot set ARP monitoring or bonding options"
 	halt_now
 fi
 [ -n "$LOGLEVEL" ] && echo "$LOGLEVEL" >/proc/sys/kernel/printk

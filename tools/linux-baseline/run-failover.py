@@ -30,8 +30,10 @@ console at log level 7 (pkt.loglevel) and are placed by their arrival.
 
 Writes DIR/server.tlog, DIR/client.tlog ("STAMP LINE" per console line),
 DIR/*.qemu (QEMU's own output) and DIR/events.json (parameters, FLOWSTART
-stamp, cut and restore stamps).  Exit status 0 when both guests ended with
-"DONE ok" and both QMP commands ran; 1 otherwise; 2 for bad usage.  Bounded:
+stamp, cut and restore stamps, the CPU other processes took).  Exit status
+0 when both guests ended with "DONE ok" and both QMP commands ran; 3 when
+both guests came up but no flow started (the system could not carry a
+connection: no cut is made); 1 otherwise; 2 for bad usage.  Bounded:
 --timeout (default: the flow plus 150 s) kills both QEMUs; on any exit,
 signals included, the QEMUs are killed and the sockets removed, and each
 QEMU dies with this process (PR_SET_PDEATHSIG) even after a SIGKILL.
@@ -52,8 +54,8 @@ import time
 
 SYSTEMS = {
     "bond-rr": "pkt.bond=rr pkt.miimon=100",
-    "bond-ab": "pkt.bond=ab pkt.miimon=100",
-    "bond-ab-arp": "pkt.bond=ab pkt.arp=100",
+    "bond-ab": "pkt.bond=ab pkt.miimon=100 pkt.primary=eth0",
+    "bond-ab-arp": "pkt.bond=ab pkt.arp=100 pkt.primary=eth0",
     "bond-rr-arp": "pkt.bond=rr pkt.arp=100",
     "mptcp": "pkt.bond=none pkt.proto=mptcp",
 }
@@ -156,11 +158,32 @@ def qemu_cmd(a, sockdir, name, idx, args):
         nets += ["-netdev", "dgram,id=n%d,local.type=unix,local.path=%s/%d.%d.sock,"
                  "remote.type=unix,remote.path=%s/%d.%d.sock" % (k, sockdir, idx, k, sockdir, other, k),
                  "-device", "%s,netdev=n%d,id=nic%d,mac=%s,romfile=" % (NICDEV[a.nic], k, k, mac(idx, k))]
+    dumps = []
+    if a.pcap and name == "server":  # every frame of each link, both ways, for debugging
+        for k in range(a.links):
+            dumps += ["-object", "filter-dump,id=fd%d,netdev=n%d,file=%s/server.n%d.pcap,maxlen=128"
+                      % (k, k, a.logdir, k)]
     return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-display", "none",
             "-no-reboot", "-monitor", "none", "-qmp", "unix:%s/%s.qmp,server=on,wait=off" % (sockdir, name),
             "-serial", "stdio", "-kernel", os.path.join(a.guest, "vmlinuz"),
             "-initrd", os.path.join(a.guest, "initrd.gz"),
-            "-append", "console=ttyS0 quiet panic=-1 pkt.nic=%s %s" % (a.nic, args)] + nets
+            "-append", "console=ttyS0 quiet panic=-1 pkt.nic=%s %s" % (a.nic, args)] + nets + dumps
+
+
+def cpu_ticks(pids):
+    """(busy ticks of the whole host, ticks of the processes pids)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]  # user nice system irq softirq steal
+    own = 0
+    for p in pids:
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                w = f.read().rsplit(")", 1)[1].split()
+            own += int(w[11]) + int(w[12])  # utime stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return busy, own
 
 
 def sleep_until(t):
@@ -174,7 +197,7 @@ def sleep_until(t):
 def run(a, sockdir, guests):
     flow_ms = int((a.cut_at + a.down + a.tail) * 1000)
     common = ("pkt.idle=120000 pkt.nics=%d pkt.mbps=%s pkt.mode=flow pkt.sizes=%d pkt.flowms=%d "
-              "pkt.loglevel=7 %s" % (a.links, a.mbps, a.size, flow_ms, SYSTEMS[a.system]))
+              "pkt.loglevel=7 %s %s" % (a.links, a.mbps, a.size, flow_ms, SYSTEMS[a.system], a.append))
     start = time.monotonic()
     deadline = start + a.timeout
     for name, idx, role in (("server", 1, "pkt.role=server pkt.host=1 pkt.peerhost=2"),
@@ -182,13 +205,18 @@ def run(a, sockdir, guests):
         guests[name] = Guest(name, qemu_cmd(a, sockdir, name, idx, role + " " + common), a.logdir)
     ev = {"system": a.system, "cut": a.cut, "links": a.links, "run": a.run, "mbps": a.mbps, "size": a.size,
           "flow_ms": flow_ms, "cut_at_s": a.cut_at, "down_s": a.down, "tail_s": a.tail,
-          "near": "client", "nic": a.nic, "host_start": start}
+          "near": "client", "nic": a.nic, "append": a.append, "host_start": start}
     why = None
     h0 = guests["server"].wait_line("FLOWSTART", min(deadline, start + 150))
     if h0 is None:
         why = "the server printed no FLOWSTART"
+        # Both guests up and configured but no flow: the system under test
+        # could not carry a connection (a result, not a harness failure).
+        ev["no_flow"] = all(g.wait_line("GUEST up", 0) is not None for g in guests.values())
     else:
         ev["host_flowstart"] = h0
+        pids = [g.proc.pid for g in guests.values()]
+        cpu0 = cpu_ticks(pids)
         target = "client" if a.cut == "visible" else "server"
         qmp = os.path.join(sockdir, target + ".qmp")
         try:
@@ -197,6 +225,12 @@ def run(a, sockdir, guests):
             ev["host_cut"] = qmp_set_link(qmp, "nic0", False)
             sleep_until(h0 + a.cut_at + a.down)
             ev["host_restore"] = qmp_set_link(qmp, "nic0", True)
+            # Cores that other processes took during the flow: the noise.
+            sleep_until(h0 + flow_ms / 1000.0)
+            cpu1 = cpu_ticks(pids)
+            hz = os.sysconf("SC_CLK_TCK")
+            ev["host_other_cores"] = round(max(0, (cpu1[0] - cpu0[0]) - (cpu1[1] - cpu0[1])) / hz
+                                           / (time.monotonic() - h0), 2)
         except (OSError, RuntimeError, ValueError) as e:
             why = "QMP: %s" % e
     # Both guests power off after their DONE line; the flow ends by itself
@@ -233,6 +267,8 @@ def main():
                                                     "..", "..", "build", "linux-baseline"))
     ap.add_argument("--nic", default="e1000", choices=sorted(NICDEV))
     ap.add_argument("--timeout", type=float, default=0, help="seconds for the whole run")
+    ap.add_argument("--append", default="", help="more guest kernel arguments (both guests)")
+    ap.add_argument("--pcap", action="store_true", help="dump the server's links to LOGDIR/server.nK.pcap")
     ap.add_argument("--run", type=int, default=1, help="run number, recorded in events.json")
     a = ap.parse_args()
     if not a.timeout:
@@ -258,7 +294,8 @@ def main():
     if why:
         print("run-failover.py: %s %s links=%d: %s (logs: %s)" % (a.system, a.cut, a.links, why, a.logdir),
               file=sys.stderr)
-        return 1
+        with open(os.path.join(a.logdir, "events.json")) as f:
+            return 3 if json.load(f).get("no_flow") else 1
     return 0
 
 
