@@ -24,6 +24,9 @@ at which it was printed), so a host stamp h is t = h - offset.
   link_up_ms           restore -> the sender's bonding reports link 0 up again
   detect_far_ms, link_up_far_ms   the same on the receiver
   carrier_down_ms      cut -> the sender's e1000 says "NIC Link is Down"
+  sender_bond_changes_before_cut   active slave changes (or none left) on the
+                       sender between t=0 and the cut: a bond that flaps
+                       before any cut has a detect_ms that means nothing
   lost                 bytes the sender's socket took minus bytes received
   corrupt              received bytes that differ from the pattern
   end                  ok (all delivered), stalled (the connection was alive
@@ -54,6 +57,10 @@ DOWN = re.compile(r"\(slave eth0\): (link status definitely down|interface is no
                   r"|: making interface the new active one|now running without any active interface")
 UP = re.compile(r"\(slave eth0\): (link status definitely up|interface is now up)")
 CARRIER_DOWN = re.compile(r"e1000: eth0 NIC Link is Down")
+CHANGE = re.compile(r": making interface the new active one|now running without any active interface")
+# A live bin line as pktbench prints it; one that a kernel message cut in two
+# does not match (its bin is then taken from the FLOWBINS lines).
+BIN = re.compile(r"FLOWBIN i=(\d+) bytes=(\d+) g_us=(\d+)( partial=1)?$")
 
 
 def fields(line):
@@ -119,6 +126,32 @@ def no_flow_row(ev, rundir):
             "host_other_cores": ev.get("host_other_cores")}
 
 
+def series_bytes(srv, send):
+    """Bytes per full bin: from the FLOWBINS lines printed at the end when they
+    add up to the bytes received, else from the live lines that parse (a
+    garbled one leaves its bin out: 'bins_missing' counts them)."""
+    full = int(send["bins"])
+    ends = {}
+    for _, line in srv:
+        if line.startswith("FLOWBINS "):
+            f = fields(line)
+            try:
+                for k, v in enumerate(f["bytes"].split(",")):
+                    ends[int(f["from"]) + k] = int(v)
+            except (KeyError, ValueError):
+                ends = None
+                break
+    if ends is not None and sum(ends.values()) == int(send["received"]) and \
+            all(i in ends for i in range(full)):
+        return [ends[i] for i in range(full)], 0
+    live = {}
+    for _, line in srv:
+        m = BIN.match(line)
+        if m and not m.group(4):
+            live[int(m.group(1))] = int(m.group(2))
+    return [live.get(i, 0) for i in range(full)], sum(1 for i in range(full) if i not in live)
+
+
 def row(rundir):
     with open(os.path.join(rundir, "events.json")) as f:
         ev = json.load(f)
@@ -128,18 +161,18 @@ def row(rundir):
         raise ValueError("run failed: %s" % ev.get("error"))
     srv = read_tlog(os.path.join(rundir, "server.tlog"))
     cli = read_tlog(os.path.join(rundir, "client.tlog"))
-    binl = [(t, fields(line)) for t, line in srv if line.startswith("FLOWBIN ")]
+    binl = [(t, BIN.match(line)) for t, line in srv if BIN.match(line)]
     send = next((fields(line) for _, line in srv if line.startswith("FLOWEND role=server")), None)
     cend = next((fields(line) for _, line in cli if line.startswith("FLOWEND role=client")), None)
     if not binl or send is None or cend is None:
         raise ValueError("no FLOWBIN or FLOWEND lines")
-    offsets = [t - int(f["g_us"]) / 1e6 for t, f in binl]
+    offsets = [t - int(m.group(3)) / 1e6 for t, m in binl]
     offset = min(offsets)
     half = len(offsets) // 2
     # Clock agreement: the smallest offset over each half of the run.
     skew_ms = round((min(offsets[half:]) - min(offsets[:half])) * 1000.0, 2) if half else None
-    bins = [(round(int(f["i"]) * BIN_S, 1), int(f["bytes"]) * 8 / BIN_S / 1e6)
-            for _, f in binl if "partial" not in f]
+    per_bin, missing = series_bytes(srv, send)
+    bins = [(round(i * BIN_S, 1), b * 8 / BIN_S / 1e6) for i, b in enumerate(per_bin)]
     h_cut = sum(ev["host_cut"]) / 2
     h_restore = sum(ev["host_restore"]) / 2
     cut_s, restore_s = h_cut - offset, h_restore - offset
@@ -179,6 +212,8 @@ def row(rundir):
         "qmp_ms": round((ev["host_cut"][1] - ev["host_cut"][0]) * 1000.0, 2),
         "clock_skew_ms": skew_ms,
         "host_other_cores": ev.get("host_other_cores"),
+        "bins_missing": missing,
+        "sender_bond_changes_before_cut": sum(1 for t, line in cli if offset <= t < h_cut and CHANGE.search(line)),
     }
 
 

@@ -15,7 +15,8 @@
 // whose balance-rr reorders frames across links) a burst server takes a
 // burst's packets in any order and answers once it has all of them.  Modes: `rtt` and `burst`, and
 // `stream`: one TCP (or MPTCP) connection per measurement, bytes verified
-// (see the stream section).  `pktbench netcfg ...` sets up what busybox
+// (see the stream section); `flow`: one verified connection for a whole
+// link-failure run, delivery per 100 ms printed live (see the flow section).  `pktbench netcfg ...` sets up what busybox
 // cannot: a tbf qdisc, MPTCP limits and endpoints (see the netcfg section).
 //
 // Conventions on the wire beyond lib/include/wire.h (a kernel program
@@ -49,6 +50,7 @@
 //   SRVSTAT stream proto=.. bytes=.. total=.. received=.. verified=.. status=..
 //          us=.. mbps=.. subflows=.. fallback=.. ofo=(TCP segments queued out of
 //          order) mptcp_ofo=(MPTCP's, across subflows) nic_rx=(bytes per ethN)
+//   FLOWSTART / FLOWBIN / FLOWEND (the flow mode, see its section)
 //   STATS / NETDEV (socket and interface counters, at the end or on failure)
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
@@ -1596,6 +1598,7 @@ static int run_stream_client(const struct opts *o)
 // PB_FLOW_GRACE_MS with the numbers so far: the server never waits longer.
 //   FLOWSTART proto=.. bytes=.. ms=..                      (server, t=0)
 //   FLOWBIN i=K bytes=B g_us=G    bin K = [K*100, K*100+100) ms; G: guest time of the line
+//   FLOWBINS from=K bytes=B,B,...  (at the end: every bin again, 20 a line)
 //   FLOWEND role=server status=eof|stalled|broken received=.. corrupt=.. max_gap_us=..
 //           max_gap_at_us=.. last_us=.. end_us=.. bins=.. retrans=.. ofo=.. subflows=.. nic_rx=..
 //   (max_gap: the longest time between two reads that returned data, t=0
@@ -1639,6 +1642,20 @@ static void flow_print_bins(struct flow_rx *f, uint64_t now)
 		printf("FLOWBIN i=%d bytes=%llu g_us=%llu\n", f->printed, (unsigned long long)f->bins[f->printed],
 		       (unsigned long long)((now - f->t0) / 1000));
 		f->printed++;
+	}
+}
+
+// The whole series again, 20 bins a line, once the flow is over: a kernel
+// message printed on the console in the middle of a live FLOWBIN line
+// garbles that line, and these lines come when the links are quiet.
+static void flow_print_series(const struct flow_rx *f)
+{
+	int n = f->printed < PB_FLOW_MAX_BINS && f->bins[f->printed] ? f->printed + 1 : f->printed;
+	for (int i = 0; i < n; i += 20) {
+		printf("FLOWBINS from=%d bytes=", i);
+		for (int k = i; k < n && k < i + 20; k++)
+			printf("%s%llu", k > i ? "," : "", (unsigned long long)f->bins[k]);
+		printf("\n");
 	}
 }
 
@@ -1740,6 +1757,7 @@ static int run_flow_server(const struct opts *o)
 	set_timeouts(c, 1000);
 	if (st != FL_BROKEN && write_full(c, ans, sizeof ans))
 		printf("FLOW answer not sent: %s\n", strerror(errno));
+	flow_print_series(f);
 	printf("FLOWEND role=server status=%s received=%llu corrupt=%llu max_gap_us=%llu max_gap_at_us=%llu "
 	       "last_us=%llu end_us=%llu bins=%d retrans=%lld ofo=%lld subflows=%d fallback=%d nic_rx=",
 	       flow_status_name[st], (unsigned long long)f->got, (unsigned long long)f->corrupt,
