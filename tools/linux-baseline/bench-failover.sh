@@ -17,7 +17,8 @@
 #            receiver's NIC 0 does: the sender's NIC keeps its carrier)
 # Tunables (env): FO_MBPS (100, tbf rate of every NIC), FO_SIZE (8192, the
 # sender's write size), FO_CUT_AT (5), FO_DOWN (10), FO_TAIL (5) in seconds,
-# LB_NIC (e1000), LB_BUILD, LB_PREBUILT=1 (as bench.sh).  Each run takes
+# LB_NIC (e1000), LB_BUILD, LB_PREBUILT=1 (as bench.sh), FO_RAW (where the
+# runs' logs go, emptied first; default $LB_BUILD/raw/failover).  Each run takes
 # about 40 s (boot, 20 s of flow, power-off); a run that fails (not a
 # stalled flow nor a connection the system cannot make: those are results)
 # is tried once more.
@@ -61,7 +62,7 @@ progress() { printf '[linux-failover %4ds] %s\n' $(($(date +%s) - START)) "$*" >
 
 lb_need_pkgs qemu-system-x86 python3
 lb_guest_ready "$GUEST" "$HERE"
-RAW="$GUEST/raw/failover"
+RAW=${FO_RAW:-$GUEST/raw/failover}
 rm -rf "$RAW"
 mkdir -p "$RAW" "$(dirname "$OUT")"
 
@@ -101,7 +102,7 @@ python3 "$HERE/collect-failover.py" --out "$OUT" \
 	--env "cut_visible=QMP set_link off on the sender's NIC 0 (its carrier drops; the receiver's NIC 0 stays up)" \
 	--env "cut_silent=QMP set_link off on the receiver's NIC 0 (frames die both ways; the sender's NIC 0 keeps its carrier)" \
 	--env "timestamps=host CLOCK_MONOTONIC stamps of every console line and QMP command, mapped onto the receiver's clock by the smallest (stamp - guest time) over its 100 ms FLOWBIN lines" \
-	--env "bonding=bonding.ko: miimon 100 ms, or arp_interval 100 ms with arp_ip_target the peer; no primary, no updelay/downdelay; e1000 link changes reach the driver through its 2 s watchdog" \
+	--env "bonding=bonding.ko: miimon 100 ms, or arp_interval 100 ms with arp_ip_target the peer; active-backup with primary eth0 on both guests; no updelay/downdelay; e1000 link changes reach the driver through its 2 s watchdog" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \
 	"$RAW"/*/
 progress "wrote $OUT"
