@@ -8,7 +8,9 @@ system linux-<system>-tcp for the bonds and linux-mptcp.  Times are on the
 receiver's clock, t=0 at its FLOWSTART (the connection's header): host
 stamps of console lines and QMP commands are mapped with offset = min(host
 stamp - g_us) over the receiver's FLOWBIN lines (each carries the guest time
-at which it was printed), so a host stamp h is t = h - offset.
+at which it was printed), so a host stamp h is t = h - offset.  Kernel
+messages are placed by their printk time plus the smallest (arrival stamp -
+printk time) of that guest (an arrival can be late, never early).
   cut_s, restore_s     the QMP set_link commands (midpoint of the call)
   series               [[t_s, mbps], ...], the receiver's 100 ms bins
   mbps_before          median of the bins in the 2 s before the cut
@@ -77,6 +79,21 @@ def read_tlog(path):
             except ValueError:
                 continue
     return out
+
+
+PRINTK = re.compile(r"\[\s*(\d+\.\d+)\]")
+
+
+def printk_placed(lines):
+    """The lines, kernel messages restamped printk time + offset, offset the
+    smallest (arrival - printk time) of that guest: a message's arrival can be
+    late (the console was busy), the printk time is when it was logged."""
+    ks = [(t, float(m.group(1))) for t, line in lines for m in [PRINTK.match(line)] if m]
+    if not ks:
+        return lines
+    off = min(t - k for t, k in ks)
+    return [(float(m.group(1)) + off, line) if m else (t, line)
+            for t, line in lines for m in [PRINTK.match(line)]]
 
 
 def first_after(lines, pattern, since, until):
@@ -159,8 +176,8 @@ def row(rundir):
         return no_flow_row(ev, rundir)
     if not ev.get("ok"):
         raise ValueError("run failed: %s" % ev.get("error"))
-    srv = read_tlog(os.path.join(rundir, "server.tlog"))
-    cli = read_tlog(os.path.join(rundir, "client.tlog"))
+    srv = printk_placed(read_tlog(os.path.join(rundir, "server.tlog")))
+    cli = printk_placed(read_tlog(os.path.join(rundir, "client.tlog")))
     binl = [(t, BIN.match(line)) for t, line in srv if BIN.match(line)]
     send = next((fields(line) for _, line in srv if line.startswith("FLOWEND role=server")), None)
     cend = next((fields(line) for _, line in cli if line.startswith("FLOWEND role=client")), None)
