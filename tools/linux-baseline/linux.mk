@@ -20,7 +20,8 @@
 #                              miimon or ARP) and MPTCP through a cut and restored
 #                              link, 2 links (FO_LINKS=2,4 FO_RUNS=N; ~40 s a run,
 #                              10 runs per link count and run number)
-#   make test-linux-failover   one short run: balance-rr, a visible cut, every
+#   make test-linux-failover   one short run: balance-rr with ARP monitoring, a
+#                              visible cut, every
 #                              byte delivered and verified (~45 s)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
