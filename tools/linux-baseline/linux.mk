@@ -21,8 +21,8 @@
 #                              link (FO_LINKS=2,4 FO_RUNS=N; 10 runs per link count
 #                              and run number, ~40 s each, ~2.5 min for a system
 #                              that makes no connection: about 12 min for 2 links)
-#   make test-linux-failover   one short run: balance-rr with ARP monitoring, a
-#                              visible cut, every byte delivered and verified (~45 s)
+#   make test-linux-failover   one short run: MPTCP over 2 links, a visible cut,
+#                              every byte delivered and verified (~45 s)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
