@@ -25,6 +25,16 @@
 #     with pkt.proto=mptcp: MPTCP limits of NICS-1 extra subflows and
 #     accepted addresses; the server announces 10.0.K.N (K >= 1) as "signal"
 #     endpoints, so the client opens one subflow per further NIC.
+# Link failure (bench-failover.sh):
+#   pkt.arp=MS (with pkt.bond: ARP monitoring every MS ms of the peer's
+#     10.0.0.PEERHOST instead of miimon)
+#   pkt.primary=ethK (with pkt.bond=ab: the slave made active whenever it is up)
+#   pkt.bondopt=NAME:VALUE[,NAME:VALUE...] (more bonding sysfs options, written
+#     once the bond is up, e.g. arp_validate:all,arp_missed_max:3)
+#   pkt.mode=flow pkt.flowms=MS (one connection sending for MS ms, delivery
+#     per 100 ms bin printed live; pkt.proto as for stream)
+#   pkt.loglevel=N (console log level once configured, e.g. 6 so that
+#     bonding's link messages reach the serial console)
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 # The kernel opens /dev/console for us when it can; make sure anyway.
 exec 0</dev/console 1>/dev/console 2>&1
@@ -39,6 +49,7 @@ mount -t sysfs sysfs /sys
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -68,6 +79,11 @@ for w in $(cat /proc/cmdline); do
 	pkt.peernode=*) PEERHOST=$((v + 1)) ;;
 	pkt.proto=*) PROTO=$v ;;
 	pkt.bytes=*) BYTES=$v ;;
+	pkt.arp=*) ARP=$v ;;
+	pkt.primary=*) PRIMARY=$v ;;
+	pkt.bondopt=*) BONDOPT=$v ;;
+	pkt.flowms=*) FLOWMS=$v ;;
+	pkt.loglevel=*) LOGLEVEL=$v ;;
 	esac
 done
 
@@ -142,6 +158,9 @@ bring_up_nics() {
 		[ "$BOND" = rr ] && bmode=balance-rr || bmode=active-backup
 		echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
 		echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
+		if [ -n "$PRIMARY" ]; then
+			echo "$PRIMARY" >/sys/class/net/bond0/bonding/primary || return 1
+		fi
 		for e in $ETHS; do
 			ip link set "$e" down
 			echo "+$e" >/sys/class/net/bond0/bonding/slaves || return 1
@@ -208,10 +227,36 @@ if ! bring_up_nics; then
 	echo "DONE fail the NICs did not come up"
 	halt_now
 fi
+# pkt.arp: the bond checks its slaves by ARP requests to the peer every
+# ARP ms (a slave is up while it receives) instead of by carrier (miimon).
+arp_monitor() {
+	[ -n "$ARP" ] && [ "$ARP" != 0 ] || return 0
+	[ "$IF" = bond0 ] || { echo "pkt.arp needs pkt.bond"; return 1; }
+	echo 0 >/sys/class/net/bond0/bonding/miimon || return 1
+	echo "$ARP" >/sys/class/net/bond0/bonding/arp_interval || return 1
+	echo "+10.0.0.$PEERHOST" >/sys/class/net/bond0/bonding/arp_ip_target || return 1
+	echo "BOND arp_interval=$ARP arp_ip_target=10.0.0.$PEERHOST" \
+		"mode=$(cat /sys/class/net/bond0/bonding/mode)"
+}
+
+bond_options() {
+	[ -n "$BONDOPT" ] || return 0
+	[ "$IF" = bond0 ] || { echo "pkt.bondopt needs pkt.bond"; return 1; }
+	for o in $(echo "$BONDOPT" | tr , ' '); do
+		echo "${o#*:}" >"/sys/class/net/bond0/bonding/${o%%:*}" || return 1
+		echo "BOND ${o%%:*}=$(cat "/sys/class/net/bond0/bonding/${o%%:*}")"
+	done
+}
+
 if ! pace_nics || ! configure_ip; then
 	echo "DONE fail cannot configure pacing, addresses or MPTCP"
 	halt_now
 fi
+if ! arp_monitor || ! bond_options; then
+	echo "DONE fail cannot set ARP monitoring or bonding options"
+	halt_now
+fi
+[ -n "$LOGLEVEL" ] && echo "$LOGLEVEL" >/proc/sys/kernel/printk
 # The devices' interrupts: each ethK line (e1000), or every vector of each
 # virtio device (virtioN-config, virtioN-input.0, virtioN-output.0).
 IRQS= DRIVER="e1000=${RXD:-default}/${TXD:-default}/${ITR:-default}"
@@ -248,6 +293,7 @@ for m in $(echo "$MODE" | tr , ' '); do
 	[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
 	[ "$IF" = bond0 ] && set -- "$@" --reorder
 	[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
+	[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
 	/bin/pktbench "$@"
 	rc=$?
 	echo "PKTBENCH mode=$m exit=$rc"

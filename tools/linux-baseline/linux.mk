@@ -16,6 +16,13 @@
 #                              raw bursts over the bond and MPTCP over 1-4 paced
 #                              links (~25 min idle host; ML_* tunables, see
 #                              tools/linux-baseline/bench-multilink.sh)
+#   make bench-linux-failover  bench/results/linux-failover.json: bonding (rr, ab,
+#                              miimon or ARP) and MPTCP through a cut and restored
+#                              link (FO_LINKS=2,4 FO_RUNS=N; 10 runs per link count
+#                              and run number, ~40 s each, ~2.5 min for a system
+#                              that makes no connection: about 12 min for 2 links)
+#   make test-linux-failover   one short run: MPTCP over 2 links, a visible cut,
+#                              every byte delivered and verified (~45 s)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -27,7 +34,8 @@ NIC ?= e1000
 LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
-	test-linux-baseline-virtio test-linux-bond bench-linux-multilink
+	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
+	test-linux-failover
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -51,3 +59,13 @@ test-linux-bond:
 
 bench-linux-multilink: linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-multilink.sh $(LINUX_RESULTS)
+
+FO_LINKS ?= 2
+FO_RUNS ?= 1
+
+bench-linux-failover: linux-baseline
+	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-failover.sh \
+		--links $(FO_LINKS) --runs $(FO_RUNS) $(LINUX_RESULTS)/linux-failover.json
+
+test-linux-failover:
+	$(LINUX_BASELINE_SRC)/selftest-failover.sh $(LINUX_BASELINE_OUT)

@@ -15,7 +15,8 @@
 // whose balance-rr reorders frames across links) a burst server takes a
 // burst's packets in any order and answers once it has all of them.  Modes: `rtt` and `burst`, and
 // `stream`: one TCP (or MPTCP) connection per measurement, bytes verified
-// (see the stream section).  `pktbench netcfg ...` sets up what busybox
+// (see the stream section); `flow`: one verified connection for a whole
+// link-failure run, delivery per 100 ms printed live (see the flow section).  `pktbench netcfg ...` sets up what busybox
 // cannot: a tbf qdisc, MPTCP limits and endpoints (see the netcfg section).
 //
 // Conventions on the wire beyond lib/include/wire.h (a kernel program
@@ -49,6 +50,7 @@
 //   SRVSTAT stream proto=.. bytes=.. total=.. received=.. verified=.. status=..
 //          us=.. mbps=.. subflows=.. fallback=.. ofo=(TCP segments queued out of
 //          order) mptcp_ofo=(MPTCP's, across subflows) nic_rx=(bytes per ethN)
+//   FLOWSTART / FLOWBIN / FLOWEND (the flow mode, see its section)
 //   STATS / NETDEV (socket and interface counters, at the end or on failure)
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
@@ -98,7 +100,7 @@
 #define RING_TX_DATA (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
 
 enum role { ROLE_SERVER, ROLE_CLIENT };
-enum mode { MODE_RTT, MODE_BURST, MODE_STREAM };
+enum mode { MODE_RTT, MODE_BURST, MODE_STREAM, MODE_FLOW };
 enum variant { VAR_PACKET, VAR_MMAP };
 
 struct opts {
@@ -122,6 +124,7 @@ struct opts {
 	struct in_addr server_ip; // stream client: where to connect
 	uint64_t stream_bytes;    // stream: bytes per connection
 	bool reorder;             // burst server: packets of a burst may come in any order
+	int flow_ms;              // flow client: how long to send
 };
 
 struct ring {
@@ -1580,6 +1583,272 @@ static int run_stream_client(const struct opts *o)
 	return 0;
 }
 
+// ---------------------------------------------------------------- flow
+//
+// The link-failure stream (`--mode flow`): one TCP (or MPTCP) connection for
+// the whole run, never reconnected.  The client sends a 16-byte header
+// (PB_FLOW_MAGIC, write size, duration in ms), then stream bytes (the
+// stream section's pattern, by offset) for that long, then shuts its side
+// down and waits for the server's 32-byte answer (magic, status, bytes
+// received, bytes corrupt).  The server takes the header's arrival as t=0
+// and prints, live, one line per 100 ms bin of delivered bytes, so that a
+// host reading the serial console can put its own instants (a link cut) on
+// the guest's clock; every byte is compared with the pattern at its offset.
+// A connection that stalls or breaks ends the run at the duration plus
+// PB_FLOW_GRACE_MS with the numbers so far: the server never waits longer.
+//   FLOWSTART proto=.. bytes=.. ms=..                      (server, t=0)
+//   FLOWBIN i=K bytes=B g_us=G    bin K = [K*100, K*100+100) ms; G: guest time of the line
+//   FLOWBINS from=K bytes=B,B,...  (at the end: every bin again, 20 a line)
+//   FLOWEND role=server status=eof|stalled|broken received=.. corrupt=.. max_gap_us=..
+//           max_gap_at_us=.. last_us=.. end_us=.. bins=.. retrans=.. ofo=.. subflows=.. nic_rx=..
+//   (max_gap: the longest time between two reads that returned data, t=0
+//   counting as one; last_us: the last such read; a stall that lasts to
+//   the end is end_us - last_us)
+//   FLOWEND role=client status=ok|stalled|broken written=.. received=.. corrupt=..
+//           lost=.. retrans=.. subflows=.. fallback=..   (received..lost: -1 without the answer)
+
+#define PB_FLOW_MAGIC 0x5042464cu // "PBFL"
+#define PB_FLOW_BIN_NS 100000000ull
+#define PB_FLOW_GRACE_MS 3000
+#define PB_FLOW_MAX_BINS 6000 // 10 minutes
+enum { FL_EOF = 0, FL_STALLED = 1, FL_BROKEN = 2 };
+static const char *flow_status_name[] = { "eof", "stalled", "broken" };
+
+struct flow_rx {
+	uint64_t t0, last, got, corrupt, max_gap, max_gap_at;
+	int printed; // bins printed so far
+	uint64_t bins[PB_FLOW_MAX_BINS];
+};
+
+// Bytes of p that differ from the stream bytes at their offsets (checks on
+// past a mismatch, so a corrupt piece is counted, not just noticed).
+static uint64_t flow_count_bad(const uint8_t *p, uint32_t n, uint64_t off)
+{
+	uint64_t bad = 0;
+	while (n) {
+		uint32_t k = stream_check(p, n, off);
+		if (k == n)
+			break;
+		bad++;
+		p += k + 1, n -= k + 1, off += k + 1;
+	}
+	return bad;
+}
+
+// Prints every bin that has ended by `now` (zero bins too: a stall shows).
+static void flow_print_bins(struct flow_rx *f, uint64_t now)
+{
+	while (f->printed < PB_FLOW_MAX_BINS && f->t0 + (uint64_t)(f->printed + 1) * PB_FLOW_BIN_NS <= now) {
+		printf("FLOWBIN i=%d bytes=%llu g_us=%llu\n", f->printed, (unsigned long long)f->bins[f->printed],
+		       (unsigned long long)((now - f->t0) / 1000));
+		f->printed++;
+	}
+}
+
+// The whole series again, 20 bins a line, once the flow is over: a kernel
+// message printed on the console in the middle of a live FLOWBIN line
+// garbles that line, and these lines come when the links are quiet.
+static void flow_print_series(const struct flow_rx *f)
+{
+	int n = f->printed < PB_FLOW_MAX_BINS && f->bins[f->printed] ? f->printed + 1 : f->printed;
+	for (int i = 0; i < n; i += 20) {
+		printf("FLOWBINS from=%d bytes=", i);
+		for (int k = i; k < n && k < i + 20; k++)
+			printf("%s%llu", k > i ? "," : "", (unsigned long long)f->bins[k]);
+		printf("\n");
+	}
+}
+
+// One read's bytes: verified, put in the bin of their arrival, gap noted.
+static void flow_take(struct flow_rx *f, const uint8_t *buf, uint32_t n, uint64_t now)
+{
+	uint64_t bin = (now - f->t0) / PB_FLOW_BIN_NS;
+	if (now - f->last > f->max_gap) {
+		f->max_gap = now - f->last;
+		f->max_gap_at = f->last - f->t0;
+	}
+	f->last = now;
+	if (bin < PB_FLOW_MAX_BINS)
+		f->bins[bin] += n;
+	f->corrupt += flow_count_bad(buf, n, f->got);
+	f->got += n;
+}
+
+// Receives until EOF, an error, or the deadline; returns the status.
+static int flow_receive(int c, struct flow_rx *f, uint8_t *buf, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = now_ns();
+		flow_print_bins(f, now);
+		if (now >= deadline)
+			return FL_STALLED;
+		uint64_t next = f->t0 + (uint64_t)(f->printed + 1) * PB_FLOW_BIN_NS;
+		uint64_t until = next < deadline ? next : deadline;
+		struct pollfd pfd = { .fd = c, .events = POLLIN };
+		int r = poll(&pfd, 1, (int)((until - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		ssize_t n = read(c, buf, PB_STREAM_RXBUF);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == 0)
+			return FL_EOF;
+		if (n < 0) {
+			printf("FLOW read: %s\n", strerror(errno));
+			return FL_BROKEN;
+		}
+		flow_take(f, buf, (uint32_t)n, now_ns());
+	}
+}
+
+static int run_flow_server(const struct opts *o)
+{
+	int one = 1;
+	int l = socket(AF_INET, SOCK_STREAM, o->proto);
+	if (l < 0)
+		die("socket %s: %s", proto_name(o->proto), strerror(errno));
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PB_STREAM_PORT) };
+	if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 4) < 0)
+		die("bind/listen: %s", strerror(errno));
+	uint8_t *buf = malloc(PB_STREAM_RXBUF);
+	struct flow_rx *f = calloc(1, sizeof *f);
+	if (!buf || !f)
+		die("out of memory");
+	printf("READY role=server mode=flow proto=%s port=%d\n", proto_name(o->proto), PB_STREAM_PORT);
+	struct pollfd pfd = { .fd = l, .events = POLLIN };
+	if (poll(&pfd, 1, o->idle_timeout_ms) <= 0)
+		die("flow: no connection within %d ms", o->idle_timeout_ms);
+	int c = accept(l, NULL, NULL);
+	if (c < 0)
+		die("accept: %s", strerror(errno));
+	uint8_t hdr[16], ans[32];
+	set_timeouts(c, o->timeout_ms);
+	if (read_full(c, hdr, sizeof hdr) || get_be32(hdr) != PB_FLOW_MAGIC)
+		die("flow: bad or missing header");
+	uint32_t size = get_be32(hdr + 4);
+	uint64_t ms = get_be64(hdr + 8);
+	if (ms < 1 || ms > (uint64_t)PB_FLOW_MAX_BINS * 100 - PB_FLOW_GRACE_MS)
+		die("flow: duration %llu ms out of range", (unsigned long long)ms);
+	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	uint64_t rx0[PB_MAX_NICS], rx1[PB_MAX_NICS];
+	int nics = nic_rx_bytes(rx0, PB_MAX_NICS);
+	f->t0 = f->last = now_ns();
+	printf("FLOWSTART proto=%s bytes=%u ms=%llu\n", proto_name(o->proto), size, (unsigned long long)ms);
+	int st = flow_receive(c, f, buf, f->t0 + (ms + PB_FLOW_GRACE_MS) * 1000000u);
+	uint64_t end = now_ns();
+	flow_print_bins(f, end);
+	if (f->printed < PB_FLOW_MAX_BINS && f->bins[f->printed]) // the last bin, cut short by the end
+		printf("FLOWBIN i=%d bytes=%llu g_us=%llu partial=1\n", f->printed,
+		       (unsigned long long)f->bins[f->printed], (unsigned long long)((end - f->t0) / 1000));
+	bool fb;
+	int sub = mptcp_subflows(c, &fb);
+	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	long long ofo1 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
+	nic_rx_bytes(rx1, PB_MAX_NICS);
+	put_be32(ans, PB_FLOW_MAGIC);
+	put_be32(ans + 4, (uint32_t)st);
+	put_be64(ans + 8, f->got);
+	put_be64(ans + 16, f->corrupt);
+	put_be64(ans + 24, 0);
+	set_timeouts(c, 1000);
+	if (st != FL_BROKEN && write_full(c, ans, sizeof ans))
+		printf("FLOW answer not sent: %s\n", strerror(errno));
+	flow_print_series(f);
+	printf("FLOWEND role=server status=%s received=%llu corrupt=%llu max_gap_us=%llu max_gap_at_us=%llu "
+	       "last_us=%llu end_us=%llu bins=%d retrans=%lld ofo=%lld subflows=%d fallback=%d nic_rx=",
+	       flow_status_name[st], (unsigned long long)f->got, (unsigned long long)f->corrupt,
+	       (unsigned long long)(f->max_gap / 1000), (unsigned long long)(f->max_gap_at / 1000),
+	       (unsigned long long)((f->last - f->t0) / 1000), (unsigned long long)((end - f->t0) / 1000), f->printed,
+	       re0 >= 0 && re1 >= 0 ? re1 - re0 : -1, ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, sub, fb);
+	for (int i = 0; i < nics; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));
+	printf("\n");
+	// Give the answer a moment to leave before the close (and the power-off).
+	shutdown(c, SHUT_WR);
+	sleep_ms(200);
+	close(c);
+	close(l);
+	free(f);
+	free(buf);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// Writes stream bytes until `deadline`; returns the status, *sent the
+// bytes the socket took.  A blocked write returns after the send timeout,
+// so a stalled connection still ends at the deadline.
+static int flow_send(int fd, uint8_t *buf, uint32_t size, uint64_t deadline, uint64_t *sent)
+{
+	uint64_t off = 0;
+	uint32_t have = 0, pos = 0; // buf holds stream bytes [off - pos, off - pos + have)
+	while (now_ns() < deadline) {
+		if (pos == have) {
+			stream_fill(buf, size, off);
+			have = size, pos = 0;
+		}
+		ssize_t n = write(fd, buf + pos, have - pos);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n <= 0) {
+			printf("FLOW write at %llu: %s\n", (unsigned long long)off, n ? strerror(errno) : "0 bytes");
+			*sent = off;
+			return FL_BROKEN;
+		}
+		pos += (uint32_t)n, off += (uint64_t)n;
+	}
+	*sent = off;
+	return FL_EOF;
+}
+
+static int run_flow_client(const struct opts *o)
+{
+	uint32_t size = o->sizes[0];
+	uint8_t *buf = malloc(size);
+	uint8_t hdr[16], ans[32];
+	if (!buf)
+		die("out of memory");
+	int fd = stream_connect(o);
+	set_timeouts(fd, 200);
+	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	put_be32(hdr, PB_FLOW_MAGIC);
+	put_be32(hdr + 4, size);
+	put_be64(hdr + 8, (uint64_t)o->flow_ms);
+	if (write_full(fd, hdr, sizeof hdr))
+		die("flow: header: %s", strerror(errno));
+	printf("FLOWBEGIN proto=%s bytes=%u ms=%d\n", proto_name(o->proto), size, o->flow_ms);
+	uint64_t t0 = now_ns(), written = 0;
+	int st = flow_send(fd, buf, size, t0 + (uint64_t)o->flow_ms * 1000000u, &written);
+	bool fb;
+	int sub = mptcp_subflows(fd, &fb);
+	long long got = -1, bad = -1;
+	const char *status = "broken";
+	if (st == FL_EOF) {
+		// The server answers at EOF, or at its deadline if the stream stalls.
+		shutdown(fd, SHUT_WR);
+		set_timeouts(fd, PB_FLOW_GRACE_MS + 2000);
+		if (read_full(fd, ans, sizeof ans) == 0 && get_be32(ans) == PB_FLOW_MAGIC) {
+			got = (long long)get_be64(ans + 8);
+			bad = (long long)get_be64(ans + 16);
+			status = get_be32(ans + 4) == FL_EOF ? "ok" : "stalled";
+		} else {
+			status = "stalled";
+		}
+	}
+	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	printf("FLOWEND role=client status=%s written=%llu received=%lld corrupt=%lld lost=%lld retrans=%lld "
+	       "subflows=%d fallback=%d\n",
+	       status, (unsigned long long)written, got, bad, got >= 0 ? (long long)written - got : -1,
+	       re0 >= 0 && re1 >= 0 ? re1 - re0 : -1, sub, fb);
+	close(fd);
+	free(buf);
+	printf("DONE ok\n");
+	return 0;
+}
+
 // ---------------------------------------------------------------- netcfg
 //
 // What busybox cannot configure, over netlink: a tbf root qdisc on a NIC
@@ -1780,12 +2049,12 @@ static int netcfg(int argc, char **argv)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: pktbench --role server|client [--mode rtt|burst|stream] [--variant packet|mmap]\n"
+	        "usage: pktbench --role server|client [--mode rtt|burst|stream|flow] [--variant packet|mmap]\n"
 	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
-	        "                [--reorder]\n"
+	        "                [--reorder] [--flow-ms N]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
 	        "                mptcp-endpoint ADDR IF signal|subflow ID\n"
 	        "       pktbench --selfcheck\n");
@@ -1827,12 +2096,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
-		{ "reorder", 0, 0, 'R' },
+		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
 		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2,
-	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20 };
+	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20, .flow_ms = 20000 };
 	parse_sizes("64", o);
 	bool have_role = false, have_ip = false;
 	int c;
@@ -1842,12 +2111,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'm':
 			if (strcmp(optarg, "stream") == 0)
 				o->mode = MODE_STREAM;
+			else if (strcmp(optarg, "flow") == 0)
+				o->mode = MODE_FLOW;
 			else
 				o->mode = pick(optarg, "rtt", "burst");
 			break;
 		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
 		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
 		case 'R': o->reorder = true; break;
+		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick(optarg, "packet", "mmap"); break;
 		case 'i': o->ifname = optarg; break;
@@ -1867,8 +2139,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (!o->irqname)
 		o->irqname = o->ifname;
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
-	    (o->role == ROLE_CLIENT && o->mode != MODE_STREAM && !o->have_peer) ||
-	    (o->role == ROLE_CLIENT && o->mode == MODE_STREAM && !have_ip))
+	    (o->role == ROLE_CLIENT && o->mode < MODE_STREAM && !o->have_peer) ||
+	    (o->role == ROLE_CLIENT && o->mode >= MODE_STREAM && !have_ip) ||
+	    o->flow_ms < 1 || o->flow_ms > 500000)
 		usage();
 }
 
@@ -1913,5 +2186,7 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	if (o.mode == MODE_STREAM)
 		return o.role == ROLE_SERVER ? run_stream_server(&o) : run_stream_client(&o);
+	if (o.mode == MODE_FLOW)
+		return o.role == ROLE_SERVER ? run_flow_server(&o) : run_flow_client(&o);
 	return o.role == ROLE_SERVER ? run_server(&o) : run_client(&o);
 }
