@@ -123,8 +123,11 @@ def section(doc, rows):
            "4.2). Medians over the runs; `lost` and `corrupt` are the worst run's. detect: from the first "
            "packet the link lost to the sender's last use of it (this kernel: its own measure; Linux: bonding's "
            "log line, null when it never saw the cut); recover: from the restore to the link used again; "
-           "back: from the restore to the first 100 ms bin at 0.9 x the rate before; during/left: Mbit/s "
-           "during the cut over (L-1)/L of the rate before.", "",
+           "back: from the restore to the first 500 ms at 0.9 x the rate before; during/left: Mbit/s "
+           "during the cut over (L-1)/L of the rate before; Mbit/s: the mean over each window (2 s before the "
+           "cut, from 1 s after it to the restore, from 1 s after the restore), the same rule for every "
+           "system; max gap: the longest time between two deliveries to the receiving program (this kernel: "
+           "batches of 8 packets, so at least a batch's time on one link).", "",
            "| system | links | cut | runs | detect ms | recover ms | back ms | Mbit/s before | during | after "
            "| during/left | max gap ms | lost | corrupt |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
