@@ -825,6 +825,12 @@ void io_rel_linger(struct io *c)
 		for (int n = 0; c->rp[p] && c->rp[p]->session && n < NETDEV_MAX; n++)
 			if (known(c, p, n) && nic_up(n))
 				send_ctrl(c, p, n, false, WIRE_C_BYE);
+	// The goodbyes and the last acknowledgements leave before the header
+	// pool is freed (a NIC that sends later, virtio-net, would otherwise
+	// keep its pages pinned past the close: they would come back late).
+	end = arch_rdtsc() + us_tsc(100000);
+	for (io_reclaim(c); c->nrfree < IO_REL_SLOTS && arch_rdtsc() < end; io_reclaim(c))
+		proc_sleep(c->tx, arch_rdtsc() + us_tsc(1000));
 }
 
 long io_rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)
