@@ -122,6 +122,7 @@ def analyse(out, links, cut, cut_at, restore_after):
         "rate_back_ms": back_ms,
         "mbps_before": before, "mbps_during": during, "mbps_after": after,
         "max_gap_ms": round(int(gap["max_gap_us"]) / 1000, 1),
+        "max_gap_at_s": round(int(gap["at_ms"]) / 1000, 2),  # from the stream's start, like cut_s
         "lost": int(res["missing"]), "corrupt": int(res["corrupt"]),
         "retransmits": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["retransmits"]),
         "link1_client": kv(lk.group(1)) if lk else {},
