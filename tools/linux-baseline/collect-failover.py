@@ -138,7 +138,7 @@ def no_flow_row(ev, rundir):
     return {"system": SYSTEM[ev["system"]], "links": ev["links"], "cut": ev["cut"], "run": ev.get("run", 1),
             "detect_ms": None, "recover_ms": None, "mbps_before": 0.0, "mbps_during": 0.0, "mbps_after": 0.0,
             "max_gap_ms": None, "lost": int(cend.get("written", 0)), "corrupt": 0, "cut_s": None,
-            "restore_s": None, "series": [], "end": "no-connection",
+            "restore_s": None, "series": None, "end": "no-connection",
             "connected": any(line.startswith("FLOWBEGIN") for _, line in cli),
             "host_other_cores": ev.get("host_other_cores")}
 
