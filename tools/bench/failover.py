@@ -131,12 +131,9 @@ def analyse(out, links, cut, cut_at, restore_after):
     }
 
 
-def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
-    pkt_s = lambda l: l * mbps * 1e6 / 8 / (SIZE + 30 + 24)  # noqa: E731
-    # 2 s of start-up before the stream begins, then before/during/after
-    secs = [(cut_at - 2, links), (restore_after, links - 1), (after, links)]
-    count = int(sum(s * pkt_s(n) for s, n in secs) // BATCH * BATCH)
-    topo = topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout)
+def cluster(topo, timeout, analyse_fn):
+    """Runs topo on the cluster runner in a scratch directory and returns
+    analyse_fn(run directory); a failed run raises with the logs' tails."""
     with tempfile.TemporaryDirectory(prefix="failover.") as d:
         tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
         with open(tp, "w") as f:
@@ -150,9 +147,18 @@ def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
                     tail += "".join(open(os.path.join(out, f"{n}.log"), errors="replace").readlines()[-6:])
                 except OSError:
                     pass
-            raise RuntimeError(f"failover run links={links} cut={cut} failed ({r.returncode}):\n"
+            raise RuntimeError(f"failover run {topo['name']} failed ({r.returncode}):\n"
                                f"{r.stdout[-600:]}{r.stderr[-600:]}\n{tail}")
-        row = analyse(out, links, cut, cut_at, restore_after)
+        return analyse_fn(out)
+
+
+def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
+    pkt_s = lambda l: l * mbps * 1e6 / 8 / (SIZE + 30 + 24)  # noqa: E731
+    # 2 s of start-up before the stream begins, then before/during/after
+    secs = [(cut_at - 2, links), (restore_after, links - 1), (after, links)]
+    count = int(sum(s * pkt_s(n) for s, n in secs) // BATCH * BATCH)
+    topo = topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout)
+    row = cluster(topo, timeout, lambda out: analyse(out, links, cut, cut_at, restore_after))
     row["count"] = count
     return row
 
@@ -172,16 +178,9 @@ def run_idle(kernel, links, mbps, timeout=90):
     idle = {"node": "b", "line": "IDLE stream client"}
     topo["events"] = [{"after": idle, "delay": 1, "action": "cut-silent", "node": "b", "nic": 1},
                       {"after": idle, "delay": 2, "action": "restore", "node": "b", "nic": 1}]
-    with tempfile.TemporaryDirectory(prefix="failover.") as d:
-        tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
-        with open(tp, "w") as f:
-            json.dump(topo, f)
-        r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out,
-                            "--timeout", str(timeout)], capture_output=True, text=True, check=False)
-        if r.returncode != 0:
-            raise RuntimeError(f"idle failover run links={links} failed ({r.returncode}): {r.stdout[-400:]}")
-        b = open(os.path.join(out, "b.log"), errors="replace").read()
-        ev = json.load(open(os.path.join(out, "summary.json")))["events"]
+    b, ev = cluster(topo, timeout, lambda out: (
+        open(os.path.join(out, "b.log"), errors="replace").read(),
+        json.load(open(os.path.join(out, "summary.json")))["events"]))
     idle_ms = int(kv(re.search(r"^IDLE stream client.*$", b, re.M).group(0))["tsc_ms"])
     cli = lambda host_s: idle_ms + (host_s - ev[0]["triggered"]) * 1000  # noqa: E731
     cut, restore = cli(ev[0]["fired"]), cli(ev[1]["fired"])
