@@ -125,6 +125,7 @@ def analyse(out, links, cut, cut_at, restore_after):
         "max_gap_at_s": round(int(gap["at_ms"]) / 1000, 2),  # from the stream's start, like cut_s
         "lost": int(res["missing"]), "corrupt": int(res["corrupt"]),
         "retransmits": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["retransmits"]),
+        "rto": int(kv(re.search(r"^RELIABLE stream client.*$", b, re.M).group(0))["rto"]),
         "link1_client": kv(lk.group(1)) if lk else {},
         "max_skew_unsuspected_ms": round(max(skews) / 1000, 1) if skews else None,
         "cut_s": round(cut_s, 2), "restore_s": round(restore_s, 2), "series": series,

@@ -53,7 +53,12 @@ def windows(series, cut_s, restore_s, bin_s=0.1):
 
 
 def recompute(r):
-    """A row's Mbit/s windows from its series, by windows()."""
+    """A row's Mbit/s windows from its series, by windows(); and for Linux
+    rows recover_ms as this kernel's: from the restore to the link used
+    again (bonding's "link status definitely up", link_up_ms), the row's
+    own restore-to-rate figure kept as recover_rate_ms."""
+    if not r["system"].startswith("kernel") and "link_up_ms" in r and "recover_rate_ms" not in r:
+        r["recover_rate_ms"], r["recover_ms"] = r.get("recover_ms"), r.get("link_up_ms")
     b, d, a, back = windows(r.get("series"), r.get("cut_s"), r.get("restore_s"))
     if b is not None:
         r["mbps_before"], r["mbps_during"], r["mbps_after"], r["rate_back_ms"] = b, d, a, back
@@ -122,7 +127,8 @@ def section(doc, rows):
            f"its tap taken down on the host) and restored {doc.get('restore_after_s')} s later (RI2N section "
            "4.2). Medians over the runs; `lost` and `corrupt` are the worst run's. detect: from the first "
            "packet the link lost to the sender's last use of it (this kernel: its own measure; Linux: bonding's "
-           "log line, null when it never saw the cut); recover: from the restore to the link used again; "
+           "log line, null when it never saw the cut); recover: from the restore to the link used again "
+           "(Linux: bonding's 'link status definitely up' line; MPTCP prints none); "
            "back: from the restore to the first 500 ms at 0.9 x the rate before; during/left: Mbit/s "
            "during the cut over (L-1)/L of the rate before; Mbit/s: the mean over each window (2 s before the "
            "cut, from 1 s after it to the restore, from 1 s after the restore), the same rule for every "
