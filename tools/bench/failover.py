@@ -23,7 +23,8 @@ the cut and restore are mapped to through the server's READY line):
   moment the sender stopped using it (the first "suspected" or "dead" line
   of link 1 after the cut); detect_map_ms: the same moment against the
   host's cut time, mapped (tens of ms coarser);
-- recover_ms: from the restore to the sender's "alive again" line of link 1;
+- recover_ms: from the restore to the server's "alive again" line of link 1
+  (recover_client_ms: the client's, through the coarser client mapping);
   rate_back_ms: from the restore to the first 500 ms at 0.9 x mbps_before;
 - max_gap_ms: the longest time between two deliveries from 2 s after the
   stream began (past start-up); lost (packets never delivered) and corrupt
@@ -111,6 +112,12 @@ def analyse(out, links, cut, cut_at, restore_after):
         events.append((m.group(1), t, int(det.group(1)) / 1000 if det else None))
     first = next((e for e in events if e[0] != "alive again" and e[1] >= cut_srv - 100), None)
     alive = next((e for e in events if e[0] == "alive again" and e[1] >= restore_srv - 100), None)
+    # The server's own "alive again" for the link, on its clock (which the
+    # runner's restore time maps to exactly, through READY): the client's
+    # clock is mapped by its first packet, which start-up may delay.
+    srv_alive = next((int(kv(m.group(1))["tsc_ms"]) for m in
+                      re.finditer(r"^io: chan \d+ peer 0 link 1 alive again(.*)$", a, re.M)
+                      if int(kv(m.group(1))["tsc_ms"]) >= restore_srv - 100), None)
     lk = re.search(r"^LINK stream client peer=0 link=1 (.*)$", b, re.M)
     skews = [int(kv(m.group(0)).get("max_skew_us", 0)) for m in re.finditer(r"^LINK stream client .*$", b, re.M)]
     return {
@@ -118,7 +125,8 @@ def analyse(out, links, cut, cut_at, restore_after):
         "detect_ms": round(first[2], 1) if first else None,
         "detect_how": first[0] if first else None,
         "detect_map_ms": round(first[1] - cut_srv, 1) if first else None,
-        "recover_ms": round(alive[1] - restore_srv, 1) if alive else None,
+        "recover_ms": round(srv_alive - restore_srv, 1) if srv_alive is not None else None,
+        "recover_client_ms": round(alive[1] - restore_srv, 1) if alive else None,
         "rate_back_ms": back_ms,
         "mbps_before": before, "mbps_during": during, "mbps_after": after,
         "max_gap_ms": round(int(gap["max_gap_us"]) / 1000, 1),
