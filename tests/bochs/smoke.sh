@@ -6,6 +6,7 @@
 # the primary master, where the kernel's ATA driver finds it.
 # Usage: tests/bochs/smoke.sh ISO [timeout-seconds] [disk.img]
 set -uo pipefail
+source "$(dirname "$0")/wait.sh"
 iso=$(realpath "$1")
 tmo=${2:-300}
 disk=${3:+$(realpath "$3")}
@@ -47,19 +48,7 @@ unshare -n true 2>/dev/null && netns=(unshare -n)
 timeout -k 5 "$tmo" "${netns[@]}" bochs -q -f "$dir/bochsrc" -rc "$dir/dbg.rc" </dev/null >"$dir/bochs.out" 2>&1 &
 pid=$!
 status=""
-# KERNEL_EXIT is the kernel's last line: once it is there, wait only until
-# Bochs has written all of it (a newline last, the size steady for 0.1 s).
-while kill -0 "$pid" 2>/dev/null; do
-	if grep -q 'KERNEL_EXIT' "$log" 2>/dev/null; then
-		for _ in $(seq 20); do
-			n=$(stat -c %s "$log")
-			sleep 0.1
-			[ "$(stat -c %s "$log")" = "$n" ] && [ -z "$(tail -c1 "$log")" ] && break
-		done
-		break
-	fi
-	sleep 0.2
-done
+wait_kernel_exit "$pid" "$log"
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 secs=$(($(date +%s) - start))

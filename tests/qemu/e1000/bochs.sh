@@ -11,6 +11,7 @@
 kernel=$(realpath "$1")
 tmo=${2:-400}
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../../bochs/wait.sh"
 name=e1000_bochs
 log=$logs/$name.log
 rm -f "$log"
@@ -73,19 +74,7 @@ unshare -n true 2>/dev/null && run=(unshare -n "${run[@]}")
 timeout -k 5 "$tmo" "${run[@]}" bochs -q -f "$tmp/bochsrc" -rc "$tmp/dbg.rc" </dev/null \
 	>"$tmp/bochs.out" 2>&1 &
 bpid=$!
-# KERNEL_EXIT is the kernel's last line: once it is there, wait only until
-# Bochs has written all of it (a newline last, the size steady for 0.1 s).
-while kill -0 "$bpid" 2>/dev/null; do
-	if grep -q 'KERNEL_EXIT' "$log" 2>/dev/null; then
-		for _ in $(seq 20); do
-			n=$(stat -c %s "$log")
-			sleep 0.1
-			[ "$(stat -c %s "$log")" = "$n" ] && [ -z "$(tail -c1 "$log")" ] && break
-		done
-		break
-	fi
-	sleep 0.2
-done
+wait_kernel_exit "$bpid" "$log"
 kill "$bpid" 2>/dev/null
 wait "$bpid" 2>/dev/null
 got=$(grep -o 'KERNEL_EXIT status=[0-9]*' "$log" 2>/dev/null | tail -1)
