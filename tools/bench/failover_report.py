@@ -85,6 +85,16 @@ def during_frac(r):
     return round(d / (b * (n - 1) / n), 3) if b and d is not None else None
 
 
+def worst_gap_where(k):
+    """Where the worst run's longest gap fell, against its cut and restore."""
+    w = max(k, key=lambda r: r["max_gap_ms"])
+    at = w.get("max_gap_at_s")
+    if at is None or w.get("cut_s") is None:
+        return ""
+    return (f" ({w['links']} links, {w['cut']} cut: {at - w['cut_s']:+.2f} s from the cut, "
+            f"{at - w['restore_s']:+.2f} s from the restore)")
+
+
 def plot(rows, path):
     try:
         import matplotlib
@@ -162,7 +172,16 @@ def section(doc, rows):
                 f"back to the full rate {fmt(max(back) if back else None)} ms after the restore at worst "
                 "(target 1000); longest delivery gap "
                 f"{fmt(max(r['max_gap_ms'] for r in k))} ms at worst against detection plus one "
-                "retransmission.", ""]
+                "retransmission" + worst_gap_where(k) + ".", ""]
+    idle = doc.get("idle_rows") or []
+    if idle:
+        det = [r["detect_ms"] for r in idle if r.get("detect_ms") is not None]
+        rec = [r["recover_ms"] for r in idle if r.get("recover_ms") is not None]
+        out += [f"A silent cut while the channel is idle (heartbeats only, {idle[0]['links']} links, "
+                f"{len(idle)} runs): detected in {fmt(min(det) if det else None)}-{fmt(max(det) if det else None)} ms "
+                f"from the last frame heard on the link ({doc.get('heartbeats_missed')} heartbeat periods of "
+                f"{doc.get('heartbeat_ms')} ms: the target is within 3 periods); back "
+                f"{fmt(min(rec) if rec else None)}-{fmt(max(rec) if rec else None)} ms after the restore.", ""]
     out += ["![delivered Mbit/s against time, cut and restore marked](failover.png)", "", END, ""]
     return "\n".join(out)
 
