@@ -222,8 +222,11 @@ bench-multilink: bench-deps $(KERNEL) linux-baseline
 # cut of one link, this kernel and Linux bonding/MPTCP: failover.json,
 # failover.png and REPORT.md's link-failure section (tools/bench/failover.sh).
 .PHONY: bench-failover
+# FAILOVER_RUNS (3) runs per cell for this kernel; FAILOVER_LINUX_RUNS (1) for
+# each Linux system (a Linux run takes about a minute).
+FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
-	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.

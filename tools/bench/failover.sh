@@ -6,7 +6,9 @@
 # failover.json, failover.png and REPORT.md's link-failure section
 # (tools/bench/failover_report.py).
 # Usage: tools/bench/failover.sh KERNEL RUNS OUTDIR
-# Environment: FAILOVER_LINKS (2,4), FAILOVER_MBPS (per link, 20),
+# RUNS: this kernel's runs per link count and cut (and of the idle cut).
+# Environment: FAILOVER_LINUX_RUNS (1, per Linux system, link count and cut),
+# FAILOVER_LINKS (2,4), FAILOVER_MBPS (per link, 20),
 # FAILOVER_QUICK=1 (shorter timeline), BENCH_PY, LB_BUILD.
 set -euo pipefail
 kernel=$1 runs=$2 out=$3
@@ -24,7 +26,8 @@ echo "bench-failover: [1/3] this kernel, reliable striped channel ($(date +%T))"
 rm -f "$out/linux-failover.json"
 if [ -x "$linux" ]; then
 	echo "bench-failover: [2/3] Linux bonding and MPTCP at $mbps Mbit/s a link ($(date +%T))"
-	LB_PREBUILT=1 LB_BUILD=$guest FO_MBPS=$mbps "$linux" --links "$links" --runs "$runs" "$out/linux-failover.json"
+	LB_PREBUILT=1 LB_BUILD=$guest FO_MBPS=$mbps "$linux" --links "$links" --runs "${FAILOVER_LINUX_RUNS:-1}" \
+		"$out/linux-failover.json"
 else
 	echo "bench-failover: [2/3] no Linux failover benchmark in this tree: kernel rows only"
 fi
