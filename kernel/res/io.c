@@ -406,6 +406,7 @@ void io_tick(void)
 static void link_change(struct netdev *nd, bool up, void *arg)
 {
 	(void)arg;
+	io_nics[nd->index].link_up = up;
 	io_rel_link_change(nd->index, up);
 }
 
@@ -438,6 +439,7 @@ void io_init(const struct io_options *o)
 			continue;
 		}
 		io_pace_set(i, o->nic_mbps[i]);
+		io_nics[i].link_up = netdev_get(i)->ops->link_up(netdev_get(i));
 		if (o->nic_mbps[i])
 			pr_info("io: NIC %d paced at %u Mbit/s\n", i, o->nic_mbps[i]);
 		n++;

@@ -163,6 +163,7 @@ struct io_txcall {
 // Per NIC: the receive side's state and the drops no channel can own.
 struct io_nic {
 	bool polling;          // RX interrupts masked; frames are polled
+	bool link_up;          // the NIC's link, as its link-change interrupts last said
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
 	struct frame partial;  // buffers of a frame whose EOP has not come yet
 	// Pacing (nic_mbps=): the wire is modelled busy until pace_free.
