@@ -1453,7 +1453,8 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	return 0;
 }
 
-static int run_stream_server(const struct opts *o)
+// The stream and flow servers' listening socket (TCP or MPTCP) on PB_STREAM_PORT.
+static int stream_listen(const struct opts *o)
 {
 	int one = 1;
 	int l = socket(AF_INET, SOCK_STREAM, o->proto);
@@ -1463,6 +1464,12 @@ static int run_stream_server(const struct opts *o)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PB_STREAM_PORT) };
 	if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 4) < 0)
 		die("bind/listen: %s", strerror(errno));
+	return l;
+}
+
+static int run_stream_server(const struct opts *o)
+{
+	int l = stream_listen(o);
 	uint8_t *buf = malloc(PB_STREAM_RXBUF);
 	if (!buf)
 		die("out of memory");
@@ -1705,14 +1712,7 @@ static int flow_receive(int c, struct flow_rx *f, uint8_t *buf, uint64_t deadlin
 
 static int run_flow_server(const struct opts *o)
 {
-	int one = 1;
-	int l = socket(AF_INET, SOCK_STREAM, o->proto);
-	if (l < 0)
-		die("socket %s: %s", proto_name(o->proto), strerror(errno));
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PB_STREAM_PORT) };
-	if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 4) < 0)
-		die("bind/listen: %s", strerror(errno));
+	int l = stream_listen(o);
 	uint8_t *buf = malloc(PB_STREAM_RXBUF);
 	struct flow_rx *f = calloc(1, sizeof *f);
 	if (!buf || !f)
