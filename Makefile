@@ -86,6 +86,13 @@ $(BUILD)/user/%.elf: $(BUILD)/u/user/%.o $(ULIBOBJ) lib/user.ld
 	@echo '  LD   $@'
 	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(LIBGCC)
 
+# The file service's programs (user/fs*.c) also link its library (lib/fs*.c).
+FSLIBOBJ := $(patsubst %,$(BUILD)/u/%.o,$(basename $(wildcard lib/fs*.c)))
+$(BUILD)/user/fs%.elf: $(BUILD)/u/user/fs%.o $(ULIBOBJ) $(FSLIBOBJ) lib/user.ld
+	@mkdir -p $(dir $@)
+	@echo '  LD   $@'
+	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(FSLIBOBJ) $(LIBGCC)
+
 # The disk behind regions created with a backing store (16 MiB, zeroed).
 $(DISK):
 	@mkdir -p $(dir $@)
