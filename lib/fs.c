@@ -20,6 +20,10 @@ long fs_wait_reply(struct fs_client *fc, uint32_t rid, struct fs_msg *rep, void 
 			fc->stale_replies++;
 			continue;
 		}
+		if (rep->flags & FS_F_BUSY) {
+			t0 = (uint64_t)time();
+			continue;
+		}
 		uint64_t n = rep->inline_len < rmax ? rep->inline_len : rmax;
 		if (n && rdata)
 			memcpy(rdata, p + FS_HDR_LEN, n);

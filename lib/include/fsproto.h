@@ -71,6 +71,8 @@ enum {
 
 #define FS_F_REPLY 0x01
 #define FS_F_GO 0x02        // a large write's go-ahead: send the chunks now
+#define FS_F_BUSY 0x04      // not the answer yet: the server is at the disk for this request
+                            // (sent every FLUSH_PIECE bytes); the client's timeout starts again
 
 struct fs_msg {
 	uint32_t magic;
