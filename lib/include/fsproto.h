@@ -84,7 +84,7 @@ struct fs_msg {
 	uint32_t nchunks;
 	uint64_t offset, length;
 	uint32_t inline_len;   // bytes after the header in this packet
-	uint32_t hsum;         // the header's checksum (this field 0), folded to 32 bits
+	uint32_t hsum;         // the header's Fletcher-32 (this field 0)
 	uint64_t data_sum;     // checksum of the inline data
 	uint64_t aux;
 };
