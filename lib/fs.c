@@ -61,10 +61,10 @@ long fs_connect(struct fs_client *fc, const struct fs_cfg *cfg, uint8_t mask, ui
 	return e;
 }
 
-void fs_disconnect(struct fs_client *fc, int bye)
+void fs_disconnect(struct fs_client *fc, int how)
 {
-	if (bye) {
-		struct fs_msg q = { .op = FS_OP_BYE }, r;
+	if (how != FS_DISC_QUIET) {
+		struct fs_msg q = { .op = how == FS_DISC_BYE ? FS_OP_BYE : FS_OP_DETACH }, r;
 		fs_call(fc, &q, NULL, &r, NULL, 0);
 	}
 	fsn_close(&fc->net);

@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 			else
 				phase2();
 		}
-		fs_disconnect(&fc, 0);
+		fs_disconnect(&fc, FS_DISC_QUIET); // phase 1 and 2 end with BYE
 	}
 	sysinfo(&s1);
 	CHECK_EQ("frames back after the channels closed", s1.frames_free, s0.frames_free);

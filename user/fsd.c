@@ -10,8 +10,8 @@
 // disk's start; needed to format), format=auto|1|0 (auto: format a disk
 // with no superblock of ours; 1: always; 0: never), idle_s= (exit after
 // that long without a request, default 120).
-// Prints "fsd: mounted generation G, N files" and READY fsd; FS_OP_BYE
-// ends it: it prints its counters (STATS fsd ...) and exits 0 when nothing
+// Prints "fsd: mounted generation G, N files" and READY fsd; serves one
+// client at a time (FS_OP_DETACH: the next may come); FS_OP_BYE ends it: it prints its counters (STATS fsd ...) and exits 0 when nothing
 // it held is left.
 #include <ulib.h>
 #include <netutil.h>
@@ -21,6 +21,11 @@
 #define META_ADDR 0x50000000000ul  // the superblock and the two table copies
 #define FILE_ADDR 0x51000000000ul  // file i at FILE_ADDR + i * FILE_STRIDE
 #define FILE_STRIDE 0x4000000ul    // 64 MiB: a region's largest
+// A reliable channel that heard a peer's goodbye ignores that peer's next
+// session (its frames are stale, and neither end sends the control frames
+// that would introduce it): after a client detaches, once it has closed
+// its channels, the server opens its own anew.
+#define DETACH_WAIT_US 1500000
 #define FLUSH_PIECE (64 * 1024ul)   // bytes per read_vr and write_vr: about 30 ms under TCG
 
 struct file {
@@ -522,7 +527,7 @@ static bool same_cfg(const struct fs_msg *q)
 	       q->aux == (cfg.streams | cfg.batch << 8 | (uint64_t)cfg.window << 16);
 }
 
-// One request: decode, act, reply. Returns 1 after FS_OP_BYE.
+// One request: decode, act, reply. Returns 1 after FS_OP_BYE, 2 after FS_OP_DETACH.
 static int serve(const uint8_t *p, uint64_t len)
 {
 	static struct fs_dirent d[FS_INLINE_MAX / sizeof(struct fs_dirent)];
@@ -587,6 +592,7 @@ static int serve(const uint8_t *p, uint64_t len)
 		e = 0;
 		break;
 	case FS_OP_BYE:
+	case FS_OP_DETACH:
 		e = 0;
 		break;
 	default: // a trailer with no write before it
@@ -600,7 +606,7 @@ static int serve(const uint8_t *p, uint64_t len)
 		reply(&q, e, &r, rdata);
 	else if (e < 0)
 		printf("fsd: op %u rid %u: %ld (%s)\n", q.op, q.rid, e, err_name(e));
-	return q.op == FS_OP_BYE;
+	return q.op == FS_OP_BYE ? 1 : q.op == FS_OP_DETACH ? 2 : 0;
 }
 
 static void print_stats(void)
@@ -625,8 +631,11 @@ int main(int argc, char **argv)
 	}
 	st.generation = mt.gen;
 	printf("fsd: mounted generation %lu, %u files\n", mt.gen, mt.nfiles);
-	e = fsn_open(&net, &cfg, nic_mask_arg(argc, argv), (uint16_t)arg_long(argc, argv, "chan", 40),
-		     arg_get(argc, argv, "peer", NULL), 0, (uint32_t)arg_long(argc, argv, "timeout_ms", 5000));
+	uint8_t mask = nic_mask_arg(argc, argv);
+	uint16_t chan = (uint16_t)arg_long(argc, argv, "chan", 40);
+	const char *peer = arg_get(argc, argv, "peer", NULL);
+	uint32_t timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 5000);
+	e = fsn_open(&net, &cfg, mask, chan, peer, 0, timeout_ms);
 	if (e < 0) {
 		printf("fsd: channels: %ld (%s)\n", e, err_name(e));
 		return 1;
@@ -642,6 +651,16 @@ int main(int argc, char **argv)
 		if (e == 0) {
 			done = serve(p, len);
 			last = (uint64_t)time();
+		}
+		if (done == 2) { // the next client meets fresh channels
+			sleep(DETACH_WAIT_US); // after the client's own goodbye
+			fsn_close(&net);
+			if ((e = fsn_open(&net, &cfg, mask, chan, peer, 0, timeout_ms)) < 0) {
+				printf("fsd: channels again: %ld (%s)\n", e, err_name(e));
+				break;
+			}
+			printf("fsd: client detached, channels open again\n");
+			done = 0;
 		}
 	}
 	print_stats();

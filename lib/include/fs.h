@@ -33,8 +33,11 @@ struct fs_client {
 // refuses other settings with -E_INVAL.
 long fs_connect(struct fs_client *fc, const struct fs_cfg *cfg, uint8_t mask, uint16_t chan, const char *peers,
 		uint32_t timeout_ms);
-// Closes everything; bye: first tells the server to exit (FS_OP_BYE).
-void fs_disconnect(struct fs_client *fc, int bye);
+// Closes everything, first telling the server: FS_DISC_DETACH (the client
+// leaves; the server waits for the next), FS_DISC_BYE (the server exits), or
+// nothing (FS_DISC_QUIET: the server is known to be gone).
+enum { FS_DISC_DETACH, FS_DISC_BYE, FS_DISC_QUIET };
+void fs_disconnect(struct fs_client *fc, int how);
 
 long fs_open(struct fs_client *fc, const char *name, uint64_t *size);
 long fs_create(struct fs_client *fc, const char *name, int excl);

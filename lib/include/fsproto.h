@@ -66,6 +66,8 @@ enum {
 	FS_OP_STATS,        // reply inline: struct fs_srvstats
 	FS_OP_TRAILER,      // rid of the transfer, nchunks, inline: uint64_t sum[nchunks]
 	FS_OP_BYE,          // the client is done: the server exits (tests, benchmarks)
+	FS_OP_DETACH,       // the client is leaving: 1.5 s after the reply the server opens its
+	                    // channels anew for the next client (user/fsd.c says why)
 	FS_OP_MAX
 };
 

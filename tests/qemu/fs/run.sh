@@ -12,6 +12,8 @@
 #    server (a clear error within the timeout).
 # 2. phase 2: the server boots again on the same disk: the kept files are
 #    listed with their sizes and read back intact.
+# 3. the command-line tool (user/fsc.c) runs each of its commands once
+#    against the server booted a third time.
 # Both kernels exit 0 only with their frames and resources back to their
 # boot counts. About 40 s.
 # Usage: tests/qemu/fs/run.sh KERNEL
@@ -25,7 +27,13 @@ failed=0
 MAX_MB=${FS_MAX_MB:-32}
 CUT_MB=${FS_CUT_MB:-2}
 
-# topology NAME PHASE: the two nodes on two dgram wires.
+# Phase 3 runs the command-line tool: every command once.
+# (A program's arguments are at most 255 bytes.)
+FSC_DO="list+stat:k-mid+read:k-mid:0:300000:3+create:t+write:t:0:20000:5+read:t:100:20000:5+truncate:t:10"
+FSC_DO+="+stat:t+fsync:t+close:t+open:t+read:t:0:99:5+fsync+unlink:t+stats+bye"
+
+# topology NAME PHASE PROGRAM ARGS: the two nodes on two dgram wires; the
+# client runs PROGRAM with ARGS.
 topology() {
 	local cut_events=""
 	[ "$2" = 1 ] && cut_events='
@@ -40,7 +48,7 @@ topology() {
    "nics": [{"net": "w0"}, {"net": "w1"}],
    "qemu_extra": ["-drive", "file=$disk,if=ide,format=raw,cache=unsafe"]},
   {"name": "c", "kernel": "$kernel", "mem": "384M",
-   "append": "run=fsc_test phase=$2 nics=0,1 peer=@MAC:s:0@,@MAC:s:1@ max_mb=$MAX_MB cut_mb=$CUT_MB timeout_ms=3000",
+   "append": "run=$3 phase=$2 nics=0,1 peer=@MAC:s:0@,@MAC:s:1@ $4",
    "nics": [{"net": "w0"}, {"net": "w1"}],
    "start_after": {"node": "s", "line": "READY fsd"}}
  ],
@@ -54,7 +62,9 @@ check() {
 	local name=$1 phase=$2 out=$logs/$1 t0 rc why=()
 	shift 2
 	rm -rf "$out"
-	topology "$name" "$phase" >"$logs/$name.json"
+	local prog=fsc_test more=" max_mb=$MAX_MB cut_mb=$CUT_MB timeout_ms=3000"
+	[ "$phase" = 3 ] && prog=fsc more=" do=$FSC_DO"
+	topology "$name" "$phase" "$prog" "$more" >"$logs/$name.json"
 	t0=$(date +%s)
 	"$root/tools/cluster/run" "$logs/$name.json" --out "$out" --timeout 120 >"$out.runner" 2>&1
 	rc=$?
@@ -83,5 +93,8 @@ check fs-phase1 1 "s|fsd: formatted 128 MiB" "s|fsd: bye" "c|~SUITE fsc_test: [0
 	"c|peer 0 link 1 dead" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
 check fs-phase2 2 "s|~fsd: table copy [01] of generation [0-9]+ in force" "s|fsd: bye" \
 	"c|~SUITE fsc_test: [0-9]+ passed, 0 failed" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
+check fs-tool 3 "s|fsd: bye" "c|fsc: read k-mid at 0: 300000 bytes" "c|fsc: read t at 100: 19900 bytes" \
+	"c|fsc: read t at 0: 10 bytes" "c|fsc: t: 10 bytes" "c|fsc: stats: ok" "c|fsc: bye: ok" \
+	"c|run: fsc exited with status 0" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
 rm -f "$disk"
 [ "$failed" -eq 0 ]
