@@ -130,7 +130,7 @@ test-uefi: $(ISO)
 	@tools/deps.sh qemu ovmf
 	tests/qemu/uefi/run.sh $(KERNEL) $(ISO)
 
-test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-failover \
+test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-failover test-fs \
 	test-bochs \
 	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
@@ -160,6 +160,15 @@ test-stripe: $(KERNEL)
 test-failover: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/failover/run.sh $(KERNEL)
+
+# The file service (user/fsd.c, lib/fs.c) on two nodes over two links: every
+# operation, 0 B to 32 MiB verified, malformed requests, a link cut
+# mid-write, a restart on the same disk, the tool (tests/qemu/fs/run.sh;
+# three boot pairs, about 35 s).
+.PHONY: test-fs
+test-fs: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/fs/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
