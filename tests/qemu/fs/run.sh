@@ -87,6 +87,7 @@ check() {
 	failed=$((failed + 1))
 }
 
+trap 'rm -f "$disk" "$logs"/fs-phase1.json "$logs"/fs-phase2.json "$logs"/fs-tool.json' EXIT
 rm -f "$disk"
 truncate -s 128M "$disk"
 check fs-phase1 1 "s|fsd: formatted 128 MiB" "s|fsd: bye" "c|~SUITE fsc_test: [0-9]+ passed, 0 failed" \
@@ -96,5 +97,4 @@ check fs-phase2 2 "s|~fsd: table copy [01] of generation [0-9]+ in force" "s|fsd
 check fs-tool 3 "s|fsd: bye" "c|fsc: read k-mid at 0: 300000 bytes" "c|fsc: read t at 100: 19900 bytes" \
 	"c|fsc: read t at 0: 10 bytes" "c|fsc: t: 10 bytes" "c|fsc: stats: ok" "c|fsc: bye: ok" \
 	"c|run: fsc exited with status 0" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
-rm -f "$disk"
 [ "$failed" -eq 0 ]
