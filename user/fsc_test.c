@@ -5,8 +5,9 @@
 // every chunk's checksum checked by the library; partial and unaligned
 // reads and overwrites; truncate both ways; coherency (stat after a write);
 // every malformed request answered with its error, the server's counter for
-// its cause up by one and nothing changed; then "FSCUT" and a cut_mb= MiB
-// write during which the runner cuts link 1, read back whole; the kept
+// its cause up by one and nothing changed; then "FSCUT" and cut_mb= MiB
+// writes and reads for cut_ms= while the runner cuts link 1 (visibly, then
+// silently) and restores it, every byte compared each time; the kept
 // files made durable (fsync); BYE; then a request to the now dead server
 // must fail with -E_TIMEOUT or -E_LINK within its timeout.
 // phase=2 (the server restarted on the same disk): the kept files listed
@@ -245,10 +246,11 @@ static void keep_files(void)
 }
 
 // Writes and reads back a file again and again, each time with other
-// bytes, while the runner cuts link 1 (0.5 s after FSCUT) and restores it
-// (2 s later): until link 1 has gone down and come back, at most 40 times.
-// Then the file's kept contents (seed 4).
-static void cut_test(uint64_t size)
+// bytes, for cut_ms (6.5 s) from FSCUT, while the runner cuts link 1
+// visibly (0.5 s after FSCUT), restores it (2.5 s), cuts it silently
+// (3.5 s) and restores it (5.5 s): every byte each time, link 1 dead and
+// alive again twice. Then the file's kept contents (seed 4).
+static void cut_test(uint64_t size, uint64_t cut_ms)
 {
 	long h = fs_open(&fc, "k-cut", NULL);
 	struct io_stats s0, s;
@@ -257,7 +259,7 @@ static void cut_test(uint64_t size)
 	printf("FSCUT\n");
 	int bad = 0, it, down = 0, during = 0;
 	uint64_t t0 = ms();
-	for (it = 0; it < 40 && !(down && s.links_up == 3); it++) {
+	for (it = 0; it < 200 && ms() - t0 < cut_ms; it++) {
 		fs_pattern(wbuf, 0, size, 1000 + (uint64_t)it);
 		long w = fs_write(&fc, h, 0, wbuf, size);
 		ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s, 0, 0);
@@ -274,13 +276,15 @@ static void cut_test(uint64_t size)
 	printf("  cut: %d rounds of %lu bytes in %lu ms, %d ended with link 1 down; stream 0: retransmits %lu, "
 	       "link deaths %lu, recoveries %lu\n", it, size, ms() - t0, during, s.tx_retransmits - s0.tx_retransmits,
 	       s.link_deaths - s0.link_deaths, s.link_recoveries - s0.link_recoveries);
-	CHECK("writes and reads through a link cut and its restore, every byte", !bad && down && s.links_up == 3);
+	CHECK_EQ("writes and reads through two link cuts and their restores, every byte", bad, 0);
+	CHECK("link 1 dead and alive again twice, up at the end",
+	      s.link_deaths - s0.link_deaths >= 2 && s.link_recoveries - s0.link_recoveries >= 2 && s.links_up == 3);
 	fs_pattern(wbuf, 0, size, 4);
 	CHECK_EQ("the kept contents", fs_write(&fc, h, 0, wbuf, size), (long)size);
 	fs_close(&fc, h);
 }
 
-static void phase1(uint64_t cut_bytes, uint32_t timeout_ms)
+static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 {
 	struct fs_msg q = { .op = FS_OP_HELLO, .offset = 8192, .length = 1, .aux = 1 | 1 << 8 | 1 << 16 }, r;
 	CHECK_EQ("HELLO with other settings refused", fs_call(&fc, &q, NULL, &r, NULL, 0), -E_INVAL);
@@ -290,7 +294,7 @@ static void phase1(uint64_t cut_bytes, uint32_t timeout_ms)
 	partial_test();
 	malformed_test();
 	if (cut_bytes)
-		cut_test(cut_bytes);
+		cut_test(cut_bytes, cut_ms);
 	static struct fs_dirent d[FS_MAX_FILES];
 	long n = fs_list(&fc, d, FS_MAX_FILES);
 	printf("  list: %ld files\n", n);
@@ -363,7 +367,7 @@ int main(int argc, char **argv)
 		CHECK("buffers", wbuf && rbuf);
 		if (wbuf && rbuf) {
 			if (phase == 1)
-				phase1(cut, timeout_ms);
+				phase1(cut, (uint64_t)arg_long(argc, argv, "cut_ms", 6500), timeout_ms);
 			else
 				phase2();
 		}

@@ -7,9 +7,11 @@
 # consistency is the guest's order of writes, which this does not change).
 # 1. phase 1: user/fsc_test.c runs every operation, files of 0 B to 32 MiB
 #    verified byte for byte and by chunk checksums, every malformed request,
-#    a write through a visible cut of link 1 (fired when the client prints
-#    FSCUT, restored 2 s later), fsync, BYE, then a request to the dead
-#    server (a clear error within the timeout).
+#    writes and reads through a visible cut of link 1 (0.5 s after the
+#    client prints FSCUT, restored 2 s later) and a silent one (3.5 s,
+#    restored at 5.5 s: on a dgram wire the far NIC goes down, this one
+#    stays up), fsync, BYE, then a request to the dead server (a clear
+#    error within the timeout).
 # 2. phase 2: the server boots again on the same disk: the kept files are
 #    listed with their sizes and read back intact.
 # 3. the command-line tool (user/fsc.c) runs each of its commands once
@@ -38,7 +40,9 @@ topology() {
 	local cut_events=""
 	[ "$2" = 1 ] && cut_events='
   {"after": {"node": "c", "line": "FSCUT"}, "delay": 0.5, "action": "cut-visible", "node": "c", "nic": 1},
-  {"after": {"node": "c", "line": "FSCUT"}, "delay": 2.5, "action": "restore", "node": "c", "nic": 1}'
+  {"after": {"node": "c", "line": "FSCUT"}, "delay": 2.5, "action": "restore", "node": "c", "nic": 1},
+  {"after": {"node": "c", "line": "FSCUT"}, "delay": 3.5, "action": "cut-silent", "node": "c", "nic": 1},
+  {"after": {"node": "c", "line": "FSCUT"}, "delay": 5.5, "action": "restore", "node": "c", "nic": 1}'
 	cat <<JSON
 {"name": "$1", "timeout": 120,
  "networks": [{"name": "w0", "wire": "dgram"}, {"name": "w1", "wire": "dgram"}],
@@ -76,6 +80,8 @@ check() {
 		*) grep -aqF -- "$pat" "$out/$node.log" 2>/dev/null || why+=("$node: missing '$pat'") ;;
 		esac
 	done
+	/usr/bin/python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["events"] if x.get("error") or not x.get("fired")]; sys.exit(1 if e else 0)' \
+		"$out/summary.json" 2>/dev/null || why+=("an event did not fire cleanly (summary.json)")
 	grep -aq '\.\.\. FAIL' "$out"/*.log 2>/dev/null && why+=("a TEST failed")
 	if [ ${#why[@]} -eq 0 ]; then
 		echo "TEST $name ... ok ($(($(date +%s) - t0))s)"
@@ -91,7 +97,7 @@ trap 'rm -f "$disk" "$logs"/fs-phase1.json "$logs"/fs-phase2.json "$logs"/fs-too
 rm -f "$disk"
 truncate -s 128M "$disk"
 check fs-phase1 1 "s|fsd: formatted 128 MiB" "s|fsd: bye" "c|~SUITE fsc_test: [0-9]+ passed, 0 failed" \
-	"c|peer 0 link 1 dead" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
+	"c|peer 0 link 1 dead" "s|peer 0 link 1 dead (link down)" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
 check fs-phase2 2 "s|~fsd: table copy [01] of generation [0-9]+ in force" "s|fsd: bye" \
 	"c|~SUITE fsc_test: [0-9]+ passed, 0 failed" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
 check fs-tool 3 "s|fsd: bye" "c|fsc: read k-mid at 0: 300000 bytes" "c|fsc: read t at 100: 19900 bytes" \
