@@ -86,6 +86,13 @@ $(BUILD)/user/%.elf: $(BUILD)/u/user/%.o $(ULIBOBJ) lib/user.ld
 	@echo '  LD   $@'
 	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(LIBGCC)
 
+# The file service's programs (user/fs*.c) also link its library (lib/fs*.c).
+FSLIBOBJ := $(patsubst %,$(BUILD)/u/%.o,$(basename $(wildcard lib/fs*.c)))
+$(BUILD)/user/fs%.elf: $(BUILD)/u/user/fs%.o $(ULIBOBJ) $(FSLIBOBJ) lib/user.ld
+	@mkdir -p $(dir $@)
+	@echo '  LD   $@'
+	@$(CC) $(ULDFLAGS) -o $@ $< $(ULIBOBJ) $(FSLIBOBJ) $(LIBGCC)
+
 # The disk behind regions created with a backing store (16 MiB, zeroed).
 $(DISK):
 	@mkdir -p $(dir $@)
@@ -126,9 +133,12 @@ test-uefi: $(ISO)
 # The Linux guest's e1000 self-test (test-linux-baseline) is not listed:
 # bench-smoke runs the same verified AF_PACKET and PACKET_MMAP round trips and
 # bursts on the e1000, and fails on any failed pair (LB_FAIL_RETRIES=0).
-test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-failover \
-	test-bochs \
-	test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
+TESTS_KERNEL = test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster
+TESTS_KERNEL += test-stripe test-failover
+TESTS_KERNEL += test-fs
+TESTS_KERNEL += test-bochs
+TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
+test: $(TESTS_KERNEL) $(TESTS_LINUX)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -156,6 +166,15 @@ test-stripe: $(KERNEL)
 test-failover: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/failover/run.sh $(KERNEL)
+
+# The file service (user/fsd.c, lib/fs.c) on two nodes over two links: every
+# operation, 0 B to 32 MiB verified, malformed requests, a link cut
+# mid-write, a restart on the same disk, the tool (tests/qemu/fs/run.sh;
+# three boot pairs, about 35 s).
+.PHONY: test-fs
+test-fs: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/fs/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
