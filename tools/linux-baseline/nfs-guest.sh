@@ -130,7 +130,8 @@ nfs_config() {
 nfs_cut_read() {
 	sys=linux-nfs$(echo "$1" | tr -d .)-tcp b=$((NFS_CUTMIB * 1048576))
 	nfs_mount "$1" 1048576 0 || { echo "FSBFAIL mount for the cut"; NFS_FAILS=$((NFS_FAILS + 1)); return; }
-	tag="system=$sys links=$NICS rsize=1048576 noac=0 size_mib=$NFS_CUTMIB run=1"
+	rs=$(echo "$MOUNTED" | tr , '\n' | sed -n 's/^rsize=//p')
+	tag="system=$sys links=$NICS rsize=1048576 rsize_eff=$rs noac=0 size_mib=$NFS_CUTMIB run=1"
 	fsb write /mnt/cut $b 9 create $tag pattern=setup
 	nfs_umount && nfs_mount "$1" 1048576 0 || { echo "FSBFAIL remount for the cut"; NFS_FAILS=$((NFS_FAILS + 1)); return; }
 	echo "NETDEV before $(for e in $ETHS; do printf '%s=%s ' $e "$(cat /sys/class/net/$e/statistics/rx_bytes)"; done)"
