@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-fs.sh [--runs N] [--sizes 1,2,4,8,16,32] [--links 1,2] [--mbps R]
-#             [--vers 3,4.2] [--rsize 32768,1048576] [--noac 0,1] OUT.json
+#             [--vers 3,4.2] [--rsize 32768,1048576] [--noac 0,1] [--delay-ms D] OUT.json
 #
 # Linux NFS beside the kernel's file service (issue 15): per link count one
 # boot pair (run-nfs.sh: an NFS server guest exporting a tmpfs and a client
@@ -16,6 +16,9 @@
 # after its "FSCUT begin" line (QMP set_link off on both guests; the
 # read itself starts ~0.2 s after that line) and restored when it
 # ends: its Mbit/s and bytes lost or corrupt.
+# --delay-ms D (e.g. 3.3, SRFS's round trip): a third guest bridges the
+# two and delays every frame by D/2 ms each way with netem (run-nfs.sh);
+# the rows' rtt_added_ms is D.
 # Writes OUT.json ({"bench":"fs","env":{...},"rows":[...]}, rows as in
 # collect-fs.py) and keeps each pair's output and console logs in
 # $LB_BUILD/raw/fs/.  Tunables (env): LB_NIC (e1000), LB_BUILD, LB_PREBUILT=1
@@ -28,7 +31,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-RUNS=1 SIZES=1,2,4,8,16,32 LINKS_LIST=1,2 MBPS=100 VERS=3,4.2 RSIZE=32768,1048576 NOAC=0,1 OUT=
+RUNS=1 SIZES=1,2,4,8,16,32 LINKS_LIST=1,2 MBPS=100 VERS=3,4.2 RSIZE=32768,1048576 NOAC=0,1 DELAY_MS= OUT=
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--vers) VERS=$2; shift ;;
 	--rsize) RSIZE=$2; shift ;;
 	--noac) NOAC=$2; shift ;;
+	--delay-ms) DELAY_MS=$2; shift ;;
 	-*) usage ;;
 	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
 	esac
@@ -57,6 +61,9 @@ done
 for v in $(echo "$VERS" | tr , ' '); do
 	case "$v" in 3 | 4 | 4.0 | 4.1 | 4.2) ;; *) lb_die "--vers $VERS: 3, 4.0, 4.1 or 4.2" ;; esac
 done
+case "$DELAY_MS" in '' | [0-9]* ) ;; *) lb_die "--delay-ms $DELAY_MS: milliseconds" ;; esac
+awk -v d="${DELAY_MS:-0}" 'BEGIN { exit !(d ~ /^[0-9]+(\.[0-9]+)?$/ && d <= 1000) }' ||
+	lb_die "--delay-ms $DELAY_MS: 0 to 1000 ms"
 for n in $(echo "$NOAC" | tr , ' '); do
 	case "$n" in 0 | 1) ;; *) lb_die "--noac $NOAC: 0 and/or 1" ;; esac
 done
@@ -79,13 +86,14 @@ mib=$(($(echo "$SIZES" | tr , '+') + 0))
 TIMEOUT=$((1200 + nconf * RUNS * mib * 3 * 4))
 append="nfs.vers=$VERS nfs.rsize=$RSIZE nfs.noac=$NOAC nfs.sizes=$SIZES nfs.runs=$RUNS"
 for links in $(echo "$LINKS_LIST" | tr , ' '); do
-	cut=()
+	cut=() delay=()
 	[ "$links" -ge 2 ] && cut=(--cut-after 1)
+	[ -n "$DELAY_MS" ] && delay=(--delay-ms "$DELAY_MS")
 	for try in 1 2; do
 		progress "$links link(s) at $MBPS Mbit/s: $nconf mounts x $RUNS run(s) x sizes $SIZES MiB (try $try, limit ${TIMEOUT}s)"
 		rm -rf "$RAW/links-$links.logs"
-		if { echo "PAIR links=$links mbps=$MBPS rtt_added_ms=0"; "$HERE/run-nfs.sh" --links "$links" --mbps "$MBPS" \
-			"${cut[@]}" --timeout "$TIMEOUT" --guest "$GUEST" --nic "$NIC" --logdir "$RAW/links-$links.logs" \
+		if { echo "PAIR links=$links mbps=$MBPS rtt_added_ms=${DELAY_MS:-0}"; "$HERE/run-nfs.sh" --links "$links" \
+			--mbps "$MBPS" "${cut[@]}" "${delay[@]}" --timeout "$TIMEOUT" --guest "$GUEST" --nic "$NIC" --logdir "$RAW/links-$links.logs" \
 			--append "$append"; } >"$RAW/links-$links.tmp"; then
 			mv "$RAW/links-$links.tmp" "$RAW/links-$links.txt"
 			break
@@ -103,6 +111,8 @@ python3 "$HERE/collect-fs.py" --out "$OUT" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$RUNS" \
 	--env "per_link_mbps_paced=$MBPS" --env mtu=9000 \
 	--env "pacing=tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB)" \
+	--env "rtt_added_ms=${DELAY_MS:-0}" \
+	--env "delay=${DELAY_MS:+a third guest bridges server and client links and delays each frame by half of rtt_added_ms with netem}" \
 	--env "bonding=2 links or more: bond0 balance-rr, miimon 100 ms, on both guests" \
 	--env "nfs_server=nfsd (Linux $KERNEL_RELEASE) with Debian's nfs-kernel-server, rpcbind; export /export (tmpfs) rw,sync,no_root_squash,no_subtree_check,fsid=1; 8 threads; max_block_size 1 MiB" \
 	--env "nfs_client=mount.nfs (nfs-common) -o vers=V,proto=tcp,rsize=R,wsize=R[,nolock for v3][,noac]; hard, timeo=600 (defaults)" \

@@ -13,21 +13,29 @@
 #       from the host's Debian 12 libraries, which are the same release)
 #       and the dynamic loader; /etc/netconfig (libtirpc-common), services,
 #       protocols and rpc (netbase), a passwd with rpcbind's _rpc user;
+#   /lib/modules/router.order: bridge (with stp, llc) and sch_netem, and
+#       iproute2's tc (busybox's has no netem), for a guest that bridges two
+#       wires and delays every frame (run-nfs.sh --delay-ms);
 #   /bin/fsbench (fsbench.c) and /bin/nfs-guest.sh (pkt.mode=nfs in init.sh).
 # The ordinary initrd.gz stays as it was, so the other benchmarks boot the
 # same guest as before.
 
-NFS_DEBS=(nfs-kernel-server nfs-common rpcbind libtirpc3 libtirpc-common libwrap0 libnfsidmap1 netbase)
+NFS_DEBS=(nfs-kernel-server nfs-common rpcbind libtirpc3 libtirpc-common libwrap0 libnfsidmap1 netbase
+	iproute2 libbpf1 libelf1 libmnl0 libbsd0 libmd0 libxtables12)
 NFS_BINS=(usr/sbin/rpc.nfsd usr/sbin/rpc.mountd usr/sbin/exportfs usr/sbin/nfsstat
-	sbin/mount.nfs sbin/showmount sbin/rpcbind usr/bin/rpcinfo)
+	sbin/mount.nfs sbin/showmount sbin/rpcbind usr/bin/rpcinfo sbin/tc)
 NFS_MODULES=(nfsd nfsv3 nfsv4)
+# The delay router (nfs-guest.sh, pkt.role=router): bridges and netem.
+ROUTER_MODULES=(bridge sch_netem)
 
 # The tar members of the kernel package the NFS modules live in.
 NFS_KERNEL_MEMBERS=('./lib/modules/*/kernel/fs/nfs/*.ko' './lib/modules/*/kernel/fs/nfsd/*.ko'
 	'./lib/modules/*/kernel/fs/lockd/*.ko' './lib/modules/*/kernel/fs/nfs_common/*.ko'
 	'./lib/modules/*/kernel/fs/fscache/*.ko' './lib/modules/*/kernel/fs/netfs/*.ko'
 	'./lib/modules/*/kernel/net/sunrpc/*.ko'
-	'./lib/modules/*/kernel/net/dns_resolver/*.ko' './lib/modules/*/kernel/net/sched/sch_netem.ko')
+	'./lib/modules/*/kernel/net/dns_resolver/*.ko' './lib/modules/*/kernel/net/sched/sch_netem.ko'
+	'./lib/modules/*/kernel/net/bridge/bridge.ko' './lib/modules/*/kernel/net/802/stp.ko'
+	'./lib/modules/*/kernel/net/llc/llc.ko')
 
 # "package version" of every NFS package apt would download (for the stamp).
 nfs_versions() {
@@ -103,7 +111,8 @@ build_nfs_overlay() {
 	printf 'passwd: files\ngroup: files\nhosts: files\n' >"$r/etc/nsswitch.conf"
 	cp "${NFS_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${NFS_ORDER[@]}" >"$r/lib/modules/nfs.order"
-	cp "$NETEM_KO" "$r/lib/modules/"
+	cp "${ROUTER_KOS[@]}" "$r/lib/modules/"
+	printf '%s\n' "${ROUTER_ORDER[@]}" >"$r/lib/modules/router.order"
 	install -m 755 "$OUT/fsbench" "$r/bin/fsbench"
 	strip "$r/bin/fsbench"
 	install -m 755 "$HERE/nfs-guest.sh" "$r/bin/nfs-guest.sh"
@@ -120,8 +129,8 @@ build_nfs_initramfs() {
 	local kx="$OUT/kernel-x" x="$OUT/nfs-x" r="$OUT/initramfs-nfs-root" m
 	NFS_ORDER=() NFS_KOS=()
 	for m in "${NFS_MODULES[@]}"; do order_module "$kx/lib/modules/$KREL" NFS "$m"; done
-	NETEM_KO=$(find "$kx/lib/modules/$KREL" -name sch_netem.ko | head -n 1)
-	[ -n "$NETEM_KO" ] || lb_die "no sch_netem.ko in the kernel package"
+	ROUTER_ORDER=() ROUTER_KOS=()
+	for m in "${ROUTER_MODULES[@]}"; do order_module "$kx/lib/modules/$KREL" ROUTER "$m"; done
 	build_fsbench
 	rm -rf "$x" "$r"
 	nfs_fetch_userspace "$x"
@@ -132,5 +141,5 @@ build_nfs_initramfs() {
 	} >"$OUT/initrd-nfs.gz.tmp"
 	mv "$OUT/initrd-nfs.gz.tmp" "$OUT/initrd-nfs.gz"
 	rm -rf "$x"
-	lb_log "NFS guest: $OUT/initrd-nfs.gz ($(du -h "$OUT/initrd-nfs.gz" | cut -f1)); modules: ${NFS_ORDER[*]}"
+	lb_log "NFS guest: $OUT/initrd-nfs.gz ($(du -h "$OUT/initrd-nfs.gz" | cut -f1)); modules: ${NFS_ORDER[*]}; router: ${ROUTER_ORDER[*]}"
 }

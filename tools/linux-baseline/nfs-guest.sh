@@ -14,11 +14,17 @@
 #                           lines, for the runner to cut link 0 in between
 #   nfs.threads=N           server: nfsd threads (8)
 #   nfs.idle=S              server: longest wait for the client's end (3600)
+#   nfs.delay_us=US         router: netem delay on each of its NICs (1650)
 # Server: the nfsd modules, a tmpfs on /export exported to 10.0.0.0/16 (rw,
 # sync, no_root_squash, fsid=1), rpcbind, rpc.mountd, rpc.nfsd with
 # max_block_size 1 MiB (nfsd's default for a 512 MiB guest would cap rsize
 # at 128 KiB) and a 10 s NFSv4 grace and lease time; it stops when the
 # client creates /export/.fsdone.
+# Router (pkt.role=router, booted with pkt.bond=none and 2L NICs by
+# run-nfs.sh --delay-ms): ethK and eth(L+K) form bridge brK for K < L (the
+# server's link K and the client's), and every NIC's egress gets a netem
+# qdisc delaying each frame by nfs.delay_us: a frame crosses the router once,
+# leaving by one NIC, so a round trip gains 2 x delay_us.
 # Client, per version, rsize and noac: one mount (v3 with nolock: no
 # statd), a 4 KiB round-trip figure, then per run and size the four
 # patterns of SRFS: create write, overwrite (another seed), read after
@@ -26,7 +32,7 @@
 # measurement is one fsbench line: "FSB op=... system=.. links=.. rsize=..
 # noac=.. pattern=.. size_mib=.. run=.. bytes=.. us=.. mbps=.. verified=..".
 NFS_VERS=3,4.2 NFS_RSIZE=32768,1048576 NFS_NOAC=0,1 NFS_SIZES=1,2,4,8,16,32 NFS_RUNS=1
-NFS_RTTN=200 NFS_CUT=0 NFS_CUTMIB=32 NFS_THREADS=8 NFS_IDLE=3600
+NFS_RTTN=200 NFS_CUT=0 NFS_CUTMIB=32 NFS_THREADS=8 NFS_IDLE=3600 NFS_DELAY_US=1650
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -40,6 +46,7 @@ for w in $(cat /proc/cmdline); do
 	nfs.cutmib=*) NFS_CUTMIB=$v ;;
 	nfs.threads=*) NFS_THREADS=$v ;;
 	nfs.idle=*) NFS_IDLE=$v ;;
+	nfs.delay_us=*) NFS_DELAY_US=$v ;;
 	esac
 done
 SERVER_IP=10.0.0.$PEERHOST
@@ -164,7 +171,7 @@ nfs_client() {
 		fsbench read /mnt/warm 65536 3 >/dev/null || { echo "DONE fail warm-up I/O"; nfs_umount; return; }
 	rm -f /mnt/warm
 	nfs_umount
-	echo "NFSCLIENT ready after ${i}s"
+	echo "NFSCLIENT ready after ${i}s; ping $(ping -c 5 -q "$SERVER_IP" | tail -n 1)"
 	for v in $(echo "$NFS_VERS" | tr , ' '); do
 		for r in $(echo "$NFS_RSIZE" | tr , ' '); do
 			for n in $(echo "$NFS_NOAC" | tr , ' '); do nfs_config "$v" "$r" "$n"; done
@@ -178,7 +185,30 @@ nfs_client() {
 	[ "$NFS_FAILS" = 0 ] && echo "DONE ok" || echo "DONE fail $NFS_FAILS measurements failed"
 }
 
+# The router forwards until QEMU is stopped (run-nfs.sh kills it).
+nfs_router() {
+	for m in $(cat /lib/modules/router.order); do
+		insmod "/lib/modules/$m.ko" || { echo "DONE fail cannot load $m"; return; }
+	done
+	l=$((NICS / 2)) k=0
+	while [ $k -lt $l ]; do
+		a=eth$k b=eth$((l + k))
+		ip addr flush dev $a && ip addr flush dev $b &&
+			brctl addbr br$k && brctl stp br$k off && brctl setfd br$k 0 &&
+			brctl addif br$k $a && brctl addif br$k $b && ip link set br$k mtu 9000 up ||
+			{ echo "DONE fail bridge br$k"; return; }
+		for e in $a $b; do
+			tc qdisc replace dev $e root netem delay "${NFS_DELAY_US}us" limit 100000 ||
+				{ echo "DONE fail netem on $e"; return; }
+		done
+		k=$((k + 1))
+	done
+	echo "ROUTER ready bridges=$l delay_us=$NFS_DELAY_US $(tc qdisc show | grep netem | tr '\n' ' ')"
+	while :; do sleep 3600; done
+}
+
 case "$ROLE" in
+router) nfs_router ;;
 server) nfs_server ;;
 client) nfs_client ;;
 *) echo "DONE fail pkt.role=$ROLE: server or client" ;;
