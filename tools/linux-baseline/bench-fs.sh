@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench-fs.sh [--runs N] [--sizes 1,2,4,8,16,32] [--links 1,2] [--mbps R]
-#             [--vers 3,4.2] [--rsize 32768,1048576] [--noac 0,1] [--delay-ms D] OUT.json
+#             [--vers 3,4.2] [--rsize 32768,1048576] [--noac 0,1] [--delay-ms D]
+#             [--collect-only] OUT.json
 #
 # Linux NFS beside the kernel's file service (issue 15): per link count one
 # boot pair (run-nfs.sh: an NFS server guest exporting a tmpfs and a client
@@ -21,7 +22,8 @@
 # the rows' rtt_added_ms is D.
 # Writes OUT.json ({"bench":"fs","env":{...},"rows":[...]}, rows as in
 # collect-fs.py) and keeps each pair's output and console logs in
-# $LB_BUILD/raw/fs/.  Tunables (env): LB_NIC (e1000), LB_BUILD, LB_PREBUILT=1
+# $LB_BUILD/raw/fs/ (raw/fs-delayD/ with --delay-ms D; --collect-only: only OUT.json again from those, with
+# the same options).  Tunables (env): LB_NIC (e1000), LB_BUILD, LB_PREBUILT=1
 # (as bench.sh).  Time: about 1 + 9 x runs minutes per link count at
 # 100 Mbit/s on an idle host (every size once per pattern and mount is
 # ~190 MiB over the wire).
@@ -31,7 +33,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-RUNS=1 SIZES=1,2,4,8,16,32 LINKS_LIST=1,2 MBPS=100 VERS=3,4.2 RSIZE=32768,1048576 NOAC=0,1 DELAY_MS= OUT=
+RUNS=1 SIZES=1,2,4,8,16,32 LINKS_LIST=1,2 MBPS=100 VERS=3,4.2 RSIZE=32768,1048576 NOAC=0,1 DELAY_MS= OUT= MEASURE=1
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--rsize) RSIZE=$2; shift ;;
 	--noac) NOAC=$2; shift ;;
 	--delay-ms) DELAY_MS=$2; shift ;;
+	--collect-only) MEASURE= ;;
 	-*) usage ;;
 	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
 	esac
@@ -73,35 +76,45 @@ NIC=${LB_NIC:-${NIC:-e1000}}
 START=$(date +%s)
 progress() { printf '[linux-fs %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
 
-lb_need_pkgs qemu-system-x86 python3
-lb_guest_ready "$GUEST" "$HERE"
-RAW=$GUEST/raw/fs
-rm -rf "$RAW"
-mkdir -p "$RAW" "$(dirname "$OUT")"
+measure() {
+	lb_need_pkgs qemu-system-x86 python3
+	lb_guest_ready "$GUEST" "$HERE"
+	rm -rf "$RAW"
+	mkdir -p "$RAW" "$(dirname "$OUT")"
 
-# The pair's QEMU time limit: 20 min plus 1 s per MiB moved at 2 Mbit/s.
-nconf=$(($(echo "$VERS" | tr , '\n' | grep -c .) * $(echo "$RSIZE" | tr , '\n' | grep -c .) *
-	$(echo "$NOAC" | tr , '\n' | grep -c .)))
-mib=$(($(echo "$SIZES" | tr , '+') + 0))
-TIMEOUT=$((1200 + nconf * RUNS * mib * 3 * 4))
-append="nfs.vers=$VERS nfs.rsize=$RSIZE nfs.noac=$NOAC nfs.sizes=$SIZES nfs.runs=$RUNS"
-for links in $(echo "$LINKS_LIST" | tr , ' '); do
-	cut=() delay=()
-	[ "$links" -ge 2 ] && cut=(--cut-after 1)
-	[ -n "$DELAY_MS" ] && delay=(--delay-ms "$DELAY_MS")
-	for try in 1 2; do
-		progress "$links link(s) at $MBPS Mbit/s: $nconf mounts x $RUNS run(s) x sizes $SIZES MiB (try $try, limit ${TIMEOUT}s)"
-		rm -rf "$RAW/links-$links.logs"
-		if { echo "PAIR links=$links mbps=$MBPS rtt_added_ms=${DELAY_MS:-0}"; "$HERE/run-nfs.sh" --links "$links" \
-			--mbps "$MBPS" "${cut[@]}" "${delay[@]}" --timeout "$TIMEOUT" --guest "$GUEST" --nic "$NIC" --logdir "$RAW/links-$links.logs" \
-			--append "$append"; } >"$RAW/links-$links.tmp"; then
-			mv "$RAW/links-$links.tmp" "$RAW/links-$links.txt"
-			break
-		fi
-		progress "$links link(s) failed (try $try); logs in $RAW/links-$links.logs"
-		[ $try = 2 ] && lb_die "the pair over $links link(s) failed twice"
+	# The pair's QEMU time limit: 20 min plus 1 s per MiB moved at 2 Mbit/s.
+	nconf=$(($(echo "$VERS" | tr , '\n' | grep -c .) * $(echo "$RSIZE" | tr , '\n' | grep -c .) *
+		$(echo "$NOAC" | tr , '\n' | grep -c .)))
+	mib=$(($(echo "$SIZES" | tr , '+') + 0))
+	TIMEOUT=$((1200 + nconf * RUNS * mib * 3 * 4))
+	append="nfs.vers=$VERS nfs.rsize=$RSIZE nfs.noac=$NOAC nfs.sizes=$SIZES nfs.runs=$RUNS"
+	for links in $(echo "$LINKS_LIST" | tr , ' '); do
+		cut=() delay=()
+		[ "$links" -ge 2 ] && cut=(--cut-after 1)
+		[ -n "$DELAY_MS" ] && delay=(--delay-ms "$DELAY_MS")
+		for try in 1 2; do
+			progress "$links link(s) at $MBPS Mbit/s: $nconf mounts x $RUNS run(s) x sizes $SIZES MiB (try $try, limit ${TIMEOUT}s)"
+			rm -rf "$RAW/links-$links.logs"
+			if { echo "PAIR links=$links mbps=$MBPS rtt_added_ms=${DELAY_MS:-0}"; "$HERE/run-nfs.sh" --links "$links" \
+				--mbps "$MBPS" "${cut[@]}" "${delay[@]}" --timeout "$TIMEOUT" --guest "$GUEST" --nic "$NIC" --logdir "$RAW/links-$links.logs" \
+				--append "$append"; } >"$RAW/links-$links.tmp"; then
+				mv "$RAW/links-$links.tmp" "$RAW/links-$links.txt"
+				break
+			fi
+			progress "$links link(s) failed (try $try); logs in $RAW/links-$links.logs"
+			[ $try = 2 ] && lb_die "the pair over $links link(s) failed twice"
+		done
 	done
-done
+}
+
+lb_need_pkgs python3
+RAW=$GUEST/raw/fs${DELAY_MS:+-delay$DELAY_MS}
+if [ -n "$MEASURE" ]; then
+	measure
+else
+	[ -f "$GUEST/guest.env" ] && ls "$RAW"/links-*.txt >/dev/null 2>&1 || lb_die "no earlier run in $RAW"
+	mkdir -p "$(dirname "$OUT")"
+fi
 
 # shellcheck disable=SC1091
 . "$GUEST/guest.env"
