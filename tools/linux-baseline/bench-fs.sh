@@ -122,9 +122,9 @@ CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
 python3 "$HERE/collect-fs.py" --out "$OUT" \
 	--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env "nic=$NIC" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$RUNS" \
-	--env "per_link_mbps_paced=$MBPS" --env mtu=9000 \
+	--env "per_link_mbps_paced=$MBPS" --env "link_mbps=$MBPS" --env mtu=9000 \
 	--env "pacing=tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB)" \
-	--env "rtt_added_ms=${DELAY_MS:-0}" \
+	--env "rtt_added_ms=${DELAY_MS:-0}" --env "netem_delay_ms=${DELAY_MS:-0}" \
 	--env "delay=${DELAY_MS:+a third guest bridges server and client links and delays each frame by half of rtt_added_ms with netem}" \
 	--env "bonding=2 links or more: bond0 balance-rr, miimon 100 ms, on both guests" \
 	--env "nfs_server=nfsd (Linux $KERNEL_RELEASE) with Debian's nfs-kernel-server, rpcbind; export /export (tmpfs) rw,sync,no_root_squash,no_subtree_check,fsid=1; 8 threads; max_block_size 1 MiB" \
@@ -132,8 +132,8 @@ python3 "$HERE/collect-fs.py" --out "$OUT" \
 	--env "timed_write=one write() of io_bytes plus fsync() (open and close not timed; create_write: a new file opened O_CREAT|O_EXCL before the timer)" \
 	--env "timed_read=one read() of io_bytes (open and close not timed), every byte then compared" \
 	--env "patterns=per run and size: create_write, overwrite (new bytes), read_after_write (same mount), read_after_mount (umount + mount, then read)" \
-	--env "rtt_4k=median of 200 pread()s of 4 KiB on an O_DIRECT file descriptor (one READ round trip each), per mount" \
-	--env "read_cut=32 MiB read on a fresh mount (rsize 1 MiB), link 0 cut (QMP set_link off, both guests) 1 s after the client announces it (the read starts ~0.2 s later), restored when it ends" \
+	--env "read_4k_rtt=median of 200 pread()s of 4 KiB on an O_DIRECT file descriptor (one READ round trip each), per mount" \
+	--env "read_through_cut=32 MiB read on a fresh mount (rsize 1 MiB), link 0 cut (QMP set_link off, both guests) 1 s after the client announces it (the read starts ~0.2 s later), restored when it ends" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 512 MiB, -cpu max" \
 	"$RAW"/links-*.txt
 progress "wrote $OUT"

@@ -160,10 +160,11 @@ nfs_client() {
 	nfs_modules || { echo "DONE fail cannot load the NFS modules"; return; }
 	mkdir -p /mnt
 	# The server boots at the same time: wait up to 90 s for its export
-	# (and, for NFSv4, past its 10 s grace period: the first write waits).
-	i=0
-	until nfs_mount 4.2 1048576 0 retry=0 2>/dev/null; do
-		i=$((i + 1))
+	# (each try at most 15 s), and for NFSv4 past its 10 s grace period
+	# (the first write waits).
+	t0=$(date +%s) i=0
+	until timeout 15 /sbin/mount.nfs "$SERVER_IP:/export" /mnt -o vers=4.2,proto=tcp,retry=0 2>/dev/null; do
+		i=$(($(date +%s) - t0))
 		[ $i -gt 90 ] && { echo "DONE fail no NFS server at $SERVER_IP"; return; }
 		sleep 1
 	done
@@ -194,7 +195,7 @@ nfs_router() {
 	while [ $k -lt $l ]; do
 		a=eth$k b=eth$((l + k))
 		ip addr flush dev $a && ip addr flush dev $b &&
-			brctl addbr br$k && brctl stp br$k off && brctl setfd br$k 0 &&
+			brctl addbr br$k &&
 			brctl addif br$k $a && brctl addif br$k $b && ip link set br$k mtu 9000 up ||
 			{ echo "DONE fail bridge br$k"; return; }
 		for e in $a $b; do

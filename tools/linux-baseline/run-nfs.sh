@@ -135,6 +135,7 @@ cut_watcher() {
 	while kill -0 "$CLIENT_PID" 2>/dev/null; do
 		if [ "$(count 'FSCUT begin')" -gt $k ]; then
 			k=$((k + 1))
+			echo "SEEN $k begin at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
 			sleep "$CUT_AFTER"
 			if [ "$(count 'FSCUT end')" -ge $k ]; then
 				echo "CUT $k late" >>"$LOGDIR/cut.txt"
