@@ -199,12 +199,12 @@ nfs_router() {
 			brctl addif br$k $a && brctl addif br$k $b && ip link set br$k mtu 9000 up ||
 			{ echo "DONE fail bridge br$k"; return; }
 		for e in $a $b; do
-			tc qdisc replace dev $e root netem delay "${NFS_DELAY_US}us" limit 100000 ||
+			/sbin/tc qdisc replace dev $e root netem delay "${NFS_DELAY_US}us" limit 100000 ||
 				{ echo "DONE fail netem on $e"; return; }
 		done
 		k=$((k + 1))
 	done
-	echo "ROUTER ready bridges=$l delay_us=$NFS_DELAY_US $(tc qdisc show | grep netem | tr '\n' ' ')"
+	echo "ROUTER ready bridges=$l delay_us=$NFS_DELAY_US $(/sbin/tc qdisc show | grep netem | tr '\n' ' ')"
 	while :; do sleep 3600; done
 }
 
