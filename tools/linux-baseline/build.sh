@@ -8,6 +8,7 @@
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
 #               /init (init.sh), /bin/pktbench
+#   initrd-nfs.gz  the same plus NFS (build-nfs.sh)
 #   pktbench    the same program, for the host-side self-check
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -19,12 +20,15 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
+# shellcheck source=build-nfs.sh
+. "$HERE/build-nfs.sh"
 
 OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh"
+	"$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
 
 # Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
 kernel_pkg_name() {
@@ -65,6 +69,7 @@ inputs_hash() {
 		echo "$KPKG $KVER"
 		dpkg-query -W -f='${Package} ${Version}\n' busybox-static
 		gcc --version | sed -n 1p
+		nfs_versions
 		sha256sum "${SOURCES[@]}" | cut -d' ' -f1
 	} | sha256sum | cut -d' ' -f1
 }
@@ -106,7 +111,7 @@ extract_kernel() {
 		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
 		'./lib/modules/*/kernel/drivers/net/bonding/bonding.ko' \
 		'./lib/modules/*/kernel/net/tls/*.ko' \
-		'./lib/modules/*/kernel/net/sched/sch_tbf.ko'
+		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${NFS_KERNEL_MEMBERS[@]}"
 	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
@@ -177,7 +182,7 @@ main() {
 	local hash
 	hash=$(inputs_hash)
 	if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$hash" ] &&
-		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ]; then
+		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ] && [ -f "$OUT/initrd-nfs.gz" ]; then
 		lb_log "guest up to date ($KPKG $KVER)"
 		return 0
 	fi
@@ -186,6 +191,7 @@ main() {
 	extract_kernel "$(fetch_kernel_deb)"
 	build_pktbench
 	build_initramfs
+	build_nfs_initramfs
 	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
 	rm -rf "$OUT/kernel-x"
 	echo "$hash" >"$OUT/stamp"

@@ -35,6 +35,8 @@
 #     per 100 ms bin printed live; pkt.proto as for stream)
 #   pkt.loglevel=N (console log level once configured, e.g. 6 so that
 #     bonding's link messages reach the serial console)
+# NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
+#   keys) instead of pktbench.
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 # The kernel opens /dev/console for us when it can; make sure anyway.
 exec 0</dev/console 1>/dev/console 2>&1
@@ -280,6 +282,11 @@ if [ -n "$DEBUG_SHELL" ]; then
 fi
 if [ -z "$ROLE" ]; then
 	echo "DONE fail no pkt.role on the kernel command line"
+	halt_now
+fi
+
+if [ "$MODE" = nfs ]; then
+	. /bin/nfs-guest.sh
 	halt_now
 fi
 

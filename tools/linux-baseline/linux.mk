@@ -23,6 +23,12 @@
 #                              that makes no connection: about 12 min for 2 links)
 #   make test-linux-failover   one short run: MPTCP over 2 links, a visible cut,
 #                              every byte delivered and verified (~45 s)
+#   make test-linux-nfs        NFSv4.2 between two guests: 4 MiB written, read
+#                              back after write and after a remount, verified (~45 s)
+#   make bench-linux-fs        bench/results/linux-fs.json: Linux NFS (v3, v4.2;
+#                              rsize 32 KiB, 1 MiB; noac or not) over 1 and 2
+#                              links, SRFS's four patterns, a read through a cut
+#                              (FS_RUNS=1 FS_LINKS=1,2 FS_MBPS=100 FS_SIZES=...)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -35,7 +41,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
-	test-linux-failover
+	test-linux-failover test-linux-nfs bench-linux-fs
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -71,3 +77,15 @@ bench-linux-failover: linux-baseline
 
 test-linux-failover:
 	$(LINUX_BASELINE_SRC)/selftest-failover.sh $(LINUX_BASELINE_OUT)
+
+FS_RUNS ?= 1
+FS_LINKS ?= 1,2
+FS_MBPS ?= 100
+FS_SIZES ?= 1,2,4,8,16,32
+
+test-linux-nfs:
+	$(LINUX_BASELINE_SRC)/selftest-nfs.sh $(LINUX_BASELINE_OUT)
+
+bench-linux-fs: linux-baseline
+	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-fs.sh --runs $(FS_RUNS) \
+		--links $(FS_LINKS) --mbps $(FS_MBPS) --sizes $(FS_SIZES) $(LINUX_RESULTS)/linux-fs.json
