@@ -12,9 +12,11 @@
 //   C  200,000/F writes of 1 KiB, starts at 8 s, nice -10 (priority 110)
 // Each process is a forked child with its own TCP connection (so a bond in
 // balance-tlb with xmit_hash_policy layer3+4 sees three flows, as the
-// paper's three receivers gave three).  The run ends when C is done (the
-// receiver has confirmed all its bytes) or at --max-s: then A and B are
-// told to stop, shut their side down and collect the receiver's count.
+// paper's three receivers gave three), from source port
+// --sport + 4 * process (distinct tlb hash entries, see bench-lb.sh).
+// A and B are told to stop at --ab-stop-s (40: the window of the paper's
+// Figure 3) unless done before; C always completes (bounded by --max-s).
+// A stopped process shuts its side down and collects the receiver's count.
 //
 // Stream byte `off` of process p is lb_byte(p, off): 1 KiB pieces of
 // wire_pattern, keyed by the piece number and p, so that a byte at the
@@ -29,12 +31,12 @@
 //
 // Output, all printed at the end (nothing interleaves with a live line):
 //   sender:   LBPROC p=A nice=0 start_us= end_us= written= verified= corrupt= status=
-//             LBNIC nic=K from=I bytes=b,b,...   (tx_bytes per 1 s bin, 20 a line)
+//             LBNIC nic=K from=I bytes=b,b,...   (tx_bytes per 0.5 s bin, 20 a line)
 //             LBCPU from_us= to_us= busy_pct=     (the interval all three run)
-//             LBCPUBINS from=I pct=...            (busy % per 1 s bin)
+//             LBCPUBINS from=I pct=...            (busy % per 0.5 s bin)
 //             LBBOND mode=.. hash=..
 //   receiver: LBRX p=A bytes= corrupt= first_us= last_us=
-//             LBBINS p=A from=I bytes=b,b,...      (received bytes per 1 s bin)
+//             LBBINS p=A from=I bytes=b,b,...      (received bytes per 0.5 s bin)
 //   both:     DONE ok | DONE fail <reason>
 // Times are on each guest's own clock from t0: the sender's t0 is A's
 // start; the receiver's is the arrival of A's header minus the sender's
@@ -66,6 +68,7 @@
 #define LB_PIECE 1024u
 #define LB_NPROC 3
 #define LB_MAX_BINS 600
+#define LB_BIN_US 500000u
 #define LB_MAX_NICS 4
 #define LB_HDR 32
 #define LB_ANS 24
@@ -80,6 +83,8 @@ struct opts {
 	int port;
 	double scale;
 	int max_s;
+	int ab_stop_s;
+	int sport;
 	int nice_low, nice_high;
 	int idle_s; // receiver: give up when nothing arrives for this long
 };
@@ -285,7 +290,8 @@ static void on_stop(int sig)
 	stop_flag = 1;
 }
 
-static int connect_to(const struct opts *o, int tries)
+// sport: the source port (0: any).
+static int connect_to(const struct opts *o, int tries, int sport)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
 	if (inet_pton(AF_INET, o->server_ip, &sa.sin_addr) != 1)
@@ -295,6 +301,16 @@ static int connect_to(const struct opts *o, int tries)
 		if (fd < 0)
 			die("socket: %s", strerror(errno));
 		set_timeouts(fd, 1000);
+		if (sport) {
+			int one = 1;
+			struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons((uint16_t)sport) };
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+			if (bind(fd, (struct sockaddr *)&me, sizeof me)) {
+				close(fd);
+				sleep_us(200000);
+				continue;
+			}
+		}
 		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
 			return fd;
 		close(fd);
@@ -339,7 +355,7 @@ static void run_proc(const struct opts *o, uint32_t p, const struct plan *pl, ui
 {
 	struct proc_end e = { .p = p, .start_us = now_us() - t0 };
 	setpriority(PRIO_PROCESS, 0, pl->nice);
-	int fd = connect_to(o, 25);
+	int fd = connect_to(o, 25, o->sport ? o->sport + 4 * (int)p : 0);
 	if (fd < 0) {
 		e.status = 3;
 		e.end_us = now_us() - t0;
@@ -379,7 +395,7 @@ static void run_proc(const struct opts *o, uint32_t p, const struct plan *pl, ui
 // listens and ARP is resolved before A's clock starts.
 static void probe(const struct opts *o)
 {
-	int fd = connect_to(o, 150); // 30 s
+	int fd = connect_to(o, 150, 0); // 30 s
 	if (fd < 0)
 		die("no receiver at %s:%d", o->server_ip, o->port);
 	uint8_t ans[LB_ANS];
@@ -410,6 +426,7 @@ struct sender {
 	int nbins;
 	struct cpu_snap cpu_c, cpu_first_end, tick_cpu;
 	uint64_t c_start_us, first_end_us;
+	bool ab_stopped;
 };
 
 static void plans(const struct opts *o, struct plan pl[LB_NPROC])
@@ -436,23 +453,41 @@ static void take_tick(struct sender *s, const struct opts *o)
 	s->nbins++;
 }
 
-static void take_end(struct sender *s, const struct proc_end *e, uint64_t t0)
+// The end of the interval all three run (the first to end or be stopped).
+static void mark_first_end(struct sender *s, uint64_t t0)
 {
-	if (e->p >= LB_NPROC || s->ended[e->p])
-		return;
-	s->ended[e->p] = true;
-	s->end[e->p] = *e;
 	if (!s->first_end_us && s->started[2]) {
 		s->first_end_us = now_us() - t0;
 		s->cpu_first_end = cpu_now();
 	}
 }
 
-static void stop_all(struct sender *s)
+static void take_end(struct sender *s, const struct proc_end *e, uint64_t t0)
 {
-	for (int p = 0; p < LB_NPROC; p++)
-		if (s->started[p] && !s->ended[p])
+	if (e->p >= LB_NPROC || s->ended[e->p])
+		return;
+	s->ended[e->p] = true;
+	s->end[e->p] = *e;
+	mark_first_end(s, t0);
+}
+
+// Tells the processes in `which` (a bit each) that have started to stop;
+// those that have not started never will.  Returns how many never started.
+static int stop_procs(struct sender *s, unsigned which)
+{
+	int never = 0;
+	for (int p = 0; p < LB_NPROC; p++) {
+		if (!(which & 1u << p) || s->ended[p])
+			continue;
+		if (s->started[p]) {
 			kill(s->pid[p], SIGUSR1);
+			continue;
+		}
+		s->started[p] = s->ended[p] = true;
+		s->end[p] = (struct proc_end){ .p = (uint32_t)p, .status = 1 };
+		never++;
+	}
+	return never;
 }
 
 static void print_sender(const struct sender *s, const struct opts *o)
@@ -493,19 +528,22 @@ static int run_sender(const struct opts *o)
 		die("pipe: %s", strerror(errno));
 	print_bond();
 	probe(o);
-	printf("LBPLAN scale=%g A=%llu B=%llux%llu C=%llu max_s=%d nice=%d,%d\n", o->scale,
-	       (unsigned long long)s.plan[0].writes, 50ull, (unsigned long long)s.plan[1].per_round,
-	       (unsigned long long)s.plan[2].writes, o->max_s, o->nice_low, o->nice_high);
+	char up[64] = "0";
+	slurp("/proc/uptime", up, sizeof up);
+	printf("LBPLAN scale=%g A=%llu B=%llux%llu C=%llu ab_stop_s=%d max_s=%d nice=%d,%d bin_us=%u uptime_s=%.2f\n",
+	       o->scale, (unsigned long long)s.plan[0].writes, 50ull, (unsigned long long)s.plan[1].per_round,
+	       (unsigned long long)s.plan[2].writes, o->ab_stop_s, o->max_s, o->nice_low, o->nice_high, LB_BIN_US,
+	       atof(up));
 	fflush(stdout);
 	for (int k = 0; k < o->nnics; k++)
 		s.nic0[k] = nic_tx_bytes(o->nics[k]);
 	s.tick_cpu = cpu_now();
-	uint64_t t0 = now_us(), next_tick = 1000000, stop_at = 0;
+	uint64_t t0 = now_us(), next_tick = LB_BIN_US, stop_at = 0;
 	int ended = 0;
 	while (ended < LB_NPROC) {
 		uint64_t t = now_us() - t0;
 		for (int p = 0; p < LB_NPROC; p++) {
-			if (s.started[p] || t < s.plan[p].start_us || stop_at)
+			if (s.started[p] || t < s.plan[p].start_us)
 				continue;
 			if (p == 2) {
 				s.c_start_us = t;
@@ -522,18 +560,17 @@ static int run_sender(const struct opts *o)
 		}
 		if (t >= next_tick) {
 			take_tick(&s, o);
-			next_tick += 1000000;
+			next_tick += LB_BIN_US;
 		}
-		// C done (or never to be): the others stop; past --max-s all do.
-		if (!stop_at && ((s.ended[2]) || t >= (uint64_t)o->max_s * 1000000u)) {
-			stop_at = t ? t : 1;
-			stop_all(&s);
-			for (int p = 0; p < LB_NPROC; p++)
-				if (!s.started[p]) {
-					s.started[p] = s.ended[p] = true;
-					s.end[p] = (struct proc_end){ .p = (uint32_t)p, .status = 1 };
-					ended++;
-				}
+		// A and B stop at --ab-stop-s; past --max-s everything does.
+		if (!s.ab_stopped && t >= (uint64_t)o->ab_stop_s * 1000000u) {
+			s.ab_stopped = true;
+			mark_first_end(&s, t0);
+			ended += stop_procs(&s, 3u);
+		}
+		if (!stop_at && t >= (uint64_t)o->max_s * 1000000u) {
+			stop_at = t;
+			ended += stop_procs(&s, 7u);
 		}
 		if (stop_at && t > stop_at + 30000000u) {
 			for (int p = 0; p < LB_NPROC; p++)
@@ -610,7 +647,7 @@ static void rx_bin(struct receiver *r, uint32_t p, uint64_t now, size_t n)
 {
 	if (!r->t0_known || p >= LB_NPROC)
 		return;
-	uint64_t i = now > r->t0 ? (now - r->t0) / 1000000u : 0;
+	uint64_t i = now > r->t0 ? (now - r->t0) / LB_BIN_US : 0;
 	if (i >= LB_MAX_BINS)
 		i = LB_MAX_BINS - 1;
 	r->bins[p][i] += n;
@@ -776,7 +813,8 @@ static int selfcheck(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: lbbench --role sender|receiver [--server-ip IP] [--nics eth0,eth1] [--port N]\n"
-			"       [--scale F] [--max-s S] [--nice-low N] [--nice-high N] [--idle-s S] | --selfcheck\n");
+			"       [--scale F] [--ab-stop-s S] [--max-s S] [--sport N] [--nice-low N] [--nice-high N]\n"
+			"       [--idle-s S] | --selfcheck\n");
 	exit(2);
 }
 
@@ -791,8 +829,8 @@ static void parse_nics(struct opts *o, const char *s)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .role = "", .server_ip = "10.0.0.1", .port = 5301, .scale = 1, .max_s = 60,
-			  .nice_low = 0, .nice_high = -10, .idle_s = 120 };
+	struct opts o = { .role = "", .server_ip = "10.0.0.1", .port = 5301, .scale = 1, .max_s = 120,
+			  .ab_stop_s = 40, .sport = 40000, .nice_low = 0, .nice_high = -10, .idle_s = 120 };
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -812,6 +850,10 @@ int main(int argc, char **argv)
 			o.scale = atof(v);
 		else if (!strcmp(a, "--max-s"))
 			o.max_s = atoi(v);
+		else if (!strcmp(a, "--ab-stop-s"))
+			o.ab_stop_s = atoi(v);
+		else if (!strcmp(a, "--sport"))
+			o.sport = atoi(v);
 		else if (!strcmp(a, "--nice-low"))
 			o.nice_low = atoi(v);
 		else if (!strcmp(a, "--nice-high"))
@@ -822,8 +864,10 @@ int main(int argc, char **argv)
 			usage();
 		i++;
 	}
-	if (!(o.scale >= 1 && o.scale <= 1000) || o.max_s < 10 || o.max_s > LB_MAX_BINS - 40 || o.port <= 0)
-		die("bad options: --scale 1..1000, --max-s 10..%d", LB_MAX_BINS - 40);
+	int max_s = (int)((uint64_t)LB_MAX_BINS * LB_BIN_US / 1000000u) - 40;
+	if (!(o.scale >= 1 && o.scale <= 1000) || o.max_s < 10 || o.max_s > max_s || o.ab_stop_s < 1 ||
+	    o.port <= 0 || o.sport < 0 || o.sport > 65000)
+		die("bad options: --scale 1..1000, --max-s 10..%d, --ab-stop-s >= 1, --sport 0..65000", max_s);
 	pieces_init();
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_stop }; // no SA_RESTART: a blocked call returns
