@@ -23,6 +23,11 @@
 #                              that makes no connection: about 12 min for 2 links)
 #   make test-linux-failover   one short run: MPTCP over 2 links, a visible cut,
 #                              every byte delivered and verified (~45 s)
+#   make bench-linux-lb        bench/results/linux-lb.json: three senders over
+#                              bonding balance-rr and balance-tlb (LBL_RUNS=20 per
+#                              policy, LBL_SCALE=10; ~70 s a run: ~47 min)
+#   make test-linux-lb         one run per policy, every byte verified (~2.5 min;
+#                              not part of make test)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -35,7 +40,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
-	test-linux-failover
+	test-linux-failover bench-linux-lb test-linux-lb
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -69,3 +74,13 @@ bench-linux-failover: linux-baseline
 
 test-linux-failover:
 	$(LINUX_BASELINE_SRC)/selftest-failover.sh $(LINUX_BASELINE_OUT)
+
+LBL_RUNS ?= 20
+LBL_SCALE ?= 10
+
+bench-linux-lb: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-lb.sh --runs $(LBL_RUNS) --scale $(LBL_SCALE) \
+		$(LINUX_RESULTS)/linux-lb.json
+
+test-linux-lb: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-lb.sh --quick --check $(BUILD)/linux-lb-quick.json
