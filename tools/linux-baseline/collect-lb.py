@@ -30,6 +30,8 @@ receiver, both running lbbench) plus run.json ({"policy", "run", "scale",
                     else X if c_mbit_10_20 >= 0.5 * link_mbps * 10;
                     else Y (the rule agreed with the kernel side)
   bytes, lost, corrupt   per process: verified, written - verified, bad bytes
+  retrans           per process: TCP segments sent again (TCP_INFO)
+  drops             NIC drop counters of both guests, the sender's qdisc drops
   error             why the run gave no figures (the row has no others then)
 With --check (the self-check, make test-linux-lb) it exits 1 unless every
 run completed with every byte verified (nothing lost, nothing corrupt), a
@@ -136,6 +138,17 @@ def row_of(d):
                    for p in PROCS if "written" in procs.get(p, {})}
     row["corrupt"] = {p: int(rx[p]["corrupt"]) for p in PROCS if p in rx}
     row["proc_status"] = {p: procs[p].get("status") for p in PROCS if p in procs}
+    row["retrans"] = {p: int(procs[p]["retrans"]) for p in PROCS if "retrans" in procs.get(p, {})}
+    drops = {}
+    for who, lines in (("sender", s), ("receiver", r)):
+        for ln in lines:
+            if ln.startswith("LBDROPS "):
+                f = kv(ln)
+                drops["%s_%s" % (who, f.pop("nic"))] = {k: int(v) for k, v in f.items() if v.isdigit()}
+            m = re.match(r"LBQDISC .*Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+)", ln)
+            if m:
+                drops.setdefault("sender_qdisc_dropped", []).append(int(m.group(3)))
+    row["drops"] = drops
     row["nice"] = {p: int(procs[p]["nice"]) for p in PROCS if "nice" in procs.get(p, {})}
     bond = next((kv(ln) for ln in s if ln.startswith("LBBOND ")), {})
     row["bond"] = {"mode": bond.get("mode"), "xmit_hash_policy": bond.get("hash")}

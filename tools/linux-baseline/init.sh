@@ -296,8 +296,9 @@ run_lb() {
 	if [ "$ROLE" = server ]; then
 		set -- --role receiver
 	else
-		set -- --role sender --server-ip "10.0.0.$PEERHOST" --nics "$(echo $ETHS | tr ' ' ,)"
+		set -- --role sender --server-ip "10.0.0.$PEERHOST"
 	fi
+	set -- "$@" --nics "$(echo $ETHS | tr ' ' ,)"
 	for o in $(echo "$LBOPT" | tr , ' '); do set -- "$@" "--${o%%:*}" "${o#*:}"; done
 	/bin/lbbench "$@"
 }

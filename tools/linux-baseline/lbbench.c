@@ -278,6 +278,7 @@ struct plan {
 struct proc_end {
 	uint32_t p;
 	int status; // 0 ok, 1 stopped early, 2 no answer, 3 connect failed
+	uint32_t retrans; // TCP segments this connection sent again
 	uint64_t start_us, end_us, written, verified, corrupt;
 };
 
@@ -385,6 +386,10 @@ static void run_proc(const struct opts *o, uint32_t p, const struct plan *pl, ui
 		e.status = 2;
 	}
 	e.end_us = now_us() - t0;
+	struct tcp_info ti;
+	socklen_t tl = sizeof ti;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0)
+		e.retrans = ti.tcpi_total_retrans;
 	close(fd);
 	if (write(report, &e, sizeof e) < 0)
 		_exit(1);
@@ -499,10 +504,11 @@ static void print_sender(const struct sender *s, const struct opts *o)
 			continue;
 		}
 		printf("LBPROC p=%c nice=%d planned=%llu start_us=%llu end_us=%llu written=%llu verified=%llu "
-		       "corrupt=%llu status=%s\n",
+		       "corrupt=%llu retrans=%u status=%s\n",
 		       proc_name[p], s->plan[p].nice, (unsigned long long)(s->plan[p].writes * LB_PIECE),
 		       (unsigned long long)e->start_us, (unsigned long long)e->end_us, (unsigned long long)e->written,
-		       (unsigned long long)e->verified, (unsigned long long)e->corrupt, status_name[e->status]);
+		       (unsigned long long)e->verified, (unsigned long long)e->corrupt, e->retrans,
+		       status_name[e->status]);
 	}
 	for (int k = 0; k < o->nnics; k++) {
 		char who[32];
@@ -517,6 +523,25 @@ static void print_sender(const struct sender *s, const struct opts *o)
 			printf("%s%.1f", j > i ? "," : "", s->cpu_bins[j]);
 		printf("\n");
 	}
+}
+
+// Where frames may have been dropped: each NIC's counters and (sender)
+// the qdiscs' (busybox tc can show a tbf's statistics, not create one).
+static void print_drops(const struct opts *o, bool qdisc)
+{
+	static const char *ctr[] = { "tx_dropped", "rx_dropped", "rx_missed_errors", "rx_over_errors" };
+	char path[128], buf[64];
+	for (int k = 0; k < o->nnics; k++) {
+		printf("LBDROPS nic=%s", o->nics[k]);
+		for (size_t i = 0; i < sizeof ctr / sizeof ctr[0]; i++) {
+			snprintf(path, sizeof path, "/sys/class/net/%s/statistics/%s", o->nics[k], ctr[i]);
+			printf(" %s=%s", ctr[i], slurp(path, buf, sizeof buf) ? "-" : strtok(buf, "\n"));
+		}
+		printf("\n");
+	}
+	fflush(stdout);
+	if (qdisc && system("tc -s qdisc show 2>&1 | sed -n 's/^/LBQDISC /p'") != 0)
+		printf("LBQDISC unavailable\n");
 }
 
 static int run_sender(const struct opts *o)
@@ -601,6 +626,7 @@ static int run_sender(const struct opts *o)
 		s.cpu_first_end = cpu_now();
 	}
 	print_sender(&s, o);
+	print_drops(o, true);
 	bool ok = s.ended[2] && s.end[2].status == 0 && s.end[2].verified == s.end[2].written;
 	for (int p = 0; p < LB_NPROC; p++)
 		ok = ok && s.end[p].corrupt == 0 && s.end[p].verified == s.end[p].written;
@@ -775,6 +801,7 @@ static int run_receiver(const struct opts *o)
 	for (int i = r.nconn - 1; i >= 0; i--)
 		rx_close(&r, i, false);
 	close(lfd);
+	print_drops(o, false);
 	for (int p = 0; p < LB_NPROC; p++) {
 		const struct rx_conn *c = &r.fin[p];
 		char who[8];
