@@ -31,7 +31,7 @@ receiver, both running lbbench) plus run.json ({"policy", "run", "scale",
                     else Y (the rule agreed with the kernel side)
   bytes, lost, corrupt   per process: verified, written - verified, bad bytes
   retrans           per process: TCP segments sent again (TCP_INFO)
-  drops             NIC drop counters of both guests, the sender's qdisc drops
+  drops             NIC drop counters of both guests
   error             why the run gave no figures (the row has no others then)
 With --check (the self-check, make test-linux-lb) it exits 1 unless every
 run completed with every byte verified (nothing lost, nothing corrupt), a
@@ -145,9 +145,6 @@ def row_of(d):
             if ln.startswith("LBDROPS "):
                 f = kv(ln)
                 drops["%s_%s" % (who, f.pop("nic"))] = {k: int(v) for k, v in f.items() if v.isdigit()}
-            m = re.match(r"LBQDISC .*Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+)", ln)
-            if m:
-                drops.setdefault("sender_qdisc_dropped", []).append(int(m.group(3)))
     row["drops"] = drops
     row["nice"] = {p: int(procs[p]["nice"]) for p in PROCS if "nice" in procs.get(p, {})}
     bond = next((kv(ln) for ln in s if ln.startswith("LBBOND ")), {})
