@@ -432,6 +432,9 @@ struct sender {
 	struct cpu_snap cpu_c, cpu_first_end, tick_cpu;
 	uint64_t c_start_us, first_end_us;
 	bool ab_stopped;
+	uint64_t t0, stop_at; // stop_at: when --max-s stopped everything
+	int pipe[2];          // children -> parent: struct proc_end
+	int nended;
 };
 
 static void plans(const struct opts *o, struct plan pl[LB_NPROC])
@@ -541,92 +544,114 @@ static void print_drops(const struct opts *o)
 	}
 }
 
-static int run_sender(const struct opts *o)
+// Forks each process whose start time has come (C's start opens the CPU
+// interval).  The child never returns.
+static void start_due(struct sender *s, const struct opts *o, uint64_t t)
 {
-	static struct sender s;
-	int pfd[2];
-	plans(o, s.plan);
-	if (pipe2(pfd, O_CLOEXEC))
-		die("pipe: %s", strerror(errno));
-	print_bond();
-	probe(o);
+	for (int p = 0; p < LB_NPROC; p++) {
+		if (s->started[p] || t < s->plan[p].start_us)
+			continue;
+		if (p == 2) {
+			s->c_start_us = t;
+			s->cpu_c = cpu_now();
+		}
+		s->started[p] = true;
+		s->pid[p] = fork();
+		if (s->pid[p] < 0)
+			die("fork: %s", strerror(errno));
+		if (s->pid[p] == 0) {
+			close(s->pipe[0]);
+			run_proc(o, (uint32_t)p, &s->plan[p], s->t0, s->pipe[1]);
+		}
+	}
+}
+
+// A and B stop at --ab-stop-s; past --max-s everything does, and 30 s
+// later what still runs is killed.  False once the run must end.
+static bool apply_stops(struct sender *s, const struct opts *o, uint64_t t)
+{
+	if (!s->ab_stopped && t >= (uint64_t)o->ab_stop_s * 1000000u) {
+		s->ab_stopped = true;
+		mark_first_end(s, s->t0);
+		s->nended += stop_procs(s, 3u);
+	}
+	if (!s->stop_at && t >= (uint64_t)o->max_s * 1000000u) {
+		s->stop_at = t;
+		s->nended += stop_procs(s, 7u);
+	}
+	if (s->stop_at && t > s->stop_at + 30000000u) {
+		for (int p = 0; p < LB_NPROC; p++)
+			if (!s->ended[p])
+				kill(s->pid[p], SIGKILL);
+		return false;
+	}
+	return true;
+}
+
+// Waits (at most 100 ms, or to the next tick or start) for a child's end.
+static void wait_event(struct sender *s, uint64_t t, uint64_t next_tick)
+{
+	uint64_t wake = next_tick;
+	for (int p = 0; p < LB_NPROC; p++)
+		if (!s->started[p] && s->plan[p].start_us < wake)
+			wake = s->plan[p].start_us;
+	struct pollfd pf = { s->pipe[0], POLLIN, 0 };
+	int ms = wake > t ? (int)((wake - t + 999) / 1000) : 0;
+	if (poll(&pf, 1, ms > 100 ? 100 : ms) <= 0)
+		return;
+	struct proc_end e;
+	if (read(s->pipe[0], &e, sizeof e) == (ssize_t)sizeof e && e.p < LB_NPROC && !s->ended[e.p]) {
+		take_end(s, &e, s->t0);
+		s->nended++;
+	}
+}
+
+static void print_plan(const struct sender *s, const struct opts *o)
+{
 	char up[64] = "0";
 	slurp("/proc/uptime", up, sizeof up);
 	printf("LBPLAN scale=%g A=%llu B=%llux%llu C=%llu ab_stop_s=%d max_s=%d nice=%d,%d bin_us=%u uptime_s=%.2f\n",
-	       o->scale, (unsigned long long)s.plan[0].writes, 50ull, (unsigned long long)s.plan[1].per_round,
-	       (unsigned long long)s.plan[2].writes, o->ab_stop_s, o->max_s, o->nice_low, o->nice_high, LB_BIN_US,
+	       o->scale, (unsigned long long)s->plan[0].writes, 50ull, (unsigned long long)s->plan[1].per_round,
+	       (unsigned long long)s->plan[2].writes, o->ab_stop_s, o->max_s, o->nice_low, o->nice_high, LB_BIN_US,
 	       atof(up));
 	fflush(stdout);
+}
+
+static int run_sender(const struct opts *o)
+{
+	static struct sender s;
+	plans(o, s.plan);
+	if (pipe2(s.pipe, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	print_bond();
+	probe(o);
+	print_plan(&s, o);
 	for (int k = 0; k < o->nnics; k++)
 		s.nic0[k] = nic_tx_bytes(o->nics[k]);
 	s.tick_cpu = cpu_now();
-	uint64_t t0 = now_us(), next_tick = LB_BIN_US, stop_at = 0;
-	int ended = 0;
-	while (ended < LB_NPROC) {
-		uint64_t t = now_us() - t0;
-		for (int p = 0; p < LB_NPROC; p++) {
-			if (s.started[p] || t < s.plan[p].start_us)
-				continue;
-			if (p == 2) {
-				s.c_start_us = t;
-				s.cpu_c = cpu_now();
-			}
-			s.started[p] = true;
-			s.pid[p] = fork();
-			if (s.pid[p] < 0)
-				die("fork: %s", strerror(errno));
-			if (s.pid[p] == 0) {
-				close(pfd[0]);
-				run_proc(o, (uint32_t)p, &s.plan[p], t0, pfd[1]);
-			}
-		}
+	s.t0 = now_us();
+	uint64_t next_tick = LB_BIN_US;
+	while (s.nended < LB_NPROC) {
+		uint64_t t = now_us() - s.t0;
+		start_due(&s, o, t);
 		if (t >= next_tick) {
 			take_tick(&s, o);
 			next_tick += LB_BIN_US;
 		}
-		// A and B stop at --ab-stop-s; past --max-s everything does.
-		if (!s.ab_stopped && t >= (uint64_t)o->ab_stop_s * 1000000u) {
-			s.ab_stopped = true;
-			mark_first_end(&s, t0);
-			ended += stop_procs(&s, 3u);
-		}
-		if (!stop_at && t >= (uint64_t)o->max_s * 1000000u) {
-			stop_at = t;
-			ended += stop_procs(&s, 7u);
-		}
-		if (stop_at && t > stop_at + 30000000u) {
-			for (int p = 0; p < LB_NPROC; p++)
-				if (!s.ended[p])
-					kill(s.pid[p], SIGKILL);
+		if (!apply_stops(&s, o, t))
 			break;
-		}
-		uint64_t wake = next_tick;
-		for (int p = 0; p < LB_NPROC; p++)
-			if (!s.started[p] && s.plan[p].start_us < wake)
-				wake = s.plan[p].start_us;
-		struct pollfd pf = { pfd[0], POLLIN, 0 };
-		int ms = wake > t ? (int)((wake - t + 999) / 1000) : 0;
-		if (poll(&pf, 1, ms > 100 ? 100 : ms) > 0) {
-			struct proc_end e;
-			if (read(pfd[0], &e, sizeof e) == (ssize_t)sizeof e && e.p < LB_NPROC && !s.ended[e.p]) {
-				take_end(&s, &e, t0);
-				ended++;
-			}
-		}
+		wait_event(&s, t, next_tick);
 	}
 	for (int p = 0; p < LB_NPROC; p++)
 		if (s.pid[p] > 0)
 			waitpid(s.pid[p], NULL, 0);
-	take_tick(&s, o); // the last, partial second
-	if (!s.first_end_us) {
-		s.first_end_us = now_us() - t0;
-		s.cpu_first_end = cpu_now();
-	}
+	take_tick(&s, o); // the last, partial bin
+	mark_first_end(&s, s.t0);
 	print_sender(&s, o);
 	print_drops(o);
-	bool ok = s.ended[2] && s.end[2].status == 0 && s.end[2].verified == s.end[2].written;
+	bool ok = s.ended[2] && s.end[2].status == 0;
 	for (int p = 0; p < LB_NPROC; p++)
-		ok = ok && s.end[p].corrupt == 0 && s.end[p].verified == s.end[p].written;
+		ok = ok && s.ended[p] && s.end[p].corrupt == 0 && s.end[p].verified == s.end[p].written;
 	if (!ok)
 		die("C did not finish, or bytes were lost or corrupt");
 	printf("DONE ok\n");
