@@ -18,13 +18,20 @@
 #                          bond's own 10 s load history; xmit_hash_policy
 #                          layer3+4 so that each process's connection is
 #                          its own tlb entry (the default layer2 hashes by
-#                          MAC: one receiver would be one entry)
+#                          MAC: one receiver would be one entry).  Before
+#                          t0, one 64 KiB warm-up connection per process's
+#                          source port and --tlb-warm S s (11: past one
+#                          rebalance) give the three entries an equal load
+#                          history, as a bond that served these receivers
+#                          before (the paper's 100 runs in a row) has;
+#                          --tlb-warm 0: fresh entries (no history)
 # Options: --runs N (per policy, default 20), --scale F (10), --mbps R
-# (100/F), --ab-stop-s S (40), --quick (--runs 1, both policies: the
+# (100/F), --ab-stop-s S (40), --tlb-warm S (11), --quick (--runs 1, both policies: the
 # self-check), --check (exit 1 unless every run completed intact with both
 # NICs used: collect-lb.py --check).  Tunables (env): LB_BUILD, LB_PREBUILT=1 (as bench.sh),
 # LB_RAW (where the runs go, emptied first).  A run takes about 70 s
-# (two boots, 40 s of scenario, power-off); a run whose guests fail (not
+# (two boots, 40 s of scenario, power-off; balance-tlb: the warm-up's 11 s
+# more); a run whose guests fail (not
 # a slow C: that is a result) is tried once more, then kept as an error row.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +39,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-RUNS=20 POLICIES=balance-rr,balance-tlb SCALE=10 MBPS= AB_STOP=40 OUT= CHECK=
+RUNS=20 POLICIES=balance-rr,balance-tlb SCALE=10 MBPS= AB_STOP=40 TLB_WARM=11 OUT= CHECK=
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -41,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=$2; shift ;;
 	--mbps) MBPS=$2; shift ;;
 	--ab-stop-s) AB_STOP=$2; shift ;;
+	--tlb-warm) TLB_WARM=$2; shift ;;
 	--quick) RUNS=1 ;;
 	--check) CHECK=--check ;;
 	-*) usage ;;
@@ -52,6 +60,8 @@ done
 case "$RUNS" in '' | *[!0-9]* | 0) lb_die "--runs $RUNS: a positive number" ;; esac
 case "$SCALE" in '' | *[!0-9]* | 0) lb_die "--scale $SCALE: a positive whole number" ;; esac
 case "$AB_STOP" in '' | *[!0-9]* | 0) lb_die "--ab-stop-s $AB_STOP: a positive whole number" ;; esac
+case "$TLB_WARM" in '' | *[!0-9]*) lb_die "--tlb-warm $TLB_WARM: seconds, 0 to 60" ;; esac
+[ "$TLB_WARM" -le 60 ] || lb_die "--tlb-warm $TLB_WARM: seconds, 0 to 60"
 [ -n "$MBPS" ] || MBPS=$(awk -v f="$SCALE" 'BEGIN { print 100 / f }')
 awk -v r="$MBPS" 'BEGIN { exit !(r > 0 && r <= 1000) }' || lb_die "--mbps $MBPS: 0 < R <= 1000"
 for p in $(echo "$POLICIES" | tr , ' '); do
@@ -87,11 +97,14 @@ trap 'exit 130' INT TERM HUP
 # boots (~15 s), C's cap (lbbench --max-s 100) and the tail.
 topology() {
 	local bond opt
+	opt="scale:$SCALE,ab-stop-s:$AB_STOP,max-s:100"
 	case "$1" in
 	balance-rr) bond="pkt.bond=rr" ;;
-	balance-tlb) bond="pkt.bond=tlb pkt.bondopt=xmit_hash_policy:layer3+4" ;;
+	balance-tlb)
+		bond="pkt.bond=tlb pkt.bondopt=xmit_hash_policy:layer3+4"
+		opt="$opt,warm-s:$TLB_WARM"
+		;;
 	esac
-	opt="scale:$SCALE,ab-stop-s:$AB_STOP,max-s:100"
 	cat <<EOF
 {"name": "lb-$1", "timeout": 200,
  "networks": [{"name": "net0"}],
@@ -145,6 +158,7 @@ python3 "$HERE/collect-lb.py" --out "$OUT" $CHECK \
 	--env "scenario=A $((1000000 / SCALE)) x 1 KiB from 0 s, B 50 x ($((10000 / SCALE)) x 1 KiB then sleep 1 s) from 4 s, C $((200000 / SCALE)) x 1 KiB from 8 s; A and B stop at ${AB_STOP} s, C completes" \
 	--env "priorities=nice 0, 0, -10 (the paper's 120, 120, 110); one TCP connection per process, source ports 40000, 40004, 40008" \
 	--env "bonding=bonding.ko, miimon 100 ms; balance-tlb with xmit_hash_policy layer3+4 (per connection), its 10 s rebalance interval (fixed in the driver)" \
+	--env "tlb_warm_s=$TLB_WARM" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, one vCPU, -cpu max" \
 	"${dirs[@]}"
 progress "wrote $OUT"

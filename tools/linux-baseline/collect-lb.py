@@ -32,6 +32,8 @@ receiver, both running lbbench) plus run.json ({"policy", "run", "scale",
   bytes, lost, corrupt   per process: verified, written - verified, bad bytes
   retrans           per process: TCP segments sent again (TCP_INFO)
   drops             NIC drop counters of both guests
+  warm_s            the wait after the warm-up connections (0: none, fresh
+                    tlb entries; see bench-lb.sh)
   error             why the run gave no figures (the row has no others then)
 With --check (the self-check, make test-linux-lb) it exits 1 unless every
 run completed with every byte verified (nothing lost, nothing corrupt), a
@@ -147,6 +149,7 @@ def row_of(d):
                 drops["%s_%s" % (who, f.pop("nic"))] = {k: int(v) for k, v in f.items() if v.isdigit()}
     row["drops"] = drops
     row["nice"] = {p: int(procs[p]["nice"]) for p in PROCS if "nice" in procs.get(p, {})}
+    row["warm_s"] = int(plan.get("warm_s", 0))
     bond = next((kv(ln) for ln in s if ln.startswith("LBBOND ")), {})
     row["bond"] = {"mode": bond.get("mode"), "xmit_hash_policy": bond.get("hash")}
     return row

@@ -28,6 +28,12 @@
 // 0..2 or LB_PROBE, bytes planned, the sender's time since t0 in us when
 // it was written); at EOF the receiver answers with 24 bytes (magic,
 // verified, corrupt).  A probe connection (before t0) is answered at once.
+// With --warm-s S, before t0 each process's source port carries one
+// warm-up connection (process | LB_WARM): 64 KiB, answered once all have
+// arrived and then reset by the sender (SO_LINGER 0: no TIME_WAIT on
+// either side, so the real connection can reuse the port), and the sender
+// waits S s.  A bond in balance-tlb then holds an equal load history for
+// the three flows' entries, as after earlier runs (see bench-lb.sh).
 //
 // Output, all printed at the end (nothing interleaves with a live line):
 //   sender:   LBPROC p=A nice=0 start_us= end_us= written= verified= corrupt= status=
@@ -65,6 +71,8 @@
 
 #define LB_MAGIC 0x4c424e31u // "LBN1"
 #define LB_PROBE 0xffu
+#define LB_WARM 0x100u
+#define LB_WARM_BYTES (64u * LB_PIECE)
 #define LB_PIECE 1024u
 #define LB_NPROC 3
 #define LB_MAX_BINS 600
@@ -84,6 +92,7 @@ struct opts {
 	double scale;
 	int max_s;
 	int ab_stop_s;
+	int warm_s;
 	int sport;
 	int nice_low, nice_high;
 	int idle_s; // receiver: give up when nothing arrives for this long
@@ -410,6 +419,33 @@ static void probe(const struct opts *o)
 	close(fd);
 }
 
+// One warm-up connection per process (see the head of the file).
+static void warm_up(const struct opts *o)
+{
+	for (uint32_t p = 0; p < LB_NPROC; p++) {
+		int fd = connect_to(o, 25, o->sport + 4 * (int)p);
+		if (fd < 0)
+			die("warm-up: no connection from port %d", o->sport + 4 * (int)p);
+		uint64_t sent = 0;
+		uint8_t ans[LB_ANS];
+		set_timeouts(fd, 5000);
+		if (send_header(fd, p | LB_WARM, LB_WARM_BYTES, 0))
+			die("warm-up: header: %s", strerror(errno));
+		for (uint64_t n = 0; n < LB_WARM_BYTES / LB_PIECE; n++)
+			if (write_piece(fd, p, n, &sent))
+				die("warm-up: write: %s", strerror(errno));
+		if (read_full(fd, ans, sizeof ans) || get_be32(ans) != LB_MAGIC)
+			die("warm-up: no answer");
+		struct linger lg = { 1, 0 };
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd);
+		printf("LBWARM p=%c bytes=%llu sport=%d\n", proc_name[p], (unsigned long long)sent,
+		       o->sport + 4 * (int)p);
+	}
+	fflush(stdout);
+	sleep_us((uint64_t)o->warm_s * 1000000u);
+}
+
 static void print_bond(void)
 {
 	char mode[64] = "-", hash[64] = "-";
@@ -610,10 +646,11 @@ static void print_plan(const struct sender *s, const struct opts *o)
 {
 	char up[64] = "0";
 	slurp("/proc/uptime", up, sizeof up);
-	printf("LBPLAN scale=%g A=%llu B=%llux%llu C=%llu ab_stop_s=%d max_s=%d nice=%d,%d bin_us=%u uptime_s=%.2f\n",
+	printf("LBPLAN scale=%g A=%llu B=%llux%llu C=%llu ab_stop_s=%d max_s=%d nice=%d,%d bin_us=%u warm_s=%d "
+	       "uptime_s=%.2f\n",
 	       o->scale, (unsigned long long)s->plan[0].writes, 50ull, (unsigned long long)s->plan[1].per_round,
 	       (unsigned long long)s->plan[2].writes, o->ab_stop_s, o->max_s, o->nice_low, o->nice_high, LB_BIN_US,
-	       atof(up));
+	       o->warm_s, atof(up));
 	fflush(stdout);
 }
 
@@ -625,6 +662,11 @@ static int run_sender(const struct opts *o)
 		die("pipe: %s", strerror(errno));
 	print_bond();
 	probe(o);
+	if (o->warm_s > 0) {
+		if (!o->sport)
+			die("--warm-s needs --sport");
+		warm_up(o);
+	}
 	print_plan(&s, o);
 	for (int k = 0; k < o->nnics; k++)
 		s.nic0[k] = nic_tx_bytes(o->nics[k]);
@@ -666,6 +708,7 @@ struct rx_conn {
 	uint32_t got_hdr;
 	uint32_t p;
 	uint64_t off, bad, first_us, last_us;
+	uint64_t warm_left; // a warm-up connection: bytes still to come
 };
 
 struct receiver {
@@ -714,6 +757,10 @@ static bool rx_header(struct receiver *r, struct rx_conn *c, uint64_t now)
 		answer(c->fd, 0, 0);
 		return false;
 	}
+	if (c->p & LB_WARM) {
+		c->warm_left = get_be64(c->hdr + 8);
+		return c->warm_left > 0 && c->warm_left <= LB_WARM_BYTES;
+	}
 	if (c->p >= LB_NPROC || r->done[c->p])
 		return false;
 	if (!r->t0_known) {
@@ -743,6 +790,13 @@ static bool rx_read(struct receiver *r, struct rx_conn *c, uint8_t *buf, size_t 
 	size_t k = (size_t)n - used;
 	if (!k)
 		return true;
+	if (c->p & LB_WARM) {
+		// Answered once all arrived; the sender then resets it.
+		if (c->warm_left && k >= c->warm_left)
+			answer(c->fd, 0, 0);
+		c->warm_left = k >= c->warm_left ? 0 : c->warm_left - k;
+		return true;
+	}
 	c->bad += count_bad(c->p, buf + used, k, c->off);
 	c->off += k;
 	if (!c->first_us)
@@ -862,7 +916,7 @@ static int selfcheck(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: lbbench --role sender|receiver [--server-ip IP] [--nics eth0,eth1] [--port N]\n"
-			"       [--scale F] [--ab-stop-s S] [--max-s S] [--sport N] [--nice-low N] [--nice-high N]\n"
+			"       [--scale F] [--ab-stop-s S] [--max-s S] [--sport N] [--warm-s S] [--nice-low N] [--nice-high N]\n"
 			"       [--idle-s S] | --selfcheck\n");
 	exit(2);
 }
@@ -903,6 +957,8 @@ int main(int argc, char **argv)
 			o.ab_stop_s = atoi(v);
 		else if (!strcmp(a, "--sport"))
 			o.sport = atoi(v);
+		else if (!strcmp(a, "--warm-s"))
+			o.warm_s = atoi(v);
 		else if (!strcmp(a, "--nice-low"))
 			o.nice_low = atoi(v);
 		else if (!strcmp(a, "--nice-high"))
@@ -915,8 +971,9 @@ int main(int argc, char **argv)
 	}
 	int max_s = (int)((uint64_t)LB_MAX_BINS * LB_BIN_US / 1000000u) - 40;
 	if (!(o.scale >= 1 && o.scale <= 1000) || o.max_s < 10 || o.max_s > max_s || o.ab_stop_s < 1 ||
-	    o.port <= 0 || o.sport < 0 || o.sport > 65000)
-		die("bad options: --scale 1..1000, --max-s 10..%d, --ab-stop-s >= 1, --sport 0..65000", max_s);
+	    o.port <= 0 || o.sport < 0 || o.sport > 65000 || o.warm_s < 0 || o.warm_s > 60)
+		die("bad options: --scale 1..1000, --max-s 10..%d, --ab-stop-s >= 1, --sport 0..65000, --warm-s 0..60",
+		    max_s);
 	pieces_init();
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_stop }; // no SA_RESTART: a blocked call returns
