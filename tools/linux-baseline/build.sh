@@ -8,7 +8,7 @@
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
 #               /init (init.sh), /bin/pktbench, /bin/lbbench
-#   pktbench    the same program, for the host-side self-check (and lbbench)
+#   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
 # version, pktbench.c, wire.h, init.sh, this script, busybox and gcc

@@ -288,9 +288,6 @@ if [ -z "$ROLE" ]; then
 	halt_now
 fi
 
-# pkt.mode may list several modes (e.g. stream,burst): they run one after
-# the other, each ending with its own DONE line (a client's probes or
-# connection retries wait for the server's next mode).
 # lbbench: the three senders (client) or their receiver (server).
 run_lb() {
 	if [ "$ROLE" = server ]; then
@@ -303,6 +300,9 @@ run_lb() {
 	/bin/lbbench "$@"
 }
 
+# pkt.mode may list several modes (e.g. stream,burst): they run one after
+# the other, each ending with its own DONE line (a client's probes or
+# connection retries wait for the server's next mode).
 for m in $(echo "$MODE" | tr , ' '); do
 	if [ "$m" = lb ]; then
 		run_lb
