@@ -25,7 +25,7 @@
 #                              every byte delivered and verified (~45 s)
 #   make bench-linux-lb        bench/results/linux-lb.json: three senders over
 #                              bonding balance-rr and balance-tlb (LBL_RUNS=20 per
-#                              policy, LBL_SCALE=10; ~70 s a run: ~47 min)
+#                              policy, LBL_SCALE=10; 65-77 s a run: ~50 min)
 #   make test-linux-lb         one run per policy, every byte verified (~2.5 min;
 #                              not part of make test)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
