@@ -7,9 +7,9 @@
 #               needs (load order in /lib/modules/virtio.order), e1000e.ko
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
-#               /init (init.sh), /bin/pktbench
+#               /init (init.sh), /bin/pktbench, /bin/lbbench
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh)
-#   pktbench    the same program, for the host-side self-check
+#   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
 # version, pktbench.c, wire.h, init.sh, this script, busybox and gcc
@@ -27,7 +27,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh"
+SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh"
 	"$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
 
 # Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
@@ -148,6 +148,8 @@ order_module() {
 build_pktbench() {
 	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c"
 	"$OUT/pktbench" --selfcheck >/dev/null || lb_die "pktbench --selfcheck failed"
+	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/lbbench" "$HERE/lbbench.c"
+	"$OUT/lbbench" --selfcheck >/dev/null || lb_die "lbbench --selfcheck failed"
 }
 
 build_initramfs() {
@@ -161,6 +163,8 @@ build_initramfs() {
 	install -m 755 "$HERE/init.sh" "$r/init"
 	install -m 755 "$OUT/pktbench" "$r/bin/pktbench"
 	strip "$r/bin/pktbench"
+	install -m 755 "$OUT/lbbench" "$r/bin/lbbench"
+	strip "$r/bin/lbbench"
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
 	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"

@@ -14,8 +14,8 @@
 # Several links (each key optional; all are plain words, so a runner can put
 # them in an "append" string, e.g. "pkt.nics=@NICS@ pkt.mbps=@MBPS@"):
 #   pkt.nics=N (NICs used, eth0..ethN-1; default: every NIC the driver found)
-#   pkt.bond=none|rr|ab (default none: bond0 over the NICs in balance-rr or
-#     active-backup; pkt.miimon=MS link check, default 100)
+#   pkt.bond=none|rr|ab|tlb (default none: bond0 over the NICs in balance-rr,
+#     active-backup or balance-tlb; pkt.miimon=MS link check, default 100)
 #   pkt.mbps=R[,R...] (pace each NIC with a tbf qdisc at R Mbit/s; one value
 #     for all NICs; 0 or empty: unpaced)
 #   pkt.host=N pkt.peerhost=N (IPv4 10.0.0.N/24 on bond0, or 10.0.K.N/24 on
@@ -37,6 +37,10 @@
 #     bonding's link messages reach the serial console)
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
+# Load balancing (bench-lb.sh): pkt.mode=lb runs /bin/lbbench instead of
+#   pktbench (role server: the receiver, client: the three senders over
+#   every NIC or bond0); pkt.lbopt=NAME:VALUE[,...] passes --NAME VALUE
+#   (e.g. scale:5,max-s:60).
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 # The kernel opens /dev/console for us when it can; make sure anyway.
 exec 0</dev/console 1>/dev/console 2>&1
@@ -51,7 +55,7 @@ mount -t sysfs sysfs /sys
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT=
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -86,6 +90,7 @@ for w in $(cat /proc/cmdline); do
 	pkt.bondopt=*) BONDOPT=$v ;;
 	pkt.flowms=*) FLOWMS=$v ;;
 	pkt.loglevel=*) LOGLEVEL=$v ;;
+	pkt.lbopt=*) LBOPT=$v ;;
 	esac
 done
 
@@ -150,14 +155,14 @@ bring_up_nics() {
 	IF=eth0
 	case "$BOND" in
 	none | "") BOND=none ;;
-	rr | ab)
+	rr | ab | tlb)
 		# bonding.ko creates bond0 itself (max_bonds=1); mode and miimon
 		# are set before the first slave, slaves are enslaved while down.
 		for m in $(cat /lib/modules/bond.order); do
 			[ "$m" = sch_tbf ] && continue
 			insmod "/lib/modules/$m.ko" || return 1
 		done
-		[ "$BOND" = rr ] && bmode=balance-rr || bmode=active-backup
+		case "$BOND" in rr) bmode=balance-rr ;; ab) bmode=active-backup ;; *) bmode=balance-tlb ;; esac
 		echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
 		echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
 		if [ -n "$PRIMARY" ]; then
@@ -169,7 +174,7 @@ bring_up_nics() {
 		done
 		IF=bond0
 		;;
-	*) echo "pkt.bond=$BOND: none, rr or ab"; return 1 ;;
+	*) echo "pkt.bond=$BOND: none, rr, ab or tlb"; return 1 ;;
 	esac
 	if [ "$IF" = bond0 ]; then
 		ip link set bond0 mtu 9000 up || return 1 # the slaves follow
@@ -290,10 +295,28 @@ if [ "$MODE" = nfs ]; then
 	halt_now
 fi
 
+# lbbench: the three senders (client) or their receiver (server).
+run_lb() {
+	if [ "$ROLE" = server ]; then
+		set -- --role receiver
+	else
+		set -- --role sender --server-ip "10.0.0.$PEERHOST"
+	fi
+	set -- "$@" --nics "$(echo $ETHS | tr ' ' ,)"
+	for o in $(echo "$LBOPT" | tr , ' '); do set -- "$@" "--${o%%:*}" "${o#*:}"; done
+	/bin/lbbench "$@"
+}
+
 # pkt.mode may list several modes (e.g. stream,burst): they run one after
 # the other, each ending with its own DONE line (a client's probes or
 # connection retries wait for the server's next mode).
 for m in $(echo "$MODE" | tr , ' '); do
+	if [ "$m" = lb ]; then
+		run_lb
+		rc=$?
+		echo "LBBENCH exit=$rc"
+		break
+	fi
 	set -- --role "$ROLE" --mode "$m" --variant "$VARIANT" --sizes "$SIZES" --if "$IF" \
 		--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
 		--irqs "$IRQS" --cpu-ms "$CPU"

@@ -29,6 +29,11 @@
 #                              rsize 32 KiB, 1 MiB; noac or not) over 1 and 2
 #                              links, SRFS's four patterns, a read through a cut
 #                              (FS_RUNS=1 FS_LINKS=1,2 FS_MBPS=100 FS_SIZES=...)
+#   make bench-linux-lb        bench/results/linux-lb.json: three senders over
+#                              bonding balance-rr and balance-tlb (LBL_RUNS=20 per
+#                              policy, LBL_SCALE=10; 65-77 s a run: ~50 min)
+#   make test-linux-lb         one run per policy, every byte verified (~2.5 min;
+#                              not part of make test)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -41,7 +46,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
-	test-linux-failover test-linux-nfs bench-linux-fs
+	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -89,3 +94,12 @@ test-linux-nfs:
 bench-linux-fs: linux-baseline
 	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-fs.sh --runs $(FS_RUNS) \
 		--links $(FS_LINKS) --mbps $(FS_MBPS) --sizes $(FS_SIZES) $(LINUX_RESULTS)/linux-fs.json
+LBL_RUNS ?= 20
+LBL_SCALE ?= 10
+
+bench-linux-lb: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-lb.sh --runs $(LBL_RUNS) --scale $(LBL_SCALE) \
+		$(LINUX_RESULTS)/linux-lb.json
+
+test-linux-lb: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-lb.sh --quick --check $(BUILD)/linux-lb-quick.json
