@@ -15,6 +15,7 @@
 #   relay.rtts=N relay.warmup=N relay.bytes=N (client: relaybench's options)
 #   relay.mbps=R (pace every NIC at R Mbit/s with tbf, as init.sh's pkt.mbps)
 #   relay.rxd=N (e1000 RxDescriptors, default 4096 as init.sh)
+#   relay.probe=MS (client: how long to wait for each router and the server to answer)
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 exec 0</dev/console 1>/dev/console 2>&1
 export PATH=/bin
@@ -22,7 +23,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 
 NODE= NODES= LINKS=1 MODES=tcp,raw,rtt SIZES=1500,8192 RUNS=3 BURSTS=20 RTTS=50 WARMUP=1
-BYTES=8388608 MBPS= RXD=4096
+BYTES=8388608 MBPS= RXD=4096 PROBE=60000
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -38,6 +39,7 @@ for w in $(cat /proc/cmdline); do
 	relay.bytes=*) BYTES=$v ;;
 	relay.mbps=*) MBPS=$v ;;
 	relay.rxd=*) RXD=$v ;;
+	relay.probe=*) PROBE=$v ;;
 	esac
 done
 
@@ -150,7 +152,8 @@ case $ROLE in
 server | router) relaybench --role "$ROLE" --idle-ms 120000 ;;
 client)
 	set -- --role client --server "10.1.$((LAST - 1)).$NODES" --modes "$MODES" --sizes "$SIZES" \
-		--runs "$RUNS" --bursts "$BURSTS" --rtts "$RTTS" --warmup "$WARMUP" --tcp-bytes "$BYTES"
+		--runs "$RUNS" --bursts "$BURSTS" --rtts "$RTTS" --warmup "$WARMUP" --tcp-bytes "$BYTES" \
+		--probe-ms "$PROBE"
 	r=1
 	while [ $r -lt "$LAST" ]; do
 		set -- "$@" --router "10.1.$((r - 1)).$((r + 1))"

@@ -63,6 +63,8 @@ def qemu_cmd(a, node, nodes, sockdir, logdir):
                                 a.bytes))
     if a.mbps:
         args += " relay.mbps=%s" % a.mbps
+    # Guests under -icount boot several times slower: the client waits longer.
+    args += " relay.probe=%d" % (240000 if a.icount else 90000)
     extra = ["-icount", "shift=0"] if a.icount and router else []
     return ["timeout", "-k", "5", str(int(a.timeout)), "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
             "-m", "256M", "-nographic", "-no-reboot", "-monitor", "none"] + extra + [
