@@ -123,6 +123,13 @@ mkdir -p "$(dirname "$OUT")"
 	--env "raw=UDP bursts of 128 datagrams (AF_PACKET frames are not routed), answered with the count received" \
 	--env "quick=${QUICK:-0}" --env "bench_seconds=$secs" "${DIRS[@]}" ||
 	lb_die "no rows (logs: $LOGDIR)"
+# The self-check's verdict (collect-relay.py --check-quick): both modes
+# measured, every TCP byte verified, no burst datagram lost, the router's
+# forwarded packets and instructions counted.
+if [ -n "$QUICK" ] && ! "$HERE/collect-relay.py" --check-quick "$OUT"; then
+	KEEP_LOGS=1
+	lb_die "self-check failed (logs kept in $LOGDIR)"
+fi
 KEEP_LOGS=${KEEP_LOGS:-$(python3 -c 'import json,sys; print(1 if json.load(open(sys.argv[1]))["env"]["boots"]["failed"] else "")' "$OUT")}
 [ -n "$KEEP_LOGS" ] && lb_log "logs kept in $LOGDIR"
 lb_log "wrote $OUT in ${secs}s"

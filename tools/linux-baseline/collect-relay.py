@@ -173,7 +173,35 @@ def rows_for(boots, icount_boots, hops, links, sizes):
     return rows
 
 
+def check_quick(path):
+    """bench-relay.sh --quick's verdict on its output (5 bursts and 1 warm-up, 20 round trips)."""
+    with open(path) as f:
+        rows = {r["mode"]: r for r in json.load(f)["rows"]}
+    t, r = rows.get("tcp"), rows.get("raw")
+    bad = []
+    if not t or not r:
+        bad.append("a tcp or raw row is missing")
+    else:
+        if t["bytes_verified"] != 8 << 20:
+            bad.append("tcp: %s bytes verified of %d" % (t["bytes_verified"], 8 << 20))
+        if r["lost_pkts"] or r["rtt_n"] != 20:
+            bad.append("raw: %s datagrams lost, %s round trips of 20" % (r["lost_pkts"], r["rtt_n"]))
+        if (r["fwd_pkts"] or 0) < 6 * 128:
+            bad.append("raw: the router forwarded %s datagrams, fewer than the 6 bursts" % r["fwd_pkts"])
+        for x in (t, r):
+            if not (x["relay_insns_per_pkt"] or 0) > 0:
+                bad.append("%s: router instructions per packet %s" % (x["mode"], x["relay_insns_per_pkt"]))
+    print("relay self-check: " + ("; ".join(bad) if bad else "ok: %d TCP bytes verified, %d datagrams and "
+                                  "%d round trips through the router, %.0f / %.0f router instructions per "
+                                  "forwarded packet (tcp / raw)" % (t["bytes_verified"], r["sent_pkts"],
+                                                                    r["rtt_n"], t["relay_insns_per_pkt"],
+                                                                    r["relay_insns_per_pkt"])))
+    return 1 if bad else 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-quick":
+        return check_quick(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE")

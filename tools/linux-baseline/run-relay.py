@@ -40,7 +40,25 @@ def mac(seg, link, node):
 
 
 def die_with_parent():
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    # SIGTERM, not SIGKILL: `timeout` passes it on to its QEMU (a killed
+    # `timeout` would leave the QEMU running).
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def stop(p):
+    """Ends one `timeout qemu` pair: timeout leads its own process group."""
+    if p.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def qemu_cmd(a, node, nodes, sockdir, logdir):
@@ -101,7 +119,7 @@ def run(a, sockdir, procs):
         try:
             rc[node] = procs[node].wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            procs[node].kill()
+            stop(procs[node])
             rc[node] = procs[node].wait()
     why = ""
     out = {}
@@ -151,9 +169,7 @@ def main():
         why, out, secs = run(a, sockdir, procs)
     finally:
         for p in procs.values():
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            stop(p)
         shutil.rmtree(sockdir, ignore_errors=True)
     res = {"hops": a.hops, "links": a.links, "icount": a.icount, "mbps": a.mbps or None,
            "ok": not why, "why": why, "seconds": round(secs, 1), "nodes": out}
