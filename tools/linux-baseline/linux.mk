@@ -23,6 +23,13 @@
 #                              that makes no connection: about 12 min for 2 links)
 #   make test-linux-failover   one short run: MPTCP over 2 links, a visible cut,
 #                              every byte delivered and verified (~45 s)
+#   make bench-linux-relay     bench/results/linux-relay.json: Linux guests in a
+#                              line, the middle ones IP routers; TCP, UDP bursts
+#                              and round trips at 0-2 hops, 1-2 links, routers'
+#                              instructions per forwarded packet (RELAY_HOPS=0,1
+#                              RELAY_LINKS=1,2 RELAY_RUNS=1; hops 2 boots 4 VMs)
+#   make test-linux-relay      the relay self-check: one router under -icount,
+#                              8192 bytes, verified (~1.5-2.5 min)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -35,7 +42,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
-	test-linux-failover
+	test-linux-failover bench-linux-relay test-linux-relay
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -69,3 +76,14 @@ bench-linux-failover: linux-baseline
 
 test-linux-failover:
 	$(LINUX_BASELINE_SRC)/selftest-failover.sh $(LINUX_BASELINE_OUT)
+
+RELAY_HOPS ?= 0,1
+RELAY_LINKS ?= 1,2
+RELAY_RUNS ?= 1
+
+bench-linux-relay: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-relay.sh --runs $(RELAY_RUNS) \
+		--hops $(RELAY_HOPS) --links $(RELAY_LINKS) $(LINUX_RESULTS)/linux-relay.json
+
+test-linux-relay: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-relay.sh --quick $(BUILD)/linux-relay-quick.json
