@@ -28,6 +28,8 @@
 //   RESULT raw bytes=.. rep=.. t0_us=.. good=.. sent=128 mbps=..
 //   RESULT rtt bytes=.. iter=.. us=..
 //   RMARK tag=.. mono_ns=.. tsc=.. idle_ns=.. stat_idle=.. stat_total=.. fwd=.. inrecv=..
+//   SRVSTAT corrupt_datagrams=.. malformed_datagrams=.. (server), RSTAT malformed_datagrams=.. (router):
+//   datagrams whose payload failed the pattern, or that were not ours (ignored, counted)
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -307,6 +309,7 @@ static int run_router(const struct opts *o)
 {
 	int fd = udp_socket(RB_UDP_PORT);
 	uint8_t *buf = malloc(RB_BUF), tx[RB_HLEN];
+	unsigned long long malformed = 0;
 	if (!buf)
 		die("out of memory");
 	printf("READY role=router\n");
@@ -317,8 +320,10 @@ static int run_router(const struct opts *o)
 		ssize_t n = recv_wait(fd, buf, &from, o->idle_ms);
 		if (n < 0)
 			die("router: nothing for %d ms", o->idle_ms);
-		if (dg_parse(buf, n, &d, false) < 0 || (d.type != T_MARK && d.type != T_QUIT))
+		if (dg_parse(buf, n, &d, false) < 0 || (d.type != T_MARK && d.type != T_QUIT)) {
+			malformed++;
 			continue;
+		}
 		if (d.type == T_MARK) {
 			char tag[64];
 			uint32_t l = d.len < sizeof tag - 1 ? d.len : sizeof tag - 1;
@@ -335,6 +340,7 @@ static int run_router(const struct opts *o)
 			break;
 	}
 	free(buf);
+	printf("RSTAT malformed_datagrams=%llu\n", malformed);
 	printf("DONE ok\n");
 	return 0;
 }
@@ -359,11 +365,13 @@ static void burst_answer(int fd, struct burst_state *b)
 
 // One datagram of the UDP side; returns 1 on QUIT.
 static int serve_dgram(int fd, uint8_t *buf, ssize_t n, struct sockaddr_in *from, struct burst_state *b,
-                       unsigned long long *corrupt)
+                       unsigned long long *corrupt, unsigned long long *malformed)
 {
 	struct dgram d;
-	if (dg_parse(buf, n, &d, false) < 0)
+	if (dg_parse(buf, n, &d, false) < 0) {
+		(*malformed)++;
 		return 0;
+	}
 	bool intact = dg_parse(buf, n, &d, true) == 0;
 	if (d.type == T_RTT || d.type == T_QUIT) {
 		if (!intact) {
@@ -468,7 +476,7 @@ static int run_server(const struct opts *o)
 	int u = udp_socket(RB_UDP_PORT), l = tcp_listen();
 	uint8_t *buf = malloc(RB_BUF);
 	struct burst_state b = { 0 };
-	unsigned long long corrupt = 0;
+	unsigned long long corrupt = 0, malformed = 0;
 	uint64_t last = now_ns();
 	if (!buf)
 		die("out of memory");
@@ -496,12 +504,12 @@ static int run_server(const struct opts *o)
 			struct sockaddr_in from;
 			socklen_t fl = sizeof from;
 			ssize_t n = recvfrom(u, buf, RB_BUF, 0, (struct sockaddr *)&from, &fl);
-			if (n > 0 && serve_dgram(u, buf, n, &from, &b, &corrupt))
+			if (n > 0 && serve_dgram(u, buf, n, &from, &b, &corrupt, &malformed))
 				break;
 		}
 	}
 	free(buf);
-	printf("SRVSTAT corrupt_datagrams=%llu\n", corrupt);
+	printf("SRVSTAT corrupt_datagrams=%llu malformed_datagrams=%llu\n", corrupt, malformed);
 	if (corrupt)
 		die("server: %llu corrupt datagrams", corrupt);
 	printf("DONE ok\n");

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 PR_SET_PDEATHSIG = 1
-KEEP = ("RESULT ", "RMARK ", "LOSS ", "SRVSTAT ", "NETDEV ", "DONE ", "GUEST ", "READY ")
+KEEP = ("RESULT ", "RMARK ", "RSTAT ", "LOSS ", "SRVSTAT ", "NETDEV ", "DONE ", "GUEST ", "READY ")
 
 
 def mac(seg, link, node):
