@@ -34,6 +34,13 @@
 #                              policy, LBL_SCALE=10; 65-77 s a run: ~50 min)
 #   make test-linux-lb         one run per policy, every byte verified (~2.5 min;
 #                              not part of make test)
+#   make bench-linux-relay     bench/results/linux-relay.json: Linux guests in a
+#                              line, the middle ones IP routers; TCP, UDP bursts
+#                              and round trips at 0-2 hops, 1-2 links, routers'
+#                              instructions per forwarded packet (RELAY_HOPS=0,1
+#                              RELAY_LINKS=1,2 RELAY_RUNS=1; hops 2 boots 4 VMs)
+#   make test-linux-relay      the relay self-check: one router under -icount,
+#                              8192 bytes, verified (~1.5-2.5 min)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -46,7 +53,8 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
-	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb
+	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb \
+	bench-linux-relay test-linux-relay
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -94,6 +102,7 @@ test-linux-nfs:
 bench-linux-fs: linux-baseline
 	LB_NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-fs.sh --runs $(FS_RUNS) \
 		--links $(FS_LINKS) --mbps $(FS_MBPS) --sizes $(FS_SIZES) $(LINUX_RESULTS)/linux-fs.json
+
 LBL_RUNS ?= 20
 LBL_SCALE ?= 10
 
@@ -103,3 +112,14 @@ bench-linux-lb: linux-baseline
 
 test-linux-lb: linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-lb.sh --quick --check $(BUILD)/linux-lb-quick.json
+
+RELAY_HOPS ?= 0,1
+RELAY_LINKS ?= 1,2
+RELAY_RUNS ?= 1
+
+bench-linux-relay: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-relay.sh --runs $(RELAY_RUNS) \
+		--hops $(RELAY_HOPS) --links $(RELAY_LINKS) $(LINUX_RESULTS)/linux-relay.json
+
+test-linux-relay: linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-relay.sh --quick $(BUILD)/linux-relay-quick.json

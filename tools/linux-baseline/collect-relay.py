@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Relay rows from run-relay.py boots (bench-relay.sh).
+
+    collect-relay.py --out FILE [--env K=V ...] [--quick] BOOTDIR...
+
+Each BOOTDIR holds one boot's result.json.  Rows (BENCH.md's "relay" row),
+one per hop count, link count, size and mode, system "linux-router":
+  tcp  mbps = median over every connection of every real-time boot
+       (relaybench's receiver-timed TCP stream);
+  raw  mbps = median over every UDP burst (received * bytes * 8 / T0);
+       rtt_us = median UDP round trip of that size.
+relay_insns_per_pkt comes from the boots whose routers ran under -icount
+shift=0: for each router and each measurement window (its begin and end
+marks), busy = (CLOCK_MONOTONIC advance - idle time advance), in TSC ticks
+(one per guest instruction under -icount), less the median busy of the
+client's empty windows (the marks' own cost on that router), divided by the
+IP datagrams it forwarded in the window (Ip ForwDatagrams, both directions:
+a TCP window counts the ACKs too).  Two routers: the mean of both; boots:
+the median.  relay_busy_ns_per_pkt is the same on the real-time boots, in
+ns of the router's clock (no icount).  Without any real-time boot (--quick:
+one boot, router under -icount) the Mbit/s and round trips come from the
+icount boot and env says so.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+from env import env as base_env  # noqa: E402
+
+KV = re.compile(r"(\w+)=(\S*)")
+
+
+def fields(line):
+    return {k: v for k, v in KV.findall(line)}
+
+
+def med(values, digits=2):
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), digits) if values else None
+
+
+def load(dirs):
+    boots = []
+    for d in dirs:
+        p = os.path.join(d, "result.json")
+        try:
+            with open(p) as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            continue
+        r["nodes"] = {int(k): v for k, v in r["nodes"].items()}
+        r["dir"] = d
+        boots.append(r)
+    return boots
+
+
+def windows(lines):
+    """{(mode, bytes): [(begin fields, end fields)]} from one router's RMARK lines."""
+    out, open_ = {}, {}
+    for ln in lines:
+        if not ln.startswith("RMARK "):
+            continue
+        f = fields(ln)
+        m = re.match(r"(begin|end)-(\w+)-(\d+)$", f.get("tag", ""))
+        if not m:
+            continue
+        key = (m.group(2), int(m.group(3)))
+        if m.group(1) == "begin":
+            open_[key] = f
+        elif key in open_:
+            out.setdefault(key, []).append((open_.pop(key), f))
+    return out
+
+
+def busy(b, e):
+    """(busy ticks, busy ns, forwarded) over one window, or None."""
+    try:
+        dmono = int(e["mono_ns"]) - int(b["mono_ns"])
+        didle = int(e["idle_ns"]) - int(b["idle_ns"])
+        dtsc = int(e["tsc"]) - int(b["tsc"])
+        fwd = int(e["fwd"]) - int(b["fwd"])
+    except (KeyError, ValueError):
+        return None
+    if dmono <= 0 or int(b["idle_ns"]) < 0:
+        return None
+    ns = dmono - didle
+    return ns * dtsc / dmono, ns, fwd
+
+
+def router_costs(boot):
+    """{(mode, bytes): [per-packet cost per router]} in ticks and ns, mark cost removed."""
+    nodes = boot["hops"] + 2
+    ticks, nss, fwds, marks = {}, {}, {}, []
+    for r in range(1, nodes - 1):
+        w = windows(boot["nodes"].get(r, []))
+        idle = [busy(b, e) for b, e in w.get(("idle", 0), [])]
+        idle = [x for x in idle if x]
+        mark_t = statistics.median([x[0] for x in idle]) if idle else 0.0
+        mark_ns = statistics.median([x[1] for x in idle]) if idle else 0.0
+        marks.append(mark_t)
+        for key, pairs in w.items():
+            if key[0] == "idle":
+                continue
+            for b, e in pairs:
+                x = busy(b, e)
+                if not x or x[2] <= 0:
+                    continue
+                ticks.setdefault(key, {}).setdefault(r, []).append((x[0] - mark_t) / x[2])
+                nss.setdefault(key, {}).setdefault(r, []).append((x[1] - mark_ns) / x[2])
+                fwds.setdefault(key, {}).setdefault(r, []).append(x[2])
+
+    def mean_of_routers(d):
+        return {k: statistics.mean(statistics.median(v) for v in per.values()) for k, per in d.items()}
+
+    return mean_of_routers(ticks), mean_of_routers(nss), {k: statistics.mean(
+        statistics.median(v) for v in per.values()) for k, per in fwds.items()}, marks
+
+
+def client_results(boot):
+    out = {}
+    for ln in boot["nodes"].get(0, []):
+        if ln.startswith("RESULT "):
+            mode = ln.split()[1]
+            f = fields(ln)
+            out.setdefault((mode, int(f["bytes"])), []).append(f)
+        elif ln.startswith("LOSS "):
+            f = fields(ln)
+            out.setdefault(("loss", int(f["bytes"])), []).append(f)
+    return out
+
+
+def rows_for(boots, icount_boots, hops, links, sizes):
+    real = [b for b in boots if b["hops"] == hops and b["links"] == links]
+    ic = [b for b in icount_boots if b["hops"] == hops and b["links"] == links]
+    src = real or ic
+    if not src:
+        return []
+    res = [client_results(b) for b in src]
+    costs = [router_costs(b) for b in ic] if hops else []
+    real_costs = [router_costs(b) for b in real] if hops else []
+    rows = []
+    for size in sizes:
+        for mode in ("tcp", "raw"):
+            key = (mode, size)
+            per_boot = [[float(f["mbps"]) for f in r.get(key, [])] for r in res]
+            vals = [v for pb in per_boot for v in pb]
+            if not vals:
+                continue
+            row = {"system": "linux-router", "mode": mode, "hops": hops, "links": links, "bytes": size,
+                   "mbps": med(vals), "rtt_us": None,
+                   "relay_insns_per_pkt": med([c[0].get(key) for c in costs], 0) if hops else None,
+                   "relay_copy_bytes_per_pkt": None,
+                   "relay_busy_ns_per_pkt": med([c[1].get(key) for c in real_costs], 0) if hops else None,
+                   "fwd_pkts": med([c[2].get(key) for c in costs], 0) if hops else None,
+                   "n": len(vals), "boot_median_mbps": [med(pb) for pb in per_boot if pb]}
+            if mode == "tcp":
+                row["retrans_per_conn"] = med([float(f["retrans"]) for r in res for f in r.get(key, [])])
+                row["bytes_verified"] = sum(int(f["verified"]) for r in res for f in r.get(key, []))
+            else:
+                rtts = [float(f["us"]) for r in res for f in r.get(("rtt", size), [])]
+                row["rtt_us"] = med(rtts, 1)
+                row["rtt_p99_us"] = (round(sorted(rtts)[min(len(rtts) - 1, int(0.99 * len(rtts)))], 1)
+                                     if rtts else None)
+                row["rtt_n"] = len(rtts)
+                row["lost_pkts"] = sum(int(f["lost"]) for r in res for f in r.get(("loss", size), []))
+                row["sent_pkts"] = sum(int(f["of"]) for r in res for f in r.get(("loss", size), []))
+            rows.append(row)
+    return rows
+
+
+def check_quick(path):
+    """bench-relay.sh --quick's verdict on its output (5 bursts and 1 warm-up, 20 round trips)."""
+    with open(path) as f:
+        rows = {r["mode"]: r for r in json.load(f)["rows"]}
+    t, r = rows.get("tcp"), rows.get("raw")
+    bad = []
+    if not t or not r:
+        bad.append("a tcp or raw row is missing")
+    else:
+        if t["bytes_verified"] != 8 << 20:
+            bad.append("tcp: %s bytes verified of %d" % (t["bytes_verified"], 8 << 20))
+        if r["lost_pkts"] or r["rtt_n"] != 20:
+            bad.append("raw: %s datagrams lost, %s round trips of 20" % (r["lost_pkts"], r["rtt_n"]))
+        if (r["fwd_pkts"] or 0) < 6 * 128:
+            bad.append("raw: the router forwarded %s datagrams, fewer than the 6 bursts" % r["fwd_pkts"])
+        for x in (t, r):
+            if not (x["relay_insns_per_pkt"] or 0) > 0:
+                bad.append("%s: router instructions per packet %s" % (x["mode"], x["relay_insns_per_pkt"]))
+    print("relay self-check: " + ("; ".join(bad) if bad else "ok: %d TCP bytes verified, %d datagrams and "
+                                  "%d round trips through the router, %.0f / %.0f router instructions per "
+                                  "forwarded packet (tcp / raw)" % (t["bytes_verified"], r["sent_pkts"],
+                                                                    r["rtt_n"], t["relay_insns_per_pkt"],
+                                                                    r["relay_insns_per_pkt"])))
+    return 1 if bad else 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-quick":
+        return check_quick(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE")
+    ap.add_argument("--sizes", default="1500,8192")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("boots", nargs="+")
+    a = ap.parse_args()
+    boots = load(a.boots)
+    ok = [b for b in boots if b["ok"]]
+    real = [b for b in ok if not b["icount"]]
+    ic = [b for b in ok if b["icount"]]
+    sizes = [int(s) for s in a.sizes.split(",")]
+    rows = []
+    for hops in sorted({b["hops"] for b in ok}):
+        for links in sorted({b["links"] for b in ok}):
+            rows += rows_for(real, ic, hops, links, sizes)
+    e = base_env("tcg", "real+icount" if real and ic else ("icount" if ic else "real"), a.runs,
+                 backend="dgram-unix-per-link", nic="e1000")
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        e[k] = v
+    marks = [m for b in ic for m in router_costs(b)[3]]
+    e["mark_cost_insns"] = med(marks, 0)
+    e["boots"] = {"real": len(real), "icount": len(ic), "failed": [
+        {"hops": b["hops"], "links": b["links"], "icount": b["icount"], "why": b["why"]}
+        for b in boots if not b["ok"]]}
+    e["boot_seconds"] = {"real": med([b["seconds"] for b in real], 0), "icount": med([b["seconds"] for b in ic], 0)}
+    if not real:
+        e["note"] = "no real-time boot: Mbit/s and round trips come from the -icount boot (routers slowed)"
+    doc = {"bench": "relay", "env": e, "rows": rows}
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(a.out + ".tmp", a.out)
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
