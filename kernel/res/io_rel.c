@@ -591,6 +591,14 @@ bool io_rel_data(struct io *c, int p, int n, uint16_t tag)
 		return true;
 	if (rp->session && tag != session_tag(rp->session)) {
 		c->st.drop_stale++;
+		// A peer that said goodbye and came back with a new channel
+		// sends no control frame before it hears from us, and we send a
+		// closed peer nothing: tell it who we are (at most once a
+		// heartbeat period per link), so that its next control frame
+		// starts the new session here (peer_restart).
+		struct rel_link *l = &rp->l[n];
+		if (rp->closed && nic_up(n) && arch_rdtsc() - l->last_tx >= us_tsc(c->rs.hb_us))
+			send_ctrl(c, p, n, true, 0);
 		return false;
 	}
 	rp->l[n].last_rx = arch_rdtsc();

@@ -2120,6 +2120,49 @@ static void test_rel_dead_peer(void)
 }
 
 
+// A peer that said goodbye (its channel freed) and then opened a new
+// channel: the first frames of its new session are stale here, and are
+// answered with a heartbeat that tells it our session; its control frame
+// then starts the new session and its frames are delivered (they were
+// dropped for good: the peer, not yet having heard us, sent no control
+// frame, and a closed peer got none from us).
+static void test_bug_rel_peer_back_after_bye(void)
+{
+	struct chan c = stripe_chan(4, 0);
+	uint32_t me = chan_of(c.id)->session;
+	rx_ack(0, PEER0, 76, me, 0, NULL, 0, 1, 0, WIRE_C_BYE); // session 76 said goodbye
+	CU_ASSERT_TRUE(chan_of(c.id)->rp[0]->closed);
+	int before = fake_nics[0].ntx;
+	fake.tsc += timer_us_to_tsc(20000); // the new channel, a moment later
+	uint32_t n = mkframe(0, CH, 100, 100, 5);
+	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE | WIRE_F_LAST);
+	put32(frame_buf + WIRE_ETH_HLEN + 4, 0);
+	put16(frame_buf + WIRE_ETH_HLEN + 8, 89); // session 88's tag
+	CU_ASSERT_FATAL(fake_nic_rx(0, frame_buf, n, false) > 0);
+	fake_nic_irq(0);
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_stale, 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, before + 1); // the answer, on the link it came by
+	const uint8_t *b = fake_nics[0].tx[before].bytes;
+	struct wire_ctrl w;
+	CU_ASSERT_TRUE(wire_get_flags(b) & WIRE_F_ACK);
+	CU_ASSERT_EQUAL(wire_get_ctrl(b + WIRE_FRAME_HLEN, wire_get_len(b), &w), 0);
+	CU_ASSERT_EQUAL(w.session, me);
+	CU_ASSERT_FATAL(fake_nic_rx(0, frame_buf, n, false) > 0); // at once again: no second answer
+	fake_nic_irq(0);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, before + 1);
+	rx_ack(0, PEER0, 88, me, 0, NULL, 0, 1, 0, 0); // the new session speaks
+	CU_ASSERT_FALSE(chan_of(c.id)->rp[0]->closed);
+	n = mkframe(0, CH, 100, 100, 5); // its retransmission
+	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE | WIRE_F_LAST);
+	put32(frame_buf + WIRE_ETH_HLEN + 4, 0);
+	put16(frame_buf + WIRE_ETH_HLEN + 8, 89);
+	CU_ASSERT_FATAL(fake_nic_rx(0, frame_buf, n, false) > 0);
+	fake_nic_irq(0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 5));
+}
+
 static void finish_all_tx(const void *chan, void *arg)
 {
 	(void)chan, (void)arg;
@@ -2153,7 +2196,7 @@ static void test_bug_rel_close_frames(void)
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
-	TEST(test_rel_dead_peer), TEST(test_bug_rel_close_frames),
+	TEST(test_rel_dead_peer), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
 };
 
 static const struct test_case bug_tests[] = {
