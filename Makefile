@@ -124,7 +124,7 @@ test-uefi: $(ISO)
 	tests/qemu/uefi/run.sh $(KERNEL) $(ISO)
 
 test: test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster test-stripe test-failover \
-	test-bochs \
+	test-relay test-bochs \
 	test-linux-baseline test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 
 # make run's demo, without a terminal: its output checked, then interrupted
@@ -153,6 +153,13 @@ test-stripe: $(KERNEL)
 test-failover: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/failover/run.sh $(KERNEL)
+
+# The kernel's relay: a stream through a relay node, hop-limit and malformed
+# routed frames dropped and counted (tests/qemu/relay/run.sh; about 10 s).
+.PHONY: test-relay
+test-relay: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/relay/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
