@@ -249,10 +249,16 @@ long io_relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops
 	return 0;
 }
 
+void io_relay_get_stats(struct io_relaystats *s)
+{
+	*s = rst;
+	s->inflight = (uint64_t)(RELAY_SLOTS - nfree);
+}
+
 long io_relay_stats(uint64_t uptr)
 {
-	struct io_relaystats s = rst;
-	s.inflight = (uint64_t)(RELAY_SLOTS - nfree);
+	struct io_relaystats s;
+	io_relay_get_stats(&s);
 	return copy_to_user(uptr, &s, sizeof(s));
 }
 

@@ -66,6 +66,8 @@ void io_relay_done(uint64_t cookie);
 // IO_OP_NODE and IO_OP_RELAYSTATS.
 long io_relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops);
 long io_relay_stats(uint64_t uptr);
+struct io_relaystats;
+void io_relay_get_stats(struct io_relaystats *s);
 // The routed peer of c that is node src, or -1.
 int io_relay_peer_of(struct io *c, uint32_t src);
 // A send's routed packet: its flag for the wire header, and the trailer
