@@ -235,6 +235,16 @@ FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)
 
+# Direct, through one relay and through two, 1 and 2 links per hop, this
+# kernel's relay and Linux IP routers: relay.json, relay.png and REPORT.md's
+# relaying section (tools/bench/relay.sh). RELAY_RUNS (3) runs per cell for
+# this kernel (about 25 s a run and cell); RELAY_HOPS=0,1 leaves out the
+# 4-VM line.
+.PHONY: bench-relay
+RELAY_RUNS ?= 3
+bench-relay: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/relay.sh $(KERNEL) $(RELAY_RUNS) $(BENCH_OUT)
+
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.
 bench-smoke: bench-deps $(KERNEL) linux-baseline
