@@ -417,6 +417,201 @@ static void test_no_topology(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
+// ================================================================ channels
+
+// This node is a = 0.0: NIC 0 on X (b = 1.0 there, MAC MB), NIC 1 on Y
+// (d = 0.1, MAC MD); c = 1.1 is two hops away, through b (X first).
+static const uint8_t MB[6] = { 0x02, 0xbb, 0, 0, 0, 0x01 };
+#define MB_S "02:bb:00:00:00:01"
+#define MD_S "02:dd:00:00:00:01"
+#define PID 1
+#define VA_SCR USER_BASE
+#define VA_IN (USER_BASE + GiB)
+#define VA_OUT (USER_BASE + 2 * GiB)
+
+long sys_get_io(const uint64_t *a);
+long sys_ctrl_io(const uint64_t *a);
+long sys_input_io(const uint64_t *a);
+long sys_output_io(const uint64_t *a);
+long sys_free_io(const uint64_t *a);
+
+static long vs1;
+
+static void chan_setup(void)
+{
+	start("0,1", "1.0/" MB_S ",0.1/" MD_S);
+	io_relay_init(&io_topo); // start() parsed for node 1.0: parse this node's instead
+	struct rt_topo t;
+	CU_ASSERT_EQUAL_FATAL(rt_parse(&t, "0.0", "0,1", "1.0/" MB_S ",0.1/" MD_S), 0);
+	io_relay_init(&t);
+	vs1 = proc_new(PID);
+	attach(PID, region_new(PID, 4, VR_MEM_ALL), vs1, VA_SCR);
+	fake_proc_set_current(PID);
+	nfree0 = pmem_free_count();
+}
+
+static void uwrite(uint64_t va, const void *src, size_t n)
+{
+	const uint8_t *s = src;
+	while (n) {
+		uint64_t *pte = vspace_pte(vs1, va);
+		CU_ASSERT_FATAL(pte && (*pte & PTE_P));
+		size_t off = va & (PG - 1), k = PG - off < n ? PG - off : n;
+		memcpy((uint8_t *)arch_p2v(*pte & PTE_ADDR_MASK) + off, s, k);
+		s += k, va += k, n -= k;
+	}
+}
+
+static void uread(uint64_t va, void *dst, size_t n) { CU_ASSERT_FATAL(user_read(vs1, va, dst, n)); }
+
+static long ctrl(long id, uint64_t op, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	const uint64_t a[5] = { (uint64_t)id, op, a0, a1, a2 };
+	return sys_ctrl_io(a);
+}
+
+// A channel on the NICs of mask: 1 input slot of 3 pages, 1 output slot.
+static long chan(uint8_t mask, uint16_t ch)
+{
+	const uint64_t a[4] = { IO_DEV(IO_KIND_ETHER, ch, mask), 1, 1, VA_SCR };
+	CU_ASSERT_EQUAL_FATAL(sys_get_io(a), 0);
+	long id;
+	uread(VA_SCR, &id, sizeof(id));
+	long in = region_new(PID, 3, VR_MEM_ALL), out = region_new(PID, 3, VR_MEM_ALL);
+	attach(PID, in, vs1, VA_IN + ch * 0x1000000ull);
+	attach(PID, out, vs1, VA_OUT + ch * 0x1000000ull);
+	struct io_regions r = { .in_vr = in, .in_addr = VA_IN + ch * 0x1000000ull, .in_size = 3 * PG,
+				.out_vr = out, .out_addr = VA_OUT + ch * 0x1000000ull, .out_size = 3 * PG };
+	uwrite(VA_SCR + 64, &r, sizeof(r));
+	CU_ASSERT_EQUAL_FATAL(ctrl(id, IO_OP_REGIONS, VA_SCR + 64, 0, 0), 0);
+	return id;
+}
+
+static long free_chan(long id)
+{
+	const uint64_t a[1] = { (uint64_t)id };
+	return sys_free_io(a);
+}
+
+// Naming peers by node: a neighbour on the dimension's NICs of the
+// channel, a farther node through the first relay; each error.
+static void test_chan_node(void)
+{
+	long x = chan(1, 3), xy = chan(3, 4);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
+	struct io *c = &ios[res_slot(x)];
+	CU_ASSERT_EQUAL(c->routed, 1u);
+	CU_ASSERT_EQUAL(memcmp(c->peer[0][0], MB, 6), 0);
+	CU_ASSERT_EQUAL(c->route_hops[0], WIRE_HOPS_DEFAULT);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 1, 3), 0); // a neighbour: direct
+	CU_ASSERT_EQUAL(c->routed, 1u);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 1, 0), 2, 0), -E_INVAL); // Y: not this channel's NIC
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 0), 2, 0), -E_INVAL); // itself
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 1), 2, 0), -E_INVAL); // a third dimension
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(5, 5, 0), 2, 0), -E_NOENT);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), IO_MAX_PEERS, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 2, 256), -E_INVAL);
+	// striped channels are reliable by default: no relayed peer; rel=0 takes it
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(0, 1, 0), 0, 0), 0);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_RELIABLE, 0, 0, 0), 0);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 1, 0), 0);
+	// a MAC given for a peer makes it a neighbour again
+	uwrite(VA_SCR + 256, MB, 6);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_PEER, VA_SCR + 256, 0, 0), 0);
+	CU_ASSERT_EQUAL(c->routed, 0u);
+	CU_ASSERT_EQUAL(free_chan(x), 0);
+	CU_ASSERT_EQUAL(free_chan(xy), 0);
+	// no topology at all
+	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	x = chan(1, 5);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(free_chan(x), 0);
+}
+
+// A packet to a node two hops away leaves for the first relay with the
+// route flag and the trailer as one more gather segment after the payload.
+static void test_chan_send_routed(void)
+{
+	long x = chan(1, 3);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 3), 0);
+	uint8_t pay[60]; // the whole frame within the fake NIC's snapshot
+	for (int i = 0; i < 60; i++)
+		pay[i] = (uint8_t)(i ^ 0x5a);
+	uwrite(VA_OUT + 3 * 0x1000000ull, pay, sizeof(pay));
+	uint64_t args[3] = { 0, 60, 0 };
+	uwrite(VA_SCR + 512, &args[0], 8);
+	uwrite(VA_SCR + 520, &args[1], 8);
+	uwrite(VA_SCR + 528, &args[2], 8);
+	const uint64_t a[4] = { (uint64_t)x, VA_SCR + 512, VA_SCR + 520, VA_SCR + 528 };
+	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1);
+	const struct fake_tx *t = &fake_nics[0].tx[0];
+	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);
+	CU_ASSERT_EQUAL(memcmp(t->bytes, MB, 6), 0);
+	CU_ASSERT_TRUE(wire_get_flags(t->bytes) & WIRE_F_ROUTE);
+	CU_ASSERT_EQUAL(wire_get_len(t->bytes), 60);
+	CU_ASSERT_EQUAL(memcmp(t->bytes + WIRE_FRAME_HLEN, pay, 60), 0);
+	struct wire_route r;
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + 60, &r);
+	CU_ASSERT_EQUAL(r.dst, wire_node(1, 1, 0));
+	CU_ASSERT_EQUAL(r.src, wire_node(0, 0, 0));
+	CU_ASSERT_EQUAL(r.hops, 3);
+	// a neighbour's packet: a plain frame, byte for byte as before
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 0, 0), 0);
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 2);
+	CU_ASSERT_EQUAL(fake_nics[0].tx[1].len, WIRE_FRAME_HLEN + 60);
+	CU_ASSERT_FALSE(wire_get_flags(fake_nics[0].tx[1].bytes) & WIRE_F_ROUTE);
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(free_chan(x), 0);
+}
+
+// A routed frame for this node reaches its channel with the payload where a
+// direct frame has it; on a striped channel its peer is found by origin.
+static void test_chan_receive_routed(void)
+{
+	long xy = chan(3, 4);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_RELIABLE, 0, 0, 0), 0);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
+	// from c, relayed by b: source MAC b's, origin c
+	wire_put_eth(fb, fake_nics[0].nd.mac, MB);
+	wire_put_hdr(fb, &(struct wire_fields){ .channel = 4, .flags = WIRE_F_ROUTE | WIRE_F_STRIPE | WIRE_F_LAST,
+						.seq = 0, .batch = 1, .len = 300 });
+	for (int i = 0; i < 300; i++)
+		fb[WIRE_FRAME_HLEN + i] = (uint8_t)(i * 3);
+	wire_put_route(fb + WIRE_FRAME_HLEN + 300, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 1, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 300 + WIRE_RTLEN, false) > 0);
+	// the same from an origin no peer has: dropped, no order to put it in
+	wire_put_route(fb + WIRE_FRAME_HLEN + 300, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 2, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 300 + WIRE_RTLEN, false) > 0);
+	io_poll_nic(0);
+	const uint64_t a[3] = { (uint64_t)xy, VA_SCR + 1024, VA_SCR + 2048 };
+	CU_ASSERT_EQUAL(sys_input_io(a), 1);
+	uint64_t size, pos;
+	uread(VA_SCR + 1024, &size, 8);
+	uread(VA_SCR + 2048, &pos, 8);
+	CU_ASSERT_EQUAL(size, 300);
+	CU_ASSERT_EQUAL(pos, WIRE_FRAME_HLEN);
+	uint8_t got[300];
+	uread(VA_IN + 4 * 0x1000000ull + pos, got, 300);
+	bool same = true;
+	for (int i = 0; i < 300; i++)
+		same &= got[i] == (uint8_t)(i * 3);
+	CU_ASSERT_TRUE(same);
+	CU_ASSERT_EQUAL(ios[res_slot(xy)].st.drop_nopeer, 1);
+	CU_ASSERT_EQUAL(rstats().delivered, 2);
+	CU_ASSERT_EQUAL(rstats().relayed, 0);
+	CU_ASSERT_EQUAL(free_chan(xy), 0);
+}
+
+static const struct test_case chan_tests[] = {
+	TEST(test_chan_node), TEST(test_chan_send_routed), TEST(test_chan_receive_routed),
+};
+
 static const struct test_case route_tests[] = {
 	TEST(test_parse), TEST(test_parse_malformed), TEST(test_next_hop_dimension_order),
 	TEST(test_routes_reach_everyone), TEST(test_next_hop_line),
@@ -432,5 +627,7 @@ int register_relay(void)
 {
 	if (ADD_SUITE("route", NULL, NULL, route_tests) < 0)
 		return -1;
-	return ADD_SUITE("relay", setup, teardown, relay_tests);
+	if (ADD_SUITE("relay", setup, teardown, relay_tests) < 0)
+		return -1;
+	return ADD_SUITE("relay_chan", chan_setup, teardown, chan_tests);
 }
