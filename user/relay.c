@@ -11,7 +11,9 @@
 //         drop_baddst=.. drop_busy=.. drop_down=.. busy_per_fwd=..
 // busy_per_fwd: the machine's busy TSC ticks (elapsed minus halted; guest
 // instructions under -icount) from the first forwarded frame seen to the
-// last, per frame forwarded meanwhile. Checks: 0 bytes copied, nothing in
+// last, per frame forwarded meanwhile; net_per_fwd: the same less what the
+// machine does when it forwards nothing (timer ticks, this program's own
+// polling), at the busy rate measured before the first frame came. Checks: 0 bytes copied, nothing in
 // flight at the end, exactly hopdrops=, noroute=, baddst= drops (default 0),
 // no busy or down drops unless busy_ok=1.
 //
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 	struct io_relaystats s0, s, last;
 	struct sysinfo si;
 	uint64_t hz = 0, t0 = 0, t1 = 0, idle0 = 0, idle1 = 0, n0 = 0, n1 = 0, quiet_since = 0;
+	uint64_t q_t0 = 0, q_t1 = 0, q_idle0 = 0, q_idle1 = 0; // before any frame: the quiet baseline
 	uint64_t expect = (uint64_t)arg_long(argc, argv, "expect", 1);
 	uint64_t idle_ms = (uint64_t)arg_long(argc, argv, "idle_ms", 1500);
 	uint64_t timeout_ms = (uint64_t)arg_long(argc, argv, "timeout_ms", 60000);
@@ -94,9 +97,15 @@ int main(int argc, char **argv)
 	last = s0;
 	uint64_t start = rdtsc();
 	for (;;) {
-		sleep(5000);
+		sleep(20000);
 		relaystats(&c, &s);
 		uint64_t now = rdtsc();
+		if (!t0 && s.relayed == s0.relayed) {
+			sysinfo(&si);
+			if (!q_t0)
+				q_t0 = now, q_idle0 = si.idle_tsc;
+			q_t1 = now, q_idle1 = si.idle_tsc;
+		}
 		if (s.relayed != last.relayed) {
 			sysinfo(&si);
 			if (!t0)
@@ -119,12 +128,17 @@ int main(int argc, char **argv)
 	char node[16];
 	node_str(s.node, node, sizeof(node));
 	uint64_t busy = t1 - t0 - (idle1 - idle0), timed = n1 - n0;
+	uint64_t q_busy = q_t1 - q_t0 - (q_idle1 - q_idle0);
+	uint64_t base = q_t1 > q_t0 ? (uint64_t)((__uint128_t)q_busy * (t1 - t0) / (q_t1 - q_t0)) : 0;
+	uint64_t net = busy > base ? busy - base : 0;
 	printf("RELAY node=%s relayed=%lu bytes=%lu copied=%lu batches=%lu doorbells=%lu per_doorbell_x10=%lu "
 	       "inflight_max=%lu delivered=%lu drop_hops=%lu drop_noroute=%lu drop_baddst=%lu drop_busy=%lu "
-	       "drop_down=%lu busy_per_fwd=%lu link_tx=%lu,%lu,%lu,%lu\n",
+	       "drop_down=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu\n",
 	       node, s.relayed, s.relayed_bytes, s.bytes_copied, s.batches, s.doorbells,
 	       s.doorbells ? s.relayed * 10 / s.doorbells : 0, s.inflight_max, s.delivered, s.drop_hops,
-	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, timed ? busy / timed : 0, s.link_tx[0],
+	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, timed ? busy / timed : 0, timed ? net / timed : 0,
+	       (q_t1 - q_t0) / (hz / 1000), q_t1 > q_t0 ? (uint64_t)((__uint128_t)q_busy * 1000000 / (q_t1 - q_t0)) : 0,
+	       s.link_tx[0],
 	       s.link_tx[1], s.link_tx[2], s.link_tx[3]);
 	CHECK("relay: forwarded what was expected", s.relayed >= expect);
 	CHECK_EQ("relay: zero bytes copied", s.bytes_copied, 0);
