@@ -97,6 +97,14 @@ def section(doc):
            "trips. Medians over the runs "
            f"({e.get('runs', '?')} for this kernel). HXB Table 6 (its own hardware: 2 links of 1 Gbit/s "
            "per dimension, 8 KB) beside it.", ""]
+    le = doc.get("linux_env") or {}
+    if le:
+        out += [f"Linux rows: {le.get('guest', 'the Linux guest')}; {le.get('topology', '')}"
+                + (f"; {le['note']}" if le.get("note") else "")
+                + (" (the Linux part's quick self-check: one boot, one router)" if str(le.get("quick")) == "1" else "")
+                + ".", ""]
+    else:
+        out += ["No Linux rows: tools/linux-baseline/bench-relay.sh did not run.", ""]
     hdr = "| relays | links | bytes | kernel Mbit/s | × direct | Linux TCP Mbit/s | Linux UDP Mbit/s | HXB MB/s (Mbit/s) |"
     out += [hdr, "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for ln in links:
@@ -162,9 +170,10 @@ def section(doc):
                (verdict(all(c == 0 for c in copied)) + " (counted by the relays)" if copied else "not measured"))
     out += ["", "How it is measured, and why it differs from HXB: the links here are QEMU's e1000 under TCG "
             "on one 2-core host that runs every VM of a line at once, so a relay's forwarding competes for "
-            "the same two host CPUs as both ends: throughput through relays is bounded by the host, not by "
-            "a wire, and round trips by TCG's interrupt and timer latency (hundreds of µs) rather than by "
-            "a NIC's. The instruction counts come from separate boots in which only the relays run under "
+            "the same two host CPUs as both ends (which spin while they poll for a batch, this kernel's "
+            "default), and other jobs' VMs ran beside them: throughput through relays is bounded by the "
+            "host, not by a wire or by the relay's work (a few thousand instructions per frame), and round "
+            "trips by TCG's interrupt and timer latency (hundreds of µs) rather than by a NIC's. The instruction counts come from separate boots in which only the relays run under "
             "-icount shift=0: the relay's busy time (elapsed minus halted, from its first forwarded frame "
             "to its last, acknowledgements included) divided by the frames it forwarded, interrupts and "
             "driver work included, as the Linux router's count includes its whole kernel.", "",
