@@ -52,7 +52,7 @@ sizes=()
 quick=()
 if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
-	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_CPU_MS=200
+	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_FAIL_RETRIES=0 LB_CPU_MS=200
 fi
 variants=()
 for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do

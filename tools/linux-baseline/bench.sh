@@ -22,6 +22,9 @@
 #                   both guests (default 400; 0: none)
 #   LB_MAX_OTHER    other processes' CPU, in cores, tolerated (default 0.25)
 #   LB_BUSY_RETRIES (default 2)
+#   LB_FAIL_RETRIES a pair that fails (a verification error, a lost packet, a
+#                   timeout) is run again this many times (default 1; 0 in make
+#                   bench-smoke, which is make test's check of the Linux guest)
 #   LB_NIC          e1000 (default), virtio or e1000e: the guests' NIC (run-pair.sh --nic)
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
@@ -44,6 +47,7 @@ ICOUNT_WARMUP=2
 CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
+FAIL_RETRIES=${LB_FAIL_RETRIES:-1}
 VARIANTS=(packet mmap)
 NIC=${LB_NIC:-${NIC:-e1000}}
 case "$NIC" in
@@ -94,8 +98,8 @@ cpu_unwatch() {
 }
 
 # [CPU_MS=N] pair NAME ARGS...: one boot pair into $RAW/NAME.txt, with host
-# CPU windows of N ms per size.  A failed pair is retried once; a pair
-# disturbed by other processes is measured again.
+# CPU windows of N ms per size.  A failed pair is run again LB_FAIL_RETRIES
+# times; a pair disturbed by other processes is measured again.
 OTHER=()
 pair() {
 	local name=$1 try=0 failures=0 other cpu=${CPU_MS:-0}
@@ -110,7 +114,7 @@ pair() {
 			[ "$cpu" -gt 0 ] && cpu_unwatch
 			failures=$((failures + 1))
 			progress "$name failed (try $try); logs in $LOGS/$name.$try"
-			[ $failures -ge 2 ] && lb_die "$name failed twice"
+			[ $failures -gt "$FAIL_RETRIES" ] && lb_die "$name failed $failures time(s)"
 			continue
 		fi
 		[ "$cpu" -gt 0 ] && cpu_unwatch
