@@ -87,8 +87,8 @@ def section(doc):
     sizes = sorted({r["bytes"] for r in k})
     e = doc.get("env", {})
     out = [BEGIN, "## Relaying through intermediate nodes (make bench-relay)", "",
-           f"Nodes of each system in a line on the cluster runner's bridges (QEMU {e.get('qemu', '?')}, "
-           f"{e.get('accel', 'tcg')}, e1000, unpaced links), 0, 1 or 2 relays between the two ends, "
+           f"Nodes of each system in a line (this kernel's on the cluster runner's bridges; QEMU "
+           f"{e.get('qemu', '?')}, {e.get('accel', 'tcg')}, e1000, unpaced links), 0, 1 or 2 relays between the two ends, "
            "1 or 2 links per hop. This kernel: a verified stream (every packet's order, count and bytes "
            "checked at the far end) addressed to the far node's coordinates, relayed in each middle "
            "node's kernel receive path (the receive buffers queued on the next NIC, Ethernet header and "
@@ -176,7 +176,9 @@ def section(doc):
             "trips by TCG's interrupt and timer latency (hundreds of µs) rather than by a NIC's. The instruction counts come from separate boots in which only the relays run under "
             "-icount shift=0: the relay's busy time (elapsed minus halted, from its first forwarded frame "
             "to its last, acknowledgements included) divided by the frames it forwarded, interrupts and "
-            "driver work included, as the Linux router's count includes its whole kernel.", "",
+            "driver work included, as the Linux router's count includes its whole kernel; both sides less "
+            "what the router costs when it forwards nothing (this kernel: its busy rate before the first "
+            "frame, timer ticks and the watching program's polling; Linux: its marks' cost).", "",
             "![Mbit/s and round trip against relays on the path](relay.png)", "", END, ""]
     return "\n".join(out)
 
