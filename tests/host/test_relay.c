@@ -439,9 +439,8 @@ static long vs1;
 
 static void chan_setup(void)
 {
-	start("0,1", "1.0/" MB_S ",0.1/" MD_S);
-	io_relay_init(&io_topo); // start() parsed for node 1.0: parse this node's instead
-	struct rt_topo t;
+	start("0,1", "1.0/" MB_S ",0.1/" MD_S); // NICs and io_init (as node 1.0)
+	struct rt_topo t; // then this node's own place: 0.0
 	CU_ASSERT_EQUAL_FATAL(rt_parse(&t, "0.0", "0,1", "1.0/" MB_S ",0.1/" MD_S), 0);
 	io_relay_init(&t);
 	vs1 = proc_new(PID);
