@@ -136,6 +136,7 @@ test-uefi: $(ISO)
 TESTS_KERNEL = test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster
 TESTS_KERNEL += test-stripe test-failover
 TESTS_KERNEL += test-fs
+TESTS_KERNEL += test-relay
 TESTS_KERNEL += test-bochs
 TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 test: $(TESTS_KERNEL) $(TESTS_LINUX)
@@ -175,6 +176,13 @@ test-failover: $(KERNEL)
 test-fs: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/fs/run.sh $(KERNEL)
+
+# The kernel's relay: a stream through a relay node, hop-limit and malformed
+# routed frames dropped and counted (tests/qemu/relay/run.sh; about 10 s).
+.PHONY: test-relay
+test-relay: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/relay/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
@@ -249,6 +257,16 @@ bench-multilink: bench-deps $(KERNEL) linux-baseline
 FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)
+
+# Direct, through one relay and through two, 1 and 2 links per hop, this
+# kernel's relay and Linux IP routers: relay.json, relay.png and REPORT.md's
+# relaying section (tools/bench/relay.sh). RELAY_RUNS (3) runs per cell for
+# this kernel (about 25 s a run and cell); RELAY_HOPS=0,1 leaves out the
+# 4-VM line.
+.PHONY: bench-relay
+RELAY_RUNS ?= 3
+bench-relay: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/relay.sh $(KERNEL) $(RELAY_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.

@@ -258,7 +258,9 @@ void kmain(uint32_t magic, uint32_t info)
 	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : 0,
 				 .threshold_measured = !v,
 				 .poll_halts = option_is("poll", "timer"),
-				 .rx_scrub = !option_is("rxscrub", "0") };
+				 .rx_scrub = !option_is("rxscrub", "0"),
+				 .node = cmdline_get(&cmd, "node"), .nicdim = cmdline_get(&cmd, "nicdim"),
+				 .nb = cmdline_get(&cmd, "nb") };
 	if (!v && netdev_count())
 		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
 	parse_rates(cmdline_get(&cmd, "nic_mbps"), io.nic_mbps, 8);

@@ -119,7 +119,38 @@ long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan,
 	const char *rel = arg_get(argc, argv, "rel", NULL);
 	if (!e && rel)
 		e = ctrl_io(c->io, IO_OP_RELIABLE, (unsigned long)atol(rel), 0, 0);
-	return e ? e : chan_peer_list(c, 0, arg_get(argc, argv, "peer", NULL));
+	if (e)
+		return e;
+	const char *dst = arg_get(argc, argv, "dst", NULL);
+	if (dst)
+		return chan_node(c, 0, dst, (uint32_t)arg_long(argc, argv, "hops", 0));
+	return chan_peer_list(c, 0, arg_get(argc, argv, "peer", NULL));
+}
+
+long parse_node(const char *s)
+{
+	uint64_t x[3] = { 0, 0, 0 };
+	for (int d = 0; d < 3; d++) {
+		if (*s < '0' || *s > '9')
+			return -E_INVAL;
+		x[d] = (uint64_t)atol(s);
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (x[d] > 255)
+			return -E_INVAL;
+		if (*s != '.')
+			break;
+		s++;
+	}
+	return *s ? -E_INVAL : (long)IO_NODE(x[0], x[1], x[2]);
+}
+
+long chan_node(struct chan *c, int peer, const char *node, uint32_t hops)
+{
+	long n = node ? parse_node(node) : -E_INVAL;
+	if (n < 0)
+		return n;
+	return ctrl_io(c->io, IO_OP_NODE, (unsigned long)n, (unsigned long)peer, hops);
 }
 
 long chan_send(struct chan *c) { return output_io(c->io, c->peers, c->osize, c->opos); }

@@ -8,7 +8,8 @@
 // while the server checks one batch, what comes next waits in the kernel,
 // which holds 128 frames for a channel, more for a striped one: batch=64
 // window=2 never overflows it, so nothing is dropped).
-// Both: nic=/nics=, chan= (default 3), peer=MAC[,MAC..] (one per NIC),
+// Both: nic=/nics=, chan= (default 3), peer=MAC[,MAC..] (one per NIC) or
+// dst=X.Y[.Z] (a node of the hyper-crossbar, reached through relays),
 // timeout_ms=. The server prints RESULT stream ... with Mbit/s, the
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
@@ -118,8 +119,12 @@ static void print_links(const char *who, const uint64_t *per, uint64_t total)
 }
 
 // Which client sent received packet i (by its source MAC), or -1.
+static bool routed; // dst=: the one client is a node reached through relays
+
 static int client_of(uint32_t i)
 {
+	if (routed) // the source MAC is the last relay's; the server has one client then
+		return 0;
 	const uint8_t *src = chan_in(&c, i) - WIRE_FRAME_HLEN + WIRE_OFF_SRC;
 	for (int k = 0; k < nclients; k++)
 		for (int n = 0; n < 8; n++)
@@ -325,6 +330,7 @@ int main(int argc, char **argv)
 	CHECK("arguments", size >= 1 && size <= WIRE_MAX_PAYLOAD && batch >= 1 && batch <= MAXB &&
 				   count % batch == 0 && window >= 1 && ack_every >= 1 && ack_every <= window);
 	nclients = srv ? (int)arg_long(argc, argv, "clients", 1) : 1;
+	routed = arg_get(argc, argv, "dst", NULL) != NULL;
 	CHECK("clients", nclients >= 1 && nclients <= MAXCLIENTS);
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
 	if (srv)

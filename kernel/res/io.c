@@ -2,6 +2,7 @@
 // one NIC, with n_input receive slots and n_output send slots per call, the
 // regions they live in, and peer addresses. The data path is io_net.c.
 #include "io_priv.h"
+#include "io_relay.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -233,7 +234,12 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 			return e;
 		c->peer_links[a[1]] |= (uint8_t)(1u << a[2]);
 		c->peer_valid |= 1u << a[1];
+		c->routed &= ~(1u << a[1]); // a MAC: a neighbour
 		return 0;
+	case IO_OP_NODE:
+		return io_relay_set_peer(c, a[0], a[1], a[2]);
+	case IO_OP_RELAYSTATS:
+		return io_relay_stats(a[0]);
 	case IO_OP_STATS: {
 		struct io_stats s;
 		fill_stats(c, &s);
@@ -431,6 +437,11 @@ void io_init(const struct io_options *o)
 	io_poll_halts = o->poll_halts;
 	io_rx_scrub = o->rx_scrub;
 	netdev_set_upper(io_rx_ready, link_change);
+	struct rt_topo topo;
+	if (rt_parse(&topo, o->node, o->nicdim, o->nb) < 0)
+		pr_err("relay: node=%s nicdim=%s nb=%s: malformed, no relaying\n", o->node, o->nicdim ? o->nicdim : "",
+		       o->nb ? o->nb : "");
+	io_relay_init(&topo);
 	int n = 0;
 	for (int i = 0; i < netdev_count(); i++) {
 		if (!io_nic_usable(i)) {

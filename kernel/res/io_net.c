@@ -5,6 +5,7 @@
 // buffers become the slot's pages, the slot's old frames refill the ring),
 // a shorter one is copied. Malformed frames are dropped and counted by cause.
 #include "io_priv.h"
+#include "io_relay.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -25,6 +26,8 @@ static uint64_t cookie_of(const struct io *c) { return (uint64_t)c->h.gen << 8 |
 static void tx_done(uint64_t cookie, void *arg)
 {
 	(void)arg;
+	if (io_relay_cookie(cookie))
+		return io_relay_done(cookie);
 	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
 	if (!c || !c->h.used)
 		return;
@@ -300,10 +303,15 @@ long io_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const u
 			if (peers[i] != tmpl_peer[nic])
 				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
 			build_header(c, h, tmpl[nic], peers[i], sizes[i],
-				     (uint16_t)((i + 1 == c->n_out ? WIRE_F_LAST : 0) | stripe));
+				     (uint16_t)((i + 1 == c->n_out ? WIRE_F_LAST : 0) | stripe |
+						io_relay_flag(c, peers[i])));
 		}
 		t->idx[at[nic]] = (uint8_t)i;
-		build_packet(c, &t->pkts[at[nic]++], hpa, pos[i], sizes[i], &frames[i]);
+		build_packet(c, &t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i]);
+		if (hpa && io_relay_flag(c, peers[i])) // the route trailer, after the header in its slot
+			io_relay_trailer(c, peers[i], arch_p2v(hpa + IO_HDR_SLOT / 2), hpa + IO_HDR_SLOT / 2,
+					 &t->pkts[at[nic]]);
+		at[nic]++;
 	}
 	struct txgroup g[NETDEV_MAX];
 	for (int n = 0; n < NETDEV_MAX; n++)
@@ -540,19 +548,22 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 	if (len > WIRE_MAX_PAYLOAD)
 		return &ni->drop_toolong;
 	// The NIC pads short frames to 60 bytes; otherwise the length must match.
-	uint32_t need = WIRE_FRAME_HLEN + len;
+	uint16_t flags = wire_get_flags(b);
+	uint32_t need = WIRE_FRAME_HLEN + len + (flags & WIRE_F_ROUTE ? WIRE_RTLEN : 0);
 	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
 		return &ni->drop_badlen;
+	uint32_t src = RT_NONE; // a routed frame's origin
+	if ((flags & WIRE_F_ROUTE) && io_relay_rx(f, len, &src))
+		return NULL; // forwarded, or dropped and counted by the relay
 	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
-	uint16_t flags = wire_get_flags(b);
 	if (!(flags & WIRE_F_STRIPE)) {
 		c->st.link_rx[nic]++;
 		io_take(c, f);
 		return NULL;
 	}
-	int peer = io_peer_of(c, b + WIRE_OFF_SRC);
+	int peer = src != RT_NONE ? io_relay_peer_of(c, src) : io_peer_of(c, b + WIRE_OFF_SRC);
 	if (peer < 0) {
 		c->st.drop_nopeer++; // no order to put it in
 		io_give_back(f);
@@ -616,6 +627,7 @@ static int drain_some(int nic, int max)
 	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
 	for (int i = 0; i < n; i++)
 		take_fragment(nic, &fr[i]);
+	io_relay_flush(); // what the relay forwarded from them: one doorbell per NIC
 	maybe_refill(nic);
 	return n;
 }

@@ -147,6 +147,11 @@ struct io {
 	uint16_t rfree[IO_REL_SLOTS];      // free slots (a stack)
 	uint32_t nrfree;
 	uint32_t call_left;                // packets of the running send not yet sent once
+	// Peers named by node (IO_OP_NODE, io_relay.c) that are not neighbours:
+	// their frames carry a route trailer and go to the first relay's MACs.
+	uint32_t routed;                   // bit p: peer p is routed
+	uint32_t route_node[IO_MAX_PEERS];
+	uint8_t route_hops[IO_MAX_PEERS];
 	struct io_stats st;
 };
 

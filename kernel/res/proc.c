@@ -341,7 +341,10 @@ void sched_loop(void (*poll)(void))
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
 			uint64_t t = arch_rdtsc();
 			arch_idle();
-			idle_tsc += arch_rdtsc() - t;
+			// Up to the first interrupt: what its handler (a NIC's
+			// receive path, the relay) did is busy time.
+			uint64_t woke = arch_idle_woke(), now = arch_rdtsc();
+			idle_tsc += (woke && woke <= now ? woke : now) - t;
 			continue;
 		}
 		struct proc *p = &procs[i];

@@ -36,9 +36,19 @@
 #define IO_OP_SET 0x05      // a0 = IO_SET_*, a1 = value: a reliable channel's settings
 #define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number, a2 = link:
                             // the NIC (one of dev_no's mask) the peer has that MAC on
+#define IO_OP_NODE 0x11     // a0 = node (IO_NODE(x, y, z)), a1 = peer number, a2 = hop limit
+                            // (0: WIRE_HOPS_DEFAULT): the peer is that node of the
+                            // hyper-crossbar (node=, nicdim=, nb= on the command line).
+                            // A neighbour is reached directly, on the channel's NICs of
+                            // the dimension it differs in; another node through relays
+                            // (routed frames), which a reliable channel refuses (-E_INVAL)
 #define IO_OP_STATS 0x20    // a0 = struct io_stats *
 #define IO_OP_RECLAIM 0x21  // collect finished sends now (unpins their frames)
 #define IO_OP_LINKSTATS 0x22 // a0 = peer, a1 = struct io_linkstats *: per link, towards that peer
+#define IO_OP_RELAYSTATS 0x23 // a0 = struct io_relaystats *: this node's relay (any channel asks)
+
+// A node of the hyper-crossbar: its coordinates, one byte each (wire_node).
+#define IO_NODE(x, y, z) ((uint64_t)(x) | (uint64_t)(y) << 8 | (uint64_t)(z) << 16)
 
 // IO_OP_SET keys (reliable channels; docs/design.md "Link failure" justifies the defaults)
 #define IO_SET_HB_US 1      // a link that carried nothing for this long gets a heartbeat (10000)
@@ -118,6 +128,27 @@ struct io_stats {
 	uint64_t drop_badctrl;    // malformed control frames (dropped)
 	uint64_t dead_peer;       // the last peer input_io or output_io reported with -E_LINK
 	uint8_t reliable;         // 1: this channel is reliable
+};
+
+// The kernel's relay (docs/design.md "Relaying"): frames for other nodes,
+// forwarded from the receive buffers they came in; counters since boot.
+struct io_relaystats {
+	uint64_t node;            // this node (IO_NODE), ~0ul: no topology given
+	uint64_t dims, neighbours;
+	uint64_t relayed;         // frames forwarded
+	uint64_t relayed_bytes;   // their frame bytes
+	uint64_t bytes_copied;    // payload bytes the relay copied (its path copies none)
+	uint64_t batches, doorbells; // transmit calls that queued something; NIC notifications
+	uint64_t inflight;        // forwarded frames the NICs still hold (their buffers)
+	uint64_t inflight_max;
+	uint64_t delivered;       // routed frames for this node (handed to its channels)
+	uint64_t drop_hops;       // hop limit ran out
+	uint64_t drop_noroute;    // no next hop (unknown coordinates, no topology here)
+	uint64_t drop_baddst;     // malformed: destination outside the topology's dimensions,
+	                          // a zero hop limit, or a routed frame from this node
+	uint64_t drop_busy;       // the outgoing NIC's ring (or the relay's table) was full
+	uint64_t drop_down;       // every link of the outgoing dimension was down
+	uint64_t link_tx[8];      // forwarded frames per outgoing NIC
 };
 
 #endif

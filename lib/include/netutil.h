@@ -36,6 +36,12 @@ uint8_t nic_mask_arg(int argc, char **argv);
 // rel=1 makes the channel reliable (a striped one is by default), rel=0 not.
 long chan_setup(struct chan *c, int index, int argc, char **argv, uint16_t chan, uint32_t n_in,
 		uint32_t n_out);
+// dst=X.Y[.Z] (instead of peer=) names peer 0 by node (IO_OP_NODE), with
+// hop limit hops= (default: the kernel's).
+// "X.Y.Z" (1 to 3 coordinates) -> IO_NODE, or -E_INVAL.
+long parse_node(const char *s);
+// Peer `peer` is node `node` ("X.Y.Z"), hop limit hops (0: default).
+long chan_node(struct chan *c, int peer, const char *node, uint32_t hops);
 // Peer `peer` from "MAC[,MAC..]", one per NIC of the channel as above.
 long chan_peer_list(struct chan *c, int peer, const char *list);
 // Output slot i (payload of packet i goes here; raw channels: the frame).

@@ -34,6 +34,7 @@
                              // then carries the sending channel's session tag
 #define WIRE_F_ACK 0x0010    // with WIRE_F_STRIPE: a control frame of a sequenced
                              // channel (acknowledgement, heartbeat): payload below
+#define WIRE_F_ROUTE 0x0020  // a routed frame: a route trailer (below) follows the payload
 
 // The layout of the wire header, WIRE_ETH_HLEN bytes into the frame; every
 // field big-endian.  Only the codec below touches it.
@@ -197,6 +198,52 @@ static inline int wire_get_ctrl(const uint8_t *p, uint32_t len, struct wire_ctrl
 	if (c->session == 0 || c->sack_bytes > WIRE_CTRL_SACK || (uint32_t)WIRE_CTRL_HLEN + c->sack_bytes > len)
 		return -1;
 	return 0;
+}
+
+// Routing (a hyper-crossbar of nodes, docs/design.md "Relaying"). A node is
+// named by its coordinates, one byte per dimension (X, Y, Z), packed as
+// wire_node(x, y, z). A frame for a node that is not on one of the sender's
+// networks carries WIRE_F_ROUTE and, right after its `len` payload bytes,
+// the route trailer; relays rewrite the Ethernet header and the trailer's
+// hop limit in place. A trailer keeps the wire header and the payload where
+// a direct frame has them (and a direct frame byte for byte what the Linux
+// pktbench sends and expects). Offsets in the trailer:
+//   0 dst[3]  the final destination's coordinates
+//   3 src[3]  the origin's coordinates
+//   6 hops    relays it may still pass: each relay decrements it, and one
+//             that finds 1 (it would reach 0) drops the frame
+//   7 resv    0
+#define WIRE_RTLEN 8
+#define WIRE_HOPS_DEFAULT 8
+#define WIRE_DIMS 3
+
+static inline uint32_t wire_node(uint8_t x, uint8_t y, uint8_t z)
+{
+	return (uint32_t)x | (uint32_t)y << 8 | (uint32_t)z << 16;
+}
+static inline uint8_t wire_coord(uint32_t node, int dim) { return (uint8_t)(node >> (8 * dim)); }
+
+struct wire_route {
+	uint32_t dst, src; // wire_node values
+	uint8_t hops;
+};
+
+// t: the trailer's first byte (frame + WIRE_FRAME_HLEN + len).
+static inline void wire_put_route(uint8_t *t, const struct wire_route *r)
+{
+	for (int d = 0; d < WIRE_DIMS; d++) {
+		t[d] = wire_coord(r->dst, d);
+		t[3 + d] = wire_coord(r->src, d);
+	}
+	t[6] = r->hops;
+	t[7] = 0;
+}
+
+static inline void wire_get_route(const uint8_t *t, struct wire_route *r)
+{
+	r->dst = wire_node(t[0], t[1], t[2]);
+	r->src = wire_node(t[3], t[4], t[5]);
+	r->hops = t[6];
 }
 
 // The test payload pattern: byte i of packet seq is wire_pattern(seq, i).

@@ -138,6 +138,7 @@ void arch_flush_tlb(void) { fake.flush_tlb++; }
 uint64_t arch_irq_save(void) { return fake.irq_depth++; }
 void arch_irq_restore(uint64_t flags) { fake.irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }
+uint64_t arch_idle_woke(void) { return 0; }
 uint64_t arch_rdtsc(void) { return fake.tsc += fake.tsc_step; }
 // A pause takes time, as on a CPU: time-bounded spins end.
 void arch_pause(void)

@@ -65,4 +65,5 @@ int register_io(void);
 int register_wire(void);
 int register_e1000e(void);
 int register_fs(void);
+int register_relay(void);
 #endif

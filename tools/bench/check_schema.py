@@ -76,6 +76,13 @@ ROWS = {
         "max_gap_ms": ("num", "kernel"), "lost": ("int", "kernel"), "corrupt": ("int", "kernel"),
         "series": ("list", "kernel"),  # null for a Linux run that made no connection
     },
+    # Through 0, 1 or 2 relays (make bench-relay): one row per system, mode, hop count,
+    # link count and size; a direct row has no relay figures.
+    "relay": {
+        "system": ("str", "all"), "mode": ("str", "all"), "hops": ("int", "all"), "links": ("int", "all"),
+        "bytes": ("int", "all"), "mbps": ("num", "all"), "rtt_us": ("num", "optional"),
+        "relay_insns_per_pkt": ("num", "optional"), "relay_copy_bytes_per_pkt": ("num", "optional"),
+    },
 }
 
 # What make bench writes: (file, bench, systems its rows must cover).

@@ -52,7 +52,22 @@ void arch_irq_restore(uint64_t f)
 	if (f & (1 << 9))
 		__asm__ volatile("sti" ::: "memory");
 }
-void arch_idle(void) { __asm__ volatile("sti; hlt; cli" ::: "memory"); }
+static volatile bool idling;
+static volatile uint64_t woke_tsc;
+void arch_idle(void)
+{
+	woke_tsc = 0;
+	idling = true;
+	__asm__ volatile("sti; hlt; cli" ::: "memory");
+	idling = false;
+}
+uint64_t arch_idle_woke(void) { return woke_tsc; }
+// From trap_dispatch: an interrupt that ends a halt stamps the wake-up.
+void arch_idle_interrupted(void)
+{
+	if (idling && !woke_tsc)
+		woke_tsc = arch_rdtsc();
+}
 // STI takes effect after the next instruction (SDM Vol. 2B, STI): the nop
 // is where a pending interrupt is taken.
 void arch_irq_window(void) { __asm__ volatile("sti; nop; cli" ::: "memory"); }

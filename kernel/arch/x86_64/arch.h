@@ -59,6 +59,10 @@ void arch_flush_tlb(void);
 uint64_t arch_irq_save(void);
 void arch_irq_restore(uint64_t flags);
 void arch_idle(void);        // enable interrupts, halt until one arrives
+// The TSC when the last arch_idle's halt ended: the first interrupt's entry,
+// before its handler ran (the handlers' work is not idle time); 0 if none came.
+uint64_t arch_idle_woke(void);
+void arch_idle_interrupted(void); // trap_dispatch, on every interrupt
 void arch_irq_window(void);  // let pending interrupts in, then off again
 uint64_t arch_rdtsc(void);
 void arch_pause(void);

@@ -130,6 +130,7 @@ void trap_dispatch(struct trapframe *tf)
 	}
 	if (tf->vector == VEC_SPURIOUS)
 		return;
+	arch_idle_interrupted();
 	if (handlers[tf->vector].fn)
 		handlers[tf->vector].fn(handlers[tf->vector].arg);
 	lapic_eoi();
