@@ -64,4 +64,5 @@ int register_res(void);
 int register_io(void);
 int register_wire(void);
 int register_e1000e(void);
+int register_lb(void);
 #endif
