@@ -70,17 +70,24 @@ int lb_most_spare(const struct lb_state *st, uint8_t usable, bool history)
 	return best;
 }
 
-static int bind(struct lb_state *st, int i, int n, bool charge)
+// Binds sender i to n. A sender that comes to n by "most spare" is charged
+// its past bytes there; under history, where spare counts what each NIC
+// carried, the NIC it leaves gets them back.
+static int bind(struct lb_state *st, int i, int n, bool charge, bool history)
 {
 	struct lb_sender *me = &st->s[i];
+	int old = me->nic;
 	if (n < 0)
 		return n;
-	if (me->nic >= 0 && me->nic != n)
+	if (old >= 0 && old != n)
 		me->moved = true;
 	me->nic = (int8_t)n;
 	st->nbound[n]++;
-	if (charge)
+	if (charge && n != old) {
 		st->charge[n] += (int64_t)me->past_vol;
+		if (history && old >= 0)
+			st->charge[old] -= (int64_t)me->past_vol;
+	}
 	return n;
 }
 
@@ -91,19 +98,19 @@ int lb_decide(struct lb_state *st, int i, int policy, uint8_t usable, int *why)
 	int cur = me->nic;
 	if (!history || cur < 0 || !(usable & (1u << cur))) { // tlb; or rule 3 fails
 		*why = history ? IO_LB_WHY_NEW : IO_LB_WHY_TLB;
-		return bind(st, i, lb_most_spare(st, usable, history), true);
+		return bind(st, i, lb_most_spare(st, usable, history), true, history);
 	}
 	bool any = false;
 	for (int n = 0; n < LB_NICS; n++)
 		any |= lb_overloaded(st, n);
 	if (!any) { // rule 9
 		*why = IO_LB_WHY_SPARE;
-		return bind(st, i, lb_most_spare(st, usable, true), true);
+		return bind(st, i, lb_most_spare(st, usable, true), true, true);
 	}
 	int p = me->past_nic;
 	if (p < 0 || !lb_overloaded(st, p)) { // rule 4 fails: rule 10
 		*why = IO_LB_WHY_KEEP_NOTOVER;
-		return bind(st, i, cur, false);
+		return bind(st, i, cur, false, true);
 	}
 	for (int j = 0; j < LB_MAX; j++) { // rules 5 and 6
 		const struct lb_sender *o = &st->s[j];
@@ -111,23 +118,23 @@ int lb_decide(struct lb_state *st, int i, int policy, uint8_t usable, int *why)
 			continue;
 		if (o->prio < me->prio) {
 			*why = IO_LB_WHY_KEEP_NOTLOWEST;
-			return bind(st, i, cur, false);
+			return bind(st, i, cur, false, true);
 		}
 	}
 	for (int j = 0; j < LB_MAX; j++) {
 		const struct lb_sender *o = &st->s[j];
 		if (j != i && o->used && o->past_nic == p && o->moved) {
 			*why = IO_LB_WHY_KEEP_MOVED;
-			return bind(st, i, cur, false);
+			return bind(st, i, cur, false, true);
 		}
 	}
 	int n = lb_most_spare(st, usable, true); // rules 7 and 8
 	if (n == cur) {
 		*why = IO_LB_WHY_KEEP_BEST;
-		return bind(st, i, cur, false);
+		return bind(st, i, cur, false, true);
 	}
 	*why = IO_LB_WHY_OVERLOAD;
-	return bind(st, i, n, true);
+	return bind(st, i, n, true, true);
 }
 
 const char *lb_why_name(int why)
@@ -270,14 +277,15 @@ static void roll(uint32_t k, uint64_t now)
 	print_turn(k, now);
 }
 
-// The NICs a sender may be bound to: those its peers are reachable on
-// (peer 0's for now: a balanced sender names one receiver) with the link up.
+// The NICs a sender may be bound to: those its peer is known on (peer 0:
+// a balanced sender names one receiver) with the link up. A reliable
+// channel's view of a link (suspect, dead) does not rebind it: meanwhile
+// its packets take another link (io_lb_skip), and it comes back.
 static uint8_t usable_nics(struct io *c)
 {
 	uint8_t m = 0;
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[0] & (1u << n)) && io_nics[n].link_up &&
-		    (!c->rel || !c->rp[0] || c->rp[0]->l[n].state == IO_LINK_UP))
+		if ((c->peer_links[0] & (1u << n)) && io_nics[n].link_up)
 			m |= (uint8_t)(1u << n);
 	return m;
 }

@@ -39,8 +39,9 @@ int lb_most_spare(const struct lb_state *st, uint8_t usable, bool history);
 // Sender i's decision (policy IO_LB_TLB or IO_LB_HISTORY), taken at its
 // first send with no NIC or after a period turn: returns its NIC (-1 when
 // usable is empty), sets *why (IO_LB_WHY_*), and updates the state: nic,
-// moved, nbound and the charge of its past-period bytes on a NIC it is
-// bound to by "most spare" (rules NEW, TLB, OVERLOAD, SPARE).
+// moved, nbound, and when "most spare" (rules NEW, TLB, OVERLOAD, SPARE)
+// gives it another NIC, the charge of its past-period bytes on that NIC
+// (history: and their credit on the NIC it leaves).
 int lb_decide(struct lb_state *st, int i, int policy, uint8_t usable, int *why);
 const char *lb_why_name(int why);
 #endif

@@ -65,6 +65,7 @@ static void test_history_paper_c_first(void)
 	CU_ASSERT_FALSE(st.s[B].moved || st.s[C].moved);
 	CU_ASSERT_EQUAL(st.charge[1], 850);
 	CU_ASSERT_EQUAL(lb_spare(&st, 1, true), 1000 - 311 - 850);
+	CU_ASSERT_EQUAL(lb_spare(&st, 0, true), 1000 - 951 + 850); // what A leaves
 }
 
 // History, A first: the same bindings whatever the order (B keeps its NIC
@@ -107,7 +108,9 @@ static void test_history_no_overload_spreads(void)
 	CU_ASSERT_EQUAL(decide(A, IO_LB_HISTORY, &why), 1); // spare 700 against 500
 	CU_ASSERT_EQUAL(why, IO_LB_WHY_SPARE);
 	CU_ASSERT_EQUAL(lb_spare(&st, 1, true), 300);
-	CU_ASSERT_EQUAL(decide(B, IO_LB_HISTORY, &why), 0); // 500 against 300
+	CU_ASSERT_EQUAL(lb_spare(&st, 0, true), 900);
+	CU_ASSERT_EQUAL(decide(B, IO_LB_HISTORY, &why), 0); // 900 against 300: stays, uncharged
+	CU_ASSERT_EQUAL(lb_spare(&st, 0, true), 900);
 	CU_ASSERT_EQUAL(why, IO_LB_WHY_SPARE);
 	CU_ASSERT_TRUE(st.s[A].moved);
 	CU_ASSERT_FALSE(st.s[B].moved);
