@@ -15,7 +15,11 @@
 #define BATCH 8
 #define NIN 8 // one sender call: input_io returns when its batch is full
 #define MAXBINS 200
-#define CHAN0 11
+// Channel of sender k in run r: CHAN0 + 4 r + k. A run never reuses the
+// last run's numbers: a reliable channel reopened under the same number at
+// once can hear the old one's goodbye and take its session (then drop the
+// new one's frames as stale).
+#define CHAN0 100
 
 // The reliable channel's timers, loosened: a TCG guest on a shared host
 // stalls for tens of ms, and the defaults (10 ms heartbeats, 3 missed)
@@ -46,7 +50,7 @@ static int receiver(int argc, char **argv, uint64_t hz)
 	uint64_t next = 0, total = UINT64_MAX, markers = 0, first = 0, last = 0;
 	int bad = 0, said = 0;
 	fmt_snprintf(name, sizeof(name), "%s: channel open, peer set", role);
-	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + who), NIN, 1), 0);
+	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + 4 * run + who), NIN, 1), 0);
 	fmt_snprintf(name, sizeof(name), "%s: timers set", role);
 	CHECK_EQ(name, relax(&c), 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)(arg_long(argc, argv, "timeout_s", 120)) * 1000000, 0, 0);

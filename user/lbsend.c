@@ -27,8 +27,12 @@
 #define PKT 1024
 #define BATCH 8
 #define MAXBINS 200
-#define CHAN0 11
-#define OBSERVER_CHAN 19
+// Channel of sender k in run r: CHAN0 + 4 r + k. A run never reuses the
+// last run's numbers: a reliable channel reopened under the same number at
+// once can hear the old one's goodbye and take its session (then drop the
+// new one's frames as stale).
+#define CHAN0 100
+#define OBSERVER_CHAN 99
 
 static const char *const why_names[] = { "-", "new", "tlb", "over", "spare", "keep-nover", "keep-nlow",
 					 "keep-moved", "keep-best" };
@@ -82,7 +86,7 @@ static int sender(int argc, char **argv, uint64_t hz)
 	int bad = 0;
 
 	fmt_snprintf(name, sizeof(name), "%s: channel open, peer set", role);
-	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + who), 1, BATCH), 0);
+	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + 4 * run + who), 1, BATCH), 0);
 	fmt_snprintf(name, sizeof(name), "%s: timers set", role);
 	CHECK_EQ(name, relax(&c), 0);
 	fmt_snprintf(name, sizeof(name), "%s: policy %s", role, pol);
@@ -121,12 +125,15 @@ static int sender(int argc, char **argv, uint64_t hz)
 	}
 	uint64_t s1 = rdtsc();
 	// The end: a batch of 8-byte packets with the count; the receiver
-	// answers once it has them all, checked.
+	// answers once it has them all, checked. They are written a page into
+	// each slot: the payload pages stay pinned (and may be sent again)
+	// until acknowledged, so those are not written.
 	uint64_t got = 0;
 	if (!bad) {
 		for (uint32_t i = 0; i < BATCH; i++) {
 			c.osize[i] = 8;
-			__builtin_memcpy(chan_out(&c, i), &sent, 8);
+			c.opos[i] = i * NET_SLOT + 4096;
+			__builtin_memcpy(chan_out(&c, i) + 4096, &sent, 8);
 		}
 		long r = chan_send(&c);
 		long in = r == BATCH ? input_io(c.io, c.sizes, c.pos) : r;

@@ -240,15 +240,15 @@ static void print_turn(uint32_t to, uint64_t now)
 	kprintf("LB turn period=%u at_ms=%lu T_ms=%u overload_pct=%u", to, ms_since_epoch(now), dom.t_ms, dom.pct);
 	for (int n = 0; n < LB_NICS; n++)
 		if (dom.st.cap[n])
-			kprintf(" nic%d_kbytes=%lu nic%d_pct=%lu nic%d_over=%d", n, dom.st.past[n] / 1000, n,
+			kprintf(" nic%d_bytes=%lu nic%d_pct=%lu nic%d_over=%d", n, dom.st.past[n], n,
 				dom.st.past[n] * 100 / dom.st.cap[n], n, lb_overloaded(&dom.st, n));
 	kprintf("\n");
 	for (int i = 0; i < LB_MAX; i++) {
 		const struct lb_sender *s = &dom.st.s[i];
 		if (s->used)
-			kprintf("LB past period=%u chan=%u pid=%d policy=%s prio=%u nic=%d kbytes=%lu\n", to,
+			kprintf("LB past period=%u chan=%u pid=%d policy=%s prio=%u nic=%d bytes=%lu\n", to,
 				dom.ch[i].c->channel, dom.ch[i].c->owner, policy_names[dom.ch[i].c->lb_policy], s->prio,
-				s->past_nic, s->past_vol / 1000);
+				s->past_nic, s->past_vol);
 	}
 }
 
@@ -300,8 +300,8 @@ void io_lb_on_send(struct io *c)
 		dom.epoch = now ? now : 1, dom.period = 0;
 		for (int n = 0; n < LB_NICS; n++)
 			dom.st.cap[n] = n < netdev_count() && io_nic_usable(n) ? capacity(n) : 0;
-		kprintf("LB start T_ms=%u overload_pct=%u cap0_kbytes=%lu cap1_kbytes=%lu\n", dom.t_ms, dom.pct,
-			dom.st.cap[0] / 1000, dom.st.cap[1] / 1000);
+		kprintf("LB start T_ms=%u overload_pct=%u cap0=%lu cap1=%lu\n", dom.t_ms, dom.pct, dom.st.cap[0],
+			dom.st.cap[1]);
 	}
 	uint64_t k = (now - dom.epoch) / period_tsc();
 	if (k > dom.period)
@@ -324,10 +324,10 @@ void io_lb_on_send(struct io *c)
 	if (dom.period < IO_LB_HIST && !again)
 		ch->nic_in[dom.period] = (int8_t)to, ch->why[dom.period] = (uint8_t)why;
 	kprintf("LB decide period=%u at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "
-		"past_kbytes=%lu spare0_kbytes=%ld spare1_kbytes=%ld\n",
+		"past_bytes=%lu spare0=%ld spare1=%ld\n",
 		dom.period, ms_since_epoch(now), c->channel, c->owner, policy_names[c->lb_policy], s->prio, from, to,
-		lb_why_name(why), s->past_vol / 1000, lb_spare(&dom.st, 0, c->lb_policy == IO_LB_HISTORY) / 1000,
-		lb_spare(&dom.st, 1, c->lb_policy == IO_LB_HISTORY) / 1000);
+		lb_why_name(why), s->past_vol, lb_spare(&dom.st, 0, c->lb_policy == IO_LB_HISTORY),
+		lb_spare(&dom.st, 1, c->lb_policy == IO_LB_HISTORY));
 }
 
 bool io_lb_skip(struct io *c, int peer, int nic)

@@ -76,6 +76,14 @@ ROWS = {
         "max_gap_ms": ("num", "kernel"), "lost": ("int", "kernel"), "corrupt": ("int", "kernel"),
         "series": ("list", "kernel"),  # null for a Linux run that made no connection
     },
+    # Three senders balanced over two NICs (make bench-lb): one row per system, policy and
+    # run. A run that failed carries "error" and none of the figures (hence optional).
+    "lb": {
+        "system": ("str", "all"), "policy": ("str", "all"), "run": ("int", "all"),
+        "state": ("str", "optional"), "c_mbit_10_20": ("num", "optional"),
+        "total_mbit_10_20": ("num", "optional"), "c_runtime_s": ("num", "optional"),
+        "cpu_pct": ("num", "optional"),
+    },
 }
 
 # What make bench writes: (file, bench, systems its rows must cover).

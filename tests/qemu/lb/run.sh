@@ -32,34 +32,36 @@ need() { # file pattern (a fixed string)
 decisions() { # policy
 	awk -v p="policy=$1" '/^LB decide/ && index($0, p) { print }' "$a"
 }
-expect() { # policy period chan move why
-	decisions "$1" | grep -aq "period=$2 .*chan=$3 .*$4 why=$5" ||
-		why+=("$1: no decision 'period=$2 chan=$3 $4 why=$5'")
+# Sender k (0: A, 1: B, 2: C) of run r is on channel 100 + 4 r + k; tlb
+# is run 0, history run 1.
+expect() { # policy period k move why
+	local chan=$(($([ "$1" = tlb ] && echo 100 || echo 104) + $3))
+	decisions "$1" | grep -aq "period=$2 .*chan=$chan .*$4 why=$5" ||
+		why+=("$1: no decision of $(echo ABC | cut -c$(($3 + 1))) 'period=$2 chan=$chan $4 why=$5'")
 }
 for p in tlb history; do
 	w=$([ $p = tlb ] && echo tlb:most-spare || echo no-nic:most-spare)
-	expect $p 0 11 'nic-1->nic0' "$w"
-	expect $p 0 12 'nic-1->nic1' "$w"
-	expect $p 0 13 'nic-1->nic0' "$w"
+	expect $p 0 0 'nic-1->nic0' "$w"
+	expect $p 0 1 'nic-1->nic1' "$w"
+	expect $p 0 2 'nic-1->nic0' "$w"
 done
-# The first turn saw NIC0 overloaded (A and C on it), NIC1 not.
-turns=$(grep -a '^LB turn period=1 ' "$a")
-[ "$(echo "$turns" | grep -c 'nic0_over=1 .*nic1_over=0')" = 2 ] ||
-	why+=("the first turn of each run should see NIC0 overloaded and NIC1 not: $turns")
-# history at the first turn: A (lowest priority on the overloaded NIC0)
-# moves to NIC1; C (not the lowest there) and B (not on an overloaded NIC)
-# keep theirs: C alone on NIC0 (state Z).
-expect history 1 11 'nic0->nic1' 'overloaded+lowest:most-spare'
-expect history 1 12 'nic1->nic1' 'kept:not-on-overloaded'
-expect history 1 13 'nic0->nic0' 'kept:not-lowest'
-# tlb at the first turn: everyone unbound and rebound by past volume; A,
-# the largest, ends alone unless it decides last (then C shares with A).
-for ch in 11 12 13; do
-	expect tlb 1 $ch 'nic-1->nic' 'tlb:most-spare'
+# Every decision of both runs, replayed against a model of the rule
+# written apart from the kernel (check.py), fed the state each turn printed.
+python3 "$root/tests/qemu/lb/check.py" "$a" >"$out/check.log" 2>&1 || why+=("$(cat "$out/check.log")")
+# When the first period overloaded NIC0 only (A and C on it: NIC0 at or
+# above 90 %, which the 10 Mbit/s pacing gives unless the host stalls the
+# guest), history moves A, the lowest priority there, to NIC1 and keeps C
+# and B: C alone on NIC0 (the paper's state Z).
+if grep -a '^LB turn period=1 ' "$a" | sed -n 2p | grep -q 'nic0_over=1 .*nic1_over=0'; then
+	expect history 1 0 'nic0->nic1' 'overloaded+lowest:most-spare'
+	expect history 1 1 'nic1->nic1' 'kept:not-on-overloaded'
+	expect history 1 2 'nic0->nic0' 'kept:not-lowest'
+	echo "    (history's first turn saw NIC0 overloaded: A moved, B and C kept)"
+fi
+# tlb at its first turn: everyone unbound and rebound, by past volume.
+for k in 0 1 2; do
+	expect tlb 1 $k 'nic-1->nic' 'tlb:most-spare'
 done
-# At most one decision per sender and period, in every run.
-dup=$(grep -a '^LB decide' "$a" | awk '{print $2, $3, $4, $6}' | sort | uniq -d | head -3)
-[ -z "$dup" ] || why+=("two decisions in one period: $dup")
 need "$a" "SUITE lbsend: "
 grep -aq "SUITE lbsend: [0-9]* passed, 0 failed" "$a" || why+=("a: lbsend failed")
 grep -aq "SUITE lbrecv: [0-9]* passed, 0 failed" "$b" || why+=("b: lbrecv failed")
