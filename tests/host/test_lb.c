@@ -3,10 +3,17 @@
 // not moved, most spare capacity, the charge of the mover's volume, ties,
 // tlb's unbinding, unusable NICs. Volumes in "kbytes" of a 1000-per-period NIC.
 #include "host.h"
+#include "res_test.h"
+#include "fake_netdev.h"
 #include "res/io_lb.h"
+#include "res/io_priv.h"
 #include <io.h>
 #include <CUnit/CUnit.h>
 #include <string.h>
+
+long sys_get_io(const uint64_t *a);
+long sys_ctrl_io(const uint64_t *a);
+long sys_free_io(const uint64_t *a);
 
 static struct lb_state st;
 enum { A, B, C, D };
@@ -196,6 +203,106 @@ static void test_unusable(void)
 	CU_ASSERT_STRING_EQUAL(lb_why_name(99), "?");
 }
 
+// ---- IO_OP_BALANCE through the I/O manager (two fake NICs): bad input
+// refused with its error and counted; the domain's settings shared; the
+// domain starts anew when its last channel closes.
+
+#define VA_ARGS USER_BASE
+
+static void io_setup(void)
+{
+	res_machine_setup();
+	fake_netdev_reset();
+	memset(ios, 0, sizeof(ios));
+	memset(io_nics, 0, sizeof(io_nics));
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
+	struct io_options o = { .copy_threshold = 256, .rx_scrub = true };
+	io_init(&o);
+	long vs = proc_new(1);
+	attach(1, region_new(1, 4, VR_MEM_ALL), vs, VA_ARGS);
+	fake_proc_set_current(1);
+}
+
+static void io_teardown(void)
+{
+	res_machine_teardown();
+	jmp_buf jb;
+	if (setjmp(jb) == 0) {
+		fake_fatal_env = &jb;
+		netdev_detach_all();
+	}
+	fake_fatal_env = NULL;
+}
+
+static long open_chan(uint8_t mask, uint16_t ch)
+{
+	const uint64_t a[4] = { IO_DEV(IO_KIND_ETHER, ch, mask), 1, 1, VA_ARGS };
+	long r = sys_get_io(a), id = 0;
+	if (r)
+		return r;
+	CU_ASSERT_TRUE(user_read(proc_vspace(1), VA_ARGS, &id, sizeof(id)));
+	return id;
+}
+
+static long balance(long id, uint64_t policy, uint64_t t_ms, uint64_t pct)
+{
+	const uint64_t a[5] = { (uint64_t)id, IO_OP_BALANCE, policy, t_ms, pct };
+	return sys_ctrl_io(a);
+}
+
+static struct io_lbstats lbstats(long id)
+{
+	struct io_lbstats s;
+	const uint64_t a[5] = { (uint64_t)id, IO_OP_LBSTATS, VA_ARGS + 64, 0, 0 };
+	memset(&s, 0xee, sizeof(s));
+	CU_ASSERT_EQUAL(sys_ctrl_io(a), 0);
+	CU_ASSERT_TRUE(user_read(proc_vspace(1), VA_ARGS + 64, &s, sizeof(s)));
+	return s;
+}
+
+static long close_chan(long id)
+{
+	const uint64_t a[1] = { (uint64_t)id };
+	return sys_free_io(a);
+}
+
+static void test_balance_op(void)
+{
+	long one = open_chan(0x1, 20), two = open_chan(0x3, 21), other = open_chan(0x3, 22);
+	CU_ASSERT_TRUE_FATAL(one > 0 && two > 0 && other > 0);
+	uint64_t refused0 = lbstats(one).refused;
+	CU_ASSERT_EQUAL(lbstats(one).policy, 0);
+	CU_ASSERT_EQUAL(lbstats(one).nic, -1);
+	CU_ASSERT_EQUAL(balance(one, IO_LB_HISTORY, 0, 0), -E_INVAL); // one NIC
+	CU_ASSERT_EQUAL(balance(two, 0, 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(balance(two, IO_LB_HISTORY + 1, 0, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(balance(two, IO_LB_TLB, 0, 101), -E_INVAL);
+	CU_ASSERT_EQUAL(balance(two, IO_LB_TLB, 3600001, 0), -E_INVAL);
+	CU_ASSERT_EQUAL(lbstats(two).refused, refused0 + 5);
+	CU_ASSERT_EQUAL(balance(two, IO_LB_HISTORY, 0, 0), 0); // defaults: 10 s, 90 %
+	CU_ASSERT_EQUAL(balance(two, IO_LB_TLB, 0, 0), 0);     // before the first send: may change
+	struct io_lbstats s = lbstats(two);
+	CU_ASSERT_TRUE(s.policy == IO_LB_TLB && s.nic == -1 && s.period_ms == 10000 && s.overload_pct == 90);
+	CU_ASSERT_TRUE(s.decisions == 0 && s.rebinds == 0 && s.bytes[0] == 0);
+	// The domain runs with 10 s and 90 %: another channel may not differ.
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), -E_BUSY);
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 0, 80), -E_BUSY);
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 10000, 90), 0);
+	CU_ASSERT_EQUAL(lbstats(other).refused, refused0 + 7);
+	// Both gone: the next domain takes other settings.
+	CU_ASSERT_EQUAL(close_chan(two), 0);
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), 0); // alone, not sent yet: it may
+	CU_ASSERT_EQUAL(lbstats(other).period_ms, 5000);
+	CU_ASSERT_EQUAL(close_chan(other), 0);
+	long again = open_chan(0x3, 23);
+	CU_ASSERT_EQUAL(balance(again, IO_LB_RR, 2000, 75), 0);
+	s = lbstats(again);
+	CU_ASSERT_TRUE(s.policy == IO_LB_RR && s.period_ms == 2000 && s.overload_pct == 75);
+	CU_ASSERT_EQUAL(close_chan(again), 0);
+	CU_ASSERT_EQUAL(close_chan(one), 0);
+}
+
 int register_lb(void)
 {
 	static const struct test_case t[] = {
@@ -209,5 +316,8 @@ int register_lb(void)
 		TEST(test_tlb_orders),
 		TEST(test_unusable),
 	};
-	return ADD_SUITE("lb", setup, NULL, t);
+	static const struct test_case io[] = {
+		TEST(test_balance_op),
+	};
+	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, io_teardown, io);
 }
