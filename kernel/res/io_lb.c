@@ -153,6 +153,8 @@ struct lb_chan {
 	struct io *c;
 	uint32_t decided;    // 1 + the period of its last decision (0: none yet)
 	uint64_t decisions, rebinds;
+	int8_t last;         // the NIC of its last decision (-1: none): tlb unbinds, and a
+	                     // rebind is a decision that gives another NIC than that
 	uint64_t bytes[IO_LB_HIST];
 	int8_t nic_in[IO_LB_HIST];
 	uint8_t why[IO_LB_HIST];
@@ -221,7 +223,7 @@ long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 		while (dom.st.s[i].used)
 			i++;
 		dom.st.s[i] = (struct lb_sender){ .used = true, .nic = -1, .past_nic = -1 };
-		dom.ch[i] = (struct lb_chan){ .c = c };
+		dom.ch[i] = (struct lb_chan){ .c = c, .last = -1 };
 		memset(dom.ch[i].nic_in, 0xff, sizeof(dom.ch[i].nic_in));
 		c->lb_slot = (int8_t)i;
 		dom.nchan++;
@@ -319,8 +321,9 @@ void io_lb_on_send(struct io *c)
 	int to = lb_decide(&dom.st, i, c->lb_policy, usable, &why);
 	ch->decided = dom.period + 1;
 	ch->decisions++;
-	if (from >= 0 && to != from)
+	if (ch->last >= 0 && to != ch->last)
 		ch->rebinds++;
+	ch->last = (int8_t)to;
 	if (dom.period < IO_LB_HIST && !again)
 		ch->nic_in[dom.period] = (int8_t)to, ch->why[dom.period] = (uint8_t)why;
 	kprintf("LB decide period=%u at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "

@@ -71,15 +71,16 @@ def analyse(log, run, model, unit_s, stop):
     per_bin = {p: [int(x) for x in series[p]["sends"].split(",") if x] for p in "ABC"}
     n10 = int(round(10 * unit_s / bin_s))
     per10 = {p: [round(mbit(sum(v[k * n10:(k + 1) * n10])), 2) for k in range(4)] for p, v in per_bin.items()}
-    nic10 = {f"nic{n}": [round(int(x) * 1000 * 8 / 1e6, 2) for x in (nics[n]["kbytes"].split(",") + ["0"] * 4)[:4]]
+    nic10 = {f"nic{n}": [round(int(x) * 8 / 1e6, 2) for x in (nics[n]["bytes"].split(",") + ["0"] * 4)[:4]]
              for n in (0, 1)}
     decisions = [d for d in model.decisions] if model else []
-    per = {}
-    for d in decisions:
-        if d[3] >= 0 and d[4] != d[3]:
+    per, last = {}, {}
+    for d in decisions:  # a rebind: another NIC than the sender's last decision gave (tlb unbinds)
+        if last.get(d[1], -1) >= 0 and d[4] != last[d[1]]:
             per[(d[0], d[1])] = per.get((d[0], d[1]), 0) + 1
+        last[d[1]] = d[4]
     row = {
-        "run": run, "scale": SCALE, "link_mbps": MBPS, "where": "sender",
+        "run": run, "scale": SCALE, "link_mbps": MBPS, "where": "sender", "unit_s": unit_s,
         "c_mbit_10_20": per10["C"][1], "total_mbit_10_20": round(sum(per10[p][1] for p in "ABC"), 2),
         "c_runtime_s": round(int(procs["C"]["runtime_ms"]) / 1000, 3),
         "c_start_s": round(int(procs["C"]["start_ms"]) / 1000, 3),
