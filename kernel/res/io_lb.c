@@ -387,6 +387,8 @@ void io_lb_free(struct io *c)
 {
 	if (c->lb_slot < 0)
 		return;
+	if (dom.epoch) // its state leaves with it: the next decisions no longer see it
+		kprintf("LB leave period=%u chan=%u pid=%d\n", dom.period, c->channel, c->owner);
 	dom.st.s[c->lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
 	dom.ch[c->lb_slot].c = NULL;
 	c->lb_slot = -1;

@@ -7,6 +7,7 @@ The kernel prints, per balancing domain (one run of user/lbsend.c):
   LB turn period=k ... nicN_bytes= nicN_pct= nicN_over=  what each NIC carried in period k-1
   LB past period=k chan= pid= policy= prio= nic= bytes=   each sender in period k-1
   LB decide period=k at_ms= chan= ... prio= nicF->nicT why=W past_bytes= spare0= spare1=
+  LB leave period=k chan= pid=                          a balanced channel closed: out of the rule
 For every decision the model, fed the same turn state and the decisions
 before it, must reach the same NIC for the same reason, from the same NIC;
 no sender may decide twice in a period; a NIC's overload flag must follow
@@ -148,6 +149,8 @@ def runs(path):
                 cur.past_line(line)
             elif line.startswith("LB decide"):
                 cur.decide(line)
+            elif line.startswith("LB leave"):
+                cur.senders.pop(int(kv(line)["chan"]), None)
     return out
 
 
