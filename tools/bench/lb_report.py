@@ -79,9 +79,10 @@ def plot(groups, path):
             v = s.get(p) or []
             ax.plot([(i + 0.5) * s["bin_s"] for i in range(len(v))], v, style, label=f"process {p}",
                     linewidth=2.2 if p == "C" else 1.2)
+        u = r.get("unit_s", 1.0)
         for t in (10, 20, 30):
-            ax.axvline(t, color="grey", linewidth=0.5)
-        ax.set_xlim(0, 40)
+            ax.axvline(t * u, color="grey", linewidth=0.5)
+        ax.set_xlim(0, 40 * u)
         ax.set_ylabel("Mbit/s")
         ax.set_title(f"{system} {pol}: run {r['run']}, state {r['state']}, C ran {r['c_runtime_s']} s")
         ax.legend(loc="upper right", fontsize=8)
