@@ -137,6 +137,7 @@ TESTS_KERNEL = test-docs deps test-layers test-host test-qemu test-uefi test-run
 TESTS_KERNEL += test-stripe test-failover
 TESTS_KERNEL += test-fs
 TESTS_KERNEL += test-relay
+TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
 TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 test: $(TESTS_KERNEL) $(TESTS_LINUX)
@@ -183,6 +184,14 @@ test-fs: $(KERNEL)
 test-relay: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/relay/run.sh $(KERNEL)
+
+# Balancing senders over two paced NICs (tests/qemu/lb/run.sh): the paper's
+# three senders in short, tlb then history in one boot pair, every decision
+# the kernel printed replayed against a model of the rule (about 30 s).
+.PHONY: test-lb
+test-lb: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/lb/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves (cheap, so it runs first).
@@ -267,6 +276,17 @@ bench-failover: bench-deps $(KERNEL) linux-baseline
 RELAY_RUNS ?= 3
 bench-relay: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/relay.sh $(KERNEL) $(RELAY_RUNS) $(BENCH_OUT)
+
+# The balancing scenario (Taniguchi et al. section 4.2) under rr, tlb and
+# history in this kernel, LB_RUNS (20) runs each, and Linux bonding
+# balance-rr and balance-tlb, LB_LINUX_RUNS (20) each: lb.json, lb.png and
+# REPORT.md's balancing section (tools/bench/lb.sh; about 45 s a kernel
+# run, 70 s a Linux run).
+.PHONY: bench-lb
+LB_RUNS ?= 20
+LB_LINUX_RUNS ?= 20
+bench-lb: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) LB_LINUX_RUNS=$(LB_LINUX_RUNS) tools/bench/lb.sh $(KERNEL) $(LB_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.

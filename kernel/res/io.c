@@ -79,6 +79,7 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	c->dev = netdev_get(c->nic);
 	c->raw = raw, c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
 	c->gap_us = IO_GAP_US;
+	c->lb_slot = -1;
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
 	if (io_striped(c) && (e = io_rel_enable(c, true))) { // striped channels are reliable
@@ -106,6 +107,7 @@ static void unhold_regions(struct io *c)
 
 static void free_channel(struct io *c)
 {
+	io_lb_free(c);
 	io_tx_idle(c);
 	io_rel_free(c);
 	io_drop_pending(c);
@@ -245,6 +247,13 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 		fill_stats(c, &s);
 		return copy_to_user(a[0], &s, sizeof(s));
 	}
+	case IO_OP_BALANCE:
+		return io_lb_set(c, a[0], a[1], a[2]);
+	case IO_OP_LBSTATS: {
+		struct io_lbstats ls;
+		io_lb_stats(c, &ls);
+		return copy_to_user(a[0], &ls, sizeof(ls));
+	}
 	case IO_OP_RECLAIM: // what the NICs still hold of the channel's
 		io_reclaim(c);
 		return c->inflight + (c->rel ? IO_REL_SLOTS - c->nrfree : 0);
@@ -371,6 +380,7 @@ static long output_io(int caller, long id, const uint64_t *a)
 			return e;
 	if ((e = check_sends(c, uvals[0], uvals[1], uvals[2])))
 		return e;
+	io_lb_on_send(c);
 	if (c->rel)
 		return io_rel_send(c, uvals[0], uvals[1], uvals[2], pktframes);
 	return io_send(c, uvals[0], uvals[1], uvals[2], pktframes);

@@ -233,6 +233,9 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	c->inflight += (uint32_t)r;
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
+	for (int i = 0; c->lb_slot >= 0 && i < r; i++) // a balanced channel's volume
+		for (int k = 0; k < g->p[g->done - r + i].nseg; k++)
+			io_lb_sent(c, nic, g->p[g->done - r + i].seg[k].len);
 	if (r > 0)
 		c->st.tx_doorbells++;
 	else if (!tx_wait(c, room, true)) // the ring is full (of any channel's packets)

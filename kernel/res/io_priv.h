@@ -152,6 +152,9 @@ struct io {
 	uint32_t routed;                   // bit p: peer p is routed
 	uint32_t route_node[IO_MAX_PEERS];
 	uint8_t route_hops[IO_MAX_PEERS];
+	// Balancing (io_lb.c): IO_OP_BALANCE's policy, the channel's slot in the domain
+	uint8_t lb_policy;                 // IO_LB_* (0: none)
+	int8_t lb_slot;                    // -1: not balanced
 	struct io_stats st;
 };
 
@@ -263,6 +266,15 @@ int io_pace_take(int nic, const struct netpkt *p, int n);
 void io_pace_undo(int nic, const struct netpkt *p);
 uint64_t io_pace_room_at(int nic);
 void io_pace_charge(int nic, uint32_t bytes); // a control frame's wire time, never refused
+
+// io_lb.c: balancing senders over the NICs of their channels.
+long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct); // IO_OP_BALANCE
+long io_lb_stats(struct io *c, struct io_lbstats *s);                       // IO_OP_LBSTATS
+void io_lb_on_send(struct io *c); // output_io: the period turn, the sender's decision
+// True when a bound sender's packet to peer must not take nic (its NIC can).
+bool io_lb_skip(struct io *c, int peer, int nic);
+void io_lb_sent(struct io *c, int nic, uint64_t bytes); // frame bytes that left on nic
+void io_lb_free(struct io *c);
 
 // io_stripe.c: striped channels (several NICs): link choice, receive order.
 // The peer whose MAC on some link of c is mac, or -1.

@@ -184,7 +184,7 @@ static int pick_link(struct io *c, int p, int64_t *budget, uint32_t bytes)
 	struct rel_peer *rp = c->rp[p];
 	for (int k = 0; k < NETDEV_MAX; k++) {
 		int n = (c->rr[p] + k) % NETDEV_MAX;
-		if (!known(c, p, n) || rp->l[n].state != IO_LINK_UP)
+		if (!known(c, p, n) || rp->l[n].state != IO_LINK_UP || io_lb_skip(c, p, n))
 			continue;
 		struct io_nic *ni = &io_nics[n];
 		int64_t cost = ni->tsc_per_kbit ? (int64_t)((bytes + 24) * 8 * ni->tsc_per_kbit / 1000) : 0;
@@ -291,6 +291,7 @@ static void pump(struct io *c)
 			l->last_tx = now;
 			l->sent++;
 			c->st.link_tx[n]++;
+			io_lb_sent(c, n, wire_bytes(t));
 			if (t->first) {
 				t->first = 0;
 				if (c->call_left)

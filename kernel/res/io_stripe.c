@@ -48,7 +48,7 @@ int io_next_link(struct io *c, uint64_t peer)
 {
 	for (int k = 0; k < NETDEV_MAX; k++) {
 		int n = (c->rr[peer] + k) % NETDEV_MAX;
-		struct netdev *nd = (c->peer_links[peer] & (1u << n)) ? netdev_get(n) : NULL;
+		struct netdev *nd = (c->peer_links[peer] & (1u << n)) && !io_lb_skip(c, (int)peer, n) ? netdev_get(n) : NULL;
 		if (nd && nd->ops->link_up(nd)) {
 			c->rr[peer] = (uint8_t)(n + 1);
 			return n;

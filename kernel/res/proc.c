@@ -392,6 +392,12 @@ long proc_vspace(int pid)
 	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
 }
 
+int proc_prio(int pid)
+{
+	struct proc *p = proc_by_pid(pid);
+	return p && p->state != P_ZOMBIE ? p->prio : -E_SRCH;
+}
+
 // Processes are reaped by wait, not released by an owner.
 const struct res_ops proc_ops = { .name = "proc" };
 

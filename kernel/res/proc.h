@@ -41,6 +41,7 @@ uint64_t proc_idle_tsc(void); // TSC ticks the CPU spent halted since boot
 long proc_setprio(int caller, long pid, int prio);
 int proc_count(void);
 long proc_vspace(int pid); // the process's space id, or -E_SRCH
+int proc_prio(int pid);    // its scheduler priority (PRIO_MIN..PRIO_MAX), or -E_SRCH
 
 // Sets every process's limits (boot: plimit=frames,regions,channels).
 void proc_set_limits(const uint64_t lim[LIM_N]);

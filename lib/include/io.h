@@ -34,6 +34,12 @@
                             // channel), a0 = 0: not (a striped channel then reports holes
                             // with -E_GAP). Before the first send; -E_BUSY after.
 #define IO_OP_SET 0x05      // a0 = IO_SET_*, a1 = value: a reliable channel's settings
+#define IO_OP_BALANCE 0x06  // a0 = IO_LB_*: how a channel on several NICs spreads its sends
+                            // (docs/design.md "Balancing"); a1 = period T in ms (0: 10000),
+                            // a2 = overload threshold in % of a NIC's capacity (0: 90). T and the
+                            // threshold are the I/O manager's, shared by every balanced channel:
+                            // -E_BUSY while another balanced channel runs with other values, and
+                            // after this channel's first send
 #define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number, a2 = link:
                             // the NIC (one of dev_no's mask) the peer has that MAC on
 #define IO_OP_NODE 0x11     // a0 = node (IO_NODE(x, y, z)), a1 = peer number, a2 = hop limit
@@ -49,6 +55,7 @@
 
 // A node of the hyper-crossbar: its coordinates, one byte each (wire_node).
 #define IO_NODE(x, y, z) ((uint64_t)(x) | (uint64_t)(y) << 8 | (uint64_t)(z) << 16)
+#define IO_OP_LBSTATS 0x24  // a0 = struct io_lbstats *: a balanced channel's bindings and volumes
 
 // IO_OP_SET keys (reliable channels; docs/design.md "Link failure" justifies the defaults)
 #define IO_SET_HB_US 1      // a link that carried nothing for this long gets a heartbeat (10000)
@@ -81,6 +88,41 @@ struct io_linkstats {
 	uint64_t max_down_us[4];        // the longest it stayed dead
 	uint64_t max_skew_us[4];        // the largest lag seen on it without a suspicion
 };
+// IO_OP_BALANCE policies
+#define IO_LB_RR 1       // per packet round robin over the NICs (what a striped channel does)
+#define IO_LB_TLB 2      // Linux balance-tlb's rule: every T all unbound; each sender bound on its
+                         // next send to the NIC with the most spare capacity, judged by the past-T
+                         // volumes of the senders bound to it since
+#define IO_LB_HISTORY 3  // the past NIC load and the sender's priority decide (Taniguchi et al.
+                         // section 3.2): only the lowest-priority sender of an overloaded NIC moves
+
+// Why a balanced channel got its NIC (struct io_lbstats.why; the kernel's "LB decide" lines)
+#define IO_LB_WHY_NONE 0        // no decision (this period)
+#define IO_LB_WHY_NEW 1         // it had no NIC: the one with the most spare capacity
+#define IO_LB_WHY_TLB 2         // tlb: the one with the most spare capacity
+#define IO_LB_WHY_OVERLOAD 3    // its NIC was overloaded and it the lowest priority there: moved
+#define IO_LB_WHY_SPARE 4       // no NIC was overloaded: the one with the most spare capacity
+#define IO_LB_WHY_KEEP_NOTOVER 5 // kept: some NIC was overloaded, not its own
+#define IO_LB_WHY_KEEP_NOTLOWEST 6 // kept: its NIC was overloaded but a lower priority was on it
+#define IO_LB_WHY_KEEP_MOVED 7  // kept: lowest priority, but another sender of its NIC moved
+#define IO_LB_WHY_KEEP_BEST 8   // kept: lowest priority, but its own NIC has the most spare
+#define IO_LB_WHY_N 9
+
+#define IO_LB_HIST 16 // periods recorded in struct io_lbstats
+struct io_lbstats {
+	uint32_t policy;                // IO_LB_* (0: not balanced)
+	int32_t nic;                    // the NIC it is bound to now (-1: none)
+	uint32_t period;                // the current period, counted from the first balanced send
+	uint32_t period_ms, overload_pct;
+	uint64_t decisions, rebinds;    // decisions taken; of them, those that changed its NIC
+	uint64_t refused;               // IO_OP_BALANCE calls refused (any channel)
+	uint64_t bytes[IO_LB_HIST];     // frame bytes this channel sent in each period
+	int8_t nic_in[IO_LB_HIST];      // the NIC its decision of each period gave (-1: none)
+	uint8_t why[IO_LB_HIST];        // IO_LB_WHY_* of that decision
+	uint64_t nic_bytes[IO_LB_HIST][4]; // every balanced channel's frame bytes per NIC per period
+	uint64_t nic_cap[4];            // bytes a NIC carries in one period (its paced rate)
+};
+
 struct io_regions {
 	long in_vs, in_vr;      // input: space (0: the caller's), region
 	uint64_t in_addr, in_size; // where it is attached, bytes used: n_input slots

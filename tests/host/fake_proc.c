@@ -116,6 +116,8 @@ long proc_vspace(int pid)
 	return p && p->state != P_ZOMBIE ? p->vs : -E_SRCH;
 }
 
+int proc_prio(int pid) { return proc_by_pid(pid) ? 3 : -E_SRCH; } // PRIO_DEFAULT
+
 // res.c's table entry for the I/O manager (linked with --wrap=io_ops): io.c's
 // own ops, with each release recorded first, so the suites can see that an
 // exit lets go of channels before attachments and regions.

@@ -66,4 +66,5 @@ int register_wire(void);
 int register_e1000e(void);
 int register_fs(void);
 int register_relay(void);
+int register_lb(void);
 #endif

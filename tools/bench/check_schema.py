@@ -83,6 +83,22 @@ ROWS = {
         "bytes": ("int", "all"), "mbps": ("num", "all"), "rtt_us": ("num", "optional"),
         "relay_insns_per_pkt": ("num", "optional"), "relay_copy_bytes_per_pkt": ("num", "optional"),
     },
+    # Three senders balanced over two NICs (make bench-lb): one row per system, policy and
+    # run. A run that failed carries "error" and none of the figures (hence optional).
+    "lb": {
+        "system": ("str", "all"), "policy": ("str", "all"), "run": ("int", "all"),
+        "state": ("str", "optional"), "c_mbit_10_20": ("num", "optional"),
+        "total_mbit_10_20": ("num", "optional"), "c_runtime_s": ("num", "optional"),
+        "cpu_pct": ("num", "optional"),
+    },
+    # The file service against Linux NFS (make bench-fs; linux-fs.json so far): one row per
+    # system, mount configuration, operation and I/O length. Throughput rows have mbps; the
+    # 4 KiB read round trip (op read_4k_rtt) has median_us instead.
+    "fs": {
+        "system": ("str", "all"), "op": ("str", "all"), "io_bytes": ("int", "all"), "links": ("int", "all"),
+        "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "median_us": ("num", "optional"),
+        "lost": ("int", "optional"), "corrupt": ("int", "optional"),
+    },
 }
 
 # What make bench writes: (file, bench, systems its rows must cover).
@@ -133,6 +149,8 @@ def check_row(bench, i, row, faults):
 def consistent(bench, where, row, faults):
     """Fields that are computed from others must agree with them."""
     num = lambda k: type_ok(row.get(k), "num")  # noqa: E731
+    if bench == "fs" and not (num("mbps") or num("median_us")):
+        faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
