@@ -78,6 +78,7 @@ progress() { printf '[linux-fs %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
 
 measure() {
 	lb_need_pkgs qemu-system-x86 python3
+	export LB_NFS=1 # the guest with NFS (initrd-nfs.gz)
 	lb_guest_ready "$GUEST" "$HERE"
 	rm -rf "$RAW"
 	mkdir -p "$RAW" "$(dirname "$OUT")"

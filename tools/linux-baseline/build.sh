@@ -8,7 +8,7 @@
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
 #               /init (init.sh), /bin/pktbench, /bin/lbbench
-#   initrd-nfs.gz  the same plus NFS (build-nfs.sh)
+#   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -27,8 +27,10 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh"
-	"$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+# initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
+# it), with a stamp of its own: the other guests need none of it.
+NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
 
 # Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
 kernel_pkg_name() {
@@ -69,9 +71,31 @@ inputs_hash() {
 		echo "$KPKG $KVER"
 		dpkg-query -W -f='${Package} ${Version}\n' busybox-static
 		gcc --version | sed -n 1p
-		nfs_versions
 		sha256sum "${SOURCES[@]}" | cut -d' ' -f1
 	} | sha256sum | cut -d' ' -f1
+}
+
+nfs_inputs_hash() {
+	{
+		cat "$OUT/stamp"
+		nfs_versions
+		sha256sum "${NFS_SOURCES[@]}" | cut -d' ' -f1
+	} | sha256sum | cut -d' ' -f1
+}
+
+# The NFS guest (build-nfs.sh) over the ordinary one, rebuilt when either
+# changed; the kernel package is unpacked again from the cache if need be.
+nfs_main() {
+	local hash
+	hash=$(nfs_inputs_hash)
+	if [ -f "$OUT/stamp-nfs" ] && [ "$(cat "$OUT/stamp-nfs")" = "$hash" ] && [ -f "$OUT/initrd-nfs.gz" ]; then
+		return 0
+	fi
+	rm -f "$OUT/stamp-nfs"
+	[ -d "$OUT/kernel-x" ] || extract_kernel "$(fetch_kernel_deb)"
+	build_nfs_initramfs
+	rm -rf "$OUT/kernel-x"
+	echo "$hash" >"$OUT/stamp-nfs"
 }
 
 # The .deb, downloaded once per version into OUTDIR/cache.
@@ -186,8 +210,9 @@ main() {
 	local hash
 	hash=$(inputs_hash)
 	if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$hash" ] &&
-		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ] && [ -f "$OUT/initrd-nfs.gz" ]; then
+		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ]; then
 		lb_log "guest up to date ($KPKG $KVER)"
+		[ -z "${LB_NFS:-}" ] || nfs_main
 		return 0
 	fi
 	rm -f "$OUT/stamp"
@@ -195,10 +220,10 @@ main() {
 	extract_kernel "$(fetch_kernel_deb)"
 	build_pktbench
 	build_initramfs
-	build_nfs_initramfs
 	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
-	rm -rf "$OUT/kernel-x"
 	echo "$hash" >"$OUT/stamp"
+	[ -z "${LB_NFS:-}" ] || nfs_main
+	rm -rf "$OUT/kernel-x"
 	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
 		"virtio-net modules: ${VIRTIO_ORDER[*]}; e1000e: ${E1000E_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"
 }

@@ -102,7 +102,8 @@ lb_guest_ready() {
 	mkdir -p "$1"
 	lb_lock "$1/.run.lock"
 	if [ -n "${LB_PREBUILT:-}" ]; then
-		[ -f "$1/vmlinuz" ] && [ -f "$1/initrd.gz" ] && [ -f "$1/guest.env" ] ||
+		[ -f "$1/vmlinuz" ] && [ -f "$1/initrd.gz" ] && [ -f "$1/guest.env" ] &&
+			{ [ -z "${LB_NFS:-}" ] || [ -f "$1/initrd-nfs.gz" ]; } ||
 			lb_die "no guest in $1: run $2/build.sh first"
 	else
 		"$2/build.sh" "$1"

@@ -54,7 +54,7 @@ virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
 [ -n "$CUT_AFTER" ] && [ "$LINKS" -lt 2 ] && lb_die "--cut-after needs at least 2 links"
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd-nfs.gz" ] || lb_die "no NFS guest in $GUEST (run build.sh)"
+[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd-nfs.gz" ] || lb_die "no NFS guest in $GUEST (run LB_NFS=1 build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-nfs.XXXXXX)
 [ -n "$LOGDIR" ] || LOGDIR=$SOCKDIR

@@ -17,6 +17,7 @@ GUEST=${1:-$ROOT/build/linux-baseline}
 LOGS="$GUEST/logs/selftest-nfs"
 START=$(date +%s)
 lb_need_pkgs qemu-system-x86 python3
+export LB_NFS=1 # the guest with NFS (initrd-nfs.gz)
 lb_guest_ready "$GUEST" "$HERE"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
