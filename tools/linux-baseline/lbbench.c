@@ -880,6 +880,25 @@ static void parse_nics(struct opts *o, const char *s)
 		snprintf(o->nics[o->nnics++], sizeof o->nics[0], "%s", t);
 }
 
+// Sets the integer option named a to v; false if a names none.
+static bool parse_int_opt(struct opts *o, const char *a, const char *v)
+{
+	const struct {
+		const char *name;
+		int *field;
+	} ints[] = {
+		{ "--port", &o->port }, { "--max-s", &o->max_s }, { "--ab-stop-s", &o->ab_stop_s },
+		{ "--sport", &o->sport }, { "--warm-s", &o->warm_s }, { "--nice-low", &o->nice_low },
+		{ "--nice-high", &o->nice_high }, { "--idle-s", &o->idle_s },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		if (!strcmp(a, ints[i].name)) {
+			*ints[i].field = atoi(v);
+			return true;
+		}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .role = "", .server_ip = "10.0.0.1", .port = 5301, .scale = 1, .max_s = 120,
@@ -897,25 +916,9 @@ int main(int argc, char **argv)
 			o.server_ip = v;
 		else if (!strcmp(a, "--nics"))
 			parse_nics(&o, v);
-		else if (!strcmp(a, "--port"))
-			o.port = atoi(v);
 		else if (!strcmp(a, "--scale"))
 			o.scale = atof(v);
-		else if (!strcmp(a, "--max-s"))
-			o.max_s = atoi(v);
-		else if (!strcmp(a, "--ab-stop-s"))
-			o.ab_stop_s = atoi(v);
-		else if (!strcmp(a, "--sport"))
-			o.sport = atoi(v);
-		else if (!strcmp(a, "--warm-s"))
-			o.warm_s = atoi(v);
-		else if (!strcmp(a, "--nice-low"))
-			o.nice_low = atoi(v);
-		else if (!strcmp(a, "--nice-high"))
-			o.nice_high = atoi(v);
-		else if (!strcmp(a, "--idle-s"))
-			o.idle_s = atoi(v);
-		else
+		else if (!parse_int_opt(&o, a, v))
 			usage();
 		i++;
 	}
