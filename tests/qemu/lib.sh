@@ -1,6 +1,8 @@
-# Shared by the QEMU boot tests (e1000/, virtio/, isolate/): temporary
-# sockets, NICs wired in pairs, the log checks and the verdict, the link
-# test driven through QEMU's monitor. Source it; it expects $kernel.
+# Shared by the QEMU boot tests (e1000/, virtio/, isolate/, and fs/,
+# failover/, relay/, stripe/ on the cluster runner): temporary sockets, NICs
+# wired in pairs, the log checks and the verdict, the link test driven
+# through QEMU's monitor, a cluster run and its checks. Source it; it
+# expects $kernel.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 logs=$(dirname "$kernel")/test-logs
@@ -114,4 +116,58 @@ link_case() {
 		"TEST ${st%test}_link_down_irq ... ok" "TEST ${st%test}_link_up_irq ... ok")
 	[ "${steps[*]}" = "off on" ] || why+=$'\n'"monitor steps done: '${steps[*]}'"
 	verdict "$name" "$why" "$log" $(($(date +%s) - start))
+}
+
+# The cluster runner's tests: a run and its checks, each adding the reasons
+# it fails to the caller's array why.
+
+# cluster_run OUT TIMEOUT TOPOLOGY [runner options]: runs TOPOLOGY with the
+# nodes' logs in OUT (emptied first), the runner's output in OUT.runner.
+cluster_run() {
+	local out=$1 timeout=$2 topo=$3 rc
+	shift 3
+	rm -rf "$out"
+	mkdir -p "$(dirname "$out")"
+	"$root/tools/cluster/run" "$topo" "$@" --out "$out" --timeout "$timeout" >"$out.runner" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || why+=("the runner exited $rc (a node failed or timed out)")
+}
+
+# cluster_need OUT CHECK...: each CHECK is "node|pattern" (a fixed string
+# in OUT/node.log), "node|!pattern" (must not appear) or "node|~regex"
+# (extended regex).
+cluster_need() {
+	local out=$1 c node pat
+	shift
+	for c in "$@"; do
+		node=${c%%|*} pat=${c#*|}
+		case ${pat:0:1} in
+		'!') grep -aqF -- "${pat:1}" "$out/$node.log" 2>/dev/null && why+=("$node: has '${pat:1}'") ;;
+		'~') grep -aqE -- "${pat:1}" "$out/$node.log" 2>/dev/null || why+=("$node: nothing matches '${pat:1}'") ;;
+		*) grep -aqF -- "$pat" "$out/$node.log" 2>/dev/null || why+=("$node: missing '$pat'") ;;
+		esac
+	done
+}
+
+# cluster_events_fired OUT: every event of the run (cut, restore) fired
+# without an error, as OUT/summary.json says.
+cluster_events_fired() {
+	/usr/bin/python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["events"] if x.get("error") or not x.get("fired")]; sys.exit(1 if e else 0)' \
+		"$1/summary.json" 2>/dev/null || why+=("an event did not fire cleanly (summary.json)")
+}
+
+# cluster_verdict NAME OUT T0 SHOW LINES: no TEST line FAILed in OUT's
+# logs, then the TEST line; on failure the reasons and at most LINES log
+# lines matching regex SHOW. Returns 0 if it passed.
+cluster_verdict() {
+	local name=$1 out=$2 t0=$3 show=$4 lines=$5
+	grep -aq '\.\.\. FAIL' "$out"/*.log 2>/dev/null && why+=("a TEST failed")
+	if [ ${#why[@]} -eq 0 ]; then
+		echo "TEST $name ... ok ($(($(date +%s) - t0))s)"
+		return 0
+	fi
+	echo "TEST $name ... FAIL"
+	printf '    %s\n' "${why[@]}" "logs: $out"
+	grep -a -h -E "$show" "$out"/*.log 2>/dev/null | head -"$lines" | sed 's/^/    | /'
+	return 1
 }

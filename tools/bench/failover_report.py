@@ -96,12 +96,8 @@ def worst_gap_where(k):
 
 
 def plot(rows, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("failover: no matplotlib, no plot", file=sys.stderr)
+    plt = sections.pyplot("failover")
+    if plt is None:
         return
     panels = sorted({(r["links"], r["cut"]) for r in rows})
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.2 * len(panels)), squeeze=False)

@@ -25,12 +25,8 @@ def by(rows, system):
 
 
 def plot(rows, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("multilink: no matplotlib, no plot", file=sys.stderr)
+    plt = sections.pyplot("multilink")
+    if plt is None:
         return False
     systems = sorted({r["system"] for r in rows}, key=lambda s: (s != "kernel", s))
     sizes = sorted({r["bytes"] for r in rows})

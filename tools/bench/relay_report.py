@@ -34,12 +34,8 @@ def fmt(v, nd=1):
 
 
 def plot(doc, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("relay: no matplotlib, no plot", file=sys.stderr)
+    plt = sections.pyplot("relay")
+    if plt is None:
         return
     fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
     series = [("kernel", "stream", "-o", "this kernel (relay in the receive path)"),

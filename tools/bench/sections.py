@@ -1,9 +1,10 @@
 """What the per-bench report steps (multilink_report.py, failover_report.py)
 share: reading a JSON file that may be missing, merging this kernel's rows
-with the Linux guest's, and putting a section into REPORT.md between its
-markers (added at the end when absent)."""
+with the Linux guest's, putting a section into REPORT.md between its
+markers (added at the end when absent), and matplotlib when it is there."""
 import json
 import os
+import sys
 
 
 def load(path):
@@ -38,3 +39,16 @@ def write_section(out, text, begin, end):
         new = old.rstrip("\n") + "\n\n" + text
     with open(rep, "w") as f:
         f.write(new)
+
+
+def pyplot(who):
+    """matplotlib.pyplot drawing to files (the Agg backend), or None with
+    "WHO: no matplotlib, no plot" on stderr when it is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"{who}: no matplotlib, no plot", file=sys.stderr)
+        return None
+    return plt

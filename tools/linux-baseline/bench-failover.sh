@@ -29,20 +29,19 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 LINKS_LIST=2 RUNS=1 SYSTEMS=bond-rr,bond-ab,bond-ab-arp,bond-rr-arp,mptcp CUTS=visible,silent OUT=
-usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--links) LINKS_LIST=$2; shift ;;
 	--runs) RUNS=$2; shift ;;
 	--systems) SYSTEMS=$2; shift ;;
 	--cuts) CUTS=$2; shift ;;
-	-*) usage ;;
-	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
+	-*) lb_usage ;;
+	*) [ -z "$OUT" ] || lb_usage; OUT=$1 ;;
 	esac
 	shift
 done
-[ -n "$OUT" ] || usage
-case "$RUNS" in '' | *[!0-9]* | 0) lb_die "--runs $RUNS: a positive number" ;; esac
+[ -n "$OUT" ] || lb_usage
+lb_check_runs "$RUNS"
 for l in $(echo "$LINKS_LIST" | tr , ' '); do
 	case "$l" in 2 | 3 | 4) ;; *) lb_die "--links $LINKS_LIST: 2 to 4 each" ;; esac
 done
@@ -57,14 +56,11 @@ GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 NIC=${LB_NIC:-${NIC:-e1000}}
 MBPS=${FO_MBPS:-100} SIZE=${FO_SIZE:-8192}
 CUT_AT=${FO_CUT_AT:-5} DOWN=${FO_DOWN:-10} TAIL=${FO_TAIL:-5}
-START=$(date +%s)
-progress() { printf '[linux-failover %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+lb_progress_start linux-failover
 
-lb_need_pkgs qemu-system-x86 python3
-lb_guest_ready "$GUEST" "$HERE"
+lb_bench_guest qemu-system-x86 python3
 RAW=${FO_RAW:-$GUEST/raw/failover}
-rm -rf "$RAW"
-mkdir -p "$RAW" "$(dirname "$OUT")"
+lb_fresh_raw "$RAW" "$OUT"
 
 n=0
 total=$((RUNS * $(echo "$LINKS_LIST" | tr , '\n' | grep -c .) * $(echo "$SYSTEMS" | tr , '\n' | grep -c .) *

@@ -34,7 +34,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 RUNS=1 SIZES=1,2,4,8,16,32 LINKS_LIST=1,2 MBPS=100 VERS=3,4.2 RSIZE=32768,1048576 NOAC=0,1 DELAY_MS= OUT= MEASURE=1
-usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) RUNS=$2; shift ;;
@@ -46,13 +45,13 @@ while [ $# -gt 0 ]; do
 	--noac) NOAC=$2; shift ;;
 	--delay-ms) DELAY_MS=$2; shift ;;
 	--collect-only) MEASURE= ;;
-	-*) usage ;;
-	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
+	-*) lb_usage ;;
+	*) [ -z "$OUT" ] || lb_usage; OUT=$1 ;;
 	esac
 	shift
 done
-[ -n "$OUT" ] || usage
-case "$RUNS" in '' | *[!0-9]* | 0) lb_die "--runs $RUNS: a positive number" ;; esac
+[ -n "$OUT" ] || lb_usage
+lb_check_runs "$RUNS"
 case "$MBPS" in '' | *[!0-9]*) lb_die "--mbps $MBPS: a whole number (0: unpaced)" ;; esac
 for l in $(echo "$LINKS_LIST" | tr , ' '); do
 	case "$l" in 1 | 2 | 3 | 4) ;; *) lb_die "--links $LINKS_LIST: 1 to 4 each" ;; esac
@@ -73,15 +72,12 @@ done
 
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 NIC=${LB_NIC:-${NIC:-e1000}}
-START=$(date +%s)
-progress() { printf '[linux-fs %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+lb_progress_start linux-fs
 
 measure() {
-	lb_need_pkgs qemu-system-x86 python3
 	export LB_NFS=1 # the guest with NFS (initrd-nfs.gz)
-	lb_guest_ready "$GUEST" "$HERE"
-	rm -rf "$RAW"
-	mkdir -p "$RAW" "$(dirname "$OUT")"
+	lb_bench_guest qemu-system-x86 python3
+	lb_fresh_raw "$RAW" "$OUT"
 
 	# The pair's QEMU time limit: 20 min plus 1 s per MiB moved at 2 Mbit/s.
 	nconf=$(($(echo "$VERS" | tr , '\n' | grep -c .) * $(echo "$RSIZE" | tr , '\n' | grep -c .) *

@@ -40,7 +40,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 RUNS=20 POLICIES=balance-rr,balance-tlb SCALE=10 MBPS= AB_STOP=40 TLB_WARM=11 OUT= CHECK=
-usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) RUNS=$2; shift ;;
@@ -51,13 +50,13 @@ while [ $# -gt 0 ]; do
 	--tlb-warm) TLB_WARM=$2; shift ;;
 	--quick) RUNS=1 ;;
 	--check) CHECK=--check ;;
-	-*) usage ;;
-	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
+	-*) lb_usage ;;
+	*) [ -z "$OUT" ] || lb_usage; OUT=$1 ;;
 	esac
 	shift
 done
-[ -n "$OUT" ] || usage
-case "$RUNS" in '' | *[!0-9]* | 0) lb_die "--runs $RUNS: a positive number" ;; esac
+[ -n "$OUT" ] || lb_usage
+lb_check_runs "$RUNS"
 case "$SCALE" in '' | *[!0-9]* | 0) lb_die "--scale $SCALE: a positive whole number" ;; esac
 case "$AB_STOP" in '' | *[!0-9]* | 0) lb_die "--ab-stop-s $AB_STOP: a positive whole number" ;; esac
 case "$TLB_WARM" in '' | *[!0-9]*) lb_die "--tlb-warm $TLB_WARM: seconds, 0 to 60" ;; esac
@@ -70,15 +69,12 @@ done
 [ "$(id -u)" -eq 0 ] || lb_die "the cluster runner needs root (network namespace, bridge, taps)"
 
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
-START=$(date +%s)
-progress() { printf '[linux-lb %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+lb_progress_start linux-lb
 
-lb_need_pkgs qemu-system-x86 python3 iproute2
-lb_guest_ready "$GUEST" "$HERE"
+lb_bench_guest qemu-system-x86 python3 iproute2
 GUEST=$(cd "$GUEST" && pwd)
 RAW=${LB_RAW:-$GUEST/raw/lb}
-rm -rf "$RAW"
-mkdir -p "$RAW" "$(dirname "$OUT")"
+lb_fresh_raw "$RAW" "$OUT"
 
 # The runner in the background, so that a signal reaches this script at
 # once; the runner tears its VMs, taps and namespace down on SIGTERM.

@@ -49,8 +49,7 @@ virtio) GUEST_NIC="virtio_net.ko (virtio-net-pci,disable-legacy=on)" ;;
 *) lb_die "LB_NIC=$NIC: e1000 or virtio" ;;
 esac
 
-START=$(date +%s)
-progress() { printf '[linux-multilink %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+lb_progress_start linux-multilink
 
 lb_need_pkgs python3
 lb_guest_ready "$GUEST" "$HERE"

@@ -57,8 +57,7 @@ e1000e) GUEST_NIC="e1000e.ko (82574L), parameters and rings (256 descriptors) de
 *) lb_die "LB_NIC=$NIC: e1000, virtio or e1000e" ;;
 esac
 
-START=$(date +%s)
-progress() { printf '[linux-baseline %4ds] %s\n' $(($(date +%s) - START)) "$*" >&2; }
+lb_progress_start linux-baseline
 
 # CPU accounting: all busy host time, and the time of this script's reaped
 # children (the guests, once a pair has ended), both in clock ticks.

@@ -24,7 +24,7 @@ GUEST=$(cd "$GUEST" && pwd)
 OUT=$GUEST/relay
 mkdir -p "$OUT"
 lb_lock "$OUT/.build.lock"
-hash=$(cat "$HERE/relaybench.c" "$HERE/relay-init.sh" "$HERE/build-relay.sh" "$ROOT/lib/include/wire.h" \
+hash=$(cat "$HERE/relaybench.c" "$HERE/benchnet.h" "$HERE/relay-init.sh" "$HERE/build-relay.sh" "$ROOT/lib/include/wire.h" \
 	"$GUEST/initrd.gz" | sha256sum | cut -d' ' -f1)
 if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$hash" ] && [ -f "$OUT/initrd-relay.gz" ]; then
 	lb_log "relay guest up to date"

@@ -12,8 +12,8 @@
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
-# version, pktbench.c, wire.h, init.sh, this script, busybox and gcc
-# versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
+# version, pktbench.c, lbbench.c, benchnet.h, wire.h, init.sh, this script,
+# busybox and gcc versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
 # kernel package instead of following linux-image-amd64.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +27,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
 NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")

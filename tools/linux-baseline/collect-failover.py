@@ -39,7 +39,6 @@ printk time) of that guest (an arrival can be late, never early).
                        during the flow, in cores (2 here): the run's noise
 Standard library only.
 """
-import argparse
 import json
 import os
 import re
@@ -47,7 +46,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect import parse_env  # noqa: E402  (key=value words of --env)
+from collect import parse_env, rundirs_parser  # noqa: E402  (key=value words of --env, the command line)
 
 SYSTEM = {"bond-rr": "linux-bond-rr-tcp", "bond-ab": "linux-bond-ab-tcp",
           "bond-ab-arp": "linux-bond-ab-arp-tcp", "bond-rr-arp": "linux-bond-rr-arp-tcp",
@@ -248,10 +247,7 @@ def dumps(doc):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rundirs", nargs="+")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE (an integer or a string)")
+    ap = rundirs_parser(__doc__)
     a = ap.parse_args()
     rows, failed = [], []
     for d in a.rundirs:

@@ -40,14 +40,13 @@ run completed with every byte verified (nothing lost, nothing corrupt), a
 state, and both NICs carrying at least 10 % of the bytes over 0-40 s.
 Standard library only.
 """
-import argparse
 import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collect import parse_env  # noqa: E402  (key=value words of --env)
+from collect import parse_env, rundirs_parser  # noqa: E402  (key=value words of --env, the command line)
 
 PROCS = "ABC"
 WINDOWS = 4  # 10 s windows reported: 0-40 s, the paper's Figure 3
@@ -174,10 +173,7 @@ def check(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rundirs", nargs="+")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE (an integer or a string)")
+    ap = rundirs_parser(__doc__)
     ap.add_argument("--check", action="store_true", help="fail unless every run is complete and intact")
     a = ap.parse_args()
     rows = [row_of(d) for d in a.rundirs if os.path.exists(os.path.join(d, "run.json"))]

@@ -148,6 +148,17 @@ def parse_env(pairs):
     return env
 
 
+def rundirs_parser(doc):
+    """The command line of collect-failover.py and collect-lb.py: run
+    directories, --out FILE and --env KEY=VALUE (parse_env); doc's first
+    line describes it."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("rundirs", nargs="+")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE (an integer or a string)")
+    return ap
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bench", choices=("rtt", "burst"))

@@ -60,6 +60,41 @@ lb_qemu_version() {
 	qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9][0-9.]*\).*/\1/p'
 }
 
+# The bench-*.sh scripts' prologue.
+# lb_usage: the script's header comment (line 2 to the line before "set
+# -euo pipefail") on stderr, exit 2.
+lb_usage() {
+	sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2
+	exit 2
+}
+
+# lb_check_runs N: dies unless N (the value of --runs) is a positive number.
+lb_check_runs() {
+	case "$1" in '' | *[!0-9]* | 0) lb_die "--runs $1: a positive number" ;; esac
+}
+
+# lb_progress_start TAG: from now on, progress MESSAGE prints
+# "[TAG SECONDSs] MESSAGE" on stderr, SECONDS since this call (START).
+lb_progress_start() {
+	LB_PROGRESS_TAG=$1
+	START=$(date +%s)
+}
+progress() { printf '[%s %4ds] %s\n' "$LB_PROGRESS_TAG" $(($(date +%s) - START)) "$*" >&2; }
+
+# lb_bench_guest PKG...: installs the packages PKG..., then makes the guest
+# in $GUEST (LB_PREBUILT=1: checks that it is there) and holds its run lock.
+lb_bench_guest() {
+	lb_need_pkgs "$@"
+	lb_guest_ready "$GUEST" "$HERE"
+}
+
+# lb_fresh_raw RAW OUT: RAW (where the runs' logs go) emptied, and OUT's
+# directory made.
+lb_fresh_raw() {
+	rm -rf "$1"
+	mkdir -p "$1" "$(dirname "$2")"
+}
+
 # lb_lock FILE: hold an exclusive lock on FILE until the script exits, so
 # that parallel make jobs neither build into nor measure with one guest at
 # the same time (concurrent pairs would also spoil each other's timings).

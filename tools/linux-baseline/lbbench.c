@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "../../lib/include/wire.h"
+#include "benchnet.h"
 
 #define LB_MAGIC 0x4c424e31u // "LBN1"
 #define LB_PROBE 0xffu
@@ -165,57 +166,6 @@ static uint64_t count_bad(uint32_t proc, const uint8_t *p, size_t n, uint64_t of
 }
 
 // ---------------------------------------------------------------- helpers
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-static uint32_t get_be32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-static uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
-
-static void set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-static int read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
 
 // Reads a whole small file into buf (NUL-terminated); -1 if it cannot.
 static int slurp(const char *path, char *buf, size_t size)
@@ -930,6 +880,25 @@ static void parse_nics(struct opts *o, const char *s)
 		snprintf(o->nics[o->nnics++], sizeof o->nics[0], "%s", t);
 }
 
+// Sets the integer option named a to v; false if a names none.
+static bool parse_int_opt(struct opts *o, const char *a, const char *v)
+{
+	const struct {
+		const char *name;
+		int *field;
+	} ints[] = {
+		{ "--port", &o->port }, { "--max-s", &o->max_s }, { "--ab-stop-s", &o->ab_stop_s },
+		{ "--sport", &o->sport }, { "--warm-s", &o->warm_s }, { "--nice-low", &o->nice_low },
+		{ "--nice-high", &o->nice_high }, { "--idle-s", &o->idle_s },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		if (!strcmp(a, ints[i].name)) {
+			*ints[i].field = atoi(v);
+			return true;
+		}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .role = "", .server_ip = "10.0.0.1", .port = 5301, .scale = 1, .max_s = 120,
@@ -947,25 +916,9 @@ int main(int argc, char **argv)
 			o.server_ip = v;
 		else if (!strcmp(a, "--nics"))
 			parse_nics(&o, v);
-		else if (!strcmp(a, "--port"))
-			o.port = atoi(v);
 		else if (!strcmp(a, "--scale"))
 			o.scale = atof(v);
-		else if (!strcmp(a, "--max-s"))
-			o.max_s = atoi(v);
-		else if (!strcmp(a, "--ab-stop-s"))
-			o.ab_stop_s = atoi(v);
-		else if (!strcmp(a, "--sport"))
-			o.sport = atoi(v);
-		else if (!strcmp(a, "--warm-s"))
-			o.warm_s = atoi(v);
-		else if (!strcmp(a, "--nice-low"))
-			o.nice_low = atoi(v);
-		else if (!strcmp(a, "--nice-high"))
-			o.nice_high = atoi(v);
-		else if (!strcmp(a, "--idle-s"))
-			o.idle_s = atoi(v);
-		else
+		else if (!parse_int_opt(&o, a, v))
 			usage();
 		i++;
 	}

@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "../../lib/include/wire.h"
+#include "benchnet.h"
 
 #define PB_CH_DATA 1
 #define PB_CH_CTRL 0xFFFF
@@ -1280,45 +1281,6 @@ static uint32_t stream_check(const uint8_t *p, uint32_t n, uint64_t off)
 		done += k, off += k;
 	}
 	return n;
-}
-
-static void put_be32(uint8_t *p, uint32_t v) { v = htonl(v); memcpy(p, &v, 4); }
-static uint32_t get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return ntohl(v); }
-static void put_be64(uint8_t *p, uint64_t v) { put_be32(p, (uint32_t)(v >> 32)); put_be32(p + 4, (uint32_t)v); }
-static uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
-
-// Reads exactly n bytes; 0 on success, -1 on EOF, error or timeout.
-static int read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
-
-static void set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 // Received bytes of eth0..ethN-1 (from /proc/net/dev), for the per-link share.

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "../../lib/include/wire.h"
+#include "benchnet.h"
 
 #define RB_MAGIC 0x524c5942u // "RLYB"
 #define RB_UDP_PORT 7020
@@ -103,27 +104,6 @@ static uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 // ---------------------------------------------------------------- datagrams
 
 struct dgram {
@@ -135,11 +115,11 @@ struct dgram {
 // Writes header and pattern payload into buf; returns the datagram length.
 static size_t dg_build(uint8_t *buf, uint16_t type, uint16_t aux, uint32_t seq, uint32_t len)
 {
-	put32(buf, RB_MAGIC);
+	put_be32(buf, RB_MAGIC);
 	buf[4] = (uint8_t)(type >> 8), buf[5] = (uint8_t)type;
 	buf[6] = (uint8_t)(aux >> 8), buf[7] = (uint8_t)aux;
-	put32(buf + 8, seq);
-	put32(buf + 12, len);
+	put_be32(buf + 8, seq);
+	put_be32(buf + 12, len);
 	if (type != T_MARK)
 		for (uint32_t i = 0; i < len; i++)
 			buf[RB_HLEN + i] = wire_pattern(seq, i);
@@ -149,12 +129,12 @@ static size_t dg_build(uint8_t *buf, uint16_t type, uint16_t aux, uint32_t seq, 
 // 0 if buf holds a well-formed datagram (payload checked only when `check`).
 static int dg_parse(const uint8_t *buf, ssize_t n, struct dgram *d, bool check)
 {
-	if (n < (ssize_t)RB_HLEN || get32(buf) != RB_MAGIC)
+	if (n < (ssize_t)RB_HLEN || get_be32(buf) != RB_MAGIC)
 		return -1;
 	d->type = (uint16_t)(buf[4] << 8 | buf[5]);
 	d->aux = (uint16_t)(buf[6] << 8 | buf[7]);
-	d->seq = get32(buf + 8);
-	d->len = get32(buf + 12);
+	d->seq = get_be32(buf + 8);
+	d->len = get_be32(buf + 12);
 	d->payload = buf + RB_HLEN;
 	if ((ssize_t)(RB_HLEN + d->len) != n)
 		return -1;
@@ -395,35 +375,6 @@ static int serve_dgram(int fd, uint8_t *buf, ssize_t n, struct sockaddr_in *from
 	return 0;
 }
 
-static int read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
-
-static void set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 static uint8_t stream_byte(uint64_t off)
 {
 	return wire_pattern((uint32_t)(off >> 13), (uint32_t)(off & 8191));
@@ -435,9 +386,9 @@ static void serve_tcp(int c, uint8_t *buf)
 {
 	uint8_t hdr[16], ans[24];
 	set_timeouts(c, 5000);
-	if (read_full(c, hdr, sizeof hdr) || get32(hdr) != RB_MAGIC)
+	if (read_full(c, hdr, sizeof hdr) || get_be32(hdr) != RB_MAGIC)
 		return;
-	uint64_t total = get64(hdr + 8), got = 0, good = 0, t0 = 0, t1 = 0;
+	uint64_t total = get_be64(hdr + 8), got = 0, good = 0, t0 = 0, t1 = 0;
 	while (got < total) {
 		ssize_t r = read(c, buf, total - got < RB_BUF ? total - got : RB_BUF);
 		if (r <= 0)
@@ -449,10 +400,10 @@ static void serve_tcp(int c, uint8_t *buf)
 			good += buf[i] == stream_byte(got + (uint64_t)i);
 		got += (uint64_t)r;
 	}
-	put32(ans, RB_MAGIC);
-	put32(ans + 4, got == total ? 0 : 1);
-	put64(ans + 8, good);
-	put64(ans + 16, t1 - t0);
+	put_be32(ans, RB_MAGIC);
+	put_be32(ans + 4, got == total ? 0 : 1);
+	put_be64(ans + 8, good);
+	put_be64(ans + 16, t1 - t0);
 	write_full(c, ans, sizeof ans);
 	if (good != total)
 		printf("SRVSTAT tcp total=%llu received=%llu verified=%llu\n", (unsigned long long)total,
@@ -562,9 +513,9 @@ static void tcp_once(const struct opts *o, uint8_t *buf, uint32_t size, int rep)
 	int fd = tcp_connect(o);
 	long long re0 = tcp_retrans();
 	uint64_t t0 = now_ns(), total = o->tcp_bytes;
-	put32(hdr, RB_MAGIC);
-	put32(hdr + 4, size);
-	put64(hdr + 8, total);
+	put_be32(hdr, RB_MAGIC);
+	put_be32(hdr + 4, size);
+	put_be64(hdr + 8, total);
 	if (write_full(fd, hdr, sizeof hdr))
 		die("tcp: header: %s", strerror(errno));
 	for (uint64_t off = 0; off < total;) {
@@ -575,12 +526,12 @@ static void tcp_once(const struct opts *o, uint8_t *buf, uint32_t size, int rep)
 			die("tcp bytes=%u: write at %llu: %s", size, (unsigned long long)off, strerror(errno));
 		off += n;
 	}
-	if (read_full(fd, ans, sizeof ans) || get32(ans) != RB_MAGIC)
+	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != RB_MAGIC)
 		die("tcp bytes=%u: no answer from the server", size);
 	double client_us = (double)(now_ns() - t0) / 1000.0;
 	close(fd);
-	uint64_t good = get64(ans + 8), ns = get64(ans + 16);
-	if (get32(ans + 4) != 0 || good != total)
+	uint64_t good = get_be64(ans + 8), ns = get_be64(ans + 16);
+	if (get_be32(ans + 4) != 0 || good != total)
 		die("tcp bytes=%u: server verified %llu of %llu bytes", size, (unsigned long long)good,
 		    (unsigned long long)total);
 	if (rep >= 0)

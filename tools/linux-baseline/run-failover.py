@@ -45,12 +45,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from lbqmp import set_link as qmp_set_link
 
 SYSTEMS = {
     "bond-rr": "pkt.bond=rr pkt.miimon=100",
@@ -123,32 +124,6 @@ class Guest:
                 self.proc.wait()
         self.reader.join(2)
         self.tlog.close()
-
-
-def qmp_set_link(path, nic, up):
-    """QMP set_link; (stamp before, stamp after) on the host's monotonic clock."""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(path)
-    f = s.makefile("rw")
-
-    def cmd(c, **a):
-        f.write(json.dumps({"execute": c, "arguments": a} if a else {"execute": c}) + "\n")
-        f.flush()
-        while True:
-            r = json.loads(f.readline())
-            if "return" in r:
-                return
-            if "error" in r:
-                raise RuntimeError("qmp %s: %s" % (c, r["error"]))
-
-    json.loads(f.readline())  # greeting
-    cmd("qmp_capabilities")
-    t0 = time.monotonic()
-    cmd("set_link", name=nic, up=up)
-    t1 = time.monotonic()
-    s.close()
-    return t0, t1
 
 
 def qemu_cmd(a, sockdir, name, idx, args):

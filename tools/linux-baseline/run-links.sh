@@ -118,28 +118,8 @@ boot() {
 	BOOT_PID=$!
 }
 
-# qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC.
-qmp_set_link() {
-	python3 - "$SOCKDIR/$1.qmp" "$2" "$3" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-def cmd(c, **a):
-    f.write(json.dumps({"execute": c, "arguments": a} if a else {"execute": c}) + "\n")
-    f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "return" in r:
-            return
-        if "error" in r:
-            sys.exit("qmp %s: %s" % (c, r["error"]))
-json.loads(f.readline())  # greeting
-cmd("qmp_capabilities")
-cmd("set_link", name=sys.argv[2], up=sys.argv[3] == "on")
-EOF
-}
+# qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC (lbqmp.py).
+qmp_set_link() { python3 "$HERE/lbqmp.py" "$SOCKDIR/$1.qmp" "$2" "$3"; }
 
 # cut_link_later: once the client starts its first transfer, wait CUT
 # seconds and cut link 0 on both guests.  Runs in the background.

@@ -16,44 +16,20 @@
 # Each kernel exits 0 only with its frames and resources back to their
 # boot counts. About 40 s.
 # Usage: tests/qemu/failover/run.sh KERNEL
-set -uo pipefail
 kernel=$1
-root=$(cd "$(dirname "$0")/../../.." && pwd)
-logs=$(dirname "$kernel")/test-logs
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 failed=0
 
-# name: the topology's; then checks "node|pattern" (fixed string) or
-# "node|!pattern" (must not appear) or "node|~regex" (extended regex).
+# name: the topology's; then checks (cluster_need in ../lib.sh).
 check() {
-	local name=$1 out=$logs/$1 t0 rc why=()
+	local name=$1 out=$logs/$1 t0 why=()
 	shift
-	rm -rf "$out"
 	t0=$(date +%s)
-	"$root/tools/cluster/run" "$root/tools/cluster/topologies/$name.json" --kernel "$kernel" \
-		--out "$out" --timeout 120 >"$out.runner" 2>&1
-	rc=$?
-	[ $rc -eq 0 ] || why+=("the runner exited $rc (a node failed or timed out)")
-	for c in "$@"; do
-		local node=${c%%|*} pat=${c#*|}
-		local rest=${pat:1}
-		case ${pat:0:1} in
-		'!') grep -aqF -- "$rest" "$out/$node.log" 2>/dev/null && why+=("$node: has '$rest'") ;;
-		'~') grep -aqE -- "$rest" "$out/$node.log" 2>/dev/null || why+=("$node: nothing matches '$rest'") ;;
-		*) grep -aqF -- "$pat" "$out/$node.log" 2>/dev/null || why+=("$node: missing '$pat'") ;;
-		esac
-	done
-	# every cut and restore fired without an error
-	/usr/bin/python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["events"] if x.get("error") or not x.get("fired")]; sys.exit(1 if e else 0)' \
-		"$out/summary.json" 2>/dev/null || why+=("an event did not fire cleanly (summary.json)")
-	grep -aq '\.\.\. FAIL' "$out"/*.log 2>/dev/null && why+=("a TEST failed")
-	if [ ${#why[@]} -eq 0 ]; then
-		echo "TEST $name ... ok ($(($(date +%s) - t0))s)"
-		return
-	fi
-	echo "TEST $name ... FAIL"
-	printf '    %s\n' "${why[@]}" "logs: $out"
-	grep -a -h -E 'FAIL|io: chan' "$out"/*.log 2>/dev/null | head -8 | sed 's/^/    | /'
-	failed=$((failed + 1))
+	cluster_run "$out" 120 "$root/tools/cluster/topologies/$name.json" --kernel "$kernel"
+	cluster_need "$out" "$@"
+	cluster_events_fired "$out" # every cut and restore
+	cluster_verdict "$name" "$out" "$t0" 'FAIL|io: chan' 8 || failed=$((failed + 1))
 }
 
 check failover-2 \

@@ -19,11 +19,9 @@
 # Both kernels exit 0 only with their frames and resources back to their
 # boot counts. About 40 s.
 # Usage: tests/qemu/fs/run.sh KERNEL
-set -uo pipefail
 kernel=$(realpath "$1")
-root=$(cd "$(dirname "$0")/../../.." && pwd)
-logs=$(dirname "$kernel")/test-logs
-mkdir -p "$logs"
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 disk=$logs/fs-disk.img
 failed=0
 MAX_MB=${FS_MAX_MB:-32}
@@ -63,37 +61,19 @@ JSON
 
 # name phase, then checks "node|pattern" (fixed string) or "node|~regex".
 check() {
-	local name=$1 phase=$2 out=$logs/$1 t0 rc why=()
+	local name=$1 phase=$2 out=$logs/$1 t0 why=()
 	shift 2
-	rm -rf "$out"
 	local prog=fsc_test more=" max_mb=$MAX_MB cut_mb=$CUT_MB timeout_ms=3000"
 	[ "$phase" = 3 ] && prog=fsc more=" do=$FSC_DO"
 	topology "$name" "$phase" "$prog" "$more" >"$logs/$name.json"
 	t0=$(date +%s)
-	"$root/tools/cluster/run" "$logs/$name.json" --out "$out" --timeout 120 >"$out.runner" 2>&1
-	rc=$?
-	[ $rc -eq 0 ] || why+=("the runner exited $rc (a node failed or timed out)")
-	for c in "$@"; do
-		local node=${c%%|*} pat=${c#*|}
-		case ${pat:0:1} in
-		'~') grep -aqE -- "${pat:1}" "$out/$node.log" 2>/dev/null || why+=("$node: nothing matches '${pat:1}'") ;;
-		*) grep -aqF -- "$pat" "$out/$node.log" 2>/dev/null || why+=("$node: missing '$pat'") ;;
-		esac
-	done
-	/usr/bin/python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["events"] if x.get("error") or not x.get("fired")]; sys.exit(1 if e else 0)' \
-		"$out/summary.json" 2>/dev/null || why+=("an event did not fire cleanly (summary.json)")
-	grep -aq '\.\.\. FAIL' "$out"/*.log 2>/dev/null && why+=("a TEST failed")
-	if [ ${#why[@]} -eq 0 ]; then
-		echo "TEST $name ... ok ($(($(date +%s) - t0))s)"
-		return
-	fi
-	echo "TEST $name ... FAIL"
-	printf '    %s\n' "${why[@]}" "logs: $out"
-	grep -a -h -E 'FAIL|fsd:' "$out"/*.log 2>/dev/null | head -12 | sed 's/^/    | /'
-	failed=$((failed + 1))
+	cluster_run "$out" 120 "$logs/$name.json"
+	cluster_need "$out" "$@"
+	cluster_events_fired "$out"
+	cluster_verdict "$name" "$out" "$t0" 'FAIL|fsd:' 12 || failed=$((failed + 1))
 }
 
-trap 'rm -f "$disk" "$logs"/fs-phase1.json "$logs"/fs-phase2.json "$logs"/fs-tool.json' EXIT
+trap 'rm -rf "$tmp" "$disk" "$logs"/fs-phase1.json "$logs"/fs-phase2.json "$logs"/fs-tool.json' EXIT
 rm -f "$disk"
 truncate -s 128M "$disk"
 check fs-phase1 1 "s|fsd: formatted 128 MiB" "s|fsd: bye" "c|~SUITE fsc_test: [0-9]+ passed, 0 failed" \

@@ -1,0 +1,76 @@
+// benchnet.h: the small socket and byte-order helpers that pktbench.c,
+// lbbench.c and relaybench.c share (one copy, included by each; every
+// program is one translation unit, so the helpers stay static).
+// The includer defines _GNU_SOURCE first, as the three programs do.
+#ifndef BENCHNET_H
+#define BENCHNET_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+// Big-endian (network order) fields of the programs' own headers.
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static inline uint32_t get_be32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+static inline uint64_t get_be64(const uint8_t *p) { return (uint64_t)get_be32(p) << 32 | get_be32(p + 4); }
+
+// Send and receive timeouts of ms on a socket, so no read or write blocks
+// for longer (the call then fails with EAGAIN).
+static inline void set_timeouts(int fd, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Reads exactly n bytes; 0 on success, -1 on EOF, error or timeout.  A
+// signal that interrupts the read before any byte came is retried.
+static inline int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+// Writes exactly n bytes; 0 on success, -1 on error or timeout.
+static inline int write_full(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+#endif
