@@ -18,6 +18,26 @@ int printf(const char *fmt, ...)
 	return n;
 }
 
+static char line[4096];
+static int line_len;
+
+void line_add(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (line_len < (int)sizeof(line))
+		line_len += fmt_vsnprintf(line + line_len, sizeof(line) - (size_t)line_len, fmt, ap);
+	va_end(ap);
+}
+
+void line_flush(void)
+{
+	if (line_len > (int)sizeof(line) - 1)
+		line_len = (int)sizeof(line) - 1;
+	write(line, (unsigned long)line_len);
+	line_len = 0;
+}
+
 int puts(const char *s)
 {
 	write(s, strlen(s));

@@ -10,7 +10,6 @@
 //   role=A|B|C: spawned by main.
 #include <utest.h>
 #include <netutil.h>
-#include <stdarg.h>
 
 #define PKT 1024
 #define BATCH 8
@@ -21,29 +20,6 @@
 // once can hear the old one's goodbye and take its session (then drop the
 // new one's frames as stale).
 #define CHAN0 100
-
-// One output line built whole and written with one call: the kernel's own
-// lines (LB decide, io: ...) then never land inside it.
-static char line[4096];
-static int line_len;
-
-static void add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void add(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (line_len < (int)sizeof(line))
-		line_len += fmt_vsnprintf(line + line_len, sizeof(line) - (size_t)line_len, fmt, ap);
-	va_end(ap);
-}
-
-static void flush(void)
-{
-	if (line_len > (int)sizeof(line) - 1)
-		line_len = (int)sizeof(line) - 1;
-	write(line, (unsigned long)line_len);
-	line_len = 0;
-}
 
 // The reliable channel's timers, loosened: a TCG guest on a shared host
 // stalls for tens of ms, and the defaults (10 ms heartbeats, 3 missed)
@@ -121,15 +97,15 @@ static int receiver(int argc, char **argv, uint64_t hz)
 		bad += chan_send(&c) != 1;
 	}
 	chan_stats(&c, &s);
-	add("LBRECV run=%d proc=%s packets=%lu kbytes=%lu span_ms=%lu reordered=%lu dup=%lu nic0=%lu nic1=%lu "
+	line_add("LBRECV run=%d proc=%s packets=%lu kbytes=%lu span_ms=%lu reordered=%lu dup=%lu nic0=%lu nic1=%lu "
 	       "bad=%d no_buf=%lu held_peak=%lu acks_tx=%lu bin_ms=%lu sends=", run, role, next, next * PKT / 1000,
 	       last > first ? (last - first) / ms : 0, s.rx_reordered, s.rx_dup, s.link_rx[0], s.link_rx[1], bad,
 	       s.nic_rx_no_buf, s.frames_held_max, s.tx_acks, bin_ms);
 	uint32_t nb = last > first ? (uint32_t)((last - first) / ms / bin_ms + 1) : 0;
 	for (uint32_t k = 0; k < nb && k < MAXBINS; k++)
-		add(k ? ",%u" : "%u", bins[k]);
-	add("\n");
-	flush();
+		line_add(k ? ",%u" : "%u", bins[k]);
+	line_add("\n");
+	line_flush();
 	fmt_snprintf(name, sizeof(name), "%s: every packet once, in order, intact; count confirmed", role);
 	CHECK_EQ(name, bad, 0);
 	fmt_snprintf(name, sizeof(name), "%s: nothing dropped", role);

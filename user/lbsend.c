@@ -23,7 +23,6 @@
 // each period) and LBSERIES (its sends per half unit from the run's start).
 #include <utest.h>
 #include <netutil.h>
-#include <stdarg.h>
 
 #define PKT 1024
 #define BATCH 8
@@ -34,29 +33,6 @@
 // new one's frames as stale).
 #define CHAN0 100
 #define OBSERVER_CHAN 99
-
-// One output line built whole and written with one call: the kernel's own
-// lines (LB decide, io: ...) then never land inside it.
-static char line[4096];
-static int line_len;
-
-static void add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void add(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (line_len < (int)sizeof(line))
-		line_len += fmt_vsnprintf(line + line_len, sizeof(line) - (size_t)line_len, fmt, ap);
-	va_end(ap);
-}
-
-static void flush(void)
-{
-	if (line_len > (int)sizeof(line) - 1)
-		line_len = (int)sizeof(line) - 1;
-	write(line, (unsigned long)line_len);
-	line_len = 0;
-}
 
 static const char *const why_names[] = { "-", "new", "tlb", "over", "spare", "keep-nover", "keep-nlow",
 					 "keep-moved", "keep-best" };
@@ -172,27 +148,27 @@ static int sender(int argc, char **argv, uint64_t hz)
 	chan_stats(&c, &is);
 	printf("LBTX run=%d proc=%s retransmits=%lu rto=%lu pace_waits=%lu nic0=%lu nic1=%lu\n", run, role,
 	       is.tx_retransmits, is.tx_rto, is.tx_pace_waits, is.link_tx[0], is.link_tx[1]);
-	add("LBPROC run=%d policy=%s proc=%s prio=%ld sends=%lu of=%lu start_ms=%lu sent_ms=%lu end_ms=%lu "
+	line_add("LBPROC run=%d policy=%s proc=%s prio=%ld sends=%lu of=%lu start_ms=%lu sent_ms=%lu end_ms=%lu "
 	       "runtime_ms=%lu confirmed=%lu decisions=%lu rebinds=%lu nic=%d periods=%u nic_in=",
 	       run, pol, role, arg_long(argc, argv, "prio", 0), sent, count * cycles, ms_of(s0 - t0, hz),
 	       ms_of(s1 - t0, hz), ms_of(s2 - t0, hz), ms_of(s2 - s0, hz), got, ls.decisions, ls.rebinds, ls.nic,
 	       ls.period + 1);
 	for (uint32_t k = 0; k <= ls.period && k < IO_LB_HIST; k++)
-		add(k ? ",%d" : "%d", ls.nic_in[k]);
-	add(" why=");
+		line_add(k ? ",%d" : "%d", ls.nic_in[k]);
+	line_add(" why=");
 	for (uint32_t k = 0; k <= ls.period && k < IO_LB_HIST; k++)
-		add(k ? ",%s" : "%s", ls.why[k] < 9 ? why_names[ls.why[k]] : "?");
-	add(" kbytes=");
+		line_add(k ? ",%s" : "%s", ls.why[k] < 9 ? why_names[ls.why[k]] : "?");
+	line_add(" kbytes=");
 	for (uint32_t k = 0; k <= ls.period && k < IO_LB_HIST; k++)
-		add(k ? ",%lu" : "%lu", ls.bytes[k] / 1000);
-	add("\n");
-	flush();
+		line_add(k ? ",%lu" : "%lu", ls.bytes[k] / 1000);
+	line_add("\n");
+	line_flush();
 	uint32_t nb = (uint32_t)((s1 - t0) / ms / bin_ms + 1);
-	add("LBSERIES run=%d policy=%s proc=%s bin_ms=%lu sends=", run, pol, role, bin_ms);
+	line_add("LBSERIES run=%d policy=%s proc=%s bin_ms=%lu sends=", run, pol, role, bin_ms);
 	for (uint32_t k = 0; k < nb && k < MAXBINS; k++)
-		add(k ? ",%u" : "%u", bins[k]);
-	add("\n");
-	flush();
+		line_add(k ? ",%u" : "%u", bins[k]);
+	line_add("\n");
+	line_flush();
 	fmt_snprintf(name, sizeof(name), "%s: receiver confirmed every packet", role);
 	CHECK_EQ(name, got, sent);
 	fmt_snprintf(name, sizeof(name), "%s: at most one decision per period", role);
@@ -255,11 +231,11 @@ static int one_run(int argc, char **argv, int run, const char *pol, uint64_t hz)
 	       pol, tb > ta ? busy * 1000 / (tb - ta) : 0, ms_of(tb - ta, hz),
 	       first == pid[0] ? 'A' : first == pid[1] ? 'B' : first == pid[2] ? 'C' : '?', ls.period + 1, ls.refused);
 	for (int n = 0; n < 2; n++) {
-		add("LBNIC run=%d policy=%s nic=%d cap_bytes=%lu bytes=", run, pol, n, ls.nic_cap[n]);
+		line_add("LBNIC run=%d policy=%s nic=%d cap_bytes=%lu bytes=", run, pol, n, ls.nic_cap[n]);
 		for (uint32_t k = 0; k <= ls.period && k < IO_LB_HIST; k++)
-			add(k ? ",%lu" : "%lu", ls.nic_bytes[k][n]);
-		add("\n");
-		flush();
+			line_add(k ? ",%lu" : "%lu", ls.nic_bytes[k][n]);
+		line_add("\n");
+		line_flush();
 	}
 	chan_close(&obs);
 	fmt_snprintf(name, sizeof(name), "run %d (%s): all three senders passed", run, pol);

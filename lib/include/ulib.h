@@ -11,6 +11,10 @@
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int vprintf(const char *fmt, va_list ap);
 int puts(const char *s);
+// One output line built in pieces and written with one call (line_flush):
+// the kernel's own console lines then never land inside it.
+void line_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void line_flush(void);
 long atol(const char *s);
 // Value of "key=value" among argv[1..], or def when absent.
 const char *arg_get(int argc, char **argv, const char *key, const char *def);
