@@ -61,12 +61,8 @@ def typical(rows):
 
 
 def plot(groups, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("lb: no matplotlib, no plot", file=sys.stderr)
+    plt = sections.pyplot("lb")
+    if plt is None:
         return False
     panels = [(k, typical(groups[k])) for k in ORDER if groups.get(k)]
     panels = [(k, r) for k, r in panels if r and r.get("series")]
