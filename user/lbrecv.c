@@ -21,23 +21,6 @@
 // new one's frames as stale).
 #define CHAN0 100
 
-// The reliable channel's timers, loosened: a TCG guest on a shared host
-// stalls for tens of ms, and the defaults (10 ms heartbeats, 3 missed)
-// would then declare a link dead and send again on the other NIC, load
-// the balancer counts. A real loss is still sent again (after 500 ms).
-static long relax(struct chan *c)
-{
-	static const unsigned long kv[][2] = { { IO_SET_HB_US, 50000 }, { IO_SET_HB_MISS, 6 },
-					       { IO_SET_SKEW_US, 300000 }, { IO_SET_RTO_US, 500000 },
-					       { IO_SET_DEAD_US, 5000000 } };
-	for (unsigned k = 0; k < sizeof(kv) / sizeof(kv[0]); k++) {
-		long e = ctrl_io(c->io, IO_OP_SET, kv[k][0], kv[k][1], 0);
-		if (e)
-			return e;
-	}
-	return 0;
-}
-
 static int receiver(int argc, char **argv, uint64_t hz)
 {
 	const char *role = arg_get(argc, argv, "role", "?");
@@ -52,7 +35,7 @@ static int receiver(int argc, char **argv, uint64_t hz)
 	fmt_snprintf(name, sizeof(name), "%s: channel open, peer set", role);
 	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + 4 * run + who), NIN, 1), 0);
 	fmt_snprintf(name, sizeof(name), "%s: timers set", role);
-	CHECK_EQ(name, relax(&c), 0);
+	CHECK_EQ(name, chan_relax(&c), 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)(arg_long(argc, argv, "timeout_s", 120)) * 1000000, 0, 0);
 	printf("LBREADY run=%d proc=%s\n", run, role);
 	while (markers < BATCH && !bad) {

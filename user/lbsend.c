@@ -44,23 +44,6 @@ static int policy_of(const char *s)
 
 static uint64_t ms_of(uint64_t tsc, uint64_t hz) { return tsc / (hz / 1000); }
 
-// The reliable channel's timers, loosened: a TCG guest on a shared host
-// stalls for tens of ms, and the defaults (10 ms heartbeats, 3 missed)
-// would then declare a link dead and send again on the other NIC, load
-// the balancer counts. A real loss is still sent again (after 500 ms).
-static long relax(struct chan *c)
-{
-	static const unsigned long kv[][2] = { { IO_SET_HB_US, 50000 }, { IO_SET_HB_MISS, 6 },
-					       { IO_SET_SKEW_US, 300000 }, { IO_SET_RTO_US, 500000 },
-					       { IO_SET_DEAD_US, 5000000 } };
-	for (unsigned k = 0; k < sizeof(kv) / sizeof(kv[0]); k++) {
-		long e = ctrl_io(c->io, IO_OP_SET, kv[k][0], kv[k][1], 0);
-		if (e)
-			return e;
-	}
-	return 0;
-}
-
 // ------------------------------------------------------------ a sender
 
 static int sender(int argc, char **argv, uint64_t hz)
@@ -88,7 +71,7 @@ static int sender(int argc, char **argv, uint64_t hz)
 	fmt_snprintf(name, sizeof(name), "%s: channel open, peer set", role);
 	CHECK_EQ(name, chan_setup(&c, 0, argc, argv, (uint16_t)(CHAN0 + 4 * run + who), 1, BATCH), 0);
 	fmt_snprintf(name, sizeof(name), "%s: timers set", role);
-	CHECK_EQ(name, relax(&c), 0);
+	CHECK_EQ(name, chan_relax(&c), 0);
 	fmt_snprintf(name, sizeof(name), "%s: policy %s", role, pol);
 	CHECK_EQ(name, ctrl_io(c.io, IO_OP_BALANCE, (unsigned long)policy_of(pol),
 			       (unsigned long)arg_long(argc, argv, "t_ms", (long)(10 * unit)),
