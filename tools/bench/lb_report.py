@@ -152,6 +152,10 @@ def section(doc, groups, plotted):
         lines.append("- not assessed: history or tlb has no completed run")
     if plotted:
         lines += ["", "![Each process's Mbit/s against time, one typical run per policy](lb.png)"]
+    e, le = doc.get("env", {}), doc.get("linux_env") or {}
+    lines += ["", f"Environment: QEMU {e.get('qemu', '?')} ({e.get('accel', '?')}), host CPU "
+              f"{e.get('cpu', '?')}; host: {e.get('host_setting', 'not recorded')}"
+              + (f" (Linux part: {le.get('host_setting', 'not recorded')})" if le else "") + "."]
     lines += ["", "Data: lb.json (kernel-lb.json, linux-lb.json).", END, ""]
     return "\n".join(lines)
 

@@ -155,6 +155,7 @@ python3 "$HERE/collect-lb.py" --out "$OUT" $CHECK \
 	--env "priorities=nice 0, 0, -10 (the paper's 120, 120, 110); one TCP connection per process, source ports 40000, 40004, 40008" \
 	--env "bonding=bonding.ko, miimon 100 ms; balance-tlb with xmit_hash_policy layer3+4 (per connection), its 10 s rebalance interval (fixed in the driver)" \
 	--env "tlb_warm_s=$TLB_WARM" \
+	--env "host_setting=${BENCH_HOST_SETTING:-host defaults}" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, one vCPU, -cpu max" \
 	"${dirs[@]}"
 progress "wrote $OUT"
