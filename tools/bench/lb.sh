@@ -37,7 +37,7 @@ linux_part() {
 }
 rm -f "$out/linux-lb.json"
 if [ -n "${LB_TOGETHER:-}" ]; then
-	export BENCH_HOST_SETTING="this kernel's part and Linux's ran at the same time (2 + 2 VMs)"
+	export BENCH_HOST_SETTING="this kernel's part and Linux's ran at the same time (2 + 2 VMs)${BENCH_HOST_SETTING:+; $BENCH_HOST_SETTING}"
 	kernel_part &
 	kpid=$!
 	trap 'kill $kpid 2>/dev/null' EXIT
@@ -45,7 +45,7 @@ if [ -n "${LB_TOGETHER:-}" ]; then
 	wait $kpid
 	trap - EXIT
 else
-	export BENCH_HOST_SETTING="one part at a time, nothing else on the host"
+	export BENCH_HOST_SETTING="${BENCH_HOST_SETTING:-one part at a time}"
 	kernel_part
 	linux_part
 fi

@@ -8,7 +8,9 @@
 # RUNS: this kernel's runs per hop count and link count.
 # Environment: RELAY_HOPS (0,1,2: two relays boot 4 VMs at once, ask for it
 # only on a host with nothing else running), RELAY_LINKS (1,2),
-# RELAY_LINUX_RUNS (1), BENCH_PY, LB_BUILD.
+# RELAY_LINUX_RUNS (1), BENCH_HOST_SETTING (what else ran on the host, as
+# the operator states it: recorded in both parts' env and the report),
+# BENCH_PY, LB_BUILD.
 set -euo pipefail
 kernel=$1 runs=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)

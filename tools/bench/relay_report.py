@@ -167,7 +167,7 @@ def section(doc):
     out += ["", "How it is measured, and why it differs from HXB: the links here are QEMU's e1000 under TCG "
             "on one 2-core host that runs every VM of a line at once, so a relay's forwarding competes for "
             "the same two host CPUs as both ends (which spin while they poll for a batch, this kernel's "
-            "default), and other jobs' VMs ran beside them: throughput through relays is bounded by the "
+            "default): throughput through relays is bounded by the "
             "host, not by a wire or by the relay's work (a few thousand instructions per frame), and round "
             "trips by TCG's interrupt and timer latency (hundreds of µs) rather than by a NIC's. The instruction counts come from separate boots in which only the relays run under "
             "-icount shift=0: the relay's busy time (elapsed minus halted, from its first forwarded frame "
@@ -175,6 +175,8 @@ def section(doc):
             "driver work included, as the Linux router's count includes its whole kernel; both sides less "
             "what the router costs when it forwards nothing (this kernel: its busy rate before the first "
             "frame, timer ticks and the watching program's polling; Linux: its marks' cost).", "",
+            f"Host: {e.get('host_setting', 'not recorded')} (this kernel's part); "
+            f"{le.get('host_setting', 'not recorded')} (Linux's part).", "",
             "![Mbit/s and round trip against relays on the path](relay.png)", "", END, ""]
     return "\n".join(out)
 
