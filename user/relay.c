@@ -15,7 +15,9 @@
 // machine does when it forwards nothing (timer ticks, this program's own
 // polling), at the busy rate measured before the first frame came. Checks: 0 bytes copied, nothing in
 // flight at the end, exactly hopdrops=, noroute=, baddst= drops (default 0),
-// no busy or down drops unless busy_ok=1.
+// no busy or down drops unless busy_ok=1, and with min_busy_per_fwd=N
+// (under -icount: guest instructions) busy_per_fwd at least N: the relay's
+// work, done in the interrupt that ends a halt, is busy time, not idle.
 //
 // Probe mode (probe=MAC: the first relay's MAC on NIC nic=): sends, to the
 // node dst=, one packet with hop limit 1 on channel 77 (a relay must drop
@@ -146,6 +148,10 @@ int main(int argc, char **argv)
 	CHECK_EQ("relay: hop-limit drops", s.drop_hops, (uint64_t)arg_long(argc, argv, "hopdrops", 0));
 	CHECK_EQ("relay: unroutable drops", s.drop_noroute, (uint64_t)arg_long(argc, argv, "noroute", 0));
 	CHECK_EQ("relay: malformed drops", s.drop_baddst, (uint64_t)arg_long(argc, argv, "baddst", 0));
+	uint64_t min_busy = (uint64_t)arg_long(argc, argv, "min_busy_per_fwd", 0);
+	if (min_busy)
+		CHECK("relay: its work counted as busy time (busy_per_fwd >= min_busy_per_fwd)",
+		      timed && busy / timed >= min_busy);
 	if (!arg_long(argc, argv, "busy_ok", 0))
 		CHECK_EQ("relay: no busy or down drops", s.drop_busy + s.drop_down, 0);
 	chan_close(&c);
