@@ -148,6 +148,23 @@ def section(doc, groups, plotted):
                   f"- rebinding at most once per period: at most {reb} per sender and period — {res(reb <= 1)}",
                   f"- every decision replayed against the model of the rule (tests/qemu/lb/check.py): "
                   f"{'all agree' if agree else 'DISAGREEMENT'}"]
+        c_mbit = (r0 := h[0]).get("sends", {}).get("C", 0) * 1024 * 8 / 1e6
+        if c_mbit and r0.get("link_mbps"):
+            floor = c_mbit / r0["link_mbps"]
+            def c_share(rows):  # C's Mbit in 10-20 s over the busier NIC's
+                v = [r["proc_mbit_per_10s"]["C"][1] / max(r["nic_mbit_per_10s"][n][1] for n in ("nic0", "nic1"))
+                     for r in rows if r.get("proc_mbit_per_10s") and r.get("nic_mbit_per_10s")]
+                return round(statistics.median(v) * 100) if v else None
+            shares, lt = c_share(t), c_share(good(groups.get(("linux", "balance-tlb"), [])))
+            lines += ["", f"C's run time has a floor: C sends {c_mbit:g} Mbit, which one NIC of "
+                      f"{r0['link_mbps']} Mbit/s carries in no less than {floor:.1f} s (only a sender striped "
+                      "over both NICs, rr here, does better), and this kernel's tlb already comes within "
+                      f"{med(t, 'c_runtime_s') / floor:.2f}x of that floor: when a NIC is full its senders "
+                      "block, and the highest-priority one runs first when room frees, so C takes most of a "
+                      "NIC it shares (in 10-20 s, C's Mbit over the busier NIC's, median: "
+                      f"{shares} % under this kernel's tlb"
+                      + (f", {lt} % under Linux balance-tlb, whose TCP senders share a NIC whatever their "
+                         "nice levels" if lt is not None else "") + ")."] if shares is not None else []
     else:
         lines.append("- not assessed: history or tlb has no completed run")
     if plotted:
