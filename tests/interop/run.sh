@@ -8,7 +8,10 @@
 # frame leaked) and pktbench ends with "DONE ok".  About 20 s on an idle host.
 # Usage: tests/interop/run.sh KERNEL [LINUX_GUEST_DIR]
 # Environment: INTEROP_VARIANT=packet|mmap (pktbench's sockets, default packet),
-#              NIC=e1000|virtio|e1000e (both VMs' NIC model, default e1000).
+#              NIC=e1000|virtio|e1000e (both VMs' NIC model, default e1000),
+#              INTEROP_DIRS=both|kernel-server|linux-server (which of the two
+#              tests, default both: in either one both sides send and
+#              receive every size, the direction only says who starts).
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,8 +49,10 @@ run() { # name direction
 }
 
 sfx=; [ "$nic" = e1000 ] || sfx=_$nic
-run interop_kernel_server_linux_client$sfx kernel-server
-run interop_linux_server_kernel_client$sfx linux-server
+dirs=${INTEROP_DIRS:-both}
+case "$dirs" in both | kernel-server | linux-server) ;; *) echo "interop: INTEROP_DIRS=$dirs: both, kernel-server or linux-server" >&2; exit 2 ;; esac
+[ "$dirs" = linux-server ] || run interop_kernel_server_linux_client$sfx kernel-server
+[ "$dirs" = kernel-server ] || run interop_linux_server_kernel_client$sfx linux-server
 
 echo "interop tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
