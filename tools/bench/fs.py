@@ -134,8 +134,8 @@ def cell(a, kernel, links, delay_ms):
         if r.returncode != 0:
             tail = "".join(f"--- {n}\n" + "".join(v.splitlines(True)[-8:]) for n, v in logs.items())
             raise RuntimeError(f"fs run {topo['name']} failed ({r.returncode}):\n{r.stdout[-600:]}\n{tail}")
-        lines = [ln.strip() for ln in logs["c"].splitlines() if ln.startswith("FSB")]
-        stats = next((kv(ln) for ln in logs["s"].splitlines() if ln.startswith("STATS fsd")), {})
+        lines = [ln[ln.index("FSB op="):].strip() for ln in logs["c"].splitlines() if "FSB op=" in ln]
+        stats = next((kv(ln[ln.index("STATS fsd"):]) for ln in logs["s"].splitlines() if "STATS fsd" in ln), {})
         odd = {"client_link_deaths_logged": len(re.findall(r"link \d+ dead", logs["c"])),
                "server_link_deaths_logged": len(re.findall(r"link \d+ dead", logs["s"]))}
         if delay_ms:
