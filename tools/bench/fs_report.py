@@ -173,7 +173,9 @@ def target_2x(rows, delay, out, want, noac=None, label=""):
             if any_linux:
                 verdicts.append(f"- {op}, {links} link(s){', +' + str(delay) + ' ms' if delay else ''}: "
                                 f"{verdict(worst >= want)} (lowest {worst:.2f}× the best Linux{label} "
-                                f"configuration at 4 MiB and above; {fmt(worst_wire, 2)}× the best over the wire)")
+                                f"configuration at 4 MiB and above; " +
+                                (f"{worst_wire:.2f}× the best over the wire)" if worst_wire is not None else
+                                 "every Linux row faster than the links: its client cache)"))
     out += lines
     return verdicts
 
