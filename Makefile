@@ -278,6 +278,15 @@ RELAY_RUNS ?= 3
 bench-relay: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/relay.sh $(KERNEL) $(RELAY_RUNS) $(BENCH_OUT)
 
+# The file service against Linux NFS (issue 15): SRFS's four patterns per
+# I/O length over 1 and 2 paced links, a read through a link cut, 4 KiB
+# round trips, and the same with 3.3 ms added by a netem router guest:
+# fs.json, fs.png and REPORT.md's file-service section (tools/bench/fs.sh).
+# FS_RUNS (3) kernel runs, FS_LINUX_RUNS (1); FS_QUICK=1 tries the harness.
+.PHONY: bench-fs
+bench-fs: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/fs.sh $(KERNEL) $(BENCH_OUT)
+
 # The balancing scenario (Taniguchi et al. section 4.2) under rr, tlb and
 # history in this kernel, LB_RUNS (20) runs each, and Linux bonding
 # balance-rr and balance-tlb, LB_LINUX_RUNS (20) each: lb.json, lb.png and

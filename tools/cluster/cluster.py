@@ -143,6 +143,7 @@ class Node:
         self.rc = self.status = None
         self.timed_out = False
         self.not_started = None
+        self.stopped = False  # a service node stopped when the others had ended
         self.counts = {}      # line pattern -> occurrences so far
         self._off, self._part = 0, b""
 
@@ -420,14 +421,32 @@ class Run:
             if n.running:
                 self.reap(n)
 
+    def stop_services(self):
+        """The service nodes, once every other node has ended: stopped, ok
+        when their ok_line was seen."""
+        for n in self.nodes:
+            if not n.spec.get("service") or not n.running:
+                continue
+            n.proc.terminate()
+            try:
+                n.proc.wait(KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                n.proc.kill()
+                n.proc.wait()
+            n.end, n.rc, n.stopped = self.now(), n.proc.returncode, True
+            n.scan()
+            n.status = 0 if n.seen(n.spec["ok_line"], 1) else 1
+            say(f"{n.name}: service stopped, status {n.status}, after {n.end - n.start:.1f} s")
+
     def loop(self):
-        while not all(n.done for n in self.nodes):
+        while not all(n.done for n in self.nodes if not n.spec.get("service")):
             self.step()
             if self.now() > self.timeout:
                 self.timed_out = True
                 say(f"timed out after {self.timeout} s: killing what still runs")
                 return
             time.sleep(POLL)
+        self.stop_services()
 
     def teardown(self):
         t = time.monotonic()
@@ -459,6 +478,7 @@ class Run:
                 "started_s": n.start, "ended_s": n.end,
                 "run_s": round(n.end - n.start, 3) if n.end is not None and n.start is not None else None,
                 "timed_out": n.timed_out, "not_started": n.not_started,
+                "service": bool(n.spec.get("service")), "stopped": n.stopped,
                 "log": os.path.basename(n.log),
                 "nics": [{k: c[k] for k in ("index", "net", "wire", "mac", "mbps", "model", "netdev", "device")
                           if k in c} | ({"tap": c["tap"]} if "tap" in c else {"far": c["far"]})

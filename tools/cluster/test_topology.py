@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -150,6 +151,14 @@ class Parse(unittest.TestCase):
         t = base()
         t["nodes"] += [{"name": f"n{i}", "kernel": "k.elf"} for i in range(T.MAX_NODES)]
         self.bad(t, "topology.nodes", "at most")
+        t = base(); t["nodes"][1]["service"] = "yes"
+        self.bad(t, "nodes[1].service", "true or false")
+        t = base(); t["nodes"][1]["service"] = True
+        self.bad(t, "nodes[1].service", "ok_line")
+        t = base(); t["nodes"][0].update(service=True, ok_line="UP"); t["nodes"][1].update(service=True, ok_line="UP")
+        self.bad(t, "topology.nodes", "every node is a service")
+        t = base(); t["nodes"][1].update(service=True, ok_line="ROUTER ready")
+        self.assertEqual([n["service"] for n in self.parse(t)["nodes"]], [False, True])
         t = base(); t["nodes"][0]["nics"] = ["net0", "w1"]  # a bare network name is a NIC too
         self.assertEqual(self.parse(t)["nodes"][0]["nics"][1]["net"], "w1")
 
@@ -241,6 +250,24 @@ class Runner(unittest.TestCase):
         self.assertTrue(b[b.index("-append") + 1].startswith("console=ttyS0 panic=-1 peer=52:54:00:00:10:01"))
         self.assertEqual(b[-2:], ["-icount", "shift=0"])
         self.assertEqual(r.nic_info(r.nodes[1])[1]["far"], ["a", 1])
+
+    def test_service_stopped_when_the_others_end(self):
+        # a stand-in process for the service node's QEMU; ok only with its ok_line
+        for line, want in (("ROUTER ready bridges=1\n", 0), ("booting\n", 1)):
+            t = base()
+            t["nodes"][1].update(service=True, ok_line="ROUTER ready")
+            run_dir = os.path.join(self.dir, "svc")
+            os.makedirs(run_dir, exist_ok=True)
+            r = cluster.Run(T.parse(t, self.dir), run_dir, 30)
+            a, b = r.nodes
+            with open(b.log, "w") as f:
+                f.write(line)
+            b.proc, b.start = subprocess.Popen(["sleep", "60"]), 0.0
+            a.end = 1.0  # the only other node has ended: the loop ends at once
+            with redirect_stdout(io.StringIO()):
+                r.loop()
+            self.assertIsNotNone(b.proc.poll())
+            self.assertEqual((b.status, b.stopped), (want, True))
 
     def test_long_run_dir_puts_sockets_in_tmp(self):
         topo = T.parse(base(), self.dir)

@@ -19,7 +19,7 @@ MTU = 9000
 TOP_KEYS = {"name", "timeout", "networks", "nodes", "events", "comment"}
 NET_KEYS = {"name", "wire", "comment"}
 NODE_KEYS = {"name", "kernel", "initrd", "append", "model", "mem", "nics", "start_after",
-             "qemu_extra", "kind", "ok_line", "comment"}
+             "qemu_extra", "kind", "ok_line", "service", "comment"}
 NIC_KEYS = {"net", "mbps", "model", "mac", "comment"}
 AFTER_KEYS = {"node", "line", "count"}
 EVENT_KEYS = {"after", "at", "delay", "action", "node", "nic", "peer", "comment"}
@@ -145,6 +145,14 @@ def _node(n, where, nets, root):
     if ok is not None and (not isinstance(ok, str) or not ok):
         _fail(where + ".ok_line", "must be a non-empty string")
     out["ok_line"] = ok
+    # A service node (a router between the others) runs until every other
+    # node has ended, then is stopped: ok when its ok_line was seen.
+    svc = n.get("service", False)
+    if not isinstance(svc, bool):
+        _fail(where + ".service", "must be true or false")
+    if svc and ok is None:
+        _fail(where + ".service", "a service node needs an ok_line (the line that says it serves)")
+    out["service"] = svc
     out["start_after"] = n.get("start_after")
     return out
 
@@ -233,6 +241,8 @@ def parse(data, root=".", check_files=True):
         if check_files:
             _check_files(n, where)
     _check_cycles(topo["nodes"])
+    if all(n["service"] for n in topo["nodes"]):
+        _fail("topology.nodes", "every node is a service: nothing would end the run")
     macs = [c["mac"] for n in topo["nodes"] for c in n["nics"]]
     if len(set(macs)) != len(macs):
         _fail("topology.nodes", "two NICs have the same MAC")

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make bench-fs: the file service against Linux NFS (issue 15; SRFS on Ether
+# appendix A, RI2N/DRV Tables 2 and 4): [1/3] this kernel (tools/bench/fs.py:
+# user/fsd.c and user/fsbench.c over 1 and 2 paced links, a read through a
+# link cut, and 3.3 ms added by a Linux netem router guest), [2/3] Linux NFS
+# (tools/linux-baseline/bench-fs.sh over links 1,2, then again with
+# --delay-ms 3.3), [3/3] fs.json, fs.png and REPORT.md's file-service
+# section (tools/bench/fs_report.py).
+# Usage: tools/bench/fs.sh KERNEL OUTDIR
+# Environment: FS_RUNS (this kernel's runs, 3), FS_LINUX_RUNS (1),
+# FS_SIZES (MiB, 1,2,4,8,16,32), FS_LINKS (1,2), FS_DELAY_MS (3.3; 0: no
+# delay cells), FS_DELAY_LINKS (1), FS_MBPS (100), FS_QUICK=1 (sizes 1,4,
+# one run, Linux NFSv4.2 with 1 MiB rsize only: the harness in a few
+# minutes, not the benchmark), FS_SKIP_LINUX=1, BENCH_PY, LB_BUILD.
+set -euo pipefail
+kernel=$1 out=$2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+py=${BENCH_PY:-/usr/bin/python3}
+guest=${LB_BUILD:-$root/build/linux-baseline}
+linux=$root/tools/linux-baseline/bench-fs.sh
+runs=${FS_RUNS:-3} lruns=${FS_LINUX_RUNS:-1} sizes=${FS_SIZES:-1,2,4,8,16,32} links=${FS_LINKS:-1,2}
+delay=${FS_DELAY_MS-3.3} dlinks=${FS_DELAY_LINKS:-1} mbps=${FS_MBPS:-100}
+lopts=()
+if [ -n "${FS_QUICK:-}" ]; then
+	runs=1 lruns=1 sizes=${FS_SIZES:-1,4}
+	lopts=(--vers 4.2 --rsize 1048576)
+fi
+"$root/tools/deps.sh" build qemu bench cluster linux
+LB_NFS=1 "$root/tools/linux-baseline/build.sh" "$guest" # the NFS guest, also the kernel's delay router
+mkdir -p "$out"
+rm -f "$out/kernel-fs.json" "$out/linux-fs.json" "$out"/linux-fs-delay*.json
+delays=0
+case "$delay" in '' | 0) ;; *) delays="0,$delay" ;; esac
+echo "bench-fs: [1/3] this kernel: $runs run(s), sizes $sizes MiB, links $links, delays $delays ms ($(date +%T))"
+"$py" "$root/tools/bench/fs.py" "$kernel" "$out" "$runs" --sizes "$sizes" --links "$links" --mbps "$mbps" \
+	--delays "$delays" --delay-links "$dlinks" --guest "$guest" ||
+	echo "bench-fs: some kernel cells failed (see kernel-fs.json's cells)"
+if [ -n "${FS_SKIP_LINUX:-}" ] || [ ! -x "$linux" ]; then
+	echo "bench-fs: [2/3] Linux NFS skipped: kernel rows only"
+else
+	echo "bench-fs: [2/3] Linux NFS, links $links, $lruns run(s) ($(date +%T))"
+	LB_PREBUILT=1 LB_BUILD=$guest "$linux" --runs "$lruns" --sizes "$sizes" --links "$links" --mbps "$mbps" \
+		"${lopts[@]}" "$out/linux-fs.json" || echo "bench-fs: the Linux part failed"
+	if [ "$delays" != 0 ]; then
+		echo "bench-fs: [2/3] Linux NFS, +$delay ms, links $dlinks ($(date +%T))"
+		LB_PREBUILT=1 LB_BUILD=$guest "$linux" --runs "$lruns" --sizes "$sizes" --links "$dlinks" \
+			--mbps "$mbps" --delay-ms "$delay" "${lopts[@]}" "$out/linux-fs-delay$delay.json" ||
+			echo "bench-fs: the Linux delay part failed"
+	fi
+fi
+echo "bench-fs: [3/3] merged results, plot, REPORT.md ($(date +%T))"
+"$py" "$root/tools/bench/fs_report.py" "$out"

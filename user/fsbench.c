@@ -1,0 +1,271 @@
+// The file service's benchmark client (make bench-fs; tools/bench/fs.py
+// runs it against user/fsd.c): SRFS's four patterns as the Linux side's
+// tools/linux-baseline/fsbench.c and nfs-guest.sh define them, per run and
+// I/O length, from zero-copy buffers (fs_buf_alloc: fs_write lends pages):
+//   create_write      a new file (created before the timer), one fs_write of
+//                     the length: timed until it returns (the data is in the
+//                     server's memory, as NFS write + fsync to a tmpfs export)
+//   overwrite         the same file again, other bytes
+//   read_after_write  one fs_read of it, then every byte compared
+//   read_after_mount  the client detaches (FS_DISC_DETACH) and connects anew
+//                     (not timed), then the read, every byte compared
+//   create_write_fsync  a new file, fs_write + fs_fsync: the bytes on the
+//                     server's disk (IDE port I/O, ~0.5 s a MiB under TCG),
+//                     lengths up to fsync_mb= MiB only; read back, compared
+// Then read_4k_rtt: rtt_n= (200) reads of 4 KiB at random page-aligned
+// offsets of a 1 MiB file, each compared: median, p99 and min (us). Then,
+// with cut_mb= (0: none), read_through_cut: one read of cut_mb MiB framed by
+// "FSCUT begin" and "FSCUT end" (the runner cuts link 0 between them), its
+// bytes lost and corrupt counted.
+// One line per measurement:
+//   FSB op=OP io_bytes=N run=R us=T mbps=M.m verified=0|1 status=E
+// Every file is unlinked, BYE ends the server. Arguments: sizes= (MiB,
+// comma-separated, default 1,2,4,8,16,32), runs= (1), fsync_mb= (4),
+// rtt_n= (200), cut_mb= (0), nics=, peer=, chan=, timeout_ms=, the settings
+// (fs.h). Exit 0 only when every operation worked, every byte compared
+// equal, and the frames came back.
+#include <ulib.h>
+#include <netutil.h>
+#include "fs.h"
+
+#define MAX_SIZES 8
+#define RTT_FILE (1u << 20)
+#define RTT_MAX 1000
+#define DETACH_GAP_US 2000000 // the server reopens its channels 1.5 s after a DETACH
+
+static struct fs_client fc;
+static struct fs_cfg cfg;
+static uint8_t mask;
+static uint16_t chan;
+static const char *peer;
+static uint32_t timeout_ms;
+static uint8_t *wbuf, *rbuf;
+static uint64_t buf_bytes, tsc_per_us;
+static int failures;
+
+static uint64_t now_us(void) { return rdtsc() / tsc_per_us; }
+
+// Connects and allocates both buffers; 0 or -E_*.
+static long bench_connect(void)
+{
+	long e = fs_connect(&fc, &cfg, mask, chan, peer, timeout_ms);
+	if (e < 0)
+		return e;
+	wbuf = fs_buf_alloc(&fc, buf_bytes);
+	rbuf = fs_buf_alloc(&fc, buf_bytes);
+	return wbuf && rbuf ? 0 : -E_NOMEM;
+}
+
+static void report(const char *op, uint64_t bytes, int run, uint64_t us, int ok, long status)
+{
+	uint64_t m10 = us ? bytes * 80 / us : 0; // Mbit/s in tenths
+	printf("FSB op=%s io_bytes=%lu run=%d us=%lu mbps=%lu.%lu verified=%d status=%ld\n", op, bytes, run, us,
+	       m10 / 10, m10 % 10, ok, status);
+	failures += !ok;
+}
+
+// Times one fs_write (and fs_fsync with sync) of len bytes of seed's data at 0.
+static long timed_write(long h, uint64_t len, uint64_t seed, int sync, uint64_t *us)
+{
+	fs_pattern(wbuf, 0, len, seed);
+	uint64_t t0 = now_us();
+	long e = fs_write(&fc, h, 0, wbuf, len);
+	if (e >= 0 && sync)
+		e = fs_fsync(&fc, h);
+	*us = now_us() - t0;
+	return e < 0 ? e : e == (long)len || sync ? 0 : -E_IO;
+}
+
+// Times one fs_read of len bytes at 0, then compares them with seed's data.
+static long timed_read(long h, uint64_t len, uint64_t seed, uint64_t *us, int *ok)
+{
+	memset(rbuf, 0x5a, len);
+	uint64_t t0 = now_us();
+	long e = fs_read(&fc, h, 0, rbuf, len);
+	*us = now_us() - t0;
+	*ok = e == (long)len && fs_pattern_diff(rbuf, 0, len, seed) == -1;
+	return e < 0 ? e : 0;
+}
+
+// One run of one length: the four patterns (and the fsync'd write).
+static long one_size(uint64_t len, int run, uint64_t fsync_max)
+{
+	char name[16];
+	uint64_t mib = len >> 20, seed = ((uint64_t)run * 64 + mib) * 2, us;
+	fmt_snprintf(name, sizeof(name), "f%lu", mib);
+	long h = fs_create(&fc, name, 1), e;
+	if (h < 0)
+		return h;
+	e = timed_write(h, len, seed, 0, &us);
+	report("create_write", len, run, us, e == 0, e);
+	if (e == 0) {
+		e = timed_write(h, len, seed + 1, 0, &us);
+		report("overwrite", len, run, us, e == 0, e);
+	}
+	int ok;
+	if (e == 0) {
+		e = timed_read(h, len, seed + 1, &us, &ok);
+		report("read_after_write", len, run, us, ok && e == 0, e);
+	}
+	if (e < 0)
+		return e;
+	fs_close(&fc, h);
+	fs_disconnect(&fc, FS_DISC_DETACH); // "umount": the buffers go too
+	sleep(DETACH_GAP_US);
+	if ((e = bench_connect()) < 0 || (h = fs_open(&fc, name, NULL)) < 0)
+		return e < 0 ? e : h;
+	e = timed_read(h, len, seed + 1, &us, &ok);
+	report("read_after_mount", len, run, us, ok && e == 0, e);
+	fs_close(&fc, h);
+	long u = fs_unlink(&fc, name);
+	if (e < 0 || u < 0 || len > fsync_max)
+		return e < 0 ? e : u;
+	name[0] = 's';
+	if ((h = fs_create(&fc, name, 1)) < 0)
+		return h;
+	e = timed_write(h, len, seed + 2, 1, &us);
+	uint64_t rus;
+	if (e == 0)
+		e = timed_read(h, len, seed + 2, &rus, &ok);
+	report("create_write_fsync", len, run, us, e == 0 && ok, e);
+	fs_close(&fc, h);
+	u = fs_unlink(&fc, name);
+	return e < 0 ? e : u;
+}
+
+// rtt_n reads of 4 KiB at random page-aligned offsets of a 1 MiB file.
+static long rtt_4k(int n)
+{
+	static uint64_t us[RTT_MAX];
+	long h = fs_create(&fc, "rtt", 1), e;
+	if (h < 0)
+		return h;
+	uint64_t t, rnd = 0x5eed;
+	if ((e = timed_write(h, RTT_FILE, 7, 0, &t)) < 0)
+		return e;
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++) {
+		uint64_t off = rand64(&rnd) % (RTT_FILE / 4096) * 4096;
+		uint64_t t0 = now_us();
+		e = fs_read(&fc, h, off, rbuf, 4096);
+		us[i] = now_us() - t0;
+		ok = e == 4096 && fs_pattern_diff(rbuf, off, 4096, 7) == -1;
+	}
+	sort_u64(us, n);
+	printf("FSB op=read_4k_rtt io_bytes=4096 n=%d median_us=%lu p99_us=%lu min_us=%lu verified=%d status=%ld\n", n,
+	       us[n / 2], us[n * 99 / 100], us[0], ok, e < 0 ? e : 0);
+	failures += !ok;
+	fs_close(&fc, h);
+	long u = fs_unlink(&fc, "rtt");
+	return e < 0 ? e : u;
+}
+
+// Bytes of p[0..len) that differ from seed's data at 0.
+static uint64_t corrupt_bytes(const uint8_t *p, uint64_t len, uint64_t seed)
+{
+	static uint8_t want[4096];
+	uint64_t bad = 0;
+	for (uint64_t d = 0; d < len; d += sizeof(want)) {
+		uint64_t n = len - d < sizeof(want) ? len - d : sizeof(want);
+		fs_pattern(want, d, n, seed);
+		for (uint64_t i = 0; i < n; i++)
+			bad += want[i] != p[d + i];
+	}
+	return bad;
+}
+
+// One read of len bytes between "FSCUT begin" and "FSCUT end".
+static long cut_read(uint64_t len)
+{
+	long h = fs_create(&fc, "cut", 1), e;
+	if (h < 0)
+		return h;
+	uint64_t us;
+	if ((e = timed_write(h, len, 9, 0, &us)) < 0)
+		return e;
+	struct io_stats s0, s1;
+	ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s0, 0, 0);
+	memset(rbuf, 0x5a, len);
+	printf("FSCUT begin\n");
+	uint64_t t0 = now_us();
+	long r = fs_read(&fc, h, 0, rbuf, len);
+	us = now_us() - t0;
+	printf("FSCUT end\n");
+	ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s1, 0, 0);
+	uint64_t got = r > 0 ? (uint64_t)r : 0, bad = got ? corrupt_bytes(rbuf, got, 9) : 0;
+	uint64_t m10 = us ? len * 80 / us : 0;
+	printf("FSB op=read_through_cut io_bytes=%lu run=1 us=%lu mbps=%lu.%lu lost=%lu corrupt=%lu "
+	       "link_deaths=%lu link_recoveries=%lu retransmits=%lu verified=%d status=%ld\n", len, us, m10 / 10,
+	       m10 % 10, len - got, bad, s1.link_deaths - s0.link_deaths, s1.link_recoveries - s0.link_recoveries,
+	       s1.tx_retransmits - s0.tx_retransmits, got == len && !bad, r < 0 ? r : 0);
+	failures += got != len || bad;
+	fs_close(&fc, h);
+	long u = fs_unlink(&fc, "cut");
+	return r < 0 ? r : u;
+}
+
+// sizes=1,2,4 (MiB) into v; how many.
+static int parse_sizes(const char *s, uint64_t *v)
+{
+	int n = 0;
+	while (*s && n < MAX_SIZES) {
+		long m = atol(s);
+		if (m > 0 && (uint64_t)m << 20 <= FS_MAX_FILE)
+			v[n++] = (uint64_t)m << 20;
+		while (*s && *s != ',')
+			s++;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static long bench(int argc, char **argv, const uint64_t *sizes, int nsizes)
+{
+	int runs = (int)arg_long(argc, argv, "runs", 1);
+	uint64_t fsync_max = (uint64_t)arg_long(argc, argv, "fsync_mb", 4) << 20;
+	int rtt_n = (int)arg_long(argc, argv, "rtt_n", 200);
+	uint64_t cut = (uint64_t)arg_long(argc, argv, "cut_mb", 0) << 20;
+	long e = 0;
+	if (rtt_n > 0)
+		e = rtt_4k(rtt_n > RTT_MAX ? RTT_MAX : rtt_n);
+	for (int run = 1; run <= runs && e >= 0; run++)
+		for (int i = 0; i < nsizes && e >= 0; i++)
+			e = one_size(sizes[i], run, fsync_max);
+	if (e >= 0 && cut)
+		e = cut_read(cut);
+	return e;
+}
+
+int main(int argc, char **argv)
+{
+	struct sysinfo s0, s1;
+	sysinfo(&s0);
+	tsc_per_us = s0.tsc_hz / 1000000;
+	uint64_t sizes[MAX_SIZES];
+	int nsizes = parse_sizes(arg_get(argc, argv, "sizes", "1,2,4,8,16,32"), sizes);
+	fs_cfg_args(&cfg, argc, argv);
+	mask = nic_mask_arg(argc, argv);
+	chan = (uint16_t)arg_long(argc, argv, "chan", 40);
+	peer = arg_get(argc, argv, "peer", NULL);
+	timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 5000);
+	uint64_t cut = (uint64_t)arg_long(argc, argv, "cut_mb", 0) << 20;
+	buf_bytes = RTT_FILE > cut ? RTT_FILE : cut;
+	for (int i = 0; i < nsizes; i++)
+		buf_bytes = sizes[i] > buf_bytes ? sizes[i] : buf_bytes;
+	long e = bench_connect();
+	if (e == 0)
+		e = bench(argc, argv, sizes, nsizes);
+	if (e < 0)
+		printf("fsbench: stopped: %ld (%s)\n", e, err_name(e));
+	fs_disconnect(&fc, e == -E_TIMEOUT || e == -E_LINK ? FS_DISC_QUIET : FS_DISC_BYE);
+	sysinfo(&s1);
+	int frames_ok = s1.frames_free == s0.frames_free;
+	if (!frames_ok)
+		printf("fsbench: frames free %lu at the start, %lu at the end\n", s0.frames_free, s1.frames_free);
+	int ok = e >= 0 && !failures && frames_ok;
+	printf("FSBENCH done ok=%d failures=%d sum_errors=%lu stale_replies=%lu pages_lent=%lu copied_tx=%lu "
+	       "copied_rx=%lu\n", ok, failures, fc.sum_errors, fc.stale_replies, fc.net.pages_loaned, fc.net.copied_tx,
+	       fc.net.copied_rx);
+	return ok ? 0 : 1;
+}
