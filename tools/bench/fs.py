@@ -25,8 +25,13 @@ delay runs use. Delay cells run on --delay-links only.
 
 Usage: fs.py KERNEL OUTDIR RUNS [--sizes 1,2,4,8,16,32] [--links 1,2]
              [--mbps 100] [--delays 0,3.3] [--delay-links 1] [--fsync-mb 4]
-             [--cut-mb 32] [--guest DIR]
+             [--cut-mb 32] [--guest DIR] [--sweep 'default;streams=1;..']
+             [--sweep-mib 8] [--sweep-only]
 Writes OUTDIR/kernel-fs.json (rows as check_schema.py's "fs" rows).
+--sweep: first, the service's settings against its defaults (SRFS section
+2 chose its unit, pieces and streams the same way): one boot pair per
+setting on the most links asked, --sweep-mib only, every pattern and the
+4 KiB round trips; rows with their "settings" in kernel-fs-sweep.json.
 """
 import argparse
 import json
@@ -49,7 +54,7 @@ def kv(line):
     return dict(re.findall(r"(\w+)=(\S+)", line))
 
 
-def topology(kernel, disk, links, mbps, delay_ms, guest, client_args, cut_mb):
+def topology(kernel, disk, links, mbps, delay_ms, guest, client_args, cut_mb, settings=""):
     """Server s, client c (and router r with a delay), links wires each."""
     names = [f"l{k}" for k in range(links)]
     nics = ",".join(str(k) for k in range(links))
@@ -58,12 +63,12 @@ def topology(kernel, disk, links, mbps, delay_ms, guest, client_args, cut_mb):
     nodes = [
         {"name": "s", "kernel": kernel, "mem": "384M",
          "append": f"run=fsd nics={nics} peer=" + ",".join(f"@MAC:c:{k}@" for k in range(links)) +
-                   " disk_mb=256 idle_s=60 nic_mbps=@MBPS@",
+                   f" disk_mb=256 idle_s=60 nic_mbps=@MBPS@ {settings}".rstrip(),
          "nics": [{"net": n, "mbps": mbps} for n in s_nets],
          "qemu_extra": ["-drive", f"file={disk},if=ide,format=raw,cache=unsafe"]},
         {"name": "c", "kernel": kernel, "mem": "384M",
          "append": f"run=fsbench nics={nics} peer=" + ",".join(f"@MAC:s:{k}@" for k in range(links)) +
-                   f" {client_args} nic_mbps=@MBPS@",
+                   f" {client_args} nic_mbps=@MBPS@ {settings}".rstrip(),
          "nics": [{"net": n, "mbps": mbps} for n in c_nets],
          "start_after": {"node": "s", "line": "READY fsd"}},
     ]
@@ -83,7 +88,9 @@ def topology(kernel, disk, links, mbps, delay_ms, guest, client_args, cut_mb):
                    "node": "c", "nic": 0},
                   {"after": {"node": "c", "line": "FSCUT end"}, "delay": 0, "action": "restore",
                    "node": "c", "nic": 0}]
-    return {"name": f"fs-{links}l-{delay_ms}ms".replace(".", "_"), "networks": nets, "nodes": nodes,
+    tag = "-" + re.sub(r"[^A-Za-z0-9]", "", settings.replace("small_max", "sm")) if settings else ""
+    name = f"fs-{links}l-{delay_ms}ms".replace(".", "_") + tag
+    return {"name": name[:32], "networks": nets, "nodes": nodes,
             "events": events}
 
 
@@ -95,17 +102,21 @@ def timeout_s(runs, sizes, fsync_mb, delay_ms):
     return int(240 + runs * per_run * (2.5 if delay_ms else 1.0))
 
 
-def cell(a, kernel, links, delay_ms):
-    """One boot pair (or trio); returns (client lines, summary, server STATS, seconds)."""
-    cut = a.cut_mb if links >= 2 else 0
-    client = (f"sizes={','.join(str(s) for s in a.sizes)} runs={a.runs} fsync_mb={a.fsync_mb} cut_mb={cut} "
+def cell(a, kernel, links, delay_ms, sizes=None, fsync_mb=None, cut_mb=None, settings=""):
+    """One boot pair (or trio); returns (client lines, summary, server STATS, seconds).
+    sizes, fsync_mb, cut_mb: a's unless given; settings: fsd's and the
+    client's (both must agree), e.g. "streams=4 chunk=65536"."""
+    sizes = a.sizes if sizes is None else sizes
+    fsync_mb = a.fsync_mb if fsync_mb is None else fsync_mb
+    cut = (a.cut_mb if cut_mb is None else cut_mb) if links >= 2 else 0
+    client = (f"sizes={','.join(str(s) for s in sizes)} runs={a.runs} fsync_mb={fsync_mb} cut_mb={cut} "
               "timeout_ms=5000")
     with tempfile.TemporaryDirectory(prefix="fsbench.") as d:
         disk = os.path.join(d, "disk.img")
         with open(disk, "wb") as f:
             f.truncate(256 << 20)
-        topo = topology(kernel, disk, links, a.mbps, delay_ms, a.guest, client, cut)
-        topo["timeout"] = timeout_s(a.runs, a.sizes, a.fsync_mb, delay_ms)
+        topo = topology(kernel, disk, links, a.mbps, delay_ms, a.guest, client, cut, settings)
+        topo["timeout"] = timeout_s(a.runs, sizes, fsync_mb, delay_ms)
         tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
         with open(tp, "w") as f:
             json.dump(topo, f)
@@ -187,6 +198,55 @@ def rows_of(lines, summary, links, delay_ms, a, extra):
     return rows
 
 
+def run_cell(a, kernel, links, delay, cells, settings="", **kw):
+    """cell() once more if it failed; its rows (printed), its entry appended to cells."""
+    err = None
+    for attempt in (1, 2):
+        try:
+            lines, summary, stats, odd, secs = cell(a, kernel, links, delay, settings=settings, **kw)
+            break
+        except RuntimeError as e:
+            err = str(e)
+            print(f"fs: attempt {attempt} failed: {err}", flush=True)
+    else:
+        cells.append({"links": links, "rtt_added_ms": delay, "settings": settings, "error": err[-2000:]})
+        return []
+    got = rows_of(lines, summary, links, delay, a, {"settings": settings} if settings else {})
+    cells.append({"links": links, "rtt_added_ms": delay, "seconds": round(secs, 1), "server": stats, **odd,
+                  **({"settings": settings} if settings else {})})
+    for r in got:
+        v = f"{r['mbps']} Mbit/s" if "mbps" in r else f"median {r['median_us']} us, p99 {r['p99_us']} us"
+        extra = f" lost {r['lost']} corrupt {r['corrupt']} cut inside {r['cut']}" if "lost" in r else ""
+        print(f"  {r['op']} {r['io_bytes']} B: {v}{extra} verified {r['verified']}", flush=True)
+    print(f"  cell: {secs:.0f} s; {odd}", flush=True)
+    return got
+
+
+def sweep(a, kernel):
+    """The settings sweep (--sweep): one boot pair per setting on the most
+    links asked, no delay, --sweep-mib only, no fsync, no cut; writes
+    OUTDIR/kernel-fs-sweep.json. Returns whether every cell worked."""
+    links = max(int(x) for x in a.links.split(","))
+    rows, cells, t0 = [], [], time.monotonic()
+    for spec in [x for x in a.sweep.split(";") if x]:
+        settings = "" if spec == "default" else spec.replace(",", " ")
+        print(f"fs: sweep, {links} link(s), {spec}, {a.runs} run(s) of {a.sweep_mib} MiB ({time.strftime('%T')})",
+              flush=True)
+        got = run_cell(a, kernel, links, 0.0, cells, settings=settings, sizes=[a.sweep_mib], fsync_mb=0, cut_mb=0)
+        rows += [dict(r, settings=settings or "default") for r in got]
+    doc = {"bench": "fs", "env": dict(env("tcg", "real", a.runs, backend="dgram (cluster runner)", nic="e1000"),
+                                      link_mbps=a.mbps, links=links, io_mib=a.sweep_mib,
+                                      what="the file service's settings (fs_cfg_args: small_max, chunk, streams, "
+                                           "window), each against the defaults, both nodes set alike",
+                                      seconds=round(time.monotonic() - t0)),
+           "cells": cells, "rows": rows}
+    path = os.path.join(a.out, "kernel-fs-sweep.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"fs: wrote {path} ({len(rows)} rows, {time.monotonic() - t0:.0f} s)")
+    return not any("error" in c for c in cells)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernel")
@@ -201,9 +261,17 @@ def main():
     ap.add_argument("--cut-mb", type=int, default=32)
     ap.add_argument("--guest", default=os.path.join(ROOT, "build", "linux-baseline"))
     ap.add_argument("--keep", action="store_true", help="keep each cell's logs in OUTDIR/raw-fs/")
+    ap.add_argument("--sweep", default="", help="settings to compare, ';'-separated, e.g. "
+                    "'default;streams=1;chunk=65536,window=4' (kernel-fs-sweep.json)")
+    ap.add_argument("--sweep-mib", type=int, default=8)
+    ap.add_argument("--sweep-only", action="store_true", help="only the sweep")
     a = ap.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")]
     kernel = os.path.abspath(a.kernel)
+    os.makedirs(a.out, exist_ok=True)
+    swept = sweep(a, kernel) if a.sweep else True
+    if a.sweep_only:
+        sys.exit(0 if swept else 1)
     rows, cells = [], []
     t_all = time.monotonic()
     for delay in [float(x) for x in a.delays.split(",")]:
@@ -216,26 +284,7 @@ def main():
         for links in [int(x) for x in links_list.split(",")]:
             print(f"fs: kernel, {links} link(s), +{delay} ms, {a.runs} run(s) of sizes "
                   f"{','.join(map(str, a.sizes))} MiB ({time.strftime('%T')})", flush=True)
-            err = None
-            for attempt in (1, 2):
-                try:
-                    lines, summary, stats, odd, secs = cell(a, kernel, links, delay)
-                    break
-                except RuntimeError as e:
-                    err = str(e)
-                    print(f"fs: attempt {attempt} failed: {err}", flush=True)
-            else:
-                cells.append({"links": links, "rtt_added_ms": delay, "error": err[-2000:]})
-                continue
-            got = rows_of(lines, summary, links, delay, a, {})
-            rows += got
-            cells.append({"links": links, "rtt_added_ms": delay, "seconds": round(secs, 1), "server": stats,
-                          **odd})
-            for r in got:
-                v = f"{r['mbps']} Mbit/s" if "mbps" in r else f"median {r['median_us']} us, p99 {r['p99_us']} us"
-                extra = f" lost {r['lost']} corrupt {r['corrupt']} cut inside {r['cut']}" if "lost" in r else ""
-                print(f"  {r['op']} {r['io_bytes']} B: {v}{extra} verified {r['verified']}", flush=True)
-            print(f"  cell: {secs:.0f} s; {odd}", flush=True)
+            rows += run_cell(a, kernel, links, delay, cells)
     doc = {"bench": "fs",
            "env": dict(env("tcg", "real", a.runs, backend="dgram (cluster runner)", nic="e1000"),
                        link_mbps=a.mbps, per_link_mbps_paced=a.mbps, mtu=9000,
@@ -259,7 +308,7 @@ def main():
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"fs: wrote {path} ({len(rows)} rows, {time.monotonic() - t_all:.0f} s)")
-    if any("error" in c for c in cells):
+    if any("error" in c for c in cells) or not swept:
         sys.exit(1)
 
 

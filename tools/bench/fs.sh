@@ -10,8 +10,10 @@
 # Environment: FS_RUNS (this kernel's runs, 3), FS_LINUX_RUNS (1),
 # FS_SIZES (MiB, 1,2,4,8,16,32), FS_LINKS (1,2), FS_DELAY_MS (3.3; 0: no
 # delay cells), FS_DELAY_LINKS (1), FS_MBPS (100), FS_QUICK=1 (sizes 1,4,
-# one run, Linux NFSv4.2 with 1 MiB rsize only: the harness in a few
-# minutes, not the benchmark), FS_SKIP_LINUX=1, BENCH_PY, LB_BUILD.
+# one run, Linux NFSv4.2 with 1 MiB rsize only, no settings sweep: the
+# harness in a few minutes, not the benchmark), FS_SWEEP (the service's
+# settings compared first, fs.py --sweep; default below, empty: none;
+# about 40 s a setting), FS_SKIP_LINUX=1, BENCH_PY, LB_BUILD.
 set -euo pipefail
 kernel=$1 out=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,20 +22,21 @@ guest=${LB_BUILD:-$root/build/linux-baseline}
 linux=$root/tools/linux-baseline/bench-fs.sh
 runs=${FS_RUNS:-3} lruns=${FS_LINUX_RUNS:-1} sizes=${FS_SIZES:-1,2,4,8,16,32} links=${FS_LINKS:-1,2}
 delay=${FS_DELAY_MS-3.3} dlinks=${FS_DELAY_LINKS:-1} mbps=${FS_MBPS:-100}
+sweep=${FS_SWEEP-default;streams=1;streams=4;chunk=65536;chunk=1048576;window=1;window=4;small_max=0}
 lopts=()
 if [ -n "${FS_QUICK:-}" ]; then
-	runs=1 lruns=1 sizes=${FS_SIZES:-1,4}
+	runs=1 lruns=1 sizes=${FS_SIZES:-1,4} sweep=${FS_SWEEP-}
 	lopts=(--vers 4.2 --rsize 1048576)
 fi
 "$root/tools/deps.sh" build qemu bench cluster linux
 LB_NFS=1 "$root/tools/linux-baseline/build.sh" "$guest" # the NFS guest, also the kernel's delay router
 mkdir -p "$out"
-rm -f "$out/kernel-fs.json" "$out/linux-fs.json" "$out"/linux-fs-delay*.json
+rm -f "$out/kernel-fs.json" "$out/kernel-fs-sweep.json" "$out/linux-fs.json" "$out"/linux-fs-delay*.json
 delays=0
 case "$delay" in '' | 0) ;; *) delays="0,$delay" ;; esac
 echo "bench-fs: [1/3] this kernel: $runs run(s), sizes $sizes MiB, links $links, delays $delays ms ($(date +%T))"
 "$py" "$root/tools/bench/fs.py" "$kernel" "$out" "$runs" --sizes "$sizes" --links "$links" --mbps "$mbps" \
-	--delays "$delays" --delay-links "$dlinks" --guest "$guest" ||
+	--delays "$delays" --delay-links "$dlinks" --guest "$guest" ${sweep:+--sweep "$sweep"} ||
 	echo "bench-fs: some kernel cells failed (see kernel-fs.json's cells)"
 if [ -n "${FS_SKIP_LINUX:-}" ] || [ ! -x "$linux" ]; then
 	echo "bench-fs: [2/3] Linux NFS skipped: kernel rows only"
