@@ -31,7 +31,9 @@ Writes OUTDIR/kernel-fs.json (rows as check_schema.py's "fs" rows).
 --sweep: first, the service's settings against its defaults (SRFS section
 2 chose its unit, pieces and streams the same way): one boot pair per
 setting on the most links asked, --sweep-mib only, every pattern and the
-4 KiB round trips; rows with their "settings" in kernel-fs-sweep.json.
+4 KiB round trips, with the links paced at --mbps and unpaced
+(--sweep-mbps); rows with their "settings" and "link_mbps" in
+kernel-fs-sweep.json.
 """
 import argparse
 import json
@@ -228,14 +230,19 @@ def sweep(a, kernel):
     OUTDIR/kernel-fs-sweep.json. Returns whether every cell worked."""
     links = max(int(x) for x in a.links.split(","))
     rows, cells, t0 = [], [], time.monotonic()
-    for spec in [x for x in a.sweep.split(";") if x]:
-        settings = "" if spec == "default" else spec.replace(",", " ")
-        print(f"fs: sweep, {links} link(s), {spec}, {a.runs} run(s) of {a.sweep_mib} MiB ({time.strftime('%T')})",
-              flush=True)
-        got = run_cell(a, kernel, links, 0.0, cells, settings=settings, sizes=[a.sweep_mib], fsync_mb=0, cut_mb=0)
-        rows += [dict(r, settings=settings or "default") for r in got]
+    paced = a.mbps
+    rates = [int(x) for x in (a.sweep_mbps or f"{a.mbps},0").split(",")]
+    for a.mbps in rates:  # the links' pacing (0: unpaced, where the service's own cost shows)
+        for spec in [x for x in a.sweep.split(";") if x]:
+            settings = "" if spec == "default" else spec.replace(",", " ")
+            print(f"fs: sweep, {links} link(s) at {a.mbps or 'unpaced'} Mbit/s, {spec}, {a.runs} run(s) of "
+                  f"{a.sweep_mib} MiB ({time.strftime('%T')})", flush=True)
+            got = run_cell(a, kernel, links, 0.0, cells, settings=settings, sizes=[a.sweep_mib], fsync_mb=0,
+                           cut_mb=0)
+            rows += [dict(r, settings=settings or "default") for r in got]
+    a.mbps = paced
     doc = {"bench": "fs", "env": dict(env("tcg", "real", a.runs, backend="dgram (cluster runner)", nic="e1000"),
-                                      link_mbps=a.mbps, links=links, io_mib=a.sweep_mib,
+                                      link_mbps=rates, links=links, io_mib=a.sweep_mib,
                                       what="the file service's settings (fs_cfg_args: small_max, chunk, streams, "
                                            "window), each against the defaults, both nodes set alike",
                                       seconds=round(time.monotonic() - t0)),
@@ -264,6 +271,7 @@ def main():
     ap.add_argument("--sweep", default="", help="settings to compare, ';'-separated, e.g. "
                     "'default;streams=1;chunk=65536,window=4' (kernel-fs-sweep.json)")
     ap.add_argument("--sweep-mib", type=int, default=8)
+    ap.add_argument("--sweep-mbps", default="", help="the links' rates in the sweep (default: --mbps and 0, unpaced)")
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep")
     a = ap.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")]
