@@ -270,7 +270,10 @@ def section(doc):
            f"{', '.join(str((le or {}).get('runs', '?')) for le in doc.get('linux_env', {}).values()) or 'no'} "
            "for Linux. The delay cells add the round trip with a Linux guest bridging the two sides with netem "
            "(the same guest for both systems). SRFS's and NFS's numbers are the report's (GbE, 3.3 ms round "
-           "trip, Solaris), marked as the paper's in the plot.", ""]
+           "trip, Solaris), marked as the paper's in the plot.", "",
+           f"Host: {e.get('host_setting', 'not recorded')} (this kernel's part); "
+           + "; ".join(f"{(le or {}).get('host_setting', 'not recorded')} ({n})"
+                       for n, le in (doc.get("linux_env") or {}).items()) + ".", ""]
     if not doc.get("linux_env"):
         out += ["No Linux rows: tools/linux-baseline/bench-fs.sh did not run; the targets below that need "
                 "them are not evaluated.", ""]

@@ -119,6 +119,7 @@ CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
 python3 "$HERE/collect-fs.py" --out "$OUT" \
 	--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env "nic=$NIC" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$RUNS" \
+	--env "host_setting=${BENCH_HOST_SETTING:-host defaults}" \
 	--env "per_link_mbps_paced=$MBPS" --env "link_mbps=$MBPS" --env mtu=9000 \
 	--env "pacing=tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB)" \
 	--env "rtt_added_ms=${DELAY_MS:-0}" --env "netem_delay_ms=${DELAY_MS:-0}" \
