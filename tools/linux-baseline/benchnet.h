@@ -1,5 +1,5 @@
-// benchnet.h: the small socket and byte-order helpers that pktbench.c,
-// lbbench.c and relaybench.c share (one copy, included by each; every
+// benchnet.h: the small socket, byte-order, clock and failure helpers that
+// pktbench.c, lbbench.c and relaybench.c share (one copy, included by each; every
 // program is one translation unit, so the helpers stay static).
 // The includer defines _GNU_SOURCE first, as the three programs do.
 #ifndef BENCHNET_H
@@ -7,11 +7,43 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+
+// Called by die() before its line, when set (pktbench: its diagnostics).
+static void (*die_hook)(void);
+
+// Prints "DONE fail <message>" (the line the guest's init and the host's
+// scripts look for) and exits 1.
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	va_list ap;
+	if (die_hook)
+		die_hook();
+	fflush(stdout);
+	printf("DONE fail ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+// CLOCK_MONOTONIC in nanoseconds.
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 // Big-endian (network order) fields of the programs' own headers.
 static inline void put_be32(uint8_t *p, uint32_t v)

@@ -55,7 +55,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,24 +98,7 @@ struct opts {
 	int idle_s; // receiver: give up when nothing arrives for this long
 };
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("DONE fail ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	exit(1);
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+static uint64_t now_us(void) { return now_ns() / 1000u; }
 
 static void sleep_us(uint64_t us)
 {

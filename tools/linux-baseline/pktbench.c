@@ -67,7 +67,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,29 +163,6 @@ struct pkt {
 static const char *variant_name[] = { "packet", "mmap" };
 
 // ---------------------------------------------------------------- utilities
-
-static void diag(void);
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	diag();
-	fflush(stdout);
-	printf("DONE fail ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 // lfence before rdtsc keeps earlier instructions from drifting past the
 // read; lfence after keeps later ones from starting before it.  Under
@@ -2140,6 +2116,7 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	die_hook = diag; // every failure line comes after the diagnostics
 	pattern_init();
 	if (argc == 2 && strcmp(argv[1], "--selfcheck") == 0)
 		return selfcheck();

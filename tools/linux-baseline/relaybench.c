@@ -38,7 +38,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,25 +76,6 @@ struct opts {
 	int probe_ms; // how long the client waits for each peer to answer
 	int idle_ms;  // server, router: longest silence before giving up
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("DONE fail ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t rdtsc(void)
 {
