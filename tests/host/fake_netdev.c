@@ -5,6 +5,8 @@
 #include "fake_arch.h"
 #include "res/pmem.h"
 #include "err.h"
+#include "host.h"
+#include <setjmp.h>
 #include <string.h>
 
 struct fake_nic fake_nics[FAKE_NIC_MAX];
@@ -340,4 +342,22 @@ int fake_nic_attach(int i, int rx_slots, int tx_slots)
 	if (idx < 0)
 		fake_fatal("fake_nic_attach: registry full");
 	return idx;
+}
+
+void fake_nic_tx_complete_all(void)
+{
+	for (int i = 0; i < FAKE_NIC_MAX; i++)
+		if (fake_nics[i].attached)
+			fake_nic_tx_complete(i, -1);
+}
+
+void fake_io_teardown(void)
+{
+	res_machine_teardown();
+	jmp_buf jb;
+	if (setjmp(jb) == 0) {
+		fake_fatal_env = &jb;
+		netdev_detach_all();
+	}
+	fake_fatal_env = NULL;
 }

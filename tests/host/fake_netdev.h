@@ -95,4 +95,9 @@ void fake_nic_tx_complete(int i, int n);
 int fake_nic_tx_inflight(int i);
 // Link state change; the stack's link_change is called.
 void fake_nic_set_link(int i, bool up);
+// Every attached NIC finishes every queued packet.
+void fake_nic_tx_complete_all(void);
+// The end of an I/O test: res_machine_teardown, then every NIC detached
+// (a fatal error on the way is caught: the next test starts clean).
+void fake_io_teardown(void);
 #endif

@@ -76,16 +76,8 @@ static void setup(void)
 // every owner's resources, the NICs (their ring pages), the machine.
 static void teardown(void)
 {
-	for (int i = 0; i < FAKE_NIC_MAX; i++)
-		if (fake_nics[i].attached)
-			fake_nic_tx_complete(i, -1);
-	res_machine_teardown();
-	jmp_buf jb;
-	if (setjmp(jb) == 0) {
-		fake_fatal_env = &jb;
-		netdev_detach_all();
-	}
-	fake_fatal_env = NULL;
+	fake_nic_tx_complete_all();
+	fake_io_teardown();
 }
 
 // ---- user memory and system calls, as process pid

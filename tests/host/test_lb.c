@@ -224,17 +224,6 @@ static void io_setup(void)
 	fake_proc_set_current(1);
 }
 
-static void io_teardown(void)
-{
-	res_machine_teardown();
-	jmp_buf jb;
-	if (setjmp(jb) == 0) {
-		fake_fatal_env = &jb;
-		netdev_detach_all();
-	}
-	fake_fatal_env = NULL;
-}
-
 static long open_chan(uint8_t mask, uint16_t ch)
 {
 	const uint64_t a[4] = { IO_DEV(IO_KIND_ETHER, ch, mask), 1, 1, VA_ARGS };
@@ -319,5 +308,5 @@ int register_lb(void)
 	static const struct test_case io[] = {
 		TEST(test_balance_op),
 	};
-	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, io_teardown, io);
+	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, fake_io_teardown, io);
 }

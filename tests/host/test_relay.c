@@ -203,17 +203,9 @@ static void setup(void) { start("0,1", "0.0/" MA_S ",1.1/" MC_S); }
 
 static void teardown(void)
 {
-	for (int i = 0; i < FAKE_NIC_MAX; i++)
-		if (fake_nics[i].attached)
-			fake_nic_tx_complete(i, -1);
+	fake_nic_tx_complete_all();
 	io_idle_poll();
-	res_machine_teardown();
-	jmp_buf jb;
-	if (setjmp(jb) == 0) {
-		fake_fatal_env = &jb;
-		netdev_detach_all();
-	}
-	fake_fatal_env = NULL;
+	fake_io_teardown();
 	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
 }
 
