@@ -230,17 +230,16 @@ def sweep(a, kernel):
     OUTDIR/kernel-fs-sweep.json. Returns whether every cell worked."""
     links = max(int(x) for x in a.links.split(","))
     rows, cells, t0 = [], [], time.monotonic()
-    paced = a.mbps
     rates = [int(x) for x in (a.sweep_mbps or f"{a.mbps},0").split(",")]
-    for a.mbps in rates:  # the links' pacing (0: unpaced, where the service's own cost shows)
+    for rate in rates:  # the links' pacing (0: unpaced, where the service's own cost shows)
+        b = argparse.Namespace(**dict(vars(a), mbps=rate))
         for spec in [x for x in a.sweep.split(";") if x]:
             settings = "" if spec == "default" else spec.replace(",", " ")
-            print(f"fs: sweep, {links} link(s) at {a.mbps or 'unpaced'} Mbit/s, {spec}, {a.runs} run(s) of "
+            print(f"fs: sweep, {links} link(s) at {rate or 'unpaced'} Mbit/s, {spec}, {a.runs} run(s) of "
                   f"{a.sweep_mib} MiB ({time.strftime('%T')})", flush=True)
-            got = run_cell(a, kernel, links, 0.0, cells, settings=settings, sizes=[a.sweep_mib], fsync_mb=0,
+            got = run_cell(b, kernel, links, 0.0, cells, settings=settings, sizes=[a.sweep_mib], fsync_mb=0,
                            cut_mb=0)
             rows += [dict(r, settings=settings or "default") for r in got]
-    a.mbps = paced
     doc = {"bench": "fs", "env": dict(env("tcg", "real", a.runs, backend="dgram (cluster runner)", nic="e1000"),
                                       link_mbps=rates, links=links, io_mib=a.sweep_mib,
                                       what="the file service's settings (fs_cfg_args: small_max, chunk, streams, "
