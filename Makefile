@@ -301,6 +301,7 @@ bench-lb: bench-deps $(KERNEL) linux-baseline
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check.
 bench-smoke: bench-deps $(KERNEL) linux-baseline
+	$(BENCH_PY) tools/bench/selftest.py
 	rm -rf $(BENCH_SMOKE_OUT)
 	NIC=$(NIC) BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
 		tools/bench/run-all.sh $(KERNEL) 1 $(BENCH_SMOKE_OUT)

@@ -98,10 +98,12 @@ cpu_unwatch() {
 
 # [CPU_MS=N] pair NAME ARGS...: one boot pair into $RAW/NAME.txt, with host
 # CPU windows of N ms per size.  A failed pair is run again LB_FAIL_RETRIES
-# times; a pair disturbed by other processes is measured again.
+# times; a pair disturbed by other processes is measured again, and so is one
+# in which no host CPU window caught a size (HOSTCPU_RETRIES times; a size
+# still uncaught then gets a null figure with its reason from collect.py).
 OTHER=()
 pair() {
-	local name=$1 try=0 failures=0 other cpu=${CPU_MS:-0}
+	local name=$1 try=0 failures=0 other cpu=${CPU_MS:-0} lost cpu_tries=0
 	shift
 	[ "$cpu" -gt 0 ] && set -- "$@" --cpu-ms "$cpu"
 	while :; do
@@ -118,7 +120,15 @@ pair() {
 		fi
 		[ "$cpu" -gt 0 ] && cpu_unwatch
 		other=$(other_cores)
-		if too_busy "$other" && [ $((try - failures)) -le "$BUSY_RETRIES" ]; then
+		if [ "$cpu" -gt 0 ] && [ "$cpu_tries" -lt "${HOSTCPU_RETRIES:-2}" ]; then
+			lost=$(python3 "$ROOT/tools/bench/hostcpu.py" uncaught "$RAW/$name.cpu" "$SIZES")
+			if [ -n "$lost" ]; then
+				cpu_tries=$((cpu_tries + 1))
+				progress "$name: no host CPU window caught at $lost B; measuring again"
+				continue
+			fi
+		fi
+		if too_busy "$other" && [ $((try - failures - cpu_tries)) -le "$BUSY_RETRIES" ]; then
 			progress "$name: other processes used $other cores meanwhile; measuring again"
 			sleep 5
 			continue

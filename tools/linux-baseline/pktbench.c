@@ -1178,6 +1178,10 @@ static int run_client(const struct opts *o)
 		else
 			run_burst_size(&p, o, o->sizes[i]);
 	}
+	// The harness reads both VMs' CPU time when it sees the last MARK end
+	// line; a guest that powers off at once can outrun it and lose that window.
+	if (o->mode != MODE_RTT && o->cpu_ms > 0)
+		sleep_ms(300);
 	if (o->mode == MODE_RTT)
 		send_quit(&p, o, seq);
 	say_bye(&p, o);

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Host-side tests of the benchmark harness (no VM is booted).
+
+A host CPU window that catches nothing (the client VM exited before the
+watcher read its last MARK line) must be measured again, and a size still
+without a window must give a null figure with its reason that check_schema
+accepts, never a failed run. The boot pairs are replaced by recorded results.
+Usage: selftest.py   (unittest; exit 0 when every test passes)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "linux-baseline"))
+import check_schema  # noqa: E402
+import collect  # noqa: E402
+import hostcpu  # noqa: E402
+import kernelnet  # noqa: E402
+
+HZ = 1000000000
+
+
+def fake_pair(sizes, windows_for):
+    """burst_pair's result for one boot: 3 timed bursts per size, and host CPU
+    windows for the sizes in windows_for only."""
+    res, srv, cli, r1 = [], {}, {}, []
+    for s in sizes:
+        for rep in range(3):
+            res.append({"bytes": str(s), "rep": str(rep), "t0_tsc": str(1000000 + rep),
+                        "t1_tsc": "400000", "t2_tsc": "600000", "tsc_hz": str(HZ), "doorbells": "1"})
+            r1.append({"bytes": str(s), "i": str(rep + 1), "r1_tsc": "5000", "check_tsc": "900"})
+        srv[s] = {"packets": "384", "batches": "3", "bytes_copied": "0", "irqs": "3"}
+        cli[s] = {"rx_bytes_copied": "0"}
+    windows = [(s, 10, 0.25, 0.2) for s in sizes if s in windows_for]
+    return res, srv, cli, windows, [256], r1
+
+
+class Harness:
+    """Stands in for kernelnet.burst_pair; each call takes the next entry of
+    plan (the sizes that get a window in that pair) and records the sizes asked."""
+
+    def __init__(self, plan):
+        self.plan, self.calls = list(plan), []
+
+    def __call__(self, name, kernel, sizes, quick, kargs, icount):
+        self.calls.append((list(sizes), icount))
+        caught = sizes if icount else self.plan.pop(0)
+        return fake_pair(sizes, caught)
+
+
+def rows_faults(rows):
+    faults = []
+    for i, row in enumerate(rows):
+        check_schema.check_row("burst", i, dict(row, ceiling_mbps=1000.0,
+                                                ceiling_frac=row["mbps"] / 1000.0), faults)
+    return faults
+
+
+class HostCpuWindows(unittest.TestCase):
+    def run_burst(self, plan):
+        saved = kernelnet.burst_pair
+        kernelnet.burst_pair = h = Harness(plan)
+        try:
+            rows = kernelnet.burst("kernel.elf", 1, [64, 8192], True, {"kernel": ""})["kernel"]
+        finally:
+            kernelnet.burst_pair = saved
+        return rows, h.calls
+
+    def test_lost_window_is_measured_again(self):
+        rows, calls = self.run_burst([[64], [8192]])
+        self.assertEqual(calls[1], ([8192], False), "the uncaught size alone is measured again")
+        by = {r["bytes"]: r for r in rows}
+        self.assertIsNotNone(by[8192]["host_cpu_s_per_gb"])
+        self.assertIsNone(by[8192]["host_cpu_s_per_gb_null"])
+        # The other figures keep the planned pair only.
+        self.assertEqual(by[8192]["n"], 3)
+        self.assertEqual(rows_faults(rows), [])
+
+    def test_window_never_caught_is_null_with_reason(self):
+        rows, calls = self.run_burst([[64], [], []])
+        self.assertEqual(len([c for c in calls if not c[1]]), 1 + hostcpu.RETRIES)
+        by = {r["bytes"]: r for r in rows}
+        self.assertIsNone(by[8192]["host_cpu_s_per_gb"])
+        self.assertIn("no host CPU window", by[8192]["host_cpu_s_per_gb_null"])
+        self.assertIsNotNone(by[64]["host_cpu_s_per_gb"])
+        self.assertEqual(rows_faults(rows), [], "check_schema accepts a null with its reason")
+
+    def test_schema_rejects_a_silent_null(self):
+        rows, _ = self.run_burst([[64, 8192]])
+        row = dict(rows[1], host_cpu_s_per_gb=None)
+        row.pop("host_cpu_s_per_gb_null")
+        self.assertEqual(len(rows_faults([row])), 1)
+        row["host_cpu_s_per_gb"] = "fast"
+        self.assertEqual(len(rows_faults([row])), 1)
+
+    def test_uncaught_command(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".cpu", delete=False) as f:
+            f.write("HOSTCPU bytes=64 bursts=7 cpu_s=0.210 wall_s=0.200\n"
+                    "HOSTCPU bytes=1500 bursts=0 cpu_s=0.010 wall_s=0.200\n")
+        try:
+            out = subprocess.run([sys.executable, os.path.join(HERE, "hostcpu.py"), "uncaught",
+                                  f.name, "64,1500,8192"], capture_output=True, text=True, check=True)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(out.stdout.strip(), "1500,8192")
+
+    def test_linux_rows_null_with_reason(self):
+        lines = []
+        for s in (64, 8192):
+            for rep in range(2):
+                lines.append(f"RESULT burst variant=packet bytes={s} rep={rep} t0_us=100 t1_us=40 "
+                             f"t2_us=60 mbps=50 irqs=2")
+            lines.append(f"SRVSTAT burst variant=packet bytes={s} irqs=3 good=2 bad=0 missing=0 ooo=0")
+        lines.append("HOSTCPU bytes=64 bursts=9 cpu_s=0.300 wall_s=0.200")
+        boots = [[collect.parse_line(x) for x in lines]]
+        rows = collect.burst_rows(boots, [])
+        by = {r["bytes"]: r for r in rows}
+        self.assertIsNotNone(by[64]["host_cpu_s_per_gb"])
+        self.assertIsNone(by[8192]["host_cpu_s_per_gb"])
+        self.assertIn("no host CPU window", by[8192]["host_cpu_s_per_gb_null"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
