@@ -213,6 +213,8 @@ test-interop: $(KERNEL) linux-baseline
 .PHONY: test-layers
 test-layers:
 	tools/check-layers.sh
+	python3 tools/check-scratch.py --selftest
+	python3 tools/check-scratch.py
 
 test-qemu: $(KERNEL)
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt

@@ -13,11 +13,15 @@
 //   held      frames_held's peak overwritten by the queue length
 //   limits    (boot with plimit=4000,64,8) one process takes everything
 //   liveness  a batch being polled hides the timer from every process
-// Children: role=victim|tails|prio|listener. Args: test= role=
+//   scratch   a reliable sender sleeps on a full window while another
+//             process sends its secret pages: the sender's channel carried
+//             them (output_io's arguments were kept in shared storage)
+// Children: role=victim|tails|prio|listener|relrx|spray. Args: test= role=
 #include <utest.h>
 #include <netutil.h>
 
 #define MAC0 "52:54:00:12:34:56"
+#define MAC1 "52:54:00:12:34:57"
 #define PG 4096ul
 #define SECRET 0xa5
 
@@ -417,6 +421,94 @@ static void test_liveness(void)
 	chan_close(&rx);
 }
 
+// ---------------------------------------------------------------- scratch
+
+#define SCR_BATCH 4 // of a window of 8: the third batch waits
+#define SCR_BATCHES 200
+#define SCR_SIZE 1024
+
+// Child: the reliable receiver on NIC 0. Every packet must be the sender's
+// own, in order; one carrying the sprayer's secret is counted apart.
+static int relrx(void)
+{
+	struct chan rx;
+	CHECK_EQ("relrx: open", chan_open(&rx, 0, IO_DEV_ETHER(0, 90), SCR_BATCH, 1), 0);
+	CHECK_EQ("relrx: reliable", ctrl_io(rx.io, IO_OP_RELIABLE, 1, 0, 0), 0);
+	CHECK_EQ("relrx: peer", chan_peer(&rx, 0, MAC1), 0);
+	ctrl_io(rx.io, IO_OP_TIMEOUT, 20000000, 0, 0);
+	printf("READY relrx\n");
+	uint32_t got = 0, good = 0, secret = 0;
+	while (got < SCR_BATCH * SCR_BATCHES) {
+		long r = input_io(rx.io, rx.sizes, rx.pos);
+		if (r <= 0)
+			break;
+		for (long i = 0; i < r; i++, got++) {
+			const uint8_t *p = chan_in(&rx, (uint32_t)i);
+			good += rx.sizes[i] == SCR_SIZE && payload_check(p, got, SCR_SIZE);
+			secret += p[0] == SECRET && p[1] == SECRET && p[SCR_SIZE - 1] == SECRET;
+		}
+	}
+	printf("STATS scratch received=%u verified=%u secret=%u\n", got, good, secret);
+	CHECK_EQ("scratch: every packet arrived", got, SCR_BATCH * SCR_BATCHES);
+	CHECK_EQ("scratch: no packet carries another process's pages", secret, 0);
+	CHECK_EQ("scratch: every packet is the sender's own, in order", good, got);
+	chan_close(&rx);
+	return utest_failed;
+}
+
+// Child: sends pages full of SECRET on its own unreliable channel (to a
+// channel nobody opened) as fast as it can, until a packet on channel 92
+// says the parent's stream is over (or 60 s passed).
+static int spray(void)
+{
+	struct chan tx, stop;
+	CHECK_EQ("spray: open", open_tx(&tx, 0, 91, SCR_BATCH), 0);
+	CHECK_EQ("spray: stop channel open", chan_open(&stop, 1, IO_DEV_ETHER(0, 92), 1, 0), 0);
+	ctrl_io(stop.io, IO_OP_TIMEOUT, 1, 0, 0);
+	memset((void *)tx.out_addr, SECRET, SCR_BATCH * NET_SLOT);
+	for (uint32_t i = 0; i < SCR_BATCH; i++)
+		tx.osize[i] = SCR_SIZE, tx.peers[i] = 0;
+	printf("READY spray\n");
+	long t0 = now_us(), sends = 0;
+	while (now_us() - t0 < 60000000) {
+		if (output_io(tx.io, tx.peers, tx.osize, tx.opos) == SCR_BATCH)
+			sends++;
+		if (input_io(stop.io, stop.sizes, stop.pos) == 1)
+			break;
+	}
+	printf("STATS scratch spray_calls=%ld\n", sends);
+	CHECK("spray: sent while the stream ran", sends > 0);
+	chan_close(&tx);
+	chan_close(&stop);
+	return 0;
+}
+
+static void test_scratch(void)
+{
+	struct chan tx;
+	CHECK_EQ("scratch: sender open", open_tx(&tx, 0, 90, SCR_BATCH), 0);
+	CHECK_EQ("scratch: reliable", ctrl_io(tx.io, IO_OP_RELIABLE, 1, 0, 0), 0);
+	CHECK_EQ("scratch: window of 8", ctrl_io(tx.io, IO_OP_SET, IO_SET_WINDOW, 8, 0), 0);
+	long rx = spawn_role("relrx", "");
+	sleep(300000);
+	long sp = spawn_role("spray", "");
+	sleep(100000);
+	long sent = 0;
+	for (uint32_t b = 0; b < SCR_BATCHES; b++)
+		sent += send_n(&tx, SCR_BATCH, SCR_SIZE, b * SCR_BATCH);
+	CHECK_EQ("scratch: the stream was sent", sent, SCR_BATCH * SCR_BATCHES);
+	CHECK("scratch: receiver verified every packet", wait_ok(rx));
+	struct chan stop;
+	CHECK_EQ("scratch: stop sender open", open_tx(&stop, 1, 92, 1), 0);
+	CHECK_EQ("scratch: stop sent", send_n(&stop, 1, 64, 0), 1);
+	CHECK("scratch: sprayer finished", wait_ok(sp));
+	chan_close(&stop);
+	struct io_stats st;
+	chan_stats(&tx, &st);
+	printf("STATS scratch tx_ring_sleeps=%lu\n", st.tx_ring_sleeps);
+	chan_close(&tx);
+}
+
 // ------------------------------------------------------------------- main
 
 static const struct {
@@ -426,6 +518,7 @@ static const struct {
 	{ "regions", test_regions }, { "tails", test_tails },     { "copy", test_copy },
 	{ "raw", test_raw },         { "prio", test_prio },       { "timeout", test_timeout },
 	{ "held", test_held },       { "limits", test_limits },   { "liveness", test_liveness },
+	{ "scratch", test_scratch },
 };
 
 static int child(const char *role, int argc, char **argv)
@@ -442,6 +535,10 @@ static int child(const char *role, int argc, char **argv)
 		return limits_child();
 	if (!strcmp(role, "listener"))
 		return listener();
+	if (!strcmp(role, "relrx"))
+		return relrx();
+	if (!strcmp(role, "spray"))
+		return spray();
 	printf("isolate: unknown role %s\n", role);
 	return 1;
 }

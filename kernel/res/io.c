@@ -320,8 +320,16 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	return -E_TIMEOUT;
 }
 
-static uint64_t uvals[3][IO_MAX_BATCH];
-static struct io_pktframes pktframes[IO_MAX_BATCH];
+// One output_io's arguments and the frames under its payloads, the
+// caller's own for the whole call: io_send and io_rel_send may sleep (a
+// busy ring, a full window) and read them after, while other processes'
+// calls run. One per process slot, like the kernel stacks: a process makes
+// one system call at a time. Never shared across processes.
+struct out_call {
+	uint64_t peer[IO_MAX_BATCH], size[IO_MAX_BATCH], pos[IO_MAX_BATCH];
+	struct io_pktframes pf[IO_MAX_BATCH];
+};
+static struct out_call out_calls[NPROC];
 
 // The frames under [pos, pos+size) of the output region, all backed.
 static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_pktframes *pf)
@@ -345,9 +353,10 @@ static bool peer_reachable(struct io *c, uint64_t peer)
 }
 
 // Every packet's peer is known, its size fits a frame, and its bytes lie
-// in backed pages of the output region (whose frames are kept for the send).
-static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size, const uint64_t *pos)
+// in backed pages of the output region (whose frames go to oc->pf).
+static long check_sends(struct io *c, struct out_call *oc)
 {
+	const uint64_t *peer = oc->peer, *size = oc->size, *pos = oc->pos;
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
 			return -E_NOENT;
@@ -358,7 +367,7 @@ static long check_sends(struct io *c, const uint64_t *peer, const uint64_t *size
 			return c->raw && size[i] < c->dev->min_frame ? -E_INVAL : -E_2BIG;
 		if (pos[i] > c->out_size || size[i] > c->out_size - pos[i])
 			return -E_RANGE;
-		long e = payload_frames(c, pos[i], size[i], &pktframes[i]);
+		long e = payload_frames(c, pos[i], size[i], &oc->pf[i]);
 		if (e)
 			return e;
 	}
@@ -375,15 +384,20 @@ static long output_io(int caller, long id, const uint64_t *a)
 		return -E_INVAL;
 	if ((e = vregion_access(caller, c->out_vr)))
 		return e;
+	int slot = proc_slot(caller);
+	if (slot < 0)
+		return -E_SRCH;
+	struct out_call *oc = &out_calls[slot];
+	uint64_t *vals[3] = { oc->peer, oc->size, oc->pos };
 	for (int k = 0; k < 3; k++)
-		if ((e = copy_from_user(uvals[k], a[k], c->n_out * 8ul)))
+		if ((e = copy_from_user(vals[k], a[k], c->n_out * 8ul)))
 			return e;
-	if ((e = check_sends(c, uvals[0], uvals[1], uvals[2])))
+	if ((e = check_sends(c, oc)))
 		return e;
 	io_lb_on_send(c);
 	if (c->rel)
-		return io_rel_send(c, uvals[0], uvals[1], uvals[2], pktframes);
-	return io_send(c, uvals[0], uvals[1], uvals[2], pktframes);
+		return io_rel_send(c, oc->peer, oc->size, oc->pos, oc->pf);
+	return io_send(c, oc->peer, oc->size, oc->pos, oc->pf);
 }
 
 bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick

@@ -65,6 +65,12 @@ static struct proc *proc_by_pid(int pid)
 
 bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
 
+int proc_slot(int pid)
+{
+	struct proc *p = pid > 0 ? proc_by_pid(pid) : NULL;
+	return p ? slot(p) : -1;
+}
+
 void proc_fault(int status, const char *why)
 {
 	kprintf("proc %d (%s) killed: %s\n", current->pid, current->name, why);

@@ -1886,6 +1886,56 @@ static void test_bug_ring_full_past_spin(void)
 	fake_nics[0].nd.tx_slots = FAKE_NIC_TX_SLOTS;
 }
 
+// While process 1's send sleeps for its previous batch to finish, process 2
+// sends on its own channel (another NIC). Process 1's packets must carry
+// its own pages: output_io once kept its arguments and the frames it
+// resolved in static arrays, read after the sleep, so process 1's channel
+// sent (and pinned) process 2's pages.
+static struct chan intruder;
+
+static void hook_other_sends(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	if (intruder.id) {
+		const uint64_t z[6] = { 0 }, sz[6] = { 64, 64, 64, 64, 64, 64 };
+		CU_ASSERT_EQUAL(output(2, intruder.id, 6, z, sz, z), 6);
+		fake_proc_set_current(1);
+		intruder.id = 0; // once
+	}
+	fake_nic_tx_complete(0, -1);
+}
+
+static void test_bug_output_args_shared(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 6, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	intruder = chan_new(2, 1, CH, 0, 0, 6, 1);
+	CU_ASSERT_EQUAL(set_peer(2, intruder.id, 0, PEER1), 0);
+	long victim_vr = intruder.out_vr;
+	uint8_t mine[64], secret[64];
+	memset(mine, 0x11, sizeof(mine));
+	memset(secret, 0x5e, sizeof(secret));
+	uwrite(1, c.out_va, mine, sizeof(mine));
+	uwrite(2, intruder.out_va, secret, sizeof(secret));
+	const uint64_t z[6] = { 0 }, sz[6] = { 10, 10, 10, 10, 10, 10 };
+	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6); // not finished: the next call waits
+	fake_sleep_hook = hook_other_sends;
+	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6);
+	CU_ASSERT_EQUAL(intruder.id, 0); // the other process did send meanwhile
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 12);
+	CU_ASSERT_EQUAL(fake_nics[1].ntx, 6);
+	for (int i = 0; i < 12; i++) {
+		struct hdr h = hdr_of(&fake_nics[0].tx[i]);
+		CU_ASSERT_TRUE(h.len == 10 && !memcmp(h.dst, PEER0, 6));
+		CU_ASSERT_EQUAL(fake_nics[0].tx[i].len, WIRE_FRAME_HLEN + 10);
+		CU_ASSERT_EQUAL(memcmp(fake_nics[0].tx[i].bytes + WIRE_FRAME_HLEN, mine, 10), 0);
+	}
+	// Once process 2's packets are done, nothing keeps its page pinned.
+	fake_nic_tx_complete(1, -1);
+	io_reclaim_nic(1);
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(victim_vr, 0)), 0);
+}
+
 // Two paced NICs of one striped channel run in parallel: the call takes
 // the time of one NIC's share, not the sum of both (it paced one NIC's
 // share after the other's).
@@ -2194,7 +2244,8 @@ static const struct test_case rel_tests[] = {
 static const struct test_case bug_tests[] = {
 	TEST(test_bug_tx_ring_full_of_others), TEST(test_bug_exit_with_stalled_tx),
 	TEST(test_bug_refused_nic_opens), TEST(test_bug_partial_batch),
-	TEST(test_bug_ring_full_past_spin), TEST(test_bug_paced_links_in_turn),
+	TEST(test_bug_ring_full_past_spin), TEST(test_bug_output_args_shared),
+	TEST(test_bug_paced_links_in_turn),
 };
 
 int register_io(void)

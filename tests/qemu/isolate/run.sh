@@ -27,7 +27,7 @@ boot() { # name cmdline suite-line [model]
 	fi
 }
 
-boot isolation "test=regions,tails,raw,prio,timeout,held,limits,liveness copy_threshold=128 plimit=4000,64,8" \
+boot isolation "test=regions,tails,raw,prio,timeout,held,limits,liveness,scratch copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: "
 boot isolation_copy "test=copy copy_threshold=9000" "SUITE isolate: "
 boot isolation_virtio "test=regions,tails,raw,held,liveness copy_threshold=128 plimit=4000,64,8" \
