@@ -8,14 +8,15 @@
 // give every forwarded buffer back and prints
 //   RELAY node=X.Y.Z relayed=N bytes=B copied=0 batches=.. doorbells=..
 //         per_doorbell=.. inflight_max=.. drop_hops=.. drop_noroute=..
-//         drop_baddst=.. drop_busy=.. drop_down=.. busy_per_fwd=..
+//         drop_baddst=.. drop_busy=.. drop_down=.. busy_per_fwd=.. ...
+//         drop_nomem=..
 // busy_per_fwd: the machine's busy TSC ticks (elapsed minus halted; guest
 // instructions under -icount) from the first forwarded frame seen to the
 // last, per frame forwarded meanwhile; net_per_fwd: the same less what the
 // machine does when it forwards nothing (timer ticks, this program's own
 // polling), at the busy rate measured before the first frame came. Checks: 0 bytes copied, nothing in
 // flight at the end, exactly hopdrops=, noroute=, baddst= drops (default 0),
-// no busy or down drops unless busy_ok=1, and with min_busy_per_fwd=N
+// no busy, down or no-frame drops unless busy_ok=1, and with min_busy_per_fwd=N
 // (under -icount: guest instructions) busy_per_fwd at least N: the relay's
 // work, done in the interrupt that ends a halt, is busy time, not idle.
 //
@@ -317,13 +318,14 @@ int main(int argc, char **argv)
 	uint64_t net = busy > base ? busy - base : 0;
 	printf("RELAY node=%s relayed=%lu bytes=%lu copied=%lu batches=%lu doorbells=%lu per_doorbell_x10=%lu "
 	       "inflight_max=%lu delivered=%lu drop_hops=%lu drop_noroute=%lu drop_baddst=%lu drop_busy=%lu "
-	       "drop_down=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu\n",
+	       "drop_down=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu "
+	       "drop_nomem=%lu\n",
 	       node, s.relayed, s.relayed_bytes, s.bytes_copied, s.batches, s.doorbells,
 	       s.doorbells ? s.relayed * 10 / s.doorbells : 0, s.inflight_max, s.delivered, s.drop_hops,
 	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, timed ? busy / timed : 0, timed ? net / timed : 0,
 	       (q_t1 - q_t0) / (hz / 1000), q_t1 > q_t0 ? (uint64_t)((__uint128_t)q_busy * 1000000 / (q_t1 - q_t0)) : 0,
 	       s.link_tx[0],
-	       s.link_tx[1], s.link_tx[2], s.link_tx[3]);
+	       s.link_tx[1], s.link_tx[2], s.link_tx[3], s.drop_nomem);
 	CHECK("relay: forwarded what was expected", s.relayed >= expect);
 	CHECK_EQ("relay: zero bytes copied", s.bytes_copied, 0);
 	CHECK_EQ("relay: every buffer back from the NICs", s.inflight, 0);
@@ -335,7 +337,7 @@ int main(int argc, char **argv)
 		CHECK("relay: its work counted as busy time (busy_per_fwd >= min_busy_per_fwd)",
 		      timed && busy / timed >= min_busy);
 	if (!arg_long(argc, argv, "busy_ok", 0))
-		CHECK_EQ("relay: no busy or down drops", s.drop_busy + s.drop_down, 0);
+		CHECK_EQ("relay: no busy, down or no-frame drops", s.drop_busy + s.drop_down + s.drop_nomem, 0);
 	chan_close(&c);
 	return utest_done("relay");
 }
