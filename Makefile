@@ -179,7 +179,8 @@ test-fs: $(KERNEL)
 	tests/qemu/fs/run.sh $(KERNEL)
 
 # The kernel's relay: a stream through a relay node, hop-limit and malformed
-# routed frames dropped and counted (tests/qemu/relay/run.sh; about 10 s).
+# routed frames dropped and counted, and relaying with every free frame taken
+# (tests/qemu/relay/run.sh; about 12 s).
 .PHONY: test-relay
 test-relay: $(KERNEL)
 	@tools/deps.sh build qemu cluster

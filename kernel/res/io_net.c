@@ -494,14 +494,28 @@ bool io_can_take(const struct io *c, const struct frame *f)
 // into a slot, whose old pages then go back. The ring gets reserve frames
 // (zeroed ahead, each a page's zeroing of work) only once fewer than three
 // quarters of its buffers are posted or on their way (QEMU's e1000 drops a
-// frame it has too few buffers for: the ring must not run low).
-void io_replenish(int nic, int n)
+// frame it has too few buffers for: the ring must not run low). Returns
+// how many of n buffers kept out of nic's ring need a frame in their place.
+static int replenish_need(int nic, int n)
 {
 	struct netdev *nd = netdev_get(nic);
-	struct io_nic *ni = &io_nics[nic];
-	for (int i = 0; i < n; i++)
-		if (nd->rx_slots - nd->ops->rx_free_slots(nd) + ni->nrefill < nd->rx_slots * 3 / 4)
-			io_refill_add(nic, pmem_take());
+	int have = nd->rx_slots - nd->ops->rx_free_slots(nd) + io_nics[nic].nrefill;
+	int low = nd->rx_slots * 3 / 4 - have;
+	return low <= 0 ? 0 : low < n ? low : n;
+}
+
+// All or nothing: every frame needed is free (pmem_free_count counts the
+// reserve pmem_take draws on first), or none is taken and -E_NOMEM says
+// so. Never a frame 0 into a ring's refill list: the driver would refuse
+// the whole list and flush_refill hand each entry to pmem_free.
+long io_replenish(int nic, int n)
+{
+	int need = replenish_need(nic, n);
+	if (pmem_free_count() < (uint64_t)need)
+		return -E_NOMEM;
+	for (int i = 0; i < need; i++)
+		io_refill_add(nic, pmem_take());
+	return 0;
 }
 
 // Keeps a frame (or a gap marker) for the next input_io.

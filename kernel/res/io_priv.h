@@ -228,9 +228,10 @@ void io_drop_pending(struct io *c);
 void io_take(struct io *c, const struct frame *f);
 void io_give_back(const struct frame *f); // to the ring of f->nic
 void io_refill_add(int nic, paddr_t pa);
-// n buffers were kept out of nic's ring: reserve frames replace them when
-// the ring runs below half.
-void io_replenish(int nic, int n);
+// n buffers were kept out of nic's ring: free frames replace those that
+// leave it below three quarters posted. -E_NOMEM, taking none, when there
+// are too few free frames (the caller gives the buffers back instead).
+long io_replenish(int nic, int n);
 // Sets a NIC's transmit rate (0: unpaced).
 void io_pace_set(int nic, uint32_t mbps);
 

@@ -9,7 +9,11 @@
 // A frame the relay cannot send at once is dropped and counted, never
 // waited for: the receive path runs with interrupts off, and a full or
 // dead outgoing NIC must not hold up the ring the frame came from (the
-// end-to-end channel reports the hole, or retransmits).
+// end-to-end channel reports the hole, or retransmits). So is one whose
+// buffers its ring cannot spare: below three quarters posted, a forwarded
+// frame's buffers are replaced by free frames, and with none free (other
+// processes hold them all) it is dropped (drop_nomem), its buffers straight
+// back to the ring.
 //
 // Channels use the topology too: IO_OP_NODE names a peer by node; a
 // neighbour gets its MACs on the dimension's links, another node the first
@@ -96,14 +100,18 @@ static void drop(const struct frame *f, uint64_t *counter)
 	io_give_back(f);
 }
 
-// Rewrites f for neighbour n on its link j and queues it on that NIC.
+// Rewrites f for neighbour n on its link j and queues it on that NIC. Its
+// buffers stay out of their ring until the NIC is done: free frames take
+// their place there first, or (none free) the frame is dropped.
 static void forward(const struct frame *f, uint32_t flen, uint32_t toff, int n, int j)
 {
 	int nic = io_topo.dimnics[io_topo.nb[n].dim][j];
 	if (!nfree)
 		return drop(f, &rst.drop_busy);
 	if (nqueued[nic] == RELAY_BATCH)
-		io_relay_flush();
+		io_relay_flush(); // finished sends' buffers back to their rings too
+	if (io_replenish(f->nic, f->nbuf) < 0)
+		return drop(f, &rst.drop_nomem);
 	uint8_t *h = arch_p2v(f->buf[0]);
 	wire_put_eth(h, io_topo.nb[n].mac[j], netdev_get(nic)->mac);
 	wire_put16(h + WIRE_OFF(link), (uint16_t)nic);
@@ -119,7 +127,6 @@ static void forward(const struct frame *f, uint32_t flen, uint32_t toff, int n, 
 	}
 	p->cookie = (uint64_t)slot << 8 | RELAY_COOKIE_TAG;
 	io_pace_charge(nic, flen); // its wire time counts against the NIC's own senders
-	io_replenish(f->nic, f->nbuf); // its ring is short of them until the NIC is done
 	rst.relayed++;
 	rst.relayed_bytes += flen;
 	rst.link_tx[nic]++;

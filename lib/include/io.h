@@ -191,6 +191,8 @@ struct io_relaystats {
 	uint64_t drop_busy;       // the outgoing NIC's ring (or the relay's table) was full
 	uint64_t drop_down;       // every link of the outgoing dimension was down
 	uint64_t link_tx[8];      // forwarded frames per outgoing NIC
+	uint64_t drop_nomem;      // no free frame to replace the buffers a forwarded frame
+	                          // keeps out of its ring (below three quarters posted)
 };
 
 #endif

@@ -1822,6 +1822,36 @@ static void test_stripe_drops_and_frees(void)
 	CU_ASSERT_EQUAL(posted(1), RX_SLOTS);
 }
 
+// Every frame taken while the ring is at three quarters (9 frames ahead
+// of order hold its buffers, a fresh frame stood in for one): frames that
+// would wait in the window are dropped and counted (drop_noslot), their
+// buffers back in the ring; none is kept without a frame in its place and
+// no frame 0 reaches the ring (issue 24's audit of the receive refill).
+static void test_stripe_out_of_frames(void)
+{
+	struct chan c = stripe_chan_unrel(2, 0);
+	uint64_t n0 = pmem_free_count();
+	for (uint32_t k = 1; k <= 9; k++)
+		rx_seq(0, k, PEER0, 100, (uint8_t)k);
+	fake_nic_irq(0);
+	CU_ASSERT_EQUAL_FATAL(posted(0), RX_SLOTS * 3 / 4);
+	CU_ASSERT_EQUAL(pmem_free_count(), n0 - 1);
+	int n = hoard_all();
+	rx_seq(0, 10, PEER0, 100, 10);
+	rx_seq(0, 11, PEER0, 100, 11);
+	fake_nic_irq(0);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.drop_noslot, 2);
+	CU_ASSERT_EQUAL(st.rx_reordered, 9);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS * 3 / 4);
+	CU_ASSERT_EQUAL(fake_nics[0].st.rx_refill_rejected, 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	unhoard(n);
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), n0 + IO_HDR_FRAMES);
+}
+
 // A channel number is one channel per NIC: a striped channel takes it on
 // every NIC it names. A raw channel stays on one NIC.
 static void test_stripe_get_io(void)
@@ -1859,6 +1889,7 @@ static void test_stripe_pacing(void)
 static const struct test_case stripe_tests[] = {
 	TEST(test_stripe_send_round_robin), TEST(test_stripe_send_links), TEST(test_stripe_rx_order),
 	TEST(test_stripe_gap), TEST(test_stripe_gap_first), TEST(test_stripe_drops_and_frees),
+	TEST(test_stripe_out_of_frames),
 	TEST(test_stripe_get_io), TEST(test_stripe_pacing),
 };
 

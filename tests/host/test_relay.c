@@ -183,6 +183,7 @@ static void test_next_hop_line(void)
 
 static uint64_t nfree0;
 static uint8_t fb[4 * PAGE_SIZE];
+static int nhoard; // frames a test took (below): a new machine has none
 
 // This node is b = 1.0: NIC 0 on X (a = 0.0 there), NIC 1 on Y (c = 1.1);
 // or, with two X links, NICs 0 and 1 both on X.
@@ -190,6 +191,7 @@ static void start(const char *nicdim, const char *nb)
 {
 	res_machine_setup();
 	fake_netdev_reset();
+	nhoard = 0;
 	memset(ios, 0, sizeof(ios));
 	memset(io_nics, 0, sizeof(io_nics));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
@@ -409,6 +411,103 @@ static void test_no_topology(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
+// ================================================================ out of frames
+
+// Frames a test took so that the allocator has none (or few) left.
+static paddr_t hoard[FAKE_PHYS_SIZE / PAGE_SIZE];
+
+static void hoard_all_but(uint64_t leave)
+{
+	paddr_t pa;
+	while (nhoard < (int)(sizeof(hoard) / sizeof(hoard[0])) && pmem_free_count() > leave &&
+	       (pa = pmem_alloc_nozero()) != 0)
+		hoard[nhoard++] = pa;
+}
+
+static void unhoard(void)
+{
+	while (nhoard > 0)
+		pmem_free(hoard[--nhoard]);
+}
+
+// n routed 1000-byte frames for c come in on NIC 0 (one buffer each).
+static void rx_routed(int n)
+{
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 1000), false) == 1);
+}
+
+// Every frame taken and the outgoing NIC slow (it finishes nothing until
+// told): each forwarded frame keeps its buffer out of ring 0, and no frame
+// can replace it. 12 buffers polled out of a ring of 32 leave 20 posted, 4
+// short of three quarters: the first 4 frames are dropped (counted, their
+// buffers back to the ring), the other 8 leave. Nothing panics, no frame
+// 0 reaches a ring, and every frame comes back.
+static void test_no_frame_to_replenish(void)
+{
+	hoard_all_but(0);
+	CU_ASSERT_EQUAL_FATAL(pmem_free_count(), 0);
+	rx_routed(12);
+	io_poll_nic(0);
+	struct io_relaystats s = rstats();
+	CU_ASSERT_EQUAL(s.drop_nomem, 4);
+	CU_ASSERT_EQUAL(s.relayed, 8);
+	CU_ASSERT_EQUAL(s.inflight, 8);
+	CU_ASSERT_EQUAL(s.drop_busy, 0);
+	CU_ASSERT_EQUAL(fake_nics[1].ntx, 8);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, 24); // the dropped frames' buffers are back
+	CU_ASSERT_EQUAL(fake_nics[0].st.rx_refill_rejected, 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	// The slow NIC finishes: its 8 buffers go back to ring 0, and the relay
+	// forwards again, still without a free frame.
+	finish();
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
+	rx_routed(6);
+	io_poll_nic(0);
+	s = rstats();
+	CU_ASSERT_EQUAL(s.relayed, 14);
+	CU_ASSERT_EQUAL(s.drop_nomem, 4);
+	CU_ASSERT_EQUAL(fake_nics[1].ntx, 14);
+	finish();
+	CU_ASSERT_EQUAL(rstats().inflight, 0);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	unhoard();
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
+// One frame free and a jumbo frame (3 buffers) that needs 3: dropped, and
+// the free frame is not taken (a refused forward changes nothing); with 3
+// free, the next one leaves and takes them.
+static void test_replenish_all_or_nothing(void)
+{
+	rx_routed(21); // 21 buffers out on the slow NIC: ring 0 at 11 + 13 fresh = 24
+	io_poll_nic(0);
+	CU_ASSERT_EQUAL_FATAL(rstats().relayed, 21);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].rx_posted, 24);
+	uint64_t base = pmem_free_count();
+	hoard_all_but(1);
+	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 8960);
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
+	io_poll_nic(0);
+	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
+	CU_ASSERT_EQUAL(rstats().relayed, 21);
+	CU_ASSERT_EQUAL(pmem_free_count(), 1);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, 24);
+	unhoard();
+	hoard_all_but(3);
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
+	io_poll_nic(0);
+	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
+	CU_ASSERT_EQUAL(rstats().relayed, 22);
+	CU_ASSERT_EQUAL(pmem_free_count(), 0);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, 24);
+	unhoard();
+	CU_ASSERT_EQUAL(pmem_free_count(), base - 3);
+	finish();
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
 // ================================================================ channels
 
 // This node is a = 0.0: NIC 0 on X (b = 1.0 there, MAC MB), NIC 1 on Y
@@ -611,7 +710,7 @@ static const struct test_case route_tests[] = {
 static const struct test_case relay_tests[] = {
 	TEST(test_forward_short), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
 	TEST(test_forward_batch), TEST(test_drops), TEST(test_down_and_busy), TEST(test_stripe_links),
-	TEST(test_no_topology),
+	TEST(test_no_topology), TEST(test_no_frame_to_replenish), TEST(test_replenish_all_or_nothing),
 };
 
 int register_relay(void)

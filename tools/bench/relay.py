@@ -183,7 +183,7 @@ def main():
                     mb[size].append(m)
                     copied += sum(int(x["copied"]) for x in rl)
                     fwd += sum(int(x["relayed"]) for x in rl)
-                    drops += sum(int(x["drop_busy"]) + int(x["drop_down"]) for x in rl)
+                    drops += sum(int(x["drop_busy"]) + int(x["drop_down"]) + int(x.get("drop_nomem", 0)) for x in rl)
                     print(f"  stream {size} B: {m:.1f} Mbit/s", flush=True)
                 rtts, _ = rtt(kernel, hops, links)
                 for size in SIZES:
