@@ -7,6 +7,7 @@
 #include "fake_netdev.h"
 #include "res/io_lb.h"
 #include "res/io_priv.h"
+#include "klimit.h"
 #include <io.h>
 #include <CUnit/CUnit.h>
 #include <string.h>
@@ -292,6 +293,28 @@ static void test_balance_op(void)
 	CU_ASSERT_EQUAL(close_chan(one), 0);
 }
 
+// The limiter alone: 1000 lines at one every 2 ms through a bucket of 8
+// and 4 a second: 8 at once, then one each 250 ms; the rest counted, and
+// the count printed before the next line let through. A group larger
+// than the bucket never passes; an idle bucket fills again.
+static void test_klimit_budget(void)
+{
+	struct klimit l = KLIMIT("test", 8, 4);
+	uint64_t sup0 = klimit_suppressed, now = 5000000;
+	size_t con0 = fake_console_len;
+	int passed = 0;
+	for (int k = 0; k < 1000; k++, now += 2000)
+		passed += klimit_allow(&l, now, 1);
+	CU_ASSERT_EQUAL(passed, 8 + 2 * 4 - 1); // 2 s: 8, then at 250, 500, ... 1750 ms
+	CU_ASSERT_EQUAL(l.suppressed, 1000 - (uint64_t)passed);
+	CU_ASSERT_EQUAL(klimit_suppressed - sup0, 1000 - (uint64_t)passed);
+	CU_ASSERT_PTR_NOT_NULL(strstr(fake_console + con0, "klog: 117 lines of test suppressed\n"));
+	CU_ASSERT_FALSE(klimit_allow(&l, now + 100000000, 9));
+	CU_ASSERT_TRUE(klimit_allow(&l, now + 100000000, 8));
+	CU_ASSERT_FALSE(klimit_allow(&l, now + 100000000, 1));
+	CU_ASSERT_EQUAL(l.pending, 1);
+}
+
 int register_lb(void)
 {
 	static const struct test_case t[] = {
@@ -307,6 +330,7 @@ int register_lb(void)
 	};
 	static const struct test_case io[] = {
 		TEST(test_balance_op),
+		TEST(test_klimit_budget),
 	};
 	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, fake_io_teardown, io);
 }
