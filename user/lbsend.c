@@ -188,7 +188,8 @@ static int victim(int argc, char **argv)
 	CHECK_EQ("victim: the defaults granted beside T = 1 ms",
 		 ctrl_io(c.io, IO_OP_BALANCE, IO_LB_HISTORY, 0, 0), 0);
 	ctrl_io(c.io, IO_OP_LBSTATS, (unsigned long)&ls, 0, 0);
-	CHECK("victim: T = 10 s and 90 %", ls.policy == IO_LB_HISTORY && ls.period_ms == 10000 && ls.overload_pct == 90);
+	CHECK("victim: T = 10 s and 90 %",
+	      ls.policy == IO_LB_HISTORY && ls.period_ms == 10000 && ls.overload_pct == 90);
 	fill_batch(&c);
 	for (int k = 0; k < 50; k++)
 		sent += chan_send(&c) == BATCH ? BATCH : 0;
