@@ -3,6 +3,7 @@
 #include "syscall.h"
 #include "uaccess.h"
 #include "kprintf.h"
+#include "klimit.h"
 #include "res/proc.h"
 #include "res/pmem.h"
 #include "res/res.h"
@@ -127,7 +128,7 @@ long sys_sysinfo(const uint64_t *a)
 		.uptime_us = timer_now_us(), .icount = (uint64_t)kernel_icount,
 		.vregions = (uint64_t)res_live(RES_VREGION),
 		.attachments = (uint64_t)res_live(RES_VUSPACE), .syscalls = syscall_count,
-		.idle_tsc = proc_idle_tsc(),
+		.idle_tsc = proc_idle_tsc(), .log_suppressed = klimit_suppressed,
 	};
 	return copy_to_user(a[0], &si, sizeof(si));
 }

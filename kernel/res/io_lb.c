@@ -1,9 +1,13 @@
 // Balancing senders over NICs: a channel whose dev_no names several NICs
-// and that chose a policy with IO_OP_BALANCE is one sender of the I/O
-// manager's balancing domain, whose state lives here and only here: the
-// period T, the overload threshold, each NIC's capacity (its paced rate)
-// and volume in this and the past period, and per sender its NIC, its
-// process's priority and its volume (Taniguchi et al., section 3.2).
+// and that chose a policy with IO_OP_BALANCE is one sender of a balancing
+// domain, whose state lives here and only here: the period T, the overload
+// threshold, each NIC's capacity (its paced rate) and the domain's bytes on
+// it in this and the past period, and per sender its NIC, its process's
+// priority and its volume (Taniguchi et al., section 3.2). The channels that
+// chose the same T and threshold form one domain, whichever process owns
+// them; other settings make another domain, so a process's settings bind
+// only the channels that chose them. The balancer's lines are rate-limited
+// (lb_log): a process cannot fill the console by choosing a short T.
 //
 // Time is cut into periods of T from the domain's first balanced send. At
 // the first send after a turn the domain rolls over: this period's volumes
@@ -37,6 +41,7 @@
 #include "io_lb.h"
 #include "proc.h"
 #include "../kprintf.h"
+#include "../klimit.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
@@ -147,10 +152,12 @@ const char *lb_why_name(int why)
 	return why >= 0 && why < IO_LB_WHY_N ? names[why] : "?";
 }
 
-// ---------------------------------------------------------- the domain
+// ---------------------------------------------------------- the domains
 
+// A balanced channel: slot i of chans, and sender i of its domain's state.
 struct lb_chan {
-	struct io *c;
+	struct io *c;        // NULL: the slot is free
+	int8_t dom;          // its domain (doms)
 	uint32_t decided;    // 1 + the period of its last decision (0: none yet)
 	uint64_t decisions, rebinds;
 	int8_t last;         // the NIC of its last decision (-1: none): tlb unbinds, and a
@@ -160,35 +167,50 @@ struct lb_chan {
 	uint8_t why[IO_LB_HIST];
 };
 
-static struct {
+// The channels that chose one period T and one threshold: the rule sees
+// only their senders (st.s[i].used: slot i is one of them) and their bytes.
+// A domain exists while it has a channel, so there are never more domains
+// than slots, and a channel always finds its settings' domain or a free one.
+struct lb_dom {
 	struct lb_state st;
-	struct lb_chan ch[LB_MAX];
-	int nchan;
+	int nchan;           // 0: free
 	uint32_t t_ms, pct;
-	uint64_t epoch;      // TSC of the first balanced send (0: not yet)
+	uint64_t epoch;      // TSC of its first balanced send (0: not yet)
 	uint32_t period;     // the current period
 	uint64_t vol[LB_NICS];
 	uint64_t nic_bytes[IO_LB_HIST][LB_NICS];
-	uint64_t refused;
-} dom;
+};
 
-static uint64_t period_tsc(void) { return timer_us_to_tsc((uint64_t)dom.t_ms * 1000); }
+static struct lb_chan chans[LB_MAX];
+static struct lb_dom doms[LB_MAX];
+static uint64_t refused; // IO_OP_BALANCE calls refused, every channel's
+// The balancer's lines: a domain of n senders prints 1 + 2n a period (its
+// turn, then each sender's decision). 20 a second, a fifth of a 115,200-baud
+// console at ~110 characters a line, holds every line of the 16 senders there
+// can be at T >= 2.5 s (the default is 10 s); a burst of 64 holds one turn
+// and decisions of all 16 at once.
+static struct klimit lb_log = KLIMIT("lb", 64, 20);
 
-static uint64_t ms_since_epoch(uint64_t now) { return (now - dom.epoch) / timer_us_to_tsc(1000); }
+static uint64_t period_tsc(const struct lb_dom *d) { return timer_us_to_tsc((uint64_t)d->t_ms * 1000); }
 
-// Bytes NIC n carries in one period at its paced rate.
-static uint64_t capacity(int n)
+static uint64_t ms_since_epoch(const struct lb_dom *d, uint64_t now)
+{
+	return (now - d->epoch) / timer_us_to_tsc(1000);
+}
+
+// Bytes NIC n carries in one period of d at its paced rate.
+static uint64_t capacity(const struct lb_dom *d, int n)
 {
 	uint64_t kbit_tsc = io_nics[n].tsc_per_kbit;
-	uint64_t kbits = kbit_tsc ? period_tsc() / kbit_tsc : (uint64_t)LB_UNPACED_MBPS * dom.t_ms;
+	uint64_t kbits = kbit_tsc ? period_tsc(d) / kbit_tsc : (uint64_t)LB_UNPACED_MBPS * d->t_ms;
 	return kbits * 125;
 }
 
-static void reset(void)
+static void dom_reset(struct lb_dom *d)
 {
-	memset(&dom, 0, sizeof(dom));
+	memset(d, 0, sizeof(*d));
 	for (int i = 0; i < LB_MAX; i++)
-		dom.st.s[i].nic = dom.st.s[i].past_nic = -1;
+		d->st.s[i].nic = d->st.s[i].past_nic = -1;
 }
 
 static bool ready;
@@ -196,9 +218,75 @@ static bool ready;
 static void init_once(void)
 {
 	if (!ready) {
-		reset();
+		for (int k = 0; k < LB_MAX; k++)
+			dom_reset(&doms[k]);
+		memset(chans, 0, sizeof(chans));
 		ready = true;
 	}
+}
+
+static int dom_of(const struct io *c) { return chans[c->lb_slot].dom; }
+
+// The domain running with these settings, else a free one.
+static int dom_find(uint32_t t_ms, uint32_t pct)
+{
+	int free = -1;
+	for (int k = 0; k < LB_MAX; k++) {
+		if (doms[k].nchan && doms[k].t_ms == t_ms && doms[k].pct == pct)
+			return k;
+		if (!doms[k].nchan && free < 0)
+			free = k;
+	}
+	return free;
+}
+
+// Slot i joins domain k (a free one takes the settings).
+static void dom_join(struct io *c, int i, int k, uint32_t t_ms, uint32_t pct)
+{
+	struct lb_dom *d = &doms[k];
+	if (!d->nchan) {
+		dom_reset(d);
+		d->t_ms = t_ms, d->pct = pct, d->st.over_pct = pct;
+	}
+	d->st.s[i] = (struct lb_sender){ .used = true, .nic = -1, .past_nic = -1 };
+	chans[i] = (struct lb_chan){ .c = c, .dom = (int8_t)k, .last = -1 };
+	memset(chans[i].nic_in, 0xff, sizeof(chans[i].nic_in));
+	c->lb_slot = (int8_t)i;
+	d->nchan++;
+}
+
+// c leaves its domain with its state (the next decisions no longer see
+// it); the domain's last channel ends it.
+static void dom_leave(struct io *c)
+{
+	int k = dom_of(c);
+	struct lb_dom *d = &doms[k];
+	if (d->epoch && klimit_take(&lb_log, 1))
+		kprintf("LB leave period=%u dom=%d chan=%u pid=%d\n", d->period, k, c->channel, c->owner);
+	d->st.s[c->lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
+	chans[c->lb_slot].c = NULL;
+	c->lb_slot = -1;
+	if (--d->nchan == 0) {
+		if (d->epoch && klimit_take(&lb_log, 1))
+			kprintf("LB end dom=%d periods=%u\n", k, d->period + 1);
+		dom_reset(d);
+	}
+}
+
+// Decode: 0, or why IO_OP_BALANCE is refused. Settings are a domain's,
+// never the I/O manager's: other values than a running domain's make or
+// join another domain, so no channel's choice binds another's.
+static long lb_check(const struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
+{
+	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !io_striped(c) || c->raw || pct > 100 ||
+	    t_ms > 3600000)
+		return -E_INVAL;
+	if (c->lb_slot >= 0)
+		return chans[c->lb_slot].decided || doms[dom_of(c)].st.s[c->lb_slot].vol ? -E_BUSY : 0;
+	for (int i = 0; i < LB_MAX; i++)
+		if (!chans[i].c)
+			return 0;
+	return -E_NOMEM; // LB_MAX balanced channels already
 }
 
 long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
@@ -206,77 +294,76 @@ long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 	init_once();
 	t_ms = t_ms ? t_ms : LB_DEFAULT_T_MS;
 	pct = pct ? pct : LB_DEFAULT_PCT;
-	long e = 0;
-	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !io_striped(c) || c->raw || pct > 100 ||
-	    t_ms > 3600000)
-		e = -E_INVAL;
-	else if (c->lb_slot >= 0 ? dom.ch[c->lb_slot].decided || dom.st.s[c->lb_slot].vol : dom.nchan >= LB_MAX)
-		e = c->lb_slot >= 0 ? -E_BUSY : -E_NOMEM; // it sent already; the table is full
-	else if (dom.nchan > (c->lb_slot >= 0) && (dom.t_ms != t_ms || dom.pct != pct))
-		e = -E_BUSY; // the running domain has other settings
+	long e = lb_check(c, policy, t_ms, pct);
 	if (e) {
-		dom.refused++;
+		refused++;
 		return e;
 	}
-	if (c->lb_slot < 0) {
-		int i = 0;
-		while (dom.st.s[i].used)
-			i++;
-		dom.st.s[i] = (struct lb_sender){ .used = true, .nic = -1, .past_nic = -1 };
-		dom.ch[i] = (struct lb_chan){ .c = c, .last = -1 };
-		memset(dom.ch[i].nic_in, 0xff, sizeof(dom.ch[i].nic_in));
-		c->lb_slot = (int8_t)i;
-		dom.nchan++;
+	int i = c->lb_slot;
+	if (i >= 0 && (doms[dom_of(c)].t_ms != t_ms || doms[dom_of(c)].pct != pct)) {
+		dom_leave(c); // not sent yet: it moves to its new settings' domain
+		i = -1;
 	}
-	dom.t_ms = (uint32_t)t_ms, dom.pct = (uint32_t)pct;
-	dom.st.over_pct = (uint32_t)pct;
+	if (i < 0) {
+		i = 0;
+		while (chans[i].c)
+			i++;
+		dom_join(c, i, dom_find((uint32_t)t_ms, (uint32_t)pct), (uint32_t)t_ms, (uint32_t)pct);
+	}
 	c->lb_policy = (uint8_t)policy;
 	return 0;
 }
 
 static const char *const policy_names[] = { "none", "rr", "tlb", "history" };
 
-// The period that ended, as the rule will see it.
-static void print_turn(uint32_t to, uint64_t now)
+// The period of domain k that ended, as the rule will see it: one group of
+// lines, printed whole or suppressed whole (a model replaying the log must
+// not see a turn without its senders).
+static void print_turn(int k, uint32_t to, uint64_t now)
 {
-	kprintf("LB turn period=%u at_ms=%lu T_ms=%u overload_pct=%u", to, ms_since_epoch(now), dom.t_ms, dom.pct);
+	const struct lb_dom *d = &doms[k];
+	if (!klimit_take(&lb_log, 1 + (uint32_t)d->nchan))
+		return;
+	kprintf("LB turn period=%u dom=%d at_ms=%lu T_ms=%u overload_pct=%u", to, k, ms_since_epoch(d, now), d->t_ms,
+		d->pct);
 	for (int n = 0; n < LB_NICS; n++)
-		if (dom.st.cap[n])
-			kprintf(" nic%d_bytes=%lu nic%d_pct=%lu nic%d_over=%d", n, dom.st.past[n], n,
-				dom.st.past[n] * 100 / dom.st.cap[n], n, lb_overloaded(&dom.st, n));
+		if (d->st.cap[n])
+			kprintf(" nic%d_bytes=%lu nic%d_pct=%lu nic%d_over=%d", n, d->st.past[n], n,
+				d->st.past[n] * 100 / d->st.cap[n], n, lb_overloaded(&d->st, n));
 	kprintf("\n");
 	for (int i = 0; i < LB_MAX; i++) {
-		const struct lb_sender *s = &dom.st.s[i];
+		const struct lb_sender *s = &d->st.s[i];
 		if (s->used)
-			kprintf("LB past period=%u chan=%u pid=%d policy=%s prio=%u nic=%d bytes=%lu\n", to,
-				dom.ch[i].c->channel, dom.ch[i].c->owner, policy_names[dom.ch[i].c->lb_policy], s->prio,
+			kprintf("LB past period=%u dom=%d chan=%u pid=%d policy=%s prio=%u nic=%d bytes=%lu\n", to, k,
+				chans[i].c->channel, chans[i].c->owner, policy_names[chans[i].c->lb_policy], s->prio,
 				s->past_nic, s->past_vol);
 	}
 }
 
-// The first send at or after period k's start: the volumes move back.
-static void roll(uint32_t k, uint64_t now)
+// The first send at or after period p's start: the volumes move back.
+static void roll(int k, uint32_t p, uint64_t now)
 {
-	bool next = k == dom.period + 1; // else whole periods passed with nothing sent
+	struct lb_dom *d = &doms[k];
+	bool next = p == d->period + 1; // else whole periods passed with nothing sent
 	for (int n = 0; n < LB_NICS; n++) {
-		dom.st.past[n] = next ? dom.vol[n] : 0;
-		dom.vol[n] = 0;
-		dom.st.charge[n] = 0;
-		dom.st.nbound[n] = 0;
+		d->st.past[n] = next ? d->vol[n] : 0;
+		d->vol[n] = 0;
+		d->st.charge[n] = 0;
+		d->st.nbound[n] = 0;
 	}
 	for (int i = 0; i < LB_MAX; i++) {
-		struct lb_sender *s = &dom.st.s[i];
+		struct lb_sender *s = &d->st.s[i];
 		if (!s->used)
 			continue;
 		s->past_nic = next && s->vol ? s->nic : -1;
 		s->past_vol = next ? s->vol : 0;
 		s->vol = 0;
 		s->moved = false;
-		if (dom.ch[i].c->lb_policy == IO_LB_TLB)
+		if (chans[i].c->lb_policy == IO_LB_TLB)
 			s->nic = -1; // balance-tlb unbinds everyone
 	}
-	dom.period = k;
-	print_turn(k, now);
+	d->period = p;
+	print_turn(k, p, now);
 }
 
 // The NICs a sender may be bound to: those its peer is known on (peer 0:
@@ -292,52 +379,62 @@ static uint8_t usable_nics(struct io *c)
 	return m;
 }
 
+// Domain k's first balanced send: its periods count from now.
+static void dom_start(int k, uint64_t now)
+{
+	struct lb_dom *d = &doms[k];
+	d->epoch = now ? now : 1, d->period = 0;
+	for (int n = 0; n < LB_NICS; n++)
+		d->st.cap[n] = n < netdev_count() && io_nic_usable(n) ? capacity(d, n) : 0;
+	if (klimit_take(&lb_log, 1))
+		kprintf("LB start dom=%d T_ms=%u overload_pct=%u cap0=%lu cap1=%lu\n", k, d->t_ms, d->pct,
+			d->st.cap[0], d->st.cap[1]);
+}
+
 void io_lb_on_send(struct io *c)
 {
 	if (c->lb_slot < 0)
 		return;
-	int i = c->lb_slot;
+	int i = c->lb_slot, k = dom_of(c);
+	struct lb_dom *d = &doms[k];
 	uint64_t now = arch_rdtsc();
-	if (!dom.epoch) {
-		dom.epoch = now ? now : 1, dom.period = 0;
-		for (int n = 0; n < LB_NICS; n++)
-			dom.st.cap[n] = n < netdev_count() && io_nic_usable(n) ? capacity(n) : 0;
-		kprintf("LB start T_ms=%u overload_pct=%u cap0=%lu cap1=%lu\n", dom.t_ms, dom.pct, dom.st.cap[0],
-			dom.st.cap[1]);
-	}
-	uint64_t k = (now - dom.epoch) / period_tsc();
-	if (k > dom.period)
-		roll((uint32_t)k, now);
-	struct lb_sender *s = &dom.st.s[i];
-	struct lb_chan *ch = &dom.ch[i];
+	if (!d->epoch)
+		dom_start(k, now);
+	uint64_t p = (now - d->epoch) / period_tsc(d);
+	if (p > d->period)
+		roll(k, (uint32_t)p, now);
+	struct lb_sender *s = &d->st.s[i];
+	struct lb_chan *ch = &chans[i];
 	int prio = proc_prio(c->owner);
 	s->prio = prio >= 0 ? (uint8_t)prio : 0;
 	uint8_t usable = usable_nics(c);
-	bool due = ch->decided != dom.period + 1 || s->nic < 0 || !(usable & (1u << s->nic));
+	bool due = ch->decided != d->period + 1 || s->nic < 0 || !(usable & (1u << s->nic));
 	if (c->lb_policy == IO_LB_RR || !due || !usable)
 		return;
 	int from = s->nic, why;
-	bool again = ch->decided == dom.period + 1; // its NIC became unusable in this period
-	int to = lb_decide(&dom.st, i, c->lb_policy, usable, &why);
-	ch->decided = dom.period + 1;
+	bool again = ch->decided == d->period + 1; // its NIC became unusable in this period
+	int to = lb_decide(&d->st, i, c->lb_policy, usable, &why);
+	ch->decided = d->period + 1;
 	ch->decisions++;
 	if (ch->last >= 0 && to != ch->last)
 		ch->rebinds++;
 	ch->last = (int8_t)to;
-	if (dom.period < IO_LB_HIST && !again)
-		ch->nic_in[dom.period] = (int8_t)to, ch->why[dom.period] = (uint8_t)why;
-	kprintf("LB decide period=%u at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "
-		"past_bytes=%lu spare0=%ld spare1=%ld\n",
-		dom.period, ms_since_epoch(now), c->channel, c->owner, policy_names[c->lb_policy], s->prio, from, to,
-		lb_why_name(why), s->past_vol, lb_spare(&dom.st, 0, c->lb_policy == IO_LB_HISTORY),
-		lb_spare(&dom.st, 1, c->lb_policy == IO_LB_HISTORY));
+	if (d->period < IO_LB_HIST && !again)
+		ch->nic_in[d->period] = (int8_t)to, ch->why[d->period] = (uint8_t)why;
+	if (klimit_take(&lb_log, 1))
+		kprintf("LB decide period=%u dom=%d at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "
+			"past_bytes=%lu spare0=%ld spare1=%ld\n",
+			d->period, k, ms_since_epoch(d, now), c->channel, c->owner, policy_names[c->lb_policy],
+			s->prio, from, to, lb_why_name(why), s->past_vol,
+			lb_spare(&d->st, 0, c->lb_policy == IO_LB_HISTORY),
+			lb_spare(&d->st, 1, c->lb_policy == IO_LB_HISTORY));
 }
 
 bool io_lb_skip(struct io *c, int peer, int nic)
 {
 	if (c->lb_slot < 0 || c->lb_policy == IO_LB_RR)
 		return false;
-	int b = dom.st.s[c->lb_slot].nic;
+	int b = doms[dom_of(c)].st.s[c->lb_slot].nic;
 	if (b < 0 || b == nic || !(c->peer_links[peer] & (1u << b)) || !io_nics[b].link_up)
 		return false; // unbound, or its NIC cannot reach the peer now: any link
 	if (c->rel && c->rp[peer] && c->rp[peer]->l[b].state != IO_LINK_UP)
@@ -347,14 +444,17 @@ bool io_lb_skip(struct io *c, int peer, int nic)
 
 void io_lb_sent(struct io *c, int nic, uint64_t bytes)
 {
-	if (c->lb_slot < 0 || !dom.epoch || nic < 0 || nic >= LB_NICS)
+	if (c->lb_slot < 0 || nic < 0 || nic >= LB_NICS)
 		return;
-	struct lb_chan *ch = &dom.ch[c->lb_slot];
-	dom.vol[nic] += bytes;
-	dom.st.s[c->lb_slot].vol += bytes;
-	if (dom.period < IO_LB_HIST) {
-		dom.nic_bytes[dom.period][nic] += bytes;
-		ch->bytes[dom.period] += bytes;
+	struct lb_dom *d = &doms[dom_of(c)];
+	struct lb_chan *ch = &chans[c->lb_slot];
+	if (!d->epoch)
+		return;
+	d->vol[nic] += bytes;
+	d->st.s[c->lb_slot].vol += bytes;
+	if (d->period < IO_LB_HIST) {
+		d->nic_bytes[d->period][nic] += bytes;
+		ch->bytes[d->period] += bytes;
 	}
 }
 
@@ -362,41 +462,30 @@ long io_lb_stats(struct io *c, struct io_lbstats *s)
 {
 	init_once();
 	memset(s, 0, sizeof(*s));
-	s->refused = dom.refused;
+	s->refused = refused;
 	if (c->lb_slot < 0) {
 		s->nic = -1;
 		return 0;
 	}
-	const struct lb_chan *ch = &dom.ch[c->lb_slot];
+	const struct lb_chan *ch = &chans[c->lb_slot];
+	const struct lb_dom *d = &doms[ch->dom];
 	s->policy = c->lb_policy;
-	s->nic = dom.st.s[c->lb_slot].nic;
-	s->period = dom.period, s->period_ms = dom.t_ms, s->overload_pct = dom.pct;
+	s->nic = d->st.s[c->lb_slot].nic;
+	s->period = d->period, s->period_ms = d->t_ms, s->overload_pct = d->pct;
 	s->decisions = ch->decisions, s->rebinds = ch->rebinds;
 	memcpy(s->bytes, ch->bytes, sizeof(s->bytes));
 	memcpy(s->nic_in, ch->nic_in, sizeof(s->nic_in));
 	memcpy(s->why, ch->why, sizeof(s->why));
 	for (int k = 0; k < IO_LB_HIST; k++)
 		for (int n = 0; n < LB_NICS; n++)
-			s->nic_bytes[k][n] = dom.nic_bytes[k][n];
+			s->nic_bytes[k][n] = d->nic_bytes[k][n];
 	for (int n = 0; n < LB_NICS; n++)
-		s->nic_cap[n] = dom.st.cap[n];
+		s->nic_cap[n] = d->st.cap[n];
 	return 0;
 }
 
 void io_lb_free(struct io *c)
 {
-	if (c->lb_slot < 0)
-		return;
-	if (dom.epoch) // its state leaves with it: the next decisions no longer see it
-		kprintf("LB leave period=%u chan=%u pid=%d\n", dom.period, c->channel, c->owner);
-	dom.st.s[c->lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
-	dom.ch[c->lb_slot].c = NULL;
-	c->lb_slot = -1;
-	if (--dom.nchan == 0) { // the last one: the next balanced send starts anew
-		uint64_t refused = dom.refused;
-		if (dom.epoch)
-			kprintf("LB end periods=%u\n", dom.period + 1);
-		reset();
-		dom.refused = refused;
-	}
+	if (c->lb_slot >= 0)
+		dom_leave(c);
 }

@@ -36,6 +36,7 @@
 #include "proc.h"
 #include "../heap.h"
 #include "../kprintf.h"
+#include "../klimit.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
@@ -397,6 +398,10 @@ static uint64_t lost_since(struct io *c, int p, int n)
 	return rp->l[n].last_rx;
 }
 
+// Link and session lines: a process's channels and a peer's frames cause
+// them, so they are limited (a cut of a few links stays well within).
+static struct klimit rel_log = KLIMIT("rel", 64, 20);
+
 static const char *const why_name[] = { "link down", "silent: heartbeats missed", "probe unanswered" };
 
 static void link_dead(struct io *c, int p, int n, int why)
@@ -411,8 +416,9 @@ static void link_dead(struct io *c, int p, int n, int why)
 	l->dead++;
 	c->st.link_deaths++;
 	requeue_link(c, p, n);
-	pr_info("io: chan %u peer %d link %d dead (%s), detected in %lu us, tsc_ms=%lu\n", c->channel, p, n,
-		why_name[why], l->last_detect_us, tsc_ms());
+	if (klimit_take(&rel_log, 1))
+		pr_info("io: chan %u peer %d link %d dead (%s), detected in %lu us, tsc_ms=%lu\n", c->channel, p,
+			n, why_name[why], l->last_detect_us, tsc_ms());
 }
 
 static void link_suspect(struct io *c, int p, int n, uint64_t lag)
@@ -426,8 +432,9 @@ static void link_suspect(struct io *c, int p, int n, uint64_t lag)
 	l->probe_at = arch_rdtsc();
 	c->st.link_suspects++;
 	requeue_link(c, p, n);
-	pr_info("io: chan %u peer %d link %d suspected (lags %lu us), detected in %lu us, tsc_ms=%lu\n", c->channel,
-		p, n, tsc_us(lag), l->last_detect_us, tsc_ms());
+	if (klimit_take(&rel_log, 1))
+		pr_info("io: chan %u peer %d link %d suspected (lags %lu us), detected in %lu us, tsc_ms=%lu\n",
+			c->channel, p, n, tsc_us(lag), l->last_detect_us, tsc_ms());
 	send_ctrl(c, p, n, true, WIRE_C_PROBE);
 }
 
@@ -442,8 +449,9 @@ static void link_up_again(struct io *c, int p, int n)
 		l->last_down_us = tsc_us(now - l->dead_at);
 		if (l->last_down_us > l->max_down_us)
 			l->max_down_us = l->last_down_us;
-		pr_info("io: chan %u peer %d link %d alive again after %lu ms, tsc_ms=%lu\n", c->channel, p, n,
-			l->last_down_us / 1000, tsc_ms());
+		if (klimit_take(&rel_log, 1))
+			pr_info("io: chan %u peer %d link %d alive again after %lu ms, tsc_ms=%lu\n", c->channel, p,
+				n, l->last_down_us / 1000, tsc_ms());
 	}
 	l->state = IO_LINK_UP;
 	l->last_rx = now;
@@ -547,7 +555,8 @@ static void peer_restart(struct io *c, int p, uint32_t session)
 		r->hole = false, r->hi = 0;
 	rp->session = session;
 	rp->closed = false;
-	pr_info("io: chan %u peer %d: a new session of the peer\n", c->channel, p);
+	if (klimit_take(&rel_log, 1))
+		pr_info("io: chan %u peer %d: a new session of the peer\n", c->channel, p);
 }
 
 void io_rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)

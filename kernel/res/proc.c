@@ -8,6 +8,7 @@
 #include "../elf.h"
 #include "../progs.h"
 #include "../kprintf.h"
+#include "../klimit.h"
 #include "../arch/x86_64/cpu.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
@@ -71,9 +72,13 @@ int proc_slot(int pid)
 	return p ? slot(p) : -1;
 }
 
+// A process that spawns faulting children makes one line each: limited.
+static struct klimit fault_log = KLIMIT("proc", 32, 10);
+
 void proc_fault(int status, const char *why)
 {
-	kprintf("proc %d (%s) killed: %s\n", current->pid, current->name, why);
+	if (klimit_take(&fault_log, 1))
+		kprintf("proc %d (%s) killed: %s\n", current->pid, current->name, why);
 	proc_exit(status);
 }
 

@@ -36,10 +36,10 @@
 #define IO_OP_SET 0x05      // a0 = IO_SET_*, a1 = value: a reliable channel's settings
 #define IO_OP_BALANCE 0x06  // a0 = IO_LB_*: how a channel on several NICs spreads its sends
                             // (docs/design.md "Balancing"); a1 = period T in ms (0: 10000),
-                            // a2 = overload threshold in % of a NIC's capacity (0: 90). T and the
-                            // threshold are the I/O manager's, shared by every balanced channel:
-                            // -E_BUSY while another balanced channel runs with other values, and
-                            // after this channel's first send
+                            // a2 = overload threshold in % of a NIC's capacity (0: 90). The channels
+                            // of one T and threshold, any process's, are balanced together (a
+                            // domain); other values form another. -E_BUSY after this channel's
+                            // first send
 #define IO_OP_PEER 0x10     // a0 = const uint8_t mac[6], a1 = peer number, a2 = link:
                             // the NIC (one of dev_no's mask) the peer has that MAC on
 #define IO_OP_NODE 0x11     // a0 = node (IO_NODE(x, y, z)), a1 = peer number, a2 = hop limit
@@ -112,14 +112,14 @@ struct io_linkstats {
 struct io_lbstats {
 	uint32_t policy;                // IO_LB_* (0: not balanced)
 	int32_t nic;                    // the NIC it is bound to now (-1: none)
-	uint32_t period;                // the current period, counted from the first balanced send
+	uint32_t period;                // the current period, counted from its domain's first send
 	uint32_t period_ms, overload_pct;
 	uint64_t decisions, rebinds;    // decisions taken; of them, those that changed its NIC
 	uint64_t refused;               // IO_OP_BALANCE calls refused (any channel)
 	uint64_t bytes[IO_LB_HIST];     // frame bytes this channel sent in each period
 	int8_t nic_in[IO_LB_HIST];      // the NIC its decision of each period gave (-1: none)
 	uint8_t why[IO_LB_HIST];        // IO_LB_WHY_* of that decision
-	uint64_t nic_bytes[IO_LB_HIST][4]; // every balanced channel's frame bytes per NIC per period
+	uint64_t nic_bytes[IO_LB_HIST][4]; // its domain's channels' frame bytes per NIC per period
 	uint64_t nic_cap[4];            // bytes a NIC carries in one period (its paced rate)
 };
 

@@ -30,6 +30,8 @@ struct sysinfo {
 	uint64_t syscalls;      // system calls served since boot
 	uint64_t idle_tsc;      // TSC ticks the CPU spent halted since boot: busy time is
 	                        // elapsed minus this (under -icount: guest instructions)
+	uint64_t log_suppressed; // kernel log lines a process or a peer caused that the
+	                        // console's rate limits dropped since boot (kernel/klimit.h)
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

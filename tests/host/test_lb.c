@@ -2,11 +2,16 @@
 // over a hand-made past-period state: overload, lowest priority, the others
 // not moved, most spare capacity, the charge of the mover's volume, ties,
 // tlb's unbinding, unusable NICs. Volumes in "kbytes" of a 1000-per-period NIC.
+// Then IO_OP_BALANCE through the I/O manager: each process's settings bind
+// only its domain; the balancer's lines and every limited line within
+// their budget (kernel/klimit.c), the rest counted.
 #include "host.h"
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_lb.h"
 #include "res/io_priv.h"
+#include "klimit.h"
+#include "arch/x86_64/timer.h"
 #include <io.h>
 #include <CUnit/CUnit.h>
 #include <string.h>
@@ -204,10 +209,13 @@ static void test_unusable(void)
 }
 
 // ---- IO_OP_BALANCE through the I/O manager (two fake NICs): bad input
-// refused with its error and counted; the domain's settings shared; the
-// domain starts anew when its last channel closes.
+// refused with its error and counted; channels of the same settings share
+// a domain, other settings make another; a domain starts anew when its
+// last channel closes.
 
 #define VA_ARGS USER_BASE
+
+static int me = 1; // the calling process: its args page at VA_ARGS
 
 static void io_setup(void)
 {
@@ -222,6 +230,18 @@ static void io_setup(void)
 	long vs = proc_new(1);
 	attach(1, region_new(1, 4, VR_MEM_ALL), vs, VA_ARGS);
 	fake_proc_set_current(1);
+	me = 1;
+}
+
+// Process pid, with its own args page, makes the next calls.
+static void become(int pid)
+{
+	if (!proc_exists(pid)) {
+		long vs = proc_new(pid);
+		attach(pid, region_new(pid, 4, VR_MEM_ALL), vs, VA_ARGS);
+	}
+	fake_proc_set_current(pid);
+	me = pid;
 }
 
 static long open_chan(uint8_t mask, uint16_t ch)
@@ -230,7 +250,7 @@ static long open_chan(uint8_t mask, uint16_t ch)
 	long r = sys_get_io(a), id = 0;
 	if (r)
 		return r;
-	CU_ASSERT_TRUE(user_read(proc_vspace(1), VA_ARGS, &id, sizeof(id)));
+	CU_ASSERT_TRUE(user_read(proc_vspace(me), VA_ARGS, &id, sizeof(id)));
 	return id;
 }
 
@@ -246,7 +266,7 @@ static struct io_lbstats lbstats(long id)
 	const uint64_t a[5] = { (uint64_t)id, IO_OP_LBSTATS, VA_ARGS + 64, 0, 0 };
 	memset(&s, 0xee, sizeof(s));
 	CU_ASSERT_EQUAL(sys_ctrl_io(a), 0);
-	CU_ASSERT_TRUE(user_read(proc_vspace(1), VA_ARGS + 64, &s, sizeof(s)));
+	CU_ASSERT_TRUE(user_read(proc_vspace(me), VA_ARGS + 64, &s, sizeof(s)));
 	return s;
 }
 
@@ -274,14 +294,19 @@ static void test_balance_op(void)
 	struct io_lbstats s = lbstats(two);
 	CU_ASSERT_TRUE(s.policy == IO_LB_TLB && s.nic == -1 && s.period_ms == 10000 && s.overload_pct == 90);
 	CU_ASSERT_TRUE(s.decisions == 0 && s.rebinds == 0 && s.bytes[0] == 0);
-	// The domain runs with 10 s and 90 %: another channel may not differ.
-	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), -E_BUSY);
-	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 0, 80), -E_BUSY);
+	// Other settings beside a domain of 10 s and 90 %: another domain;
+	// before its first send a channel may move between them.
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), 0);
+	CU_ASSERT_EQUAL(lbstats(other).period_ms, 5000);
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 0, 80), 0);
+	s = lbstats(other);
+	CU_ASSERT_TRUE(s.period_ms == 10000 && s.overload_pct == 80);
 	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 10000, 90), 0);
-	CU_ASSERT_EQUAL(lbstats(other).refused, refused0 + 7);
-	// Both gone: the next domain takes other settings.
+	s = lbstats(two);
+	CU_ASSERT_TRUE(s.period_ms == 10000 && s.overload_pct == 90);
+	CU_ASSERT_EQUAL(lbstats(other).refused, refused0 + 5);
 	CU_ASSERT_EQUAL(close_chan(two), 0);
-	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), 0); // alone, not sent yet: it may
+	CU_ASSERT_EQUAL(balance(other, IO_LB_HISTORY, 5000, 0), 0);
 	CU_ASSERT_EQUAL(lbstats(other).period_ms, 5000);
 	CU_ASSERT_EQUAL(close_chan(other), 0);
 	long again = open_chan(0x3, 23);
@@ -290,6 +315,95 @@ static void test_balance_op(void)
 	CU_ASSERT_TRUE(s.policy == IO_LB_RR && s.period_ms == 2000 && s.overload_pct == 75);
 	CU_ASSERT_EQUAL(close_chan(again), 0);
 	CU_ASSERT_EQUAL(close_chan(one), 0);
+}
+
+// Sends of channel id at the fake clock's now: its turn and decision, then
+// `bytes` frame bytes on nic.
+static void sent(long id, int nic, uint64_t bytes)
+{
+	struct io *c = &ios[res_slot(id)];
+	io_lb_on_send(c);
+	io_lb_sent(c, nic, bytes);
+}
+
+static int count_lines(const char *from, const char *prefix)
+{
+	int n = 0;
+	for (const char *p = from; (p = strstr(p, prefix)); p++)
+		n += p == fake_console || p[-1] == '\n';
+	return n;
+}
+
+// Issue 24, defect 6: process 1 balances at T = 1 ms, the smallest; process
+// 2 asking for the defaults was refused (-E_BUSY), and each of 1's sends
+// printed a turn. Now 2 gets the defaults in a domain of its own, keeps
+// them while 1's domain turns every millisecond, and its domain sees only
+// its own bytes; the balancer's lines stay within their budget (64 at
+// once, 20 a second), the rest counted.
+static void test_settings_bind_own_channels(void)
+{
+	enum { SENDS = 1000, STEP_US = 2000 };
+	fake.tsc += 1000000000000ull; // far past any earlier test's lines
+	size_t con0 = fake_console_len;
+	uint64_t sup0 = klimit_suppressed, t0 = timer_now_us();
+	long a = open_chan(0x3, 30);
+	CU_ASSERT_EQUAL_FATAL(balance(a, IO_LB_TLB, 1, 0), 0);
+	become(2);
+	long b = open_chan(0x3, 31);
+	CU_ASSERT_EQUAL(balance(b, IO_LB_HISTORY, 0, 0), 0);
+	struct io_lbstats s = lbstats(b);
+	CU_ASSERT_TRUE(s.policy == IO_LB_HISTORY && s.period_ms == 10000 && s.overload_pct == 90);
+	for (int k = 0; k < SENDS; k++) {
+		fake.tsc += STEP_US * FAKE_TSC_PER_US;
+		become(1);
+		sent(a, 0, 1000);
+		become(2);
+		sent(b, 1, 1500);
+	}
+	s = lbstats(b);
+	CU_ASSERT_TRUE(s.period_ms == 10000 && s.overload_pct == 90 && s.period == 0);
+	CU_ASSERT_EQUAL(s.nic_bytes[0][0], 0); // 1's bytes are not in 2's domain
+	CU_ASSERT_EQUAL(s.nic_bytes[0][1], (uint64_t)SENDS * 1500);
+	CU_ASSERT_EQUAL(balance(b, IO_LB_TLB, 1, 0), -E_BUSY); // it sent: its settings stay
+	become(1);
+	s = lbstats(a);
+	CU_ASSERT_TRUE(s.period_ms == 1 && s.period >= SENDS);
+	CU_ASSERT_EQUAL(s.nic_bytes[0][1], 0);
+	// Wanted: two starts, and a turn of two lines (1's domain, one sender)
+	// at each send of 1 but the first. Printed: at most the budget.
+	const char *con = fake_console + con0;
+	int lines = count_lines(con, "LB "), turns = count_lines(con, "LB turn ");
+	uint64_t secs = (timer_now_us() - t0) / 1000000 + 1;
+	CU_ASSERT_TRUE(lines <= 64 + 20 * (int)secs);
+	CU_ASSERT_TRUE(turns < SENDS / 4);
+	CU_ASSERT_EQUAL((uint64_t)lines + (klimit_suppressed - sup0), 2 + 2 * (SENDS - 1));
+	CU_ASSERT_PTR_NOT_NULL(strstr(con, " lines of lb suppressed\n"));
+	CU_ASSERT_EQUAL(close_chan(a), 0);
+	become(2);
+	CU_ASSERT_EQUAL(close_chan(b), 0);
+	become(1);
+}
+
+// The limiter alone: 1000 lines at one every 2 ms through a bucket of 8
+// and 4 a second: 8 at once, then one each 250 ms; the rest counted, and
+// the count printed before the next line let through. A group larger
+// than the bucket never passes; an idle bucket fills again.
+static void test_klimit_budget(void)
+{
+	struct klimit l = KLIMIT("test", 8, 4);
+	uint64_t sup0 = klimit_suppressed, now = 5000000;
+	size_t con0 = fake_console_len;
+	int passed = 0;
+	for (int k = 0; k < 1000; k++, now += 2000)
+		passed += klimit_allow(&l, now, 1);
+	CU_ASSERT_EQUAL(passed, 8 + 2 * 4 - 1); // 2 s: 8, then at 250, 500, ... 1750 ms
+	CU_ASSERT_EQUAL(l.suppressed, 1000 - (uint64_t)passed);
+	CU_ASSERT_EQUAL(klimit_suppressed - sup0, 1000 - (uint64_t)passed);
+	CU_ASSERT_PTR_NOT_NULL(strstr(fake_console + con0, "klog: 117 lines of test suppressed\n"));
+	CU_ASSERT_FALSE(klimit_allow(&l, now + 100000000, 9));
+	CU_ASSERT_TRUE(klimit_allow(&l, now + 100000000, 8));
+	CU_ASSERT_FALSE(klimit_allow(&l, now + 100000000, 1));
+	CU_ASSERT_EQUAL(l.pending, 1);
 }
 
 int register_lb(void)
@@ -307,6 +421,8 @@ int register_lb(void)
 	};
 	static const struct test_case io[] = {
 		TEST(test_balance_op),
+		TEST(test_settings_bind_own_channels),
+		TEST(test_klimit_budget),
 	};
 	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, fake_io_teardown, io);
 }

@@ -2,16 +2,21 @@
 """Replays the balancing decisions a kernel printed against a model of the
 rule written apart from kernel/res/io_lb.c (docs/design.md "Balancing").
 
-The kernel prints, per balancing domain (one run of user/lbsend.c):
-  LB start T_ms= overload_pct= cap0= cap1=             capacity in bytes per period
-  LB turn period=k ... nicN_bytes= nicN_pct= nicN_over=  what each NIC carried in period k-1
-  LB past period=k chan= pid= policy= prio= nic= bytes=   each sender in period k-1
-  LB decide period=k at_ms= chan= ... prio= nicF->nicT why=W past_bytes= spare0= spare1=
-  LB leave period=k chan= pid=                          a balanced channel closed: out of the rule
+The kernel prints, per balancing domain D (one run of user/lbsend.c; the
+channels that chose one T and threshold; domains may run side by side):
+  LB start dom=D T_ms= overload_pct= cap0= cap1=           capacity in bytes per period
+  LB turn period=k dom=D ... nicN_bytes= nicN_pct= nicN_over=  what each NIC carried in period k-1
+  LB past period=k dom=D chan= pid= policy= prio= nic= bytes=   each sender in period k-1
+  LB decide period=k dom=D at_ms= chan= ... prio= nicF->nicT why=W past_bytes= spare0= spare1=
+  LB leave period=k dom=D chan= pid=                        a balanced channel closed: out of the rule
+  LB end dom=D periods=                                     its last channel closed
 For every decision the model, fed the same turn state and the decisions
 before it, must reach the same NIC for the same reason, from the same NIC;
 no sender may decide twice in a period; a NIC's overload flag must follow
-from its bytes and the threshold. Usage: check.py LOG [--quiet]
+from its bytes and the threshold. The kernel's rate limit on these lines
+("klog: N lines of lb suppressed", kernel/klimit.c) fails every run it
+may have cut: a replay with lines missing proves nothing.
+Usage: check.py LOG [--quiet]
 Prints one line per run and exits 1 on the first run that disagrees.
 """
 import re
@@ -133,24 +138,39 @@ class Run:
         self.decisions.append((period, chan, policy, frm, to, why))
 
 
+SUPPRESSED = re.compile(r"klog: (\d+) lines of lb suppressed")
+
+
 def runs(path):
-    out, cur = [], None
+    out, cur = [], {}  # every run in the order they started; the running one of each domain
     with open(path, errors="replace") as fh:
         for line in fh:
             line = line.strip()
-            if line.startswith("LB start"):
-                cur = Run(line)
-                out.append(cur)
-            elif cur is None:
+            m = SUPPRESSED.search(line)
+            if m:
+                for r in list(cur.values()) or out[-1:]:
+                    r.errors.append(f"{m.group(1)} balancer lines suppressed by the kernel: no replay")
                 continue
-            elif line.startswith("LB turn"):
-                cur.turn(line)
+            if not line.startswith("LB "):
+                continue
+            dom = kv(line).get("dom", "0")
+            if line.startswith("LB start"):
+                cur[dom] = Run(line)
+                out.append(cur[dom])
+                continue
+            r = cur.get(dom)
+            if r is None:
+                continue
+            if line.startswith("LB turn"):
+                r.turn(line)
             elif line.startswith("LB past"):
-                cur.past_line(line)
+                r.past_line(line)
             elif line.startswith("LB decide"):
-                cur.decide(line)
+                r.decide(line)
             elif line.startswith("LB leave"):
-                cur.senders.pop(int(kv(line)["chan"]), None)
+                r.senders.pop(int(kv(line)["chan"]), None)
+            elif line.startswith("LB end"):
+                del cur[dom]
     return out
 
 
