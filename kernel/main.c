@@ -223,6 +223,9 @@ void kmain(uint32_t magic, uint32_t info)
 	apic_init(bi.rsdp, !bootinfo_uefi(&bi), dma_map_mmio);
 	timer_init(kernel_tick);
 	pci_init();
+	// promisc=1: NICs take every frame (the I/O manager still drops what
+	// is not addressed to them); for tests of that check.
+	netdev_set_promisc(option_is("promisc", "1"));
 	netdev_probe_all(); // every NIC family in net/netdev.c's table, e1000 first
 	syscall_msr_init();
 	ata_init();

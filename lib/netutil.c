@@ -276,6 +276,7 @@ void stats_delta(struct io_stats *d, const struct io_stats *before, const struct
 	uint64_t *o = &r.rx_packets;
 	for (size_t i = 0; i < IO_STATS_COUNTERS; i++)
 		o[i] = b[i] - a[i];
+	r.drop_notme = after->drop_notme - before->drop_notme;
 	*d = r;
 }
 

@@ -8,14 +8,17 @@
 // give every forwarded buffer back and prints
 //   RELAY node=X.Y.Z relayed=N bytes=B copied=0 batches=.. doorbells=..
 //         per_doorbell=.. inflight_max=.. drop_hops=.. drop_noroute=..
-//         drop_baddst=.. drop_busy=.. drop_down=.. busy_per_fwd=.. ...
+//         drop_baddst=.. drop_busy=.. drop_down=.. drop_notme=.. busy_per_fwd=.. ...
 //         drop_nomem=..
 // busy_per_fwd: the machine's busy TSC ticks (elapsed minus halted; guest
 // instructions under -icount) from the first forwarded frame seen to the
 // last, per frame forwarded meanwhile; net_per_fwd: the same less what the
 // machine does when it forwards nothing (timer ticks, this program's own
-// polling), at the busy rate measured before the first frame came. Checks: 0 bytes copied, nothing in
-// flight at the end, exactly hopdrops=, noroute=, baddst= drops (default 0),
+// polling), at the busy rate measured before the first frame came.
+// drop_notme: frames NIC 0 dropped as addressed to another MAC (io_stats;
+// a routed broadcast frame is one: no relay forwards it). Checks: 0 bytes
+// copied, nothing in flight at the end, exactly hopdrops=, noroute=,
+// baddst= and notme= drops (default 0),
 // no busy, down or no-frame drops unless busy_ok=1, and with min_busy_per_fwd=N
 // (under -icount: guest instructions) busy_per_fwd at least N: the relay's
 // work, done in the interrupt that ends a halt, is busy time, not idle.
@@ -25,7 +28,9 @@
 // it: it needs more than one hop), then raw routed frames the relay must
 // drop as malformed or unroutable: a destination with no route (7.7), one
 // outside the topology's dimensions (1.1.1 in two dimensions: baddst), and
-// a zero hop limit (baddst). Then exits; the next program runs.
+// a zero hop limit (baddst); and a routed frame for dst, well formed, sent
+// to broadcast (every relay on the segment would forward it: each must
+// drop it, drop_notme). Then exits; the next program runs.
 //
 // Pressure mode (pressure=1), one machine whose NICs 0 and 1 are wired to
 // each other: node 1.0 with nicdim=0,1 and nb= naming 0.0 on X by NIC 1's
@@ -82,11 +87,13 @@ static int probe(int argc, char **argv)
 	CHECK_EQ("probe: hop-limited packet sent", chan_send(&c), 1);
 	struct io_relaystats rs;
 	CHECK_EQ("probe: relay stats", relaystats(&c, &rs), 0);
-	CHECK_EQ("probe: raw channel open", chan_open(&r, 1, IO_DEV_RAW(nic), 0, 3), 0);
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	CHECK_EQ("probe: raw channel open", chan_open(&r, 1, IO_DEV_RAW(nic), 0, 4), 0);
 	raw_frame(&r, 0, mac, rs.node, IO_NODE(7, 7, 0), 4);
 	raw_frame(&r, 1, mac, rs.node, IO_NODE(1, 1, 1), 4);
 	raw_frame(&r, 2, mac, rs.node, parse_node(arg_get(argc, argv, "dst", "0")), 0);
-	CHECK_EQ("probe: malformed frames sent", chan_send(&r), 3);
+	raw_frame(&r, 3, bcast, rs.node, parse_node(arg_get(argc, argv, "dst", "0")), 4);
+	CHECK_EQ("probe: malformed and broadcast frames sent", chan_send(&r), 4);
 	chan_close(&r);
 	chan_close(&c);
 	return utest_done("relay probe");
@@ -267,6 +274,7 @@ int main(int argc, char **argv)
 		return pressure(argc, argv);
 	struct chan c;
 	struct io_relaystats s0, s, last;
+	struct io_stats is;
 	struct sysinfo si;
 	uint64_t hz = 0, t0 = 0, t1 = 0, idle0 = 0, idle1 = 0, n0 = 0, n1 = 0, quiet_since = 0;
 	uint64_t q_t0 = 0, q_t1 = 0, q_idle0 = 0, q_idle1 = 0; // before any frame: the quiet baseline
@@ -310,6 +318,7 @@ int main(int argc, char **argv)
 		sleep(1000);
 		relaystats(&c, &s);
 	}
+	chan_stats(&c, &is);
 	char node[16];
 	node_str(s.node, node, sizeof(node));
 	uint64_t busy = t1 - t0 - (idle1 - idle0), timed = n1 - n0;
@@ -318,11 +327,11 @@ int main(int argc, char **argv)
 	uint64_t net = busy > base ? busy - base : 0;
 	printf("RELAY node=%s relayed=%lu bytes=%lu copied=%lu batches=%lu doorbells=%lu per_doorbell_x10=%lu "
 	       "inflight_max=%lu delivered=%lu drop_hops=%lu drop_noroute=%lu drop_baddst=%lu drop_busy=%lu "
-	       "drop_down=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu "
+	       "drop_down=%lu drop_notme=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu "
 	       "drop_nomem=%lu\n",
 	       node, s.relayed, s.relayed_bytes, s.bytes_copied, s.batches, s.doorbells,
 	       s.doorbells ? s.relayed * 10 / s.doorbells : 0, s.inflight_max, s.delivered, s.drop_hops,
-	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, timed ? busy / timed : 0, timed ? net / timed : 0,
+	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, is.drop_notme, timed ? busy / timed : 0, timed ? net / timed : 0,
 	       (q_t1 - q_t0) / (hz / 1000), q_t1 > q_t0 ? (uint64_t)((__uint128_t)q_busy * 1000000 / (q_t1 - q_t0)) : 0,
 	       s.link_tx[0],
 	       s.link_tx[1], s.link_tx[2], s.link_tx[3], s.drop_nomem);
@@ -332,6 +341,8 @@ int main(int argc, char **argv)
 	CHECK_EQ("relay: hop-limit drops", s.drop_hops, (uint64_t)arg_long(argc, argv, "hopdrops", 0));
 	CHECK_EQ("relay: unroutable drops", s.drop_noroute, (uint64_t)arg_long(argc, argv, "noroute", 0));
 	CHECK_EQ("relay: malformed drops", s.drop_baddst, (uint64_t)arg_long(argc, argv, "baddst", 0));
+	CHECK_EQ("relay: frames not addressed to it dropped, not forwarded", is.drop_notme,
+		 (uint64_t)arg_long(argc, argv, "notme", 0));
 	uint64_t min_busy = (uint64_t)arg_long(argc, argv, "min_busy_per_fwd", 0);
 	if (min_busy)
 		CHECK("relay: its work counted as busy time (busy_per_fwd >= min_busy_per_fwd)",

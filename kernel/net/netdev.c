@@ -17,6 +17,10 @@ static struct netdev *devs[NETDEV_MAX];
 static int ndevs;
 static void (*upper_rx)(struct netdev *, void *);
 static void (*upper_link)(struct netdev *, bool, void *);
+static bool promisc;
+
+void netdev_set_promisc(bool on) { promisc = on; }
+bool netdev_promisc(void) { return promisc; }
 
 int netdev_register(struct netdev *nd)
 {

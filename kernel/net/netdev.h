@@ -124,6 +124,17 @@ struct netdev_driver {
 // Calls every driver's probe; returns the NICs in the registry.
 int netdev_probe_all(void);
 
+// The receive filter of every NIC attached from now on. Off (the
+// default): a NIC takes frames to its own MAC and broadcast only, as far
+// as its hardware filters (e1000, e1000e; virtio-net through its control
+// queue, when the device offers VIRTIO_NET_F_CTRL_RX). On (promisc=1 on
+// the command line): every frame on the wire, for tests of the I/O
+// manager's own destination check and for watching a segment's traffic
+// in the counters; no frame for another station is ever delivered either
+// way (the I/O manager drops and counts it: io_stats.drop_notme).
+void netdev_set_promisc(bool on);
+bool netdev_promisc(void);
+
 // Hooks the stack installs once, applied to every NIC registered later too.
 void netdev_set_upper(void (*rx_ready)(struct netdev *, void *),
 		      void (*link_change)(struct netdev *, bool, void *));

@@ -178,7 +178,7 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	*s = c->st;
 	s->drop_short = ni->drop_short, s->drop_ethertype = ni->drop_ethertype;
 	s->drop_badlen = ni->drop_badlen, s->drop_nochan = ni->drop_nochan;
-	s->drop_rxerr = ni->drop_rxerr;
+	s->drop_rxerr = ni->drop_rxerr, s->drop_notme = ni->drop_notme;
 	s->drop_toolong = c->st.drop_toolong + ni->drop_toolong;
 	s->copy_threshold = io_copy_threshold;
 	s->slot_size = c->slot_size;

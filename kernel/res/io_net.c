@@ -545,6 +545,18 @@ void io_take(struct io *c, const struct frame *f)
 	hold(c, f);
 }
 
+// True when frame b is addressed to nic's own MAC. The wire protocol sends
+// only to unicast addresses (a peer is named by its MAC, IO_OP_PEER, or by
+// its node, whose MACs the topology gives), never to broadcast or
+// multicast. A NIC whose filter lets everything in (virtio-net before its
+// filter is programmed, any NIC under promisc=1) hands up frames for other
+// stations too: none of them is this node's, and a relay must not forward
+// one (every relay on a segment would).
+static bool for_this_nic(int nic, const uint8_t *b)
+{
+	return memcmp(b + WIRE_OFF_DST, netdev_get(nic)->mac, 6) == 0;
+}
+
 // Checks a whole frame and hands it to its channel. Returns the drop
 // counter to bump, or NULL when the frame was taken.
 static uint64_t *dispatch(int nic, const struct frame *f, bool error)
@@ -555,6 +567,8 @@ static uint64_t *dispatch(int nic, const struct frame *f, bool error)
 	if (f->len < WIRE_FRAME_HLEN)
 		return &ni->drop_short;
 	const uint8_t *b = arch_p2v(f->buf[0]);
+	if (!for_this_nic(nic, b))
+		return &ni->drop_notme;
 	if (wire_get_type(b) != WIRE_ETHERTYPE)
 		return &ni->drop_ethertype;
 	// QEMU zero-pads frames under 60 bytes: a header cut short shows as a

@@ -173,6 +173,7 @@ struct io_nic {
 	bool polling;          // RX interrupts masked; frames are polled
 	bool link_up;          // the NIC's link, as its link-change interrupts last said
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
+	uint64_t drop_notme;   // addressed to another MAC (another station, a group address)
 	struct frame partial;  // buffers of a frame whose EOP has not come yet
 	// Pacing (nic_mbps=): the wire is modelled busy until pace_free.
 	uint64_t tsc_per_kbit;  // 0: unpaced

@@ -170,6 +170,9 @@ struct io_stats {
 	uint64_t drop_badctrl;    // malformed control frames (dropped)
 	uint64_t dead_peer;       // the last peer input_io or output_io reported with -E_LINK
 	uint8_t reliable;         // 1: this channel is reliable
+	// Appended: the fields above keep their offsets.
+	uint64_t drop_notme;      // frames whose destination MAC is not this NIC's (another
+	                          // station, broadcast, multicast): dropped, NIC-wide
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

@@ -76,7 +76,8 @@ void sort_u64(uint64_t *v, int n);
 // struct io_stats's counters: the uint64_t fields rx_packets .. tx_doorbells.
 #define IO_STATS_COUNTERS \
 	((offsetof(struct io_stats, tx_doorbells) - offsetof(struct io_stats, rx_packets)) / 8 + 1)
-// d = after - before for every counter; the other fields (threshold, slot
-// size, NIC state, MAC) are after's.
+// d = after - before for every counter of IO_STATS_COUNTERS and
+// drop_notme; the other fields (threshold, slot size, NIC state, MAC) are
+// after's.
 void stats_delta(struct io_stats *d, const struct io_stats *before, const struct io_stats *after);
 #endif

@@ -1023,6 +1023,47 @@ static void test_rx_drops(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), n + 1); // the freed slot page
 }
 
+// Valid frames for an open channel addressed to any MAC but the receiving
+// NIC's (another station, the other NIC, the sender itself, multicast,
+// broadcast) are dropped and counted on that NIC, whatever its filter let
+// through; the channel takes none, the buffers go back, and a frame to the
+// NIC's own MAC still comes.
+static void test_rx_not_for_this_nic(void)
+{
+	static const uint8_t dst[][6] = {
+		{ 0x02, 0x99, 0x99, 0x99, 0x99, 0x99 }, // another station
+		{ 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }, // NIC 1, the other end of the wire
+		{ 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x01 }, // the sender's own (PEER0)
+		{ 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 }, // IPv4 multicast
+		{ 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 }, // IPv6 multicast
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, // broadcast
+		{ 0x03, 0x00, 0x00, 0x00, 0x00, 0x00 }, // NIC 0's MAC with the group bit set
+	};
+	int n = (int)(sizeof(dst) / sizeof(dst[0]));
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	struct chan d = chan_new(1, 1, CH, 1, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 10, 0), 0);
+	uint64_t nf = pmem_free_count();
+	for (int i = 0; i < n; i++) {
+		uint32_t len = mkframe(0, CH, 100, 100, (uint8_t)i);
+		memcpy(frame_buf, dst[i], 6);
+		rx_irq_frame(0, len, false);
+	}
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.drop_notme, (uint64_t)n);
+	CU_ASSERT_EQUAL(s.frames_held, 0);
+	CU_ASSERT_EQUAL(s.rx_packets, 0);
+	CU_ASSERT_EQUAL(s.drop_nochan + s.drop_short + s.drop_badlen, 0);
+	CU_ASSERT_EQUAL(stats(1, d.id).drop_notme, 0); // NIC-wide: NIC 1 saw none
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), nf);
+	rx_irq_frame(0, mkframe(0, CH, 100, 100, 9), false);
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 9));
+	CU_ASSERT_EQUAL(stats(1, c.id).drop_notme, (uint64_t)n);
+}
+
 // Drops no channel owns are the NIC's: every channel on it sees them,
 // channels on the other NIC do not.
 static void test_rx_drops_per_nic(void)
@@ -1559,7 +1600,7 @@ static const struct test_case rx_tests[] = {
 	TEST(test_rx_dispatch),      TEST(test_rx_slots),         TEST(test_rx_exchange),
 	TEST(test_rx_threshold),     TEST(test_rx_copy_multipage), TEST(test_rx_copy_all),
 	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
-	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic),
+	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic), TEST(test_rx_not_for_this_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 };
 

@@ -353,6 +353,42 @@ static void test_drops(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
+// A routed frame for another node that is not addressed to this relay's
+// NIC (broadcast, multicast, another station's MAC: a NIC whose filter
+// lets it in hands it up anyway) is dropped and counted on that NIC, never
+// forwarded: every relay on the segment would forward a broadcast one.
+static void test_not_for_this_relay(void)
+{
+	static const uint8_t dst[][6] = {
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, // broadcast
+		{ 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 }, // IPv4 multicast
+		{ 0x33, 0x33, 0x00, 0x00, 0x00, 0x01 }, // IPv6 multicast
+		{ 0x02, 0xcc, 0, 0, 0, 0x01 },          // c's own MAC, straight
+		{ 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }, // this node's other NIC
+	};
+	int n = (int)(sizeof(dst) / sizeof(dst[0]));
+	for (int i = 0; i < n; i++) {
+		uint32_t len = routed(0, wire_node(1, 1, 0), 4, 64);
+		memcpy(fb, dst[i], 6);
+		CU_ASSERT_FATAL(fake_nic_rx(0, fb, len, false) > 0);
+		io_poll_nic(0);
+	}
+	struct io_relaystats s = rstats();
+	CU_ASSERT_EQUAL(s.relayed, 0);
+	CU_ASSERT_EQUAL(s.inflight, 0);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
+	CU_ASSERT_EQUAL(io_nics[0].drop_notme, (uint64_t)n);
+	CU_ASSERT_EQUAL(io_nics[1].drop_notme, 0);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+	// The same frame to this NIC's MAC is forwarded.
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
+	io_poll_nic(0);
+	CU_ASSERT_EQUAL(rstats().relayed, 1);
+	finish();
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
 // The outgoing link down: dropped and counted at once (never waited for);
 // a ring that refuses: dropped and counted, buffers back.
 static void test_down_and_busy(void)
@@ -709,8 +745,9 @@ static const struct test_case route_tests[] = {
 
 static const struct test_case relay_tests[] = {
 	TEST(test_forward_short), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
-	TEST(test_forward_batch), TEST(test_drops), TEST(test_down_and_busy), TEST(test_stripe_links),
-	TEST(test_no_topology), TEST(test_no_frame_to_replenish), TEST(test_replenish_all_or_nothing),
+	TEST(test_forward_batch), TEST(test_drops), TEST(test_not_for_this_relay), TEST(test_down_and_busy),
+	TEST(test_stripe_links), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
+	TEST(test_replenish_all_or_nothing),
 };
 
 int register_relay(void)

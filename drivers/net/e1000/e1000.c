@@ -145,7 +145,9 @@ static void tx_setup(struct e1000_dev *d)
 // Receive initialization (SDM 14.4): ring, posted buffers, timers, then
 // RCTL, written this once: every RCTL write stops QEMU's reception for
 // about a second (docs/design.md, "What the code relies on in the emulated hardware"). 4096-byte buffers need BSEX;
-// LPE admits jumbo frames; SECRC makes lengths exclude the FCS.
+// LPE admits jumbo frames; SECRC makes lengths exclude the FCS. The
+// filter passes frames to RAL/RAH[0] (the MAC) and broadcast; with
+// netdev_promisc() UPE and MPE pass every frame.
 static void rx_setup(struct e1000_dev *d)
 {
 	e1000_wr(d, E1000_RDBAL, (uint32_t)d->rx_ring_pa);
@@ -159,7 +161,8 @@ static void rx_setup(struct e1000_dev *d)
 	e1000_wr(d, E1000_RDT, d->rx_fill);
 	e1000_wr(d, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_LPE | E1000_RCTL_BAM |
 					E1000_RCTL_RDMTS_HALF | E1000_RCTL_BSIZE_4096 |
-					E1000_RCTL_BSEX | E1000_RCTL_SECRC);
+					E1000_RCTL_BSEX | E1000_RCTL_SECRC |
+					(netdev_promisc() ? E1000_RCTL_UPE | E1000_RCTL_MPE : 0));
 }
 
 // Reads each counter twice: a register that reads non-zero then zero

@@ -103,6 +103,7 @@
 // RCTL (13.4.22).
 #define E1000_RCTL_EN (1u << 1)
 #define E1000_RCTL_UPE (1u << 3)        // unicast promiscuous
+#define E1000_RCTL_MPE (1u << 4)        // multicast promiscuous
 #define E1000_RCTL_LPE (1u << 5)        // long packets (jumbo, up to 16384)
 #define E1000_RCTL_RDMTS_HALF (0u << 8) // RXDMT0 when half the ring is free
 #define E1000_RCTL_BAM (1u << 15)       // accept broadcast

@@ -169,7 +169,8 @@ static void tx_setup(struct e1000e_dev *d)
 
 // Receive (DS 4.6.9): extended descriptors, no checksum offload, ring,
 // no delay timers, ITR, the posted buffers (RDT), then RCTL: 4 KiB
-// buffers, jumbo frames, broadcast, CRC stripped.
+// buffers, jumbo frames, broadcast, CRC stripped; every frame (UPE, MPE)
+// with netdev_promisc().
 static void rx_setup(struct e1000e_dev *d)
 {
 	WRITE_ALL(d, { E1000E_RFCTL, E1000E_RFCTL_EXSTEN }, { E1000E_RXCSUM, 0 },
@@ -182,7 +183,8 @@ static void rx_setup(struct e1000e_dev *d)
 	WRITE_ALL(d, { E1000E_RDT, d->rx_fill },
 		  { E1000E_RCTL, E1000E_RCTL_EN | E1000E_RCTL_LPE | E1000E_RCTL_BAM |
 					 E1000E_RCTL_RDMTS_HALF | E1000E_RCTL_BSIZE_4096 |
-					 E1000E_RCTL_BSEX | E1000E_RCTL_SECRC });
+					 E1000E_RCTL_BSEX | E1000E_RCTL_SECRC |
+					 (netdev_promisc() ? E1000E_RCTL_UPE | E1000E_RCTL_MPE : 0) });
 }
 
 // ---- interrupts ----

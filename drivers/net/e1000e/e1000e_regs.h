@@ -93,6 +93,8 @@
 
 // RCTL (10.2.5.1). DTYP 00 with RFCTL.EXSTEN: one-buffer extended descriptors.
 #define E1000E_RCTL_EN (1u << 1)
+#define E1000E_RCTL_UPE (1u << 3)          // unicast promiscuous
+#define E1000E_RCTL_MPE (1u << 4)          // multicast promiscuous
 #define E1000E_RCTL_LPE (1u << 5)          // long packets: jumbo frames
 #define E1000E_RCTL_RDMTS_HALF (0u << 8)
 #define E1000E_RCTL_BAM (1u << 15)

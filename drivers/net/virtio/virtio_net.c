@@ -7,15 +7,18 @@
 #include "virtio_net_dev.h"
 #include "dma.h"
 #include "kprintf.h"
+#include "arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
 
 // Features (5.1.3, 6): VERSION_1 (the modern interface; header and
 // framing rules), MAC and MRG_RXBUF are required (the receive scheme
-// depends on them); STATUS gives link state. No offloads: no CSUM, no
-// GUEST_* or HOST_* segmentation, no control queue, no EVENT_IDX.
+// depends on them); STATUS gives link state; CTRL_VQ with CTRL_RX lets
+// the receive filter be programmed (a device without them passes every
+// frame, which the I/O manager's own check then drops). No offloads: no
+// CSUM, no GUEST_* or HOST_* segmentation, no EVENT_IDX.
 #define VNET_NEED (VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC | VIRTIO_NET_F_MRG_RXBUF)
-#define VNET_WANT VIRTIO_NET_F_STATUS
+#define VNET_WANT (VIRTIO_NET_F_STATUS | VIRTIO_NET_F_CTRL_VQ | VIRTIO_NET_F_CTRL_RX)
 
 static struct vnet_dev nics[NETDEV_MAX];
 
@@ -102,6 +105,59 @@ static void irq_setup(struct vnet_dev *d)
 	d->rx_irq_on = d->vector >= 0;
 	virtq_intr(&d->rxq, d->rx_irq_on);
 	virtq_intr(&d->txq, false); // completions are polled by tx_reclaim
+	if (d->ctrlq.size)
+		virtq_intr(&d->ctrlq, false); // commands are waited for
+}
+
+// ---- control queue (5.1.6.5) ----
+
+// The command's slot in the header frames, after the transmit header.
+static paddr_t ctrl_slot(const struct vnet_dev *d)
+{
+	return d->hdr_pa + VNET_SLOT * ((paddr_t)d->rx_bufs + 1);
+}
+
+// One command with a one-byte argument: class, command and argument the
+// device reads, then the ack byte it writes; waits (bounded) for the
+// device to use the chain. 0, -E_IO (the device refused), -E_TIMEOUT (it
+// did not answer: the chain stays its, and the queue is not used again).
+static int ctrl_cmd(struct vnet_dev *d, uint8_t cls, uint8_t cmd, uint8_t arg)
+{
+	paddr_t pa = ctrl_slot(d);
+	uint8_t *b = arch_p2v(pa);
+	b[0] = cls, b[1] = cmd, b[2] = arg, b[8] = 0xff;
+	const struct virtq_buf chain[2] = { { pa, 3, false }, { pa + 8, 1, true } };
+	uint16_t head = virtq_add(&d->ctrlq, chain, 2);
+	virtq_publish(&d->ctrlq);
+	virtq_kick(&d->ctrlq);
+	for (uint64_t t0 = timer_now_us(); !virtq_used_count(&d->ctrlq);) {
+		if (timer_now_us() - t0 > VNET_CTRL_WAIT_US)
+			return -E_TIMEOUT;
+		arch_pause();
+	}
+	struct virtq_used_elem e = virtq_used_peek(&d->ctrlq, 0);
+	virtq_used_consume(&d->ctrlq, 1);
+	if (e.id != head)
+		return -E_IO;
+	virtq_free_chain(&d->ctrlq, head);
+	return *(volatile uint8_t *)(b + 8) == VIRTIO_NET_OK ? 0 : -E_IO;
+}
+
+// 5.1.6.5.1: the device starts promiscuous; promiscuous and all-multicast
+// off leave it passing frames to its MAC and broadcast only (with
+// netdev_promisc(), promiscuous stays on). A device without CTRL_RX, or
+// one that refuses, keeps passing everything: the I/O manager drops and
+// counts what is not for this NIC either way.
+static void rx_filter_setup(struct vnet_dev *d)
+{
+	if (!(d->features & VIRTIO_NET_F_CTRL_RX) || netdev_promisc())
+		return;
+	int r = ctrl_cmd(d, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, 0);
+	if (r == 0)
+		r = ctrl_cmd(d, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, 0);
+	d->rx_filter = r == 0;
+	if (r < 0)
+		pr_warn("virtio-net: receive filter not set (%s): every frame comes in\n", err_name(r));
 }
 
 // ---- attach ----
@@ -116,7 +172,10 @@ static int dev_init(struct vnet_dev *d)
 		return r;
 	vpci_add_status(&d->vp, VIRTIO_S_ACKNOWLEDGE);
 	vpci_add_status(&d->vp, VIRTIO_S_DRIVER);
-	r = vpci_negotiate(&d->vp, VNET_NEED, VNET_WANT, &d->features);
+	uint64_t want = VNET_WANT;
+	if (!(vpci_offered(&d->vp) & VIRTIO_NET_F_CTRL_VQ))
+		want &= ~VIRTIO_NET_F_CTRL_RX; // 5.1.3.1: it depends on the control queue
+	r = vpci_negotiate(&d->vp, VNET_NEED, want, &d->features);
 	if (r < 0)
 		return r;
 	vpci_config_bytes(&d->vp, VNET_CFG_MAC, d->nd.mac, 6);
@@ -136,10 +195,10 @@ static int queue_init(struct vnet_dev *d, struct virtq *q, uint16_t index, uint1
 }
 
 // Header frames: one 16-byte slot per receive buffer, then the shared
-// transmit header (zeroed: flags 0, GSO_NONE).
+// transmit header (zeroed: flags 0, GSO_NONE), then the control command.
 static int hdr_alloc(struct vnet_dev *d)
 {
-	d->hdr_frames = (int)(PAGE_ROUND_UP(VNET_SLOT * ((uint64_t)d->rx_bufs + 1)) / PAGE_SIZE);
+	d->hdr_frames = (int)(PAGE_ROUND_UP(VNET_SLOT * ((uint64_t)d->rx_bufs + 2)) / PAGE_SIZE);
 	d->hdr_pa = dma_alloc_contig(d->hdr_frames);
 	if (!d->hdr_pa)
 		return -E_NOMEM;
@@ -147,12 +206,15 @@ static int hdr_alloc(struct vnet_dev *d)
 	return 0;
 }
 
-// 5.1.5: receive and transmit queues, the receive queue filled.
+// 5.1.5: receive and transmit queues, the control queue when negotiated,
+// the receive queue filled.
 static int queues_init(struct vnet_dev *d)
 {
 	int r = queue_init(d, &d->rxq, VNET_RXQ, VNET_RXQ_MAX);
 	if (r == 0)
 		r = queue_init(d, &d->txq, VNET_TXQ, VNET_TXQ_MAX);
+	if (r == 0 && (d->features & VIRTIO_NET_F_CTRL_VQ))
+		r = queue_init(d, &d->ctrlq, VNET_CTRLQ, VNET_CTRLQ_MAX);
 	if (r < 0)
 		return r;
 	d->rx_bufs = d->rxq.size / 2;
@@ -162,8 +224,8 @@ static int queues_init(struct vnet_dev *d)
 
 static uint64_t frames_owned(const struct vnet_dev *d)
 {
-	return (uint64_t)d->rxq.frames + (uint64_t)d->txq.frames + (uint64_t)d->hdr_frames +
-	       (uint64_t)vnet_rx_posted(d);
+	return (uint64_t)d->rxq.frames + (uint64_t)d->txq.frames + (uint64_t)d->ctrlq.frames +
+	       (uint64_t)d->hdr_frames + (uint64_t)vnet_rx_posted(d);
 }
 
 // Frees what attach took; the device must be reset (no DMA) first.
@@ -175,6 +237,7 @@ static uint64_t release(struct vnet_dev *d)
 	vnet_rx_free_all(d);
 	virtq_free(&d->rxq);
 	virtq_free(&d->txq);
+	virtq_free(&d->ctrlq);
 	if (d->hdr_pa)
 		dma_free_contig(d->hdr_pa, d->hdr_frames);
 	d->hdr_pa = 0;
@@ -203,10 +266,11 @@ static void print_attach(struct vnet_dev *d)
 	struct pci_dev *p = d->vp.pci;
 	kprintf("virtio-net %d: %s %04x:%04x at %02x:%02x.%x irq gsi %d vector %d "
 		"mac %02x:%02x:%02x:%02x:%02x:%02x features %lx link %s, rx queue %u (%d buffers), "
-		"tx queue %u, %lu frames held\n",
+		"tx queue %u, rx filter %s, %lu frames held\n",
 		d->nd.index, d->nd.model, p->vendor, p->device, p->bus, p->dev, p->fn, p->irq_gsi,
 		d->vector, m[0], m[1], m[2], m[3], m[4], m[5], d->features, d->link ? "up" : "down",
-		d->rxq.size, d->rx_bufs, d->txq.size, frames_owned(d));
+		d->rxq.size, d->rx_bufs, d->txq.size, d->rx_filter ? "mac+broadcast" : "off (every frame)",
+		frames_owned(d));
 }
 
 // The device is live once DRIVER_OK is set (3.1.1 step 8); the receive
@@ -217,6 +281,7 @@ static int start(struct vnet_dev *d)
 	irq_setup(d);
 	vpci_add_status(&d->vp, VIRTIO_S_DRIVER_OK);
 	vnet_rx_notify(d);
+	rx_filter_setup(d);
 	d->link = read_link(d);
 	netdev_fill(d);
 	if (netdev_register(&d->nd) < 0) {
@@ -343,7 +408,8 @@ bool virtio_net_info(struct netdev *nd, struct virtio_net_info *out)
 	if (!nd || nd->ops != &vnet_ops)
 		return false;
 	struct vnet_dev *d = vnet(nd);
-	*out = (struct virtio_net_info){ .features = d->features, .rxq_size = d->rxq.size,
+	*out = (struct virtio_net_info){ .features = d->features, .rx_filter = d->rx_filter,
+					 .rxq_size = d->rxq.size,
 					 .txq_size = d->txq.size, .vector = d->vector,
 					 .tx_kicks_skipped = d->txq.kicks_skipped,
 					 .rx_kicks_skipped = d->rxq.kicks_skipped,

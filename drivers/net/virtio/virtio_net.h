@@ -33,6 +33,7 @@ int virtio_net_probe_all(void);
 // Details for the self-test and messages.
 struct virtio_net_info {
 	uint64_t features;            // negotiated
+	bool rx_filter;               // the device filters: our MAC and broadcast only
 	uint16_t rxq_size, txq_size;  // queue entries
 	int vector;                   // -1: polling only
 	uint64_t tx_kicks_skipped;    // tx_batch notifications the device declined

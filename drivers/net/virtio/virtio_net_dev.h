@@ -25,13 +25,27 @@
 #define VIRTIO_NET_F_MAC (1ull << 5)
 #define VIRTIO_NET_F_MRG_RXBUF (1ull << 15)
 #define VIRTIO_NET_F_STATUS (1ull << 16)
+#define VIRTIO_NET_F_CTRL_VQ (1ull << 17) // the control queue
+#define VIRTIO_NET_F_CTRL_RX (1ull << 18) // its receive-mode commands
 // Device configuration (5.1.4): mac[6], then le16 status.
 #define VNET_CFG_MAC 0
 #define VNET_CFG_STATUS 6
 #define VIRTIO_NET_S_LINK_UP 1
-// Queues (5.1.2): receiveq1, transmitq1.
+// Queues (5.1.2): receiveq1, transmitq1, and controlq (index 2 without
+// VIRTIO_NET_F_MQ) when VIRTIO_NET_F_CTRL_VQ is negotiated.
 #define VNET_RXQ 0
 #define VNET_TXQ 1
+#define VNET_CTRLQ 2
+#define VNET_CTRLQ_MAX VNET_QMIN // one command at a time
+// Control commands (5.1.6.5): class, command, data (device-readable),
+// then an ack byte the device writes. Class RX (5.1.6.5.1): one byte, on
+// or off. The device resets to promiscuous (QEMU: every frame passes its
+// filter until the driver says otherwise).
+#define VIRTIO_NET_CTRL_RX 0
+#define VIRTIO_NET_CTRL_RX_PROMISC 0
+#define VIRTIO_NET_CTRL_RX_ALLMULTI 1
+#define VIRTIO_NET_OK 0
+#define VNET_CTRL_WAIT_US 1000000 // QEMU answers inside the kick (TCG) or from its main loop
 
 // A packet in the transmit queue, by the index of its chain's head.
 struct vnet_txp {
@@ -50,9 +64,10 @@ struct vnet_dev {
 	bool link;  // as of the last configuration change
 	bool rx_irq_on, in_rx_ready, rx_ready_again;
 	bool broken; // the device named a buffer it does not hold
-	struct virtq rxq, txq;
+	struct virtq rxq, txq, ctrlq; // ctrlq.size 0: no control queue
+	bool rx_filter; // the device passes only frames to our MAC and broadcast
 	// Header frames: receive slot k at VNET_SLOT * k, the shared transmit
-	// header after the last slot.
+	// header after the last slot, then the control command's slot.
 	paddr_t hdr_pa;
 	int hdr_frames;
 	uint8_t *hdr;

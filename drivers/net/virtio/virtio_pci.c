@@ -171,13 +171,19 @@ void vpci_add_status(struct virtio_pci *v, uint8_t bits)
 	wr8(v->common, COMMON_STATUS, (uint8_t)(rd8(v->common, COMMON_STATUS) | bits));
 }
 
-int vpci_negotiate(struct virtio_pci *v, uint64_t need, uint64_t want, uint64_t *got)
+uint64_t vpci_offered(struct virtio_pci *v)
 {
 	uint64_t offered = 0;
 	for (uint32_t sel = 0; sel < 2; sel++) {
 		wr32(v->common, COMMON_DFSELECT, sel);
 		offered |= (uint64_t)rd32(v->common, COMMON_DF) << (32 * sel);
 	}
+	return offered;
+}
+
+int vpci_negotiate(struct virtio_pci *v, uint64_t need, uint64_t want, uint64_t *got)
+{
+	uint64_t offered = vpci_offered(v);
 	*got = offered & (need | want);
 	if ((offered & need) != need)
 		return -E_NODEV;

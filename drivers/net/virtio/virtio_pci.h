@@ -43,6 +43,8 @@ int vpci_init(struct virtio_pci *v, struct pci_dev *p);
 int vpci_reset(struct virtio_pci *v);
 uint8_t vpci_status(struct virtio_pci *v);
 void vpci_add_status(struct virtio_pci *v, uint8_t bits);
+// The device's feature bits (3.1.1 step 4).
+uint64_t vpci_offered(struct virtio_pci *v);
 // Feature negotiation (3.1.1 steps 4-6): accepts offered & (need | want);
 // -E_NODEV when a `need` bit is not offered or FEATURES_OK does not stick.
 int vpci_negotiate(struct virtio_pci *v, uint64_t need, uint64_t want, uint64_t *got);

@@ -3,7 +3,9 @@
 # to each other, processes attacking or stalling one another through the
 # I/O resource. Boots: everything but the copy path, then the copy path with
 # a threshold above one receive buffer (e1000), then the NIC-facing attacks
-# again over virtio-net.
+# again over virtio-net; then frames for other destinations (dst) with
+# every NIC's filter open (promisc=1), on e1000 and virtio-net: the
+# kernel's own check must drop and count each.
 # Usage: tests/qemu/isolate/run.sh KERNEL [EXTRA_CMDLINE]
 # Prints one TEST line per boot and "isolation tests: N passed, M failed".
 kernel=$1
@@ -27,10 +29,12 @@ boot() { # name cmdline suite-line [model]
 	fi
 }
 
-boot isolation "test=regions,tails,raw,prio,timeout,held,limits,liveness,scratch copy_threshold=128 plimit=4000,64,8" \
+boot isolation "test=regions,tails,raw,prio,timeout,held,limits,liveness,scratch,dst copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: "
 boot isolation_copy "test=copy copy_threshold=9000" "SUITE isolate: "
-boot isolation_virtio "test=regions,tails,raw,held,liveness copy_threshold=128 plimit=4000,64,8" \
+boot isolation_virtio "test=regions,tails,raw,held,liveness,dst copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: " virtio-net-pci,disable-legacy=on
+boot isolation_promisc "test=dst promisc=1" "SUITE isolate: "
+boot isolation_virtio_promisc "test=dst promisc=1" "SUITE isolate: " virtio-net-pci,disable-legacy=on
 echo "isolation tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

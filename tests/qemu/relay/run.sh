@@ -4,7 +4,8 @@
 # 0.0 on net0, b at 1.0 on both, c at 1.1 on net1. a probes b (one packet
 # with hop limit 1 for c, which needs a relay: dropped at b; raw routed
 # frames with no route, outside the dimensions and with hop limit 0:
-# dropped), then streams 1024 verified 8192-byte packets to node 1.1; c
+# dropped; a well-formed routed frame for c sent to broadcast: dropped as
+# not addressed to b, never forwarded), then streams 1024 verified 8192-byte packets to node 1.1; c
 # checks every one (order, count, every byte) and acknowledges to node 0.0.
 # b forwards both directions from its receive buffers and checks its
 # counters: at least 600 frames forwarded, 0 bytes copied, each drop as
@@ -53,9 +54,9 @@ t0=$(date +%s)
 cluster_run "$out" 90 "$root/tools/cluster/topologies/relay-line3.json" --kernel "$kernel"
 cluster_need "$out" \
 	"b|relay: node 1.0.0, 2 dimension(s), 2 neighbour(s)" \
-	"b|SUITE relay: 11 passed, 0 failed" \
 	"b| copied=0 " \
-	"b| drop_hops=1 drop_noroute=1 drop_baddst=2 drop_busy=0 drop_down=0 " \
+	"b| drop_hops=1 drop_noroute=1 drop_baddst=2 drop_busy=0 drop_down=0 drop_notme=1 " \
+	"b|SUITE relay: 12 passed, 0 failed" \
 	"a|SUITE relay probe: 7 passed, 0 failed" \
 	"a|SUITE stream: 6 passed, 0 failed" \
 	"c|SUITE stream: 7 passed, 0 failed" \
