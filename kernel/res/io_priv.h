@@ -67,7 +67,8 @@ struct rel_peer {
 	uint32_t todo;         // no packet before it is waiting to be sent
 	uint32_t session;      // the peer's (0: not heard yet)
 	bool closed;           // it said goodbye
-	bool reported;         // -E_LINK was given for this death
+	bool reported;         // input_io gave -E_LINK for this death or goodbye
+	uint64_t bye_at;       // TSC of its goodbye
 	uint64_t newest_acked; // send TSC of the newest packet acknowledged
 	uint64_t all_dead_since; // TSC every link died (0: one is up)
 	uint32_t rx_unacked;   // receive progress since our last acknowledgement
@@ -252,6 +253,8 @@ void io_rel_rx_moved(struct io *c, int peer); // input_io made room: rx_next mov
 void io_rel_tick(struct io *c);
 void io_rel_link_change(int nic, bool up);
 // The TSC at which input_io must report a dead peer (0: none), and the report.
+// A peer's goodbye is reported once what was sent to it is settled and
+// every frame it sent is delivered.
 uint64_t io_rel_dead_deadline(struct io *c);
 long io_rel_dead_report(struct io *c);
 // free_io: waits (bounded) for the peers to acknowledge what was sent,
