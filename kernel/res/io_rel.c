@@ -10,7 +10,8 @@
 // settled, every packet acknowledged (acknowledgements on other links may
 // come after the goodbye) or dead_us after the goodbye, when what is still
 // unacknowledged is let go (tx_bye_lost). input_io says -E_LINK once, after
-// the frames the peer sent.
+// the frames the peer sent; a hole in them that its sender will now never
+// fill is reported gap_us on (-E_GAP), as on an unreliable channel.
 //
 // Acknowledgements are control frames (WIRE_F_ACK): the cumulative
 // sequence number and a bitmap of what the receiver holds beyond a hole.
@@ -542,16 +543,7 @@ static void peer_restart(struct io *c, int p, uint32_t session)
 		}
 	c->seq[p] = rp->una = rp->todo = 0;
 	c->rx_next[p] = 0;
-	struct reorder *r = c->ro[p];
-	for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
-		if (r->f[i].nbuf) {
-			io_give_back(&r->f[i]);
-			r->f[i].nbuf = 0;
-			r->held--;
-			c->st.drop_stale++;
-		}
-	if (r)
-		r->hole = false, r->hi = 0;
+	c->st.drop_stale += io_order_drop(c, p);
 	rp->session = session;
 	rp->closed = false;
 	rp->reported = false;
@@ -592,7 +584,7 @@ static bool bye_settled(struct io *c, int p, uint64_t now)
 
 // When input_io must report peer p (0: not now): every link dead for
 // dead_us; or its goodbye, once settled (bye_settled) and every frame it
-// sent is delivered.
+// sent is delivered (a hole in them first: io_gap_deadline).
 static uint64_t report_at(struct io *c, int p)
 {
 	struct rel_peer *rp = c->rp[p];
@@ -906,6 +898,14 @@ long io_rel_dead_report(struct io *c)
 		return -E_LINK;
 	}
 	return 0;
+}
+
+uint64_t io_rel_hole_since(const struct io *c, int p, uint64_t since)
+{
+	const struct rel_peer *rp = c->rp[p];
+	if (!rp || !rp->closed)
+		return 0; // sent again until acknowledged
+	return since > rp->bye_at ? since : rp->bye_at;
 }
 
 static bool all_acked(struct io *c)

@@ -173,6 +173,8 @@ struct io_stats {
 	uint64_t bye_links;       // -E_LINK returned because a peer said goodbye (both calls)
 	uint64_t tx_bye_lost;     // packets still unacknowledged dead_us after a peer's goodbye:
 	                          // never to be, their frames let go
+	uint64_t drop_limit;      // frames not held ahead of order: the owner's frame limit
+	                          // (plimit=; a reliable sender sends them again)
 	uint8_t reliable;         // 1: this channel is reliable
 };
 
