@@ -13,8 +13,9 @@
 // by retransmission. Otherwise a hole that stays open for gap_us (a frame
 // lost, which nothing brings back) is reported: the
 // batch being collected ends before it, the next input_io returns -E_GAP
-// once, and the frames after it follow. Nothing is skipped silently. So is
-// a reliable channel's hole once its sender said goodbye (never to fill it).
+// once, and the frames after it follow. Nothing is skipped silently. A
+// reliable channel's hole is reported so once its sender said goodbye: it
+// will never fill it.
 // Frames held in the window count against the channel owner's frame limit
 // (a hole a sender never fills holds no more than that); one past it is
 // dropped (drop_limit): a reliable sender sends it again, else a gap.
