@@ -162,8 +162,9 @@ test-stripe: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/stripe/run.sh $(KERNEL)
 
-# Reliable striped channels through visible, silent and per-pair link cuts
-# (tests/qemu/failover/run.sh; about 40 s).
+# Reliable striped channels through visible, silent and per-pair link cuts,
+# and a peer that closes its channel mid-stream (tests/qemu/failover/run.sh;
+# about 50 s).
 .PHONY: test-failover
 test-failover: $(KERNEL)
 	@tools/deps.sh build qemu cluster

@@ -27,6 +27,13 @@
 // clients=K (server): K clients at once, client k's MACs in peer= (k=0)
 // or peerK= (one per NIC of the server's channel, "-" where it has none):
 // a node with one link and a node with several streaming to one channel.
+// A client that has sent everything and closed its channel said goodbye:
+// the server's input_io says -E_LINK once for it (io_stats.dead_peer).
+// bye_at=N (server): after N packets it stops reading, waits bye_ms=
+// (500), and closes its channel mid-stream (a goodbye); bye=1 (client):
+// it sends without waiting for the server (give window= high enough) until
+// output_io returns -E_LINK, which must come within limit_ms= (20000),
+// then input_io's -E_LINK once (BYE line).
 #include <utest.h>
 #include <netutil.h>
 
@@ -37,6 +44,7 @@
 static struct chan c;
 static uint32_t size, batch, count, window, ack_every;
 static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowledged), idle_ms of nothing
+static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static int nclients = 1;
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
@@ -183,10 +191,13 @@ static uint32_t received(void)
 	return n;
 }
 
-static void server(int gaps_ok, uint64_t hz)
+// A client whose every packet came and who then closed its channel.
+static bool client_done(uint64_t k) { return k < (uint64_t)nclients && next_of[k] >= count; }
+
+static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 {
 	struct io_stats s0, s;
-	uint32_t total = count * (uint32_t)nclients;
+	uint32_t total = bye_at ? bye_at : count * (uint32_t)nclients;
 	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
 	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
 	struct sysinfo si;
@@ -206,6 +217,10 @@ static void server(int gaps_ok, uint64_t hz)
 				next_of[s.gap_peer] = (uint32_t)(s.gap_seq + s.gap_len);
 			if (gaps > gaps_ok)
 				break;
+			continue;
+		}
+		if (r == -E_LINK && (chan_stats(&c, &s), client_done(s.dead_peer))) {
+			printf("LEFT stream server client=%lu\n", s.dead_peer);
 			continue;
 		}
 		if (r <= 0) {
@@ -252,12 +267,16 @@ static void server(int gaps_ok, uint64_t hz)
 	print_links("server rx", s.link_rx, got);
 	print_reliable("server", nclients);
 	series_print(hz);
-	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu "
+	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu limit=%lu "
 	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
-	       s.drop_badslot, s.nic_rx_no_buf, s.rx_irqs);
+	       s.drop_badslot, s.drop_limit, s.nic_rx_no_buf, s.rx_irqs);
 	CHECK_EQ("every packet once, in order, intact", bad, 0);
 	CHECK("holes no more than allowed", gaps <= gaps_ok);
-	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot + s.drop_window + s.drop_nopeer, 0);
+	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot + s.drop_window + s.drop_nopeer + s.drop_limit, 0);
+	if (bye_at) { // the client fills its window meanwhile; then the goodbye (chan_close)
+		sleep((uint64_t)arg_bye_ms * 1000);
+		printf("BYE stream server after=%u\n", received());
+	}
 }
 
 static int wait_ack(uint64_t *acked)
@@ -317,6 +336,46 @@ static void client(uint64_t hz)
 	CHECK_EQ("all packets sent", tx, count);
 }
 
+// bye=1: sends until the server's goodbye ends it. output_io returns
+// -E_LINK within limit_ms (it waited for the window for ever), having
+// let go of what stayed unacknowledged; input_io says -E_LINK once after
+// the server's acknowledgements.
+static void client_bye(uint64_t hz, uint64_t limit_ms)
+{
+	struct io_stats s;
+	uint32_t sent = 0;
+	long r = 0, in = 0;
+	uint64_t ms = hz / 1000, t = 0;
+	for (uint32_t i = 0; i < batch; i++) {
+		payload_fill(chan_out(&c, i), i, size);
+		c.osize[i] = size;
+	}
+	printf("START stream client tsc_ms=%lu\n", rdtsc() / ms);
+	while (sent < count) {
+		uint64_t t0 = rdtsc();
+		if ((r = chan_send(&c)) != (long)batch) {
+			t = (rdtsc() - t0) / ms;
+			break;
+		}
+		sent += batch;
+	}
+	for (uint32_t k = 0; k <= count / batch + 1 && (in = input_io(c.io, c.sizes, c.pos)) > 0; k++)
+		; // the server's acknowledgements first
+	chan_stats(&c, &s);
+	printf("BYE stream client send=%s after_ms=%lu sent=%u input=%s byes=%lu bye_links=%lu lost=%lu "
+	       "acked=%lu\n", r < 0 ? err_name(r) : "ok", t, sent, in < 0 ? err_name(in) : "ok", s.rx_byes,
+	       s.bye_links, s.tx_bye_lost, s.tx_acked);
+	print_reliable("client", 1);
+	CHECK_EQ("output_io: -E_LINK after the goodbye", r, -E_LINK);
+	CHECK("within limit_ms", t <= limit_ms);
+	CHECK_EQ("input_io: -E_LINK after the goodbye", in, -E_LINK);
+	CHECK("counted", s.rx_byes == 1 && s.bye_links == 2 && s.dead_peer == 0);
+	struct io_linkstats l;
+	CHECK_EQ("link stats", ctrl_io(c.io, IO_OP_LINKSTATS, 0, (unsigned long)&l, 0), 0);
+	uint64_t settled = s.tx_acked + s.tx_bye_lost; // the failed call's too, if it had queued them
+	CHECK("every packet acknowledged or let go", l.unacked == 0 && (settled == sent || settled == sent + batch));
+}
+
 int main(int argc, char **argv)
 {
 	struct sysinfo s0, s1;
@@ -341,8 +400,11 @@ int main(int argc, char **argv)
 	idle_ms = (uint32_t)arg_long(argc, argv, "idle_ms", 0);
 	gap_after_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "gap_after_ms", 0);
 	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
+	arg_bye_ms = (uint32_t)arg_long(argc, argv, "bye_ms", 500);
 	if (srv)
-		server((int)arg_long(argc, argv, "gaps", 0), s0.tsc_hz);
+		server((int)arg_long(argc, argv, "gaps", 0), (uint32_t)arg_long(argc, argv, "bye_at", 0), s0.tsc_hz);
+	else if (arg_long(argc, argv, "bye", 0))
+		client_bye(s0.tsc_hz, (uint64_t)arg_long(argc, argv, "limit_ms", 20000));
 	else
 		client(s0.tsc_hz);
 	chan_close(&c);

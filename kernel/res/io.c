@@ -264,7 +264,8 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 
 // Sleeps until the batch is full, a gap ends it, or the deadline (0:
 // none). A striped channel's hole that stays open for gap_us is declared
-// while it waits, whatever the deadline.
+// while it waits, whatever the deadline; a reliable channel's peer that
+// died or left ends the wait when input_io is to report it.
 static void wait_batch(struct io *c, uint64_t deadline)
 {
 	while (c->got < c->n_in && !c->cut) {
@@ -277,8 +278,8 @@ static void wait_batch(struct io *c, uint64_t deadline)
 			continue;
 		if (gap && arch_rdtsc() >= gap)
 			io_gap_expire(c);
-		else
-			return; // the deadline, or a dead peer (input_io says so)
+		else if (d == deadline || ((dead = io_rel_dead_deadline(c)) && arch_rdtsc() >= dead))
+			return; // the deadline, or a dead or departed peer (input_io says so)
 	}
 }
 

@@ -67,7 +67,8 @@ struct rel_peer {
 	uint32_t todo;         // no packet before it is waiting to be sent
 	uint32_t session;      // the peer's (0: not heard yet)
 	bool closed;           // it said goodbye
-	bool reported;         // -E_LINK was given for this death
+	bool reported;         // input_io gave -E_LINK for this death or goodbye
+	uint64_t bye_at;       // TSC of its goodbye
 	uint64_t newest_acked; // send TSC of the newest packet acknowledged
 	uint64_t all_dead_since; // TSC every link died (0: one is up)
 	uint32_t rx_unacked;   // receive progress since our last acknowledgement
@@ -94,6 +95,7 @@ struct frame {
 // the slot of its sequence number modulo the window; nbuf == 0: empty.
 // The receive side fills slots and input_io's side drains them; both run
 // with interrupts off on one CPU, so no lock is needed (HXB section 3.2).
+// Their buffers count against the channel owner's frame limit while held.
 struct reorder {
 	struct frame f[IO_RO_WIN];
 	uint32_t held;       // slots in use
@@ -254,8 +256,13 @@ void io_rel_rx_moved(struct io *c, int peer); // input_io made room: rx_next mov
 void io_rel_tick(struct io *c);
 void io_rel_link_change(int nic, bool up);
 // The TSC at which input_io must report a dead peer (0: none), and the report.
+// A peer's goodbye is reported once what was sent to it is settled and
+// every frame it sent is delivered.
 uint64_t io_rel_dead_deadline(struct io *c);
 long io_rel_dead_report(struct io *c);
+// From when peer's hole counts towards gap_us on a reliable channel
+// (`since`, or its goodbye if later); 0 while its sender may still fill it.
+uint64_t io_rel_hole_since(const struct io *c, int peer, uint64_t since);
 // free_io: waits (bounded) for the peers to acknowledge what was sent,
 // then says goodbye. io_rel_free lets go of everything (any context).
 void io_rel_linger(struct io *c);
@@ -292,6 +299,8 @@ uint64_t io_gap_deadline(const struct io *c);
 // Declares every hole whose wait ran out: a gap marker, then the frames
 // after it, in order.
 void io_gap_expire(struct io *c);
+// Gives back every frame peer's window holds and empties it; returns how many.
+uint32_t io_order_drop(struct io *c, int peer);
 void io_order_free(struct io *c);
 // Frames that waited for room and are in order go to the channel.
 void io_release_waiting(struct io *c);

@@ -5,6 +5,14 @@
 // packet exactly once and in order (io_stripe.c restores the order), or
 // -E_LINK once a peer's every link has been dead for dead_us.
 //
+// A peer that closes its channel says goodbye (WIRE_C_BYE). Nothing more
+// goes to it: output_io to it returns -E_LINK once what was sent to it is
+// settled, every packet acknowledged (acknowledgements on other links may
+// come after the goodbye) or dead_us after the goodbye, when what is still
+// unacknowledged is let go (tx_bye_lost). input_io says -E_LINK once, after
+// the frames the peer sent; a hole in them that its sender will now never
+// fill is reported gap_us on (-E_GAP), as on an unreliable channel.
+//
 // Acknowledgements are control frames (WIRE_F_ACK): the cumulative
 // sequence number and a bitmap of what the receiver holds beyond a hole.
 // Loss is found three ways (RI2N section 2.2, with the channel's own
@@ -222,7 +230,7 @@ static void pump(struct io *c)
 	}
 	for (int p = 0; p < IO_MAX_PEERS && nq < IO_MAX_BATCH; p++) {
 		struct rel_peer *rp = c->rp[p];
-		if (!rp)
+		if (!rp || rp->closed) // nobody there to take it
 			continue;
 		bool prefix = true;
 		for (uint32_t s = rp->todo; s != c->seq[p] && nq < IO_MAX_BATCH && c->nrfree > (uint32_t)nq; s++) {
@@ -543,20 +551,60 @@ static void peer_restart(struct io *c, int p, uint32_t session)
 		}
 	c->seq[p] = rp->una = rp->todo = 0;
 	c->rx_next[p] = 0;
-	struct reorder *r = c->ro[p];
-	for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
-		if (r->f[i].nbuf) {
-			io_give_back(&r->f[i]);
-			r->f[i].nbuf = 0;
-			r->held--;
-			c->st.drop_stale++;
-		}
-	if (r)
-		r->hole = false, r->hi = 0;
+	c->st.drop_stale += io_order_drop(c, p);
 	rp->session = session;
 	rp->closed = false;
+	rp->reported = false;
 	if (klimit_take(&rel_log, 1))
 		pr_info("io: chan %u peer %d: a new session of the peer\n", c->channel, p);
+}
+
+// Peer p closed its channel: it takes nothing more (pump skips it), and
+// the waiting sender and receiver look again (io_rel_send, input_io).
+static void peer_bye(struct io *c, int p)
+{
+	struct rel_peer *rp = c->rp[p];
+	rp->closed = true;
+	rp->bye_at = arch_rdtsc();
+	rp->reported = false;
+	c->st.rx_byes++;
+	proc_wakeup(c->tx);
+}
+
+// Peer p said goodbye: true once what was sent to it is settled, every
+// packet acknowledged or dead_us after the goodbye (acknowledgements the
+// goodbye overtook on another link have come by then). What is still
+// unacknowledged then never will be: its frames are let go, counted.
+static bool bye_settled(struct io *c, int p, uint64_t now)
+{
+	struct rel_peer *rp = c->rp[p];
+	if (!rp->closed || (rp->una != c->seq[p] && now - rp->bye_at < us_tsc(c->rs.dead_us)))
+		return false;
+	for (; rp->una != c->seq[p]; rp->una++) {
+		struct rel_tx *t = &rp->tx[rp->una % IO_SND_WIN];
+		if (t->state != REL_FREE) {
+			unpin_tx(t);
+			c->st.tx_bye_lost++;
+		}
+	}
+	rp->todo = rp->una;
+	return true;
+}
+
+// When input_io must report peer p (0: not now): every link dead for
+// dead_us; or its goodbye, once settled (bye_settled) and every frame it
+// sent is delivered (a hole in them first: io_gap_deadline).
+static uint64_t report_at(struct io *c, int p)
+{
+	struct rel_peer *rp = c->rp[p];
+	if (!rp || !rp->session || rp->reported)
+		return 0;
+	if (rp->closed) {
+		if (c->ro[p] && c->ro[p]->held)
+			return 0;
+		return rp->una == c->seq[p] ? rp->bye_at | 1 : rp->bye_at + us_tsc(c->rs.dead_us);
+	}
+	return rp->all_dead_since ? rp->all_dead_since + us_tsc(c->rs.dead_us) : 0;
 }
 
 void io_rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)
@@ -585,12 +633,14 @@ void io_rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)
 	}
 	if (l->state != IO_LINK_UP && w.echo && (int32_t)(w.echo - l->probe) >= 0 && nic_up(n))
 		link_up_again(c, p, n);
-	if (w.cflags & WIRE_C_BYE)
-		rp->closed = true;
+	if ((w.cflags & WIRE_C_BYE) && !rp->closed)
+		peer_bye(c, p);
 	if (w.cflags & WIRE_C_PROBE)
 		send_ctrl(c, p, n, true, 0); // the answer
 	if (!w.your_session || w.your_session == c->session)
 		take_ack(c, p, &w);
+	if (rp->closed)
+		proc_wakeup(c); // input_io: the goodbye, or its deadline, may be due
 	pump(c);
 }
 
@@ -647,7 +697,14 @@ void io_rel_tick(struct io *c)
 	bool todo = false;
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		struct rel_peer *rp = c->rp[p];
-		if (!rp || rp->closed)
+		if (rp && rp->closed) { // no links to judge, nothing to send again
+			bye_settled(c, p, now);
+			uint64_t at = report_at(c, p);
+			if (at && now >= at)
+				proc_wakeup(c); // input_io reports it
+			continue;
+		}
+		if (!rp)
 			continue;
 		todo |= rp->una != c->seq[p];
 		bool live = false;
@@ -727,6 +784,25 @@ static bool peer_live(struct io *c, int p)
 	return false;
 }
 
+// A peer of the call (need[p] packets to p) that said goodbye: -E_LINK
+// (counted) once it is settled, 1 while it is not yet, else 0.
+static long bye_check(struct io *c, const uint32_t *need)
+{
+	long r = 0;
+	for (int p = 0; p < IO_MAX_PEERS; p++) {
+		if (!need[p] || !c->rp[p]->closed)
+			continue;
+		if (!bye_settled(c, p, arch_rdtsc())) {
+			r = 1;
+			continue;
+		}
+		c->st.dead_peer = (uint64_t)p;
+		c->st.bye_links++;
+		return -E_LINK;
+	}
+	return r;
+}
+
 long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
 		 const struct io_pktframes *frames)
 {
@@ -737,11 +813,16 @@ long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, con
 	// dead_us with no link alive.
 	uint64_t t0 = arch_rdtsc(), dead = us_tsc(c->rs.dead_us);
 	for (;;) {
-		bool wait = false;
+		long bye = bye_check(c, need);
+		if (bye < 0)
+			return bye;
+		bool wait = bye > 0;
 		for (int p = 0; p < IO_MAX_PEERS; p++) {
 			if (!need[p])
 				continue;
 			struct rel_peer *rp = c->rp[p];
+			if (rp->closed)
+				continue; // bye_check's
 			if (c->seq[p] + need[p] - rp->una > c->rs.window || !peer_live(c, p)) {
 				wait = true;
 				rp->window_waits++;
@@ -779,6 +860,8 @@ long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, con
 		pump(c);
 		if (!c->call_left)
 			break;
+		if (bye_check(c, need) < 0)
+			return -E_LINK; // what is left of the call went with the peer's queue
 		if (c->call_left < left)
 			left = c->call_left, last = arch_rdtsc();
 		else if (arch_rdtsc() - last > dead)
@@ -800,12 +883,9 @@ uint64_t io_rel_dead_deadline(struct io *c)
 {
 	uint64_t first = 0;
 	for (int p = 0; c->rel && p < IO_MAX_PEERS; p++) {
-		struct rel_peer *rp = c->rp[p];
-		if (rp && rp->session && !rp->closed && !rp->reported && rp->all_dead_since) {
-			uint64_t at = rp->all_dead_since + us_tsc(c->rs.dead_us);
-			if (!first || at < first)
-				first = at;
-		}
+		uint64_t at = report_at(c, p);
+		if (at && (!first || at < first))
+			first = at;
 	}
 	return first;
 }
@@ -814,15 +894,27 @@ long io_rel_dead_report(struct io *c)
 {
 	uint64_t now = arch_rdtsc();
 	for (int p = 0; c->rel && p < IO_MAX_PEERS; p++) {
+		uint64_t at = report_at(c, p);
+		if (!at || now < at)
+			continue;
 		struct rel_peer *rp = c->rp[p];
-		if (rp && rp->session && !rp->closed && !rp->reported && rp->all_dead_since &&
-		    now >= rp->all_dead_since + us_tsc(c->rs.dead_us)) {
-			rp->reported = true;
-			c->st.dead_peer = (uint64_t)p;
-			return -E_LINK;
+		rp->reported = true;
+		c->st.dead_peer = (uint64_t)p;
+		if (rp->closed) {
+			bye_settled(c, p, now);
+			c->st.bye_links++;
 		}
+		return -E_LINK;
 	}
 	return 0;
+}
+
+uint64_t io_rel_hole_since(const struct io *c, int p, uint64_t since)
+{
+	const struct rel_peer *rp = c->rp[p];
+	if (!rp || !rp->closed)
+		return 0; // sent again until acknowledged
+	return since > rp->bye_at ? since : rp->bye_at;
 }
 
 static bool all_acked(struct io *c)

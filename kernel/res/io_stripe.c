@@ -13,9 +13,15 @@
 // by retransmission. Otherwise a hole that stays open for gap_us (a frame
 // lost, which nothing brings back) is reported: the
 // batch being collected ends before it, the next input_io returns -E_GAP
-// once, and the frames after it follow. Nothing is skipped silently.
+// once, and the frames after it follow. Nothing is skipped silently. A
+// reliable channel's hole is reported so once its sender said goodbye: it
+// will never fill it.
+// Frames held in the window count against the channel owner's frame limit
+// (a hole a sender never fills holds no more than that); one past it is
+// dropped (drop_limit): a reliable sender sends it again, else a gap.
 #include "io_priv.h"
 #include "pmem.h"
+#include "proc.h"
 #include "../heap.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
@@ -67,6 +73,14 @@ static void note_hole(struct io *c, int peer)
 	r->hole = hole;
 }
 
+// Slot s of peer's window lets go of its frame (taken, or given back).
+static void unhold(struct io *c, struct reorder *r, struct frame *s)
+{
+	proc_uncharge(c->owner, LIM_FRAMES, s->nbuf);
+	s->nbuf = 0;
+	r->held--;
+}
+
 // Hands the frames that are in order now to the channel, oldest first,
 // while it has room for them (else they stay: flow control, not loss).
 static void release_run(struct io *c, int peer)
@@ -80,8 +94,7 @@ static void release_run(struct io *c, int peer)
 		if (!s->nbuf || !io_can_take(c, s))
 			break;
 		struct frame f = *s;
-		s->nbuf = 0;
-		r->held--;
+		unhold(c, r, s);
 		c->rx_next[peer]++;
 		io_take(c, &f);
 	}
@@ -116,6 +129,11 @@ static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame 
 		io_give_back(f);
 		return;
 	}
+	if (proc_charge(c->owner, LIM_FRAMES, f->nbuf)) {
+		c->st.drop_limit++;
+		io_give_back(f);
+		return;
+	}
 	*s = *f;
 	io_replenish(f->nic, f->nbuf);
 	if (!r->held || (int32_t)(seq + 1 - r->hi) > 0)
@@ -144,15 +162,23 @@ void io_order(struct io *c, int peer, uint32_t seq, const struct frame *f)
 	}
 }
 
+// From when peer's hole counts towards gap_us (0: none, or a reliable
+// channel's whose sender will still fill it).
+static uint64_t hole_since(const struct io *c, int peer)
+{
+	const struct reorder *r = c->ro[peer];
+	if (!r || !r->hole)
+		return 0;
+	return c->rel ? io_rel_hole_since(c, peer, r->since) : r->since;
+}
+
 uint64_t io_gap_deadline(const struct io *c)
 {
 	uint64_t first = 0, wait = timer_us_to_tsc(c->gap_us);
-	if (c->rel)
-		return 0; // its holes are filled by retransmission
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
-		const struct reorder *r = c->ro[p];
-		if (r && r->hole && (!first || r->since + wait < first))
-			first = r->since + wait;
+		uint64_t since = hole_since(c, p);
+		if (since && (!first || since + wait < first))
+			first = since + wait;
 	}
 	return first;
 }
@@ -179,22 +205,33 @@ static void declare_gap(struct io *c, int peer)
 void io_gap_expire(struct io *c)
 {
 	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->gap_us);
-	for (int p = 0; !c->rel && p < IO_MAX_PEERS; p++)
-		if (c->ro[p] && c->ro[p]->hole && now >= c->ro[p]->since + wait)
+	for (int p = 0; p < IO_MAX_PEERS; p++) {
+		uint64_t since = hole_since(c, p);
+		if (since && now >= since + wait)
 			declare_gap(c, p);
+	}
+}
+
+uint32_t io_order_drop(struct io *c, int peer)
+{
+	struct reorder *r = c->ro[peer];
+	uint32_t n = 0;
+	for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
+		if (r->f[i].nbuf) {
+			io_give_back(&r->f[i]); // the caller posts or frees them (flush_refill)
+			unhold(c, r, &r->f[i]);
+			n++;
+		}
+	if (r)
+		r->hole = false, r->hi = 0;
+	return n;
 }
 
 void io_order_free(struct io *c)
 {
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
-		struct reorder *r = c->ro[p];
-		for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
-			if (r->f[i].nbuf) {
-				io_give_back(&r->f[i]); // io_drop_pending posts or frees them
-				r->f[i].nbuf = 0;
-				r->held--;
-			}
-		kfree(r);
+		io_order_drop(c, p);
+		kfree(c->ro[p]);
 		c->ro[p] = NULL;
 	}
 }

@@ -169,6 +169,12 @@ struct io_stats {
 	uint64_t drop_stale;      // frames of an earlier session of a peer (dropped)
 	uint64_t drop_badctrl;    // malformed control frames (dropped)
 	uint64_t dead_peer;       // the last peer input_io or output_io reported with -E_LINK
+	uint64_t rx_byes;         // goodbyes heard (a peer's free_io: WIRE_C_BYE)
+	uint64_t bye_links;       // -E_LINK returned because a peer said goodbye (both calls)
+	uint64_t tx_bye_lost;     // packets still unacknowledged dead_us after a peer's goodbye:
+	                          // never to be, their frames let go
+	uint64_t drop_limit;      // frames not held ahead of order: the owner's frame limit
+	                          // (plimit=; a reliable sender sends them again)
 	uint8_t reliable;         // 1: this channel is reliable
 	// Appended: the fields above keep their offsets.
 	uint64_t drop_notme;      // frames whose destination MAC is not this NIC's (another

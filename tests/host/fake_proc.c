@@ -32,7 +32,7 @@ void fake_proc_reset(void)
 	fake_io_nreleased = 0;
 	fake_sleep_hook = NULL;
 	fake_sleep_arg = NULL;
-	fake_sleeps = fake_wakeups = fake_wakeups_missed = 0;
+	fake_sleeps = fake_wakeups = fake_wakeups_missed = fake_sleep_max = 0;
 	fake_timer_fast_us = 0;
 	fake_timer_fast_calls = 0;
 }
@@ -146,7 +146,7 @@ const struct res_ops __wrap_io_ops = { .name = "io", .release = io_release, .liv
 // test's hook (what interrupts would do meanwhile), then the verdict.
 void (*fake_sleep_hook)(const void *chan, void *arg);
 void *fake_sleep_arg;
-int fake_sleeps, fake_wakeups, fake_wakeups_missed;
+int fake_sleeps, fake_wakeups, fake_wakeups_missed, fake_sleep_max;
 static const void *sleeping_on;
 static bool woken;
 
@@ -156,6 +156,8 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 		fake_fatal("proc_sleep: no current process");
 	if (sleeping_on)
 		fake_fatal("proc_sleep: called from inside a sleep");
+	if (fake_sleep_max && fake_sleeps >= fake_sleep_max)
+		fake_fatal("proc_sleep: %d sleeps on %p: it would sleep forever", fake_sleeps, chan);
 	fake_sleeps++;
 	sleeping_on = chan;
 	woken = false;

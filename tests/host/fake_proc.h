@@ -32,10 +32,12 @@ extern int fake_io_nreleased;
 // named its channel meanwhile. Otherwise its deadline passed: the fake TSC
 // moves to it and it returns false; with no deadline the test fails (the
 // process would sleep forever). proc_wakeup with nobody asleep on the
-// channel counts in fake_wakeups_missed.
+// channel counts in fake_wakeups_missed. fake_sleep_max (0: none) fails
+// the test at that many sleeps: a loop of timed sleeps that would never
+// end (a sender waiting on a peer that is gone) stops there.
 extern void (*fake_sleep_hook)(const void *chan, void *arg);
 extern void *fake_sleep_arg;
-extern int fake_sleeps, fake_wakeups, fake_wakeups_missed;
+extern int fake_sleeps, fake_wakeups, fake_wakeups_missed, fake_sleep_max;
 
 // timer_deadline counts in fake TSC ticks (fake_arch.h's fake.tsc);
 // timer_fast records its argument.

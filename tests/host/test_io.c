@@ -1840,12 +1840,13 @@ static void test_stripe_gap_first(void)
 }
 
 // Duplicates, frames beyond the window and frames from no known peer are
-// dropped and counted; frames held ahead of order are freed with the
-// channel: every frame back.
+// dropped and counted; frames held ahead of order (counted against the
+// owner's frame limit meanwhile) are freed with the channel: every frame
+// back, the owner's count too.
 static void test_stripe_drops_and_frees(void)
 {
 	struct chan c = stripe_chan_unrel(2, 0);
-	uint64_t n = pmem_free_count();
+	uint64_t n = pmem_free_count(), used = proc_usage(1, LIM_FRAMES);
 	uint8_t stranger[6] = { 0x02, 0x99, 0, 0, 0, 9 };
 	rx_seq(0, 5, PEER0, 100, 1);
 	rx_seq(0, 5, PEER0, 100, 1);
@@ -1857,7 +1858,9 @@ static void test_stripe_drops_and_frees(void)
 	CU_ASSERT_EQUAL(st.rx_reordered, 1);
 	CU_ASSERT_EQUAL(pmem_free_count(), n); // the ring is full enough: no reserve frame taken
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 1);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 1); // the frame held ahead of order
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used);
 	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
 	CU_ASSERT_EQUAL(posted(1), RX_SLOTS);
@@ -2307,10 +2310,149 @@ static void test_bug_rel_close_frames(void)
 	CU_ASSERT_EQUAL(pmem_deferred(), 0);
 }
 
+// A peer that says goodbye (its free_io) while this side has its window
+// full and more to send: the sender used to wait for the window forever
+// (io_rel_tick skips a closed peer: no link died, no timer ran). Now
+// output_io returns -E_LINK dead_us after the goodbye, when what is still
+// unacknowledged is let go (unpinned, tx_bye_lost); then at once, having
+// sent nothing; input_io reports it once.
+static void test_bug_rel_bye_window_full(void)
+{
+	struct chan c = stripe_chan(2, 4);
+	uint32_t me = chan_of(c.id)->session;
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // heard
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4); // a window's worth, unacknowledged
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 2, 0, WIRE_C_BYE);
+	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
+	fake_sleep_max = 1000; // 1000 sleeps of 1 ms: 20 times dead_us
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_LINK);
+	uint64_t dt = arch_rdtsc() - t0;
+	CU_ASSERT_TRUE(dt >= timer_us_to_tsc(50000) && dt < timer_us_to_tsc(60000));
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent); // nothing more to a closed peer
+	fake_nic_tx_complete_all();
+	io_reclaim_nic(0), io_reclaim_nic(1);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.rx_byes == 1 && st.bye_links == 1 && st.tx_bye_lost == 4 && st.dead_peer == 0);
+	CU_ASSERT_TRUE(st.tx_acked == 0 && st.tx_packets == 4);
+	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 0);
+	int sleeps = fake_sleeps;
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_LINK); // settled: at once
+	CU_ASSERT_EQUAL(fake_sleeps, sleeps);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100, 0), 0);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_LINK);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT); // once
+	st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.bye_links == 3 && st.tx_bye_lost == 4 && st.tx_packets == 4);
+}
+
+// While the sender waits, the acknowledgement the goodbye overtook (on the
+// other link) comes: everything is settled, -E_LINK at once, nothing lost.
+static void hook_late_ack(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	if (hook_calls++ == 2)
+		rx_ack(1, PEER1, 77, *(uint32_t *)arg, 4, NULL, 0, 0, 0, 0);
+}
+
+static void test_bug_rel_bye_late_ack(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	uint32_t me = chan_of(c.id)->session;
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 2, 0, WIRE_C_BYE);
+	fake_sleep_max = 1000;
+	fake_sleep_hook = hook_late_ack;
+	fake_sleep_arg = &me;
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_LINK);
+	CU_ASSERT_TRUE(arch_rdtsc() - t0 < timer_us_to_tsc(10000));
+	fake_sleep_hook = NULL;
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.tx_acked == 4 && st.tx_bye_lost == 0 && st.bye_links == 1);
+}
+
+// A reader waiting with no timeout when the peer says goodbye: woken, it
+// returns -E_LINK (it used to sleep for ever: nothing woke it).
+static void hook_bye(const void *chan, void *arg)
+{
+	(void)chan;
+	if (hook_calls++ == 0)
+		rx_ack(0, PEER0, 77, *(uint32_t *)arg, 0, NULL, 0, 2, 0, WIRE_C_BYE);
+}
+
+static void test_bug_rel_bye_wakes_reader(void)
+{
+	struct chan c = stripe_chan(2, 0);
+	uint32_t me = chan_of(c.id)->session;
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
+	fake_sleep_hook = hook_bye;
+	fake_sleep_arg = &me;
+	CU_ASSERT_EQUAL(input(1, c.id), -E_LINK);
+	fake_sleep_hook = NULL;
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.rx_byes == 1 && st.bye_links == 1 && st.dead_peer == 0);
+}
+
+// A hole that is never filled: frames held ahead of it count against the
+// owner's frame limit (the rest are dropped, drop_limit: a live reliable
+// sender sends them again), so no sender pins more than that; once its
+// sender said goodbye (it never will fill it) the hole is reported gap_us
+// on, the frames after it follow, then the goodbye. The frames held were
+// 10.8 MiB a peer and channel for the channel's life.
+static void test_bug_rel_hole_bounded(void)
+{
+	struct chan c = stripe_chan(4, 0);
+	uint32_t me = chan_of(c.id)->session;
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 5000, 0), 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100000, 0), 0);
+	uint64_t used = proc_usage(1, LIM_FRAMES), n = pmem_free_count();
+	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = used + 5, [LIM_REGIONS] = UINT64_MAX,
+				      [LIM_CHANNELS] = UINT64_MAX };
+	proc_set_limits(lim);
+	rx_ack(0, PEER0, 1, me, 0, NULL, 0, 1, 0, 0); // session 1: rx_seq's frames carry its tag
+	for (uint32_t s = 1; s <= 12; s++) // 0 never comes
+		rx_seq(0, s, PEER0, 100, (uint8_t)s);
+	fake_nic_irq(0);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(chan_of(c.id)->ro[0]->held, 5);
+	CU_ASSERT_EQUAL(st.drop_limit, 7);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 5);
+	rx_ack(0, PEER0, 1, me, 0, NULL, 0, 2, 0, WIRE_C_BYE);
+	uint64_t t0 = arch_rdtsc();
+	CU_ASSERT_EQUAL(input(1, c.id), -E_GAP);
+	CU_ASSERT_TRUE(arch_rdtsc() - t0 >= timer_us_to_tsc(5000) && arch_rdtsc() - t0 < timer_us_to_tsc(100000));
+	st = stats(1, c.id);
+	CU_ASSERT_TRUE(st.rx_gaps == 1 && st.gap_peer == 0 && st.gap_seq == 0 && st.gap_len == 1);
+	CU_ASSERT_EQUAL(input(1, c.id), 4);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
+	CU_ASSERT_EQUAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 5));
+	CU_ASSERT_EQUAL(input(1, c.id), -E_LINK);
+	CU_ASSERT_EQUAL(input(1, c.id), -E_TIMEOUT);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used); // exchanged one for one
+	fake_sleep_hook = finish_all_tx; // the goodbye leaves while free_io waits
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+	fake_sleep_hook = NULL;
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES + IO_REL_PAGES);
+}
+
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
 	TEST(test_rel_dead_peer), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
+	TEST(test_bug_rel_bye_window_full), TEST(test_bug_rel_bye_late_ack), TEST(test_bug_rel_bye_wakes_reader),
+	TEST(test_bug_rel_hole_bounded),
 };
 
 static const struct test_case bug_tests[] = {
