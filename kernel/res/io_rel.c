@@ -809,6 +809,13 @@ long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, con
 	uint32_t need[IO_MAX_PEERS] = { 0 };
 	for (uint32_t i = 0; i < c->n_out; i++)
 		need[peers[i]]++;
+	// A call with more packets to one peer than its window would wait for
+	// room that never comes.
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		if (need[p] > c->rs.window) {
+			c->st.tx_over_window++;
+			return -E_2BIG;
+		}
 	// Room in every peer's window, and a live link to it: else wait, up to
 	// dead_us with no link alive.
 	uint64_t t0 = arch_rdtsc(), dead = us_tsc(c->rs.dead_us);

@@ -179,6 +179,8 @@ struct io_stats {
 	// Appended: the fields above keep their offsets.
 	uint64_t drop_notme;      // frames whose destination MAC is not this NIC's (another
 	                          // station, broadcast, multicast): dropped, NIC-wide
+	uint64_t tx_over_window;  // reliable output_io refused (-E_2BIG): more packets to one
+	                          // peer than its window (IO_SET_WINDOW) could ever take
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

@@ -2086,6 +2086,23 @@ static void test_rel_pinned_until_acked(void)
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 0);
 }
 
+// A call with more packets to one peer than the window allows would wait
+// for room that never comes: output_io slept forever. Now -E_2BIG at once,
+// nothing queued or numbered, counted; a call that fits still goes.
+static void test_bug_rel_call_over_window(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 3, 0), 0);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_2BIG);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->seq[0], 0);
+	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 0)));
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_over_window, 1);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
+	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
+}
+
 // Each link delivers in order: with seq 2 (link 0) acknowledged and seq 0
 // (link 0, sent before it) not, seq 0 was lost. It goes again at once, the
 // same frames (no copy), with its own sequence number; seq 1 (link 1) is
@@ -2459,6 +2476,7 @@ static const struct test_case bug_tests[] = {
 	TEST(test_bug_tx_ring_full_of_others), TEST(test_bug_exit_with_stalled_tx),
 	TEST(test_bug_refused_nic_opens), TEST(test_bug_partial_batch),
 	TEST(test_bug_ring_full_past_spin), TEST(test_bug_output_args_shared),
+	TEST(test_bug_rel_call_over_window),
 	TEST(test_bug_paced_links_in_turn),
 };
 
