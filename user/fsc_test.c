@@ -5,7 +5,8 @@
 // every chunk's checksum checked by the library; partial and unaligned
 // reads and overwrites; truncate both ways; coherency (stat after a write);
 // every malformed request answered with its error, the server's counter for
-// its cause up by one and nothing changed; then "FSCUT" and cut_mb= MiB
+// its cause up by one and nothing changed; large overwrites refused after
+// the go-ahead (bad trailers, a missing chunk) leave the file as it was; then "FSCUT" and cut_mb= MiB
 // writes and reads for cut_ms= while the runner cuts link 1 (visibly, then
 // silently) and restores it, every byte compared each time; the kept
 // files made durable (fsync); BYE; then a request to the now dead server
@@ -234,6 +235,80 @@ static void malformed_test(void)
 	fs_close(&fc, h);
 }
 
+// A large overwrite of k-mid [1000, 281000) (two chunks) that the server
+// must refuse after its go-ahead: how = 0 a trailer with a wrong checksum,
+// 1 with another request's id, 2 with one checksum short, 3 no second
+// chunk and no trailer (the server times out waiting). Wants the error,
+// exactly the counter up, and k-mid's bytes unchanged.
+static void bad_overwrite(const char *what, int how, long want, int cnt)
+{
+	static uint64_t sums[4];
+	const struct fs_cfg *cfg = &fc.net.cfg;
+	uint64_t off = 1000, len = 280000, before = state_sum();
+	struct fs_srvstats s0, s1;
+	fs_srvstats(&fc, &s0);
+	long h = fs_open(&fc, "k-mid", NULL);
+	uint32_t nc = fs_nchunks(off, len, cfg->chunk);
+	struct fs_msg q = { .op = FS_OP_WRITE, .handle = (uint32_t)h, .offset = off, .length = len, .nchunks = nc };
+	struct fs_msg r;
+	long e = h < 0 ? h : fs_call(&fc, &q, NULL, &r, NULL, 0);
+	int go = e == 0 && (r.flags & FS_F_GO);
+	fs_pattern(wbuf, off, len, 77);
+	for (uint32_t k = 0; go && e == 0 && k < (how == 3 ? 1 : nc); k++) {
+		uint64_t coff, clen;
+		fs_chunk(off, len, cfg->chunk, k, &coff, &clen);
+		e = fsn_send_chunk(&fc.net, (int)(k % cfg->streams), 0, 0, wbuf + (coff - off), clen, &sums[k]);
+	}
+	if (go && e == 0 && how < 3) {
+		sums[1] ^= how == 0;
+		struct fs_msg t = { .op = FS_OP_TRAILER, .rid = q.rid + (how == 1 ? 1000 : 0), .nchunks = nc,
+				    .inline_len = (nc - (how == 2)) * 8 };
+		t.data_sum = fs_sum(sums, t.inline_len);
+		e = fsn_ctl_send(&fc.net, &t, sums);
+	}
+	// the final reply (the server may wait out its own, longer timeout first)
+	for (int k = 0; go && e == 0 && k < 4; k++) {
+		memset(&r, 0, sizeof(r));
+		long w = fs_wait_reply(&fc, q.rid, &r, NULL, 0);
+		if (r.rid == q.rid && (r.flags & FS_F_REPLY)) {
+			e = w;
+			break;
+		}
+	}
+	fsn_return_loans(&fc.net);
+	fs_close(&fc, h);
+	fs_srvstats(&fc, &s1);
+	int others = 0;
+	for (int k = CNT(bad_truncated); k <= CNT(no_space); k++)
+		others += k != cnt && counter(&s1, k) != counter(&s0, k);
+	uint64_t after = state_sum();
+	int ok = go && e == want && counter(&s1, cnt) == counter(&s0, cnt) + 1 && !others && after == before;
+	if (!ok)
+		printf("  %s: go-ahead %d, got %ld (%s), want %ld; counter %lu -> %lu, others changed %d, file %s\n",
+		       what, go, e, err_name(e), want, counter(&s0, cnt), counter(&s1, cnt), others,
+		       after == before ? "unchanged" : "CHANGED");
+	CHECK(what, ok);
+}
+
+// Refused large overwrites change nothing, in memory or (phase 2) on disk:
+// then k-mid's first and last bytes rewritten with what they hold, so that
+// its fsync writes every page of it.
+static void refused_overwrites(void)
+{
+	bad_overwrite("refused overwrite: trailer checksum wrong", 0, -E_IO, CNT(bad_sum));
+	bad_overwrite("refused overwrite: trailer of another request", 1, -E_INVAL, CNT(bad_chunks));
+	bad_overwrite("refused overwrite: a checksum short", 2, -E_INVAL, CNT(bad_chunks));
+	bad_overwrite("refused overwrite: the second chunk never comes", 3, -E_TIMEOUT, CNT(bad_chunks));
+	long h = fs_open(&fc, "k-mid", NULL);
+	fs_pattern(wbuf, 0, 10, 3);
+	fs_pattern(wbuf + 10, 299990, 10, 3);
+	long a = fs_write(&fc, h, 0, wbuf, 10), b = fs_write(&fc, h, 299990, wbuf + 10, 10);
+	CHECK("k-mid rewritten at both ends and made durable", a == 10 && b == 10 && fs_fsync(&fc, h) == 0);
+	long r = fs_read(&fc, h, 0, rbuf, 300000);
+	CHECK("k-mid intact", r == 300000 && fs_pattern_diff(rbuf, 0, 300000, 3) == -1);
+	fs_close(&fc, h);
+}
+
 static void keep_files(void)
 {
 	int bad = 0;
@@ -293,6 +368,7 @@ static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 	sizes_test();
 	partial_test();
 	malformed_test();
+	refused_overwrites();
 	if (cut_bytes)
 		cut_test(cut_bytes, cut_ms);
 	static struct fs_dirent d[FS_MAX_FILES];

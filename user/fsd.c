@@ -21,6 +21,7 @@
 #define META_ADDR 0x50000000000ul  // the superblock and the two table copies
 #define FILE_ADDR 0x51000000000ul  // file i at FILE_ADDR + i * FILE_STRIDE
 #define FILE_STRIDE 0x4000000ul    // 64 MiB: a region's largest
+#define STAGE_ADDR 0x4f000000000ul // a large write's pages until its trailer checks
 // A reliable channel that heard a peer's goodbye ignores that peer's next
 // session (its frames are stale, and neither end sends the control frames
 // that would introduce it): after a client detaches, once it has closed
@@ -38,6 +39,7 @@ static struct fs_net net;
 static struct fs_cfg cfg = FS_CFG_DEFAULT;
 static struct fs_super sb;
 static struct fs_table mt, dt;  // the table in memory, the one committed to disk
+static long stage_vr;           // FS_MAX_FILE + a page, backed only during a large write
 static long meta_vr;            // 3 pages: superblock, then 2 x 2 pages of tables
 static uint8_t *meta;
 static struct file files[FS_MAX_FILES];
@@ -392,63 +394,84 @@ static long op_read(const struct fs_msg *q, struct fs_msg *r, int *replied)
 	return reply(q, 0, r, len ? files[i].addr + q->offset : NULL);
 }
 
-// The data of a write has landed in [off, off+len) of file i: its size
-// grows, or, when the data was refused, the bytes past the old size go
-// back to zeros.
-static void write_done(int i, uint64_t off, uint64_t len, long status)
+// The data of a write is in [off, off+len) of file i: its size grows.
+static void write_done(int i, uint64_t off, uint64_t len)
 {
 	struct fs_entry *fe = &mt.e[i];
-	struct file *f = &files[i];
-	if (status < 0) {
-		if (off + len > fe->size)
-			memset(f->addr + fe->size, 0, off + len - fe->size);
-		return;
-	}
 	if (off + len > fe->size)
 		fe->size = off + len;
 	fe->mtime = now_us();
-	mark_dirty(f, off, off + len);
+	mark_dirty(&files[i], off, off + len);
 	st.bytes_written += len;
 	version++;
 }
 
-// A large write after the go-ahead: every chunk copied from the streams
-// into the file's region, then the trailer's checksums compared.
-static long write_chunks(const struct fs_msg *q, int i)
+// Backs the first `bytes` of the staging region with frames (zeroed).
+static long stage_get(uint64_t bytes)
+{
+	return ctrl_vr(stage_vr, VR_OP_ALLOC, 0, bytes, 0, 0);
+}
+
+// The trailer of large write q: 0 when it names q and its checksums are
+// those of the chunks received (sums), else -E_INVAL or -E_IO (counted).
+static long trailer_check(const struct fs_msg *q)
 {
 	static uint64_t theirs[FS_MAX_CHUNKS];
+	const uint8_t *p;
+	uint64_t n;
+	struct fs_msg t;
+	int why;
+	long e = fsn_ctl_recv(&net, &p, &n);
+	if (e < 0)
+		return e;
+	if (fs_msg_decode(p, n, &t, &why) < 0 || t.op != FS_OP_TRAILER || t.rid != q->rid ||
+	    t.nchunks != q->nchunks || t.inline_len != q->nchunks * 8 ||
+	    fs_sum(p + FS_HDR_LEN, t.inline_len) != t.data_sum) {
+		st.bad_chunks++;
+		return -E_INVAL;
+	}
+	memcpy(theirs, p + FS_HDR_LEN, t.inline_len);
+	for (uint32_t k = 0; k < q->nchunks; k++)
+		if (theirs[k] != sums[k]) {
+			st.bad_sum++;
+			return -E_IO;
+		}
+	return 0;
+}
+
+// A large write after the go-ahead, staged: file i's pages [lo, hi) under
+// the write are built in the staging region (the bytes around the write
+// copied from the file, the chunks copied from the streams), and only once
+// the trailer's checksums agree do they replace the file's pages
+// (exchange: no copy). A refused write changes nothing.
+static long write_chunks(const struct fs_msg *q, int i)
+{
+	struct file *f = &files[i];
+	uint64_t end = q->offset + q->length, lo = q->offset & ~4095ul, hi = (end + 4095) & ~4095ul;
+	uint8_t *base = (uint8_t *)STAGE_ADDR - lo; // file offset x at base + x
+	memcpy(base + lo, f->addr + lo, q->offset - lo);
+	memcpy(base + end, f->addr + end, hi - end);
 	struct fs_msg r = { .flags = FS_F_GO };
 	long e = reply(q, 0, &r, NULL), bad = 0;
-	uint8_t *base = files[i].addr;
 	for (uint32_t k = 0; e == 0 && k < q->nchunks; k++) {
 		uint64_t coff, clen;
 		fs_chunk(q->offset, q->length, cfg.chunk, k, &coff, &clen);
 		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), base + coff, clen, &sums[k]);
 		st.bytes_copied += clen;
 		if (c == -E_TIMEOUT || c == -E_LINK)
-			e = c;
+			e = c, st.bad_chunks++;
 		else if (c < 0 && !bad)
 			bad = c, st.bad_chunks++;
 	}
-	const uint8_t *p;
-	uint64_t n;
-	struct fs_msg t;
-	int why;
-	if (e == 0 && (e = fsn_ctl_recv(&net, &p, &n)) == 0) {
-		if (fs_msg_decode(p, n, &t, &why) < 0 || t.op != FS_OP_TRAILER || t.rid != q->rid ||
-		    t.nchunks != q->nchunks || t.inline_len != q->nchunks * 8 ||
-		    fs_sum(p + FS_HDR_LEN, t.inline_len) != t.data_sum) {
-			st.bad_chunks++;
-			bad = bad ? bad : -E_INVAL;
-		} else {
-			memcpy(theirs, p + FS_HDR_LEN, t.inline_len);
-			for (uint32_t k = 0; k < q->nchunks && !bad; k++)
-				if (theirs[k] != sums[k])
-					st.bad_sum++, bad = -E_IO;
-		}
+	if (e == 0) {
+		long t = trailer_check(q);
+		e = bad ? bad : t;
 	}
-	e = e ? e : bad;
-	write_done(i, q->offset, q->length, e);
+	if (e == 0)
+		e = exchange_pmem(stage_vr, f->vr, 0, lo, (hi - lo) / 4096);
+	ctrl_vr(stage_vr, VR_OP_FREE, 0, hi - lo, 0, 0); // the file's old pages, or the refused data
+	if (e == 0)
+		write_done(i, q->offset, q->length);
 	struct fs_msg fin = { .length = mt.e[i].size };
 	long s = reply(q, e, &fin, NULL);
 	return e ? e : s;
@@ -470,13 +493,16 @@ static long op_write(const struct fs_msg *q, const uint8_t *data, struct fs_msg 
 	if ((e = file_load((int)i)) < 0 || (e = file_grow((int)i, q->offset + q->length)) < 0)
 		return e;
 	if (!small) {
+		uint64_t lo = q->offset & ~4095ul, hi = (q->offset + q->length + 4095) & ~4095ul;
+		if ((e = stage_get(hi - lo)) < 0)
+			return e;
 		*replied = 1;
 		return write_chunks(q, (int)i);
 	}
 	if (q->length)
 		memcpy(files[i].addr + q->offset, data, q->length);
 	st.bytes_copied += q->length;
-	write_done((int)i, q->offset, q->length, 0);
+	write_done((int)i, q->offset, q->length);
 	r->length = mt.e[i].size;
 	return 0;
 }
@@ -629,6 +655,11 @@ int main(int argc, char **argv)
 		printf("fsd: mount: %ld (%s)\n", e, err_name(e));
 		return 1;
 	}
+	stage_vr = create_vr(FS_MAX_FILE + 4096, VR_MEM_NONE, -1);
+	if (stage_vr < 0 || attach_vr(stage_vr, 0, STAGE_ADDR) < 0) {
+		printf("fsd: staging region: %ld (%s)\n", stage_vr, err_name(stage_vr));
+		return 1;
+	}
 	st.generation = mt.gen;
 	printf("fsd: mounted generation %lu, %u files\n", mt.gen, mt.nfiles);
 	uint8_t mask = nic_mask_arg(argc, argv);
@@ -670,6 +701,7 @@ int main(int argc, char **argv)
 	fsn_close(&net);
 	for (int i = 0; i < FS_MAX_FILES; i++)
 		file_drop(i);
+	delete_vr(stage_vr);
 	delete_vr(meta_vr);
 	printf("fsd: %s\n", done ? "bye" : "idle too long");
 	return done && e == 0 ? 0 : 1;

@@ -21,7 +21,9 @@
 //    packets to a multiple of `batch` (a channel receives and sends whole
 //    batches). A trailer on the control channel then carries each chunk's
 //    checksum. A write first waits for the server's go-ahead (FS_F_GO), so
-//    a refused write sends no data and changes nothing.
+//    a refused write sends no data and changes nothing; after it, the
+//    server stages the chunks and applies them only once the trailer
+//    checks (a wrong trailer, or a chunk that never comes, changes nothing).
 //
 // Checksum: Fletcher-64 over little-endian 32-bit words (the tail
 // zero-padded), both sums modulo 2^32-1, seeded with the length so that
@@ -109,7 +111,7 @@ struct fs_srvstats {
 	uint64_t bad_overflow;    // offset + length wraps or exceeds FS_MAX_FILE
 	uint64_t bad_name;        // empty, too long or not NUL-terminated
 	uint64_t bad_sum;         // a data checksum mismatch (inline or chunk)
-	uint64_t bad_chunks;      // chunk count or data packets not as announced
+	uint64_t bad_chunks;      // chunk count, data packets or trailer not as announced, or never come
 	uint64_t bad_settings;    // HELLO with other settings
 	uint64_t no_space;        // the disk or the file table is full
 	uint64_t bytes_written, bytes_read;   // file data

@@ -7,6 +7,7 @@
 # consistency is the guest's order of writes, which this does not change).
 # 1. phase 1: user/fsc_test.c runs every operation, files of 0 B to 32 MiB
 #    verified byte for byte and by chunk checksums, every malformed request,
+#    large overwrites refused after the go-ahead (k-mid read back unchanged),
 #    writes and reads through a visible cut of link 1 (0.5 s after the
 #    client prints FSCUT, restored 2 s later) and a silent one (3.5 s,
 #    restored at 5.5 s: on a dgram wire the far NIC goes down, this one
