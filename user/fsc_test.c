@@ -9,10 +9,12 @@
 // the go-ahead (bad trailers, a missing chunk) leave the file as it was; then "FSCUT" and cut_mb= MiB
 // writes and reads for cut_ms= while the runner cuts link 1 (visibly, then
 // silently) and restores it, every byte compared each time; the kept
-// files made durable (fsync); BYE; then a request to the now dead server
-// must fail with -E_TIMEOUT or -E_LINK within its timeout.
-// phase=2 (the server restarted on the same disk): the kept files listed
-// with their sizes and read back byte for byte; BYE.
+// files made durable (fsync); NMANY (300) files, more than the server
+// keeps in memory, written and read back; BYE; then a request to the now
+// dead server must fail with -E_TIMEOUT or -E_LINK within its timeout.
+// phase=2 (the server restarted on the same disk): the kept files and the
+// 300 listed with their sizes and read back byte for byte, the 300
+// unlinked; BYE.
 // Both: nics=, peer= (the server's MACs), chan=, the settings (fs.h),
 // timeout_ms=. Exit 0 when every check passed and the frames came back.
 #include <utest.h>
@@ -309,6 +311,69 @@ static void refused_overwrites(void)
 	fs_close(&fc, h);
 }
 
+// Many files, more than the server keeps in memory: NMANY of them, every
+// 9th one large (chunks), written, then each read back whole (so most come
+// from disk again), fsync'ed; phase 2 reads them back after the restart.
+#define NMANY 300
+static uint64_t many_size(int i) { return (uint64_t)(i * 7919) % 20000 + (i % 9 == 0 ? 280000 : 0); }
+
+static void many_name(char *name, int i)
+{
+	strlcpy(name, "m-000", 8);
+	name[2] = (char)('0' + i / 100), name[3] = (char)('0' + i / 10 % 10), name[4] = (char)('0' + i % 10);
+}
+
+// Each of the NMANY files read back (opened by name) against its pattern;
+// with unlink, removed after. Returns how many were wrong.
+static int many_check(int unlink)
+{
+	int bad = 0;
+	char name[8];
+	for (int i = 0; i < NMANY; i++) {
+		uint64_t size = many_size(i), got = ~0ull;
+		many_name(name, i);
+		long h = fs_open(&fc, name, &got);
+		long r = h < 0 ? h : fs_read(&fc, h, 0, rbuf, size + 1);
+		int ok = got == size && r == (long)size && fs_pattern_diff(rbuf, 0, size, 5000 + (uint64_t)i) == -1;
+		if (!ok && bad < 5)
+			printf("  %s: open %ld size %lu read %ld: WRONG\n", name, h, got, r);
+		bad += !ok;
+		if (h >= 0)
+			fs_close(&fc, h);
+		if (unlink)
+			bad += fs_unlink(&fc, name) != 0;
+	}
+	return bad;
+}
+
+static void many_test(void)
+{
+	int bad = 0;
+	char name[8];
+	uint64_t t0 = ms();
+	for (int i = 0; i < NMANY && bad < 5; i++) {
+		many_name(name, i);
+		long h = fs_create(&fc, name, 1);
+		uint64_t size = many_size(i);
+		fs_pattern(wbuf, 0, size, 5000 + (uint64_t)i);
+		long w = h < 0 ? h : fs_write(&fc, h, 0, wbuf, size);
+		if (h < 0 || w != (long)size)
+			printf("  %s: create %ld (%s) write %ld (%s)\n", name, h, err_name(h), w, err_name(w));
+		bad += h < 0 || w != (long)size;
+		if (h >= 0)
+			fs_close(&fc, h);
+	}
+	uint64_t t1 = ms();
+	CHECK_EQ("many files created and written", bad, 0);
+	CHECK_EQ("many files read back, every byte", many_check(0), 0);
+	CHECK_EQ("many files made durable", fs_fsync(&fc, 0), 0);
+	struct fs_srvstats st;
+	fs_srvstats(&fc, &st);
+	printf("  %d files: written in %lu ms, read back in %lu ms; server: %lu files, %lu loaded, %lu evictions\n",
+	       NMANY, t1 - t0, ms() - t1, st.nfiles, st.files_loaded, st.evictions);
+	CHECK("the server held them by loading and evicting", st.evictions > 0 && st.files_loaded <= FS_LOADED_MAX);
+}
+
 static void keep_files(void)
 {
 	int bad = 0;
@@ -380,6 +445,7 @@ static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 		if (d[i].name[0] != 'k')
 			bad += fs_unlink(&fc, d[i].name) != 0;
 	CHECK_EQ("the others unlinked", bad, 0);
+	many_test();
 	CHECK_EQ("fsync everything", fs_fsync(&fc, 0), 0);
 	struct fs_srvstats st;
 	CHECK_EQ("server counters", fs_srvstats(&fc, &st), 0);
@@ -404,7 +470,7 @@ static void phase2(void)
 {
 	static struct fs_dirent d[FS_MAX_FILES];
 	long n = fs_list(&fc, d, FS_MAX_FILES);
-	CHECK_EQ("the kept files listed after the restart", n, (long)NKEEP);
+	CHECK_EQ("the kept and the many files listed after the restart", n, (long)NKEEP + NMANY);
 	int bad = 0;
 	for (unsigned i = 0; i < NKEEP; i++) {
 		uint64_t size = keeps[i].size ? keeps[i].size : !strcmp(keeps[i].name, "k-cut") ? ~0ull : 0;
@@ -418,6 +484,10 @@ static void phase2(void)
 		bad += !ok;
 	}
 	CHECK_EQ("every kept file intact after the restart", bad, 0);
+	CHECK_EQ("many files read back after the restart, then unlinked", many_check(1), 0);
+	CHECK_EQ("fsync", fs_fsync(&fc, 0), 0);
+	n = fs_list(&fc, d, FS_MAX_FILES);
+	CHECK_EQ("the kept files alone left", n, (long)NKEEP);
 	struct fs_msg b = { .op = FS_OP_BYE }, r;
 	CHECK_EQ("BYE", fs_call(&fc, &b, NULL, &r, NULL, 0), 0);
 }

@@ -11,10 +11,11 @@
 #    writes and reads through a visible cut of link 1 (0.5 s after the
 #    client prints FSCUT, restored 2 s later) and a silent one (3.5 s,
 #    restored at 5.5 s: on a dgram wire the far NIC goes down, this one
-#    stays up), fsync, BYE, then a request to the dead server (a clear
-#    error within the timeout).
-# 2. phase 2: the server boots again on the same disk: the kept files are
-#    listed with their sizes and read back intact.
+#    stays up), fsync, 300 files (more than the server keeps in memory)
+#    written and read back, BYE, then a request to the dead server (a
+#    clear error within the timeout).
+# 2. phase 2: the server boots again on the same disk: the kept files and
+#    the 300 are listed with their sizes and read back intact.
 # 3. the command-line tool (user/fsc.c) runs each of its commands once
 #    against the server booted a third time.
 # Both kernels exit 0 only with their frames and resources back to their
