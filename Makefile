@@ -173,7 +173,7 @@ test-failover: $(KERNEL)
 # operation, 0 B to 32 MiB verified, malformed requests, a link cut
 # mid-write, 300 files, a restart on the same disk, the tool, and the
 # server's VM killed 3 times mid-work (tests/qemu/fs/run.sh; seven boot
-# pairs, about 75 s).
+# pairs, about 90 s).
 .PHONY: test-fs
 test-fs: $(KERNEL)
 	@tools/deps.sh build qemu cluster

@@ -13,8 +13,9 @@
 // keeps in memory, written and read back; BYE; then a request to the now
 // dead server must fail with -E_TIMEOUT or -E_LINK within its timeout.
 // phase=2 (the server restarted on the same disk): the kept files and the
-// 300 listed with their sizes and read back byte for byte, the 300
-// unlinked; BYE.
+// 300 listed with their sizes and read back byte for byte; empty files up
+// to the table's limit (FS_MAX_FILES), one more refused with -E_NOMEM and
+// counted in table_full, the empty ones and the 300 unlinked; BYE.
 // Both: nics=, peer= (the server's MACs), chan=, the settings (fs.h),
 // timeout_ms=. Exit 0 when every check passed and the frames came back.
 #include <utest.h>
@@ -374,6 +375,33 @@ static void many_test(void)
 	CHECK("the server held them by loading and evicting", st.evictions > 0 && st.files_loaded <= FS_LOADED_MAX);
 }
 
+// The table's limit: empty files up to FS_MAX_FILES (`have` there already),
+// then a create refused with -E_NOMEM and counted in table_full; then the
+// empty ones unlinked.
+static void table_full_test(long have)
+{
+	char name[8] = "e-0000";
+	int bad = 0;
+	for (long i = have; i < FS_MAX_FILES; i++) {
+		name[2] = (char)('0' + i / 1000), name[3] = (char)('0' + i / 100 % 10);
+		name[4] = (char)('0' + i / 10 % 10), name[5] = (char)('0' + i % 10);
+		bad += fs_create(&fc, name, 1) < 0;
+	}
+	CHECK_EQ("files up to the table's limit", bad, 0);
+	struct fs_srvstats s0, s1;
+	fs_srvstats(&fc, &s0);
+	CHECK_EQ("one more: refused, the disk or table is full", fs_create(&fc, "one-too-many", 1), -E_NOMEM);
+	fs_srvstats(&fc, &s1);
+	CHECK("counted as the table's limit, not the disk's",
+	      s1.table_full == s0.table_full + 1 && s1.no_space == s0.no_space && s1.nfiles == FS_MAX_FILES);
+	for (long i = have; i < FS_MAX_FILES; i++) {
+		name[2] = (char)('0' + i / 1000), name[3] = (char)('0' + i / 100 % 10);
+		name[4] = (char)('0' + i / 10 % 10), name[5] = (char)('0' + i % 10);
+		bad += fs_unlink(&fc, name) != 0;
+	}
+	CHECK_EQ("and unlinked", bad, 0);
+}
+
 static void keep_files(void)
 {
 	int bad = 0;
@@ -484,6 +512,9 @@ static void phase2(void)
 		bad += !ok;
 	}
 	CHECK_EQ("every kept file intact after the restart", bad, 0);
+	uint64_t t0 = ms();
+	table_full_test(n);
+	printf("  the table filled and emptied in %lu ms\n", ms() - t0);
 	CHECK_EQ("many files read back after the restart, then unlinked", many_check(1), 0);
 	CHECK_EQ("fsync", fs_fsync(&fc, 0), 0);
 	n = fs_list(&fc, d, FS_MAX_FILES);

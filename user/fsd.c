@@ -398,7 +398,6 @@ static long file_of(uint32_t h)
 	return -E_BADID;
 }
 
-
 static long range_ok(uint64_t off, uint64_t len, uint64_t size)
 {
 	long e = fs_range_check(off, len, size);
@@ -559,15 +558,15 @@ static long write_chunks(const struct fs_msg *q, int i)
 {
 	struct file *f = &files[i];
 	uint64_t end = q->offset + q->length, lo = q->offset & ~4095ul, hi = (end + 4095) & ~4095ul;
-	uint8_t *base = (uint8_t *)STAGE_ADDR - lo; // file offset x at base + x
-	memcpy(base + lo, f->addr + lo, q->offset - lo);
-	memcpy(base + end, f->addr + end, hi - end);
+	uint8_t *stage = (uint8_t *)STAGE_ADDR; // file offset x at stage + (x - lo)
+	memcpy(stage, f->addr + lo, q->offset - lo);
+	memcpy(stage + (end - lo), f->addr + end, hi - end);
 	struct fs_msg r = { .flags = FS_F_GO };
 	long e = reply(q, 0, &r, NULL), bad = 0;
 	for (uint32_t k = 0; e == 0 && k < q->nchunks; k++) {
 		uint64_t coff, clen;
 		fs_chunk(q->offset, q->length, cfg.chunk, k, &coff, &clen);
-		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), base + coff, clen, &sums[k]);
+		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), stage + (coff - lo), clen, &sums[k]);
 		st.bytes_copied += clen;
 		if (c == -E_TIMEOUT || c == -E_LINK)
 			e = c, st.bad_chunks++;

@@ -15,7 +15,8 @@
 #    written and read back, BYE, then a request to the dead server (a
 #    clear error within the timeout).
 # 2. phase 2: the server boots again on the same disk: the kept files and
-#    the 300 are listed with their sizes and read back intact.
+#    the 300 are listed with their sizes and read back intact; the table
+#    is filled to FS_MAX_FILES, one more create refused.
 # 3. the command-line tool (user/fsc.c) runs each of its commands once
 #    against the server booted a third time.
 # 4. the crash test's short form (crash.py): the server's VM killed at a
@@ -24,7 +25,7 @@
 #    empty, whole, or old and new by sector); `make crashtest` is the long
 #    form.
 # Both kernels exit 0 only with their frames and resources back to their
-# boot counts. About 75 s.
+# boot counts. About 90 s.
 # Usage: tests/qemu/fs/run.sh KERNEL
 kernel=$(realpath "$1")
 # shellcheck source=../lib.sh
