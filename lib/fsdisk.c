@@ -10,7 +10,7 @@ void fs_super_init(struct fs_super *s, uint64_t disk_bytes)
 {
 	memset(s, 0, sizeof(*s));
 	memcpy(s->magic, SUPER_MAGIC, 8);
-	s->version = 1, s->block = FS_BLOCK;
+	s->version = FS_VERSION, s->block = FS_BLOCK;
 	s->disk_bytes = disk_bytes & ~(FS_BLOCK - 1);
 	s->table_off[0] = FS_TABLE_OFF(0), s->table_off[1] = FS_TABLE_OFF(1);
 	s->table_bytes = FS_TABLE_BYTES, s->data_off = FS_DATA_OFF;
@@ -22,7 +22,7 @@ long fs_super_check(const struct fs_super *s)
 {
 	if (memcmp(s->magic, SUPER_MAGIC, 8))
 		return -E_INVAL;
-	if (s->sum != fs_sum(s, offsetof(struct fs_super, sum)) || s->version != 1 || s->block != FS_BLOCK ||
+	if (s->sum != fs_sum(s, offsetof(struct fs_super, sum)) || s->version != FS_VERSION || s->block != FS_BLOCK ||
 	    s->table_off[0] != FS_TABLE_OFF(0) || s->table_off[1] != FS_TABLE_OFF(1) ||
 	    s->table_bytes != FS_TABLE_BYTES || s->data_off != FS_DATA_OFF || s->max_files != FS_MAX_FILES ||
 	    s->disk_bytes < FS_DATA_OFF || s->disk_bytes % FS_BLOCK)
@@ -38,9 +38,11 @@ void fs_table_init(struct fs_table *t)
 	fs_table_seal(t);
 }
 
+// (The copy is static: a table is larger than a user stack's share.)
 static uint64_t table_sum(const struct fs_table *t)
 {
-	struct fs_table c = *t;
+	static struct fs_table c;
+	c = *t;
 	c.sum = 0;
 	return fs_sum(&c, sizeof(c));
 }
@@ -100,29 +102,43 @@ long fs_table_pick(const struct fs_table *t0, const struct fs_table *t1, const s
 	return ok0 ? 0 : ok1 ? 1 : -E_IO;
 }
 
-// The extent of any table's entry overlapping [off, off+bytes), or NULL.
-static const struct fs_entry *in_use(const struct fs_table *const *t, int n, uint64_t off, uint64_t bytes)
+struct span {
+	uint64_t lo, hi;
+};
+
+// Shell sort by lo (no libc here; Ciura's gaps, then 2.25 times on).
+static void spans_sort(struct span *s, int n)
 {
-	struct fs_entry want = { .ext_off = off, .ext_cap = bytes };
-	for (int k = 0; k < n; k++)
-		for (int i = 0; i < FS_MAX_FILES; i++)
-			if (t[k]->e[i].flags && overlap(&t[k]->e[i], &want))
-				return &t[k]->e[i];
-	return NULL;
+	static const int gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+	for (int g = 0; g < 8; g++)
+		for (int i = gaps[g]; i < n; i++) {
+			struct span v = s[i];
+			int j = i;
+			for (; j >= gaps[g] && s[j - gaps[g]].lo > v.lo; j -= gaps[g])
+				s[j] = s[j - gaps[g]];
+			s[j] = v;
+		}
 }
 
 long fs_extent_alloc(const struct fs_table *const *t, int n, const struct fs_super *s, uint64_t bytes)
 {
-	if (!bytes || bytes % FS_BLOCK)
+	static struct span sp[2 * FS_MAX_FILES];
+	if (!bytes || bytes % FS_BLOCK || n < 0 || n > 2)
 		return -E_INVAL;
-	uint64_t off = s->data_off;
-	while (off <= s->disk_bytes && bytes <= s->disk_bytes - off) {
-		const struct fs_entry *e = in_use(t, n, off, bytes);
-		if (!e)
-			return (long)off;
-		off = e->ext_off + e->ext_cap; // past the one in the way
+	int m = 0;
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < FS_MAX_FILES; i++)
+			if (t[k]->e[i].flags && t[k]->e[i].ext_cap)
+				sp[m++] = (struct span){ t[k]->e[i].ext_off, t[k]->e[i].ext_off + t[k]->e[i].ext_cap };
+	spans_sort(sp, m);
+	uint64_t off = s->data_off; // below it nothing is free; past each span in the way
+	for (int k = 0; k < m && off <= s->disk_bytes && bytes <= s->disk_bytes - off; k++) {
+		if (sp[k].lo >= off + bytes)
+			break;
+		if (sp[k].hi > off)
+			off = sp[k].hi;
 	}
-	return -E_NOMEM;
+	return off <= s->disk_bytes && bytes <= s->disk_bytes - off ? (long)off : -E_NOMEM;
 }
 
 long fs_table_find(const struct fs_table *t, const char *name)

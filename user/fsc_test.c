@@ -5,13 +5,17 @@
 // every chunk's checksum checked by the library; partial and unaligned
 // reads and overwrites; truncate both ways; coherency (stat after a write);
 // every malformed request answered with its error, the server's counter for
-// its cause up by one and nothing changed; then "FSCUT" and cut_mb= MiB
+// its cause up by one and nothing changed; large overwrites refused after
+// the go-ahead (bad trailers, a missing chunk) leave the file as it was; then "FSCUT" and cut_mb= MiB
 // writes and reads for cut_ms= while the runner cuts link 1 (visibly, then
 // silently) and restores it, every byte compared each time; the kept
-// files made durable (fsync); BYE; then a request to the now dead server
-// must fail with -E_TIMEOUT or -E_LINK within its timeout.
-// phase=2 (the server restarted on the same disk): the kept files listed
-// with their sizes and read back byte for byte; BYE.
+// files made durable (fsync); NMANY (300) files, more than the server
+// keeps in memory, written and read back; BYE; then a request to the now
+// dead server must fail with -E_TIMEOUT or -E_LINK within its timeout.
+// phase=2 (the server restarted on the same disk): the kept files and the
+// 300 listed with their sizes and read back byte for byte; empty files up
+// to the table's limit (FS_MAX_FILES), one more refused with -E_NOMEM and
+// counted in table_full, the empty ones and the 300 unlinked; BYE.
 // Both: nics=, peer= (the server's MACs), chan=, the settings (fs.h),
 // timeout_ms=. Exit 0 when every check passed and the frames came back.
 #include <utest.h>
@@ -234,6 +238,170 @@ static void malformed_test(void)
 	fs_close(&fc, h);
 }
 
+// A large overwrite of k-mid [1000, 281000) (two chunks) that the server
+// must refuse after its go-ahead: how = 0 a trailer with a wrong checksum,
+// 1 with another request's id, 2 with one checksum short, 3 no second
+// chunk and no trailer (the server times out waiting). Wants the error,
+// exactly the counter up, and k-mid's bytes unchanged.
+static void bad_overwrite(const char *what, int how, long want, int cnt)
+{
+	static uint64_t sums[4];
+	const struct fs_cfg *cfg = &fc.net.cfg;
+	uint64_t off = 1000, len = 280000, before = state_sum();
+	struct fs_srvstats s0, s1;
+	fs_srvstats(&fc, &s0);
+	long h = fs_open(&fc, "k-mid", NULL);
+	uint32_t nc = fs_nchunks(off, len, cfg->chunk);
+	struct fs_msg q = { .op = FS_OP_WRITE, .handle = (uint32_t)h, .offset = off, .length = len, .nchunks = nc };
+	struct fs_msg r;
+	long e = h < 0 ? h : fs_call(&fc, &q, NULL, &r, NULL, 0);
+	int go = e == 0 && (r.flags & FS_F_GO);
+	fs_pattern(wbuf, off, len, 77);
+	for (uint32_t k = 0; go && e == 0 && k < (how == 3 ? 1 : nc); k++) {
+		uint64_t coff, clen;
+		fs_chunk(off, len, cfg->chunk, k, &coff, &clen);
+		e = fsn_send_chunk(&fc.net, (int)(k % cfg->streams), 0, 0, wbuf + (coff - off), clen, &sums[k]);
+	}
+	if (go && e == 0 && how < 3) {
+		sums[1] ^= how == 0;
+		struct fs_msg t = { .op = FS_OP_TRAILER, .rid = q.rid + (how == 1 ? 1000 : 0), .nchunks = nc,
+				    .inline_len = (nc - (how == 2)) * 8 };
+		t.data_sum = fs_sum(sums, t.inline_len);
+		e = fsn_ctl_send(&fc.net, &t, sums);
+	}
+	// the final reply (the server may wait out its own, longer timeout first)
+	for (int k = 0; go && e == 0 && k < 4; k++) {
+		memset(&r, 0, sizeof(r));
+		long w = fs_wait_reply(&fc, q.rid, &r, NULL, 0);
+		if (r.rid == q.rid && (r.flags & FS_F_REPLY)) {
+			e = w;
+			break;
+		}
+	}
+	fsn_return_loans(&fc.net);
+	fs_close(&fc, h);
+	fs_srvstats(&fc, &s1);
+	int others = 0;
+	for (int k = CNT(bad_truncated); k <= CNT(no_space); k++)
+		others += k != cnt && counter(&s1, k) != counter(&s0, k);
+	uint64_t after = state_sum();
+	int ok = go && e == want && counter(&s1, cnt) == counter(&s0, cnt) + 1 && !others && after == before;
+	if (!ok)
+		printf("  %s: go-ahead %d, got %ld (%s), want %ld; counter %lu -> %lu, others changed %d, file %s\n",
+		       what, go, e, err_name(e), want, counter(&s0, cnt), counter(&s1, cnt), others,
+		       after == before ? "unchanged" : "CHANGED");
+	CHECK(what, ok);
+}
+
+// Refused large overwrites change nothing, in memory or (phase 2) on disk:
+// then k-mid's first and last bytes rewritten with what they hold, so that
+// its fsync writes every page of it.
+static void refused_overwrites(void)
+{
+	bad_overwrite("refused overwrite: trailer checksum wrong", 0, -E_IO, CNT(bad_sum));
+	bad_overwrite("refused overwrite: trailer of another request", 1, -E_INVAL, CNT(bad_chunks));
+	bad_overwrite("refused overwrite: a checksum short", 2, -E_INVAL, CNT(bad_chunks));
+	bad_overwrite("refused overwrite: the second chunk never comes", 3, -E_TIMEOUT, CNT(bad_chunks));
+	long h = fs_open(&fc, "k-mid", NULL);
+	fs_pattern(wbuf, 0, 10, 3);
+	fs_pattern(wbuf + 10, 299990, 10, 3);
+	long a = fs_write(&fc, h, 0, wbuf, 10), b = fs_write(&fc, h, 299990, wbuf + 10, 10);
+	CHECK("k-mid rewritten at both ends and made durable", a == 10 && b == 10 && fs_fsync(&fc, h) == 0);
+	long r = fs_read(&fc, h, 0, rbuf, 300000);
+	CHECK("k-mid intact", r == 300000 && fs_pattern_diff(rbuf, 0, 300000, 3) == -1);
+	fs_close(&fc, h);
+}
+
+// Many files, more than the server keeps in memory: NMANY of them, every
+// 9th one large (chunks), written, then each read back whole (so most come
+// from disk again), fsync'ed; phase 2 reads them back after the restart.
+#define NMANY 300
+static uint64_t many_size(int i) { return (uint64_t)(i * 7919) % 20000 + (i % 9 == 0 ? 280000 : 0); }
+
+static void many_name(char *name, int i)
+{
+	strlcpy(name, "m-000", 8);
+	name[2] = (char)('0' + i / 100), name[3] = (char)('0' + i / 10 % 10), name[4] = (char)('0' + i % 10);
+}
+
+// Each of the NMANY files read back (opened by name) against its pattern;
+// with unlink, removed after. Returns how many were wrong.
+static int many_check(int unlink)
+{
+	int bad = 0;
+	char name[8];
+	for (int i = 0; i < NMANY; i++) {
+		uint64_t size = many_size(i), got = ~0ull;
+		many_name(name, i);
+		long h = fs_open(&fc, name, &got);
+		long r = h < 0 ? h : fs_read(&fc, h, 0, rbuf, size + 1);
+		int ok = got == size && r == (long)size && fs_pattern_diff(rbuf, 0, size, 5000 + (uint64_t)i) == -1;
+		if (!ok && bad < 5)
+			printf("  %s: open %ld size %lu read %ld: WRONG\n", name, h, got, r);
+		bad += !ok;
+		if (h >= 0)
+			fs_close(&fc, h);
+		if (unlink)
+			bad += fs_unlink(&fc, name) != 0;
+	}
+	return bad;
+}
+
+static void many_test(void)
+{
+	int bad = 0;
+	char name[8];
+	uint64_t t0 = ms();
+	for (int i = 0; i < NMANY && bad < 5; i++) {
+		many_name(name, i);
+		long h = fs_create(&fc, name, 1);
+		uint64_t size = many_size(i);
+		fs_pattern(wbuf, 0, size, 5000 + (uint64_t)i);
+		long w = h < 0 ? h : fs_write(&fc, h, 0, wbuf, size);
+		if (h < 0 || w != (long)size)
+			printf("  %s: create %ld (%s) write %ld (%s)\n", name, h, err_name(h), w, err_name(w));
+		bad += h < 0 || w != (long)size;
+		if (h >= 0)
+			fs_close(&fc, h);
+	}
+	uint64_t t1 = ms();
+	CHECK_EQ("many files created and written", bad, 0);
+	CHECK_EQ("many files read back, every byte", many_check(0), 0);
+	CHECK_EQ("many files made durable", fs_fsync(&fc, 0), 0);
+	struct fs_srvstats st;
+	fs_srvstats(&fc, &st);
+	printf("  %d files: written in %lu ms, read back in %lu ms; server: %lu files, %lu loaded, %lu evictions\n",
+	       NMANY, t1 - t0, ms() - t1, st.nfiles, st.files_loaded, st.evictions);
+	CHECK("the server held them by loading and evicting", st.evictions > 0 && st.files_loaded <= FS_LOADED_MAX);
+}
+
+// The table's limit: empty files up to FS_MAX_FILES (`have` there already),
+// then a create refused with -E_NOMEM and counted in table_full; then the
+// empty ones unlinked.
+static void table_full_test(long have)
+{
+	char name[8] = "e-0000";
+	int bad = 0;
+	for (long i = have; i < FS_MAX_FILES; i++) {
+		name[2] = (char)('0' + i / 1000), name[3] = (char)('0' + i / 100 % 10);
+		name[4] = (char)('0' + i / 10 % 10), name[5] = (char)('0' + i % 10);
+		bad += fs_create(&fc, name, 1) < 0;
+	}
+	CHECK_EQ("files up to the table's limit", bad, 0);
+	struct fs_srvstats s0, s1;
+	fs_srvstats(&fc, &s0);
+	CHECK_EQ("one more: refused, the disk or table is full", fs_create(&fc, "one-too-many", 1), -E_NOMEM);
+	fs_srvstats(&fc, &s1);
+	CHECK("counted as the table's limit, not the disk's",
+	      s1.table_full == s0.table_full + 1 && s1.no_space == s0.no_space && s1.nfiles == FS_MAX_FILES);
+	for (long i = have; i < FS_MAX_FILES; i++) {
+		name[2] = (char)('0' + i / 1000), name[3] = (char)('0' + i / 100 % 10);
+		name[4] = (char)('0' + i / 10 % 10), name[5] = (char)('0' + i % 10);
+		bad += fs_unlink(&fc, name) != 0;
+	}
+	CHECK_EQ("and unlinked", bad, 0);
+}
+
 static void keep_files(void)
 {
 	int bad = 0;
@@ -293,6 +461,7 @@ static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 	sizes_test();
 	partial_test();
 	malformed_test();
+	refused_overwrites();
 	if (cut_bytes)
 		cut_test(cut_bytes, cut_ms);
 	static struct fs_dirent d[FS_MAX_FILES];
@@ -304,6 +473,7 @@ static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 		if (d[i].name[0] != 'k')
 			bad += fs_unlink(&fc, d[i].name) != 0;
 	CHECK_EQ("the others unlinked", bad, 0);
+	many_test();
 	CHECK_EQ("fsync everything", fs_fsync(&fc, 0), 0);
 	struct fs_srvstats st;
 	CHECK_EQ("server counters", fs_srvstats(&fc, &st), 0);
@@ -328,7 +498,7 @@ static void phase2(void)
 {
 	static struct fs_dirent d[FS_MAX_FILES];
 	long n = fs_list(&fc, d, FS_MAX_FILES);
-	CHECK_EQ("the kept files listed after the restart", n, (long)NKEEP);
+	CHECK_EQ("the kept and the many files listed after the restart", n, (long)NKEEP + NMANY);
 	int bad = 0;
 	for (unsigned i = 0; i < NKEEP; i++) {
 		uint64_t size = keeps[i].size ? keeps[i].size : !strcmp(keeps[i].name, "k-cut") ? ~0ull : 0;
@@ -342,6 +512,13 @@ static void phase2(void)
 		bad += !ok;
 	}
 	CHECK_EQ("every kept file intact after the restart", bad, 0);
+	uint64_t t0 = ms();
+	table_full_test(n);
+	printf("  the table filled and emptied in %lu ms\n", ms() - t0);
+	CHECK_EQ("many files read back after the restart, then unlinked", many_check(1), 0);
+	CHECK_EQ("fsync", fs_fsync(&fc, 0), 0);
+	n = fs_list(&fc, d, FS_MAX_FILES);
+	CHECK_EQ("the kept files alone left", n, (long)NKEEP);
 	struct fs_msg b = { .op = FS_OP_BYE }, r;
 	CHECK_EQ("BYE", fs_call(&fc, &b, NULL, &r, NULL, 0), 0);
 }

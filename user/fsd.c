@@ -1,7 +1,9 @@
-// The file server: files held in regions, one per file, each backed by its
-// extent on the IDE disk; requests from one client over lib/fsnet.c's
-// channels (protocol: lib/include/fsproto.h; on-disk layout and crash
-// consistency: lib/include/fsdisk.h).
+// The file server: files held in regions, one per file in memory, each
+// backed by its extent on the IDE disk; at most FS_LOADED_MAX files and
+// cache_mb= MiB of them in memory at once (the least recently used is
+// written back and dropped to make room); requests from one client over
+// lib/fsnet.c's channels (protocol: lib/include/fsproto.h; on-disk layout
+// and crash consistency: lib/include/fsdisk.h).
 // Arguments: nics=a,b,.. (or nic=N), peer=MAC[,MAC..] (the client's, one per
 // NIC), chan= (control channel, default 40; data channels follow), the
 // settings small_max=, chunk=, streams=, batch=, window= (fsproto.h's
@@ -9,7 +11,11 @@
 // packets wait that long, default 5000), disk_mb= (the area used from the
 // disk's start; needed to format), format=auto|1|0 (auto: format a disk
 // with no superblock of ours; 1: always; 0: never), idle_s= (exit after
-// that long without a request, default 120).
+// that long without a request, default 120), cache_mb= (file bytes kept in
+// memory, default CACHE_MB: a soft bound, one file may pass it alone).
+// Regions it holds: the tables, the staging region, 2 per channel (at most
+// 10), FS_LOADED_MAX files and one more while a file moves to a larger
+// extent: 45 of the 64 a process may hold.
 // Prints "fsd: mounted generation G, N files" and READY fsd; serves one
 // client at a time (FS_OP_DETACH: the next may come); FS_OP_BYE ends it: it prints its counters (STATS fsd ...) and exits 0 when nothing
 // it held is left.
@@ -21,25 +27,32 @@
 #define META_ADDR 0x50000000000ul  // the superblock and the two table copies
 #define FILE_ADDR 0x51000000000ul  // file i at FILE_ADDR + i * FILE_STRIDE
 #define FILE_STRIDE 0x4000000ul    // 64 MiB: a region's largest
+#define STAGE_ADDR 0x4f000000000ul // a large write's pages until its trailer checks
 // A reliable channel that heard a peer's goodbye ignores that peer's next
 // session (its frames are stale, and neither end sends the control frames
 // that would introduce it): after a client detaches, once it has closed
 // its channels, the server opens its own anew.
 #define DETACH_WAIT_US 1500000
 #define FLUSH_PIECE (64 * 1024ul)   // bytes per read_vr and write_vr: about 30 ms under TCG
+#define CACHE_MB 96                 // cache_mb='s default
 
 struct file {
 	long vr;                     // 0: not loaded (or no extent yet)
 	uint8_t *addr;
 	uint64_t dirty_lo, dirty_hi; // bytes changed since the last commit
+	uint64_t cap;                // the region's bytes (its extent's capacity)
+	uint64_t used;               // when last used (tick): the least recent goes first
 };
 
 static struct fs_net net;
 static struct fs_cfg cfg = FS_CFG_DEFAULT;
 static struct fs_super sb;
 static struct fs_table mt, dt;  // the table in memory, the one committed to disk
-static long meta_vr;            // 3 pages: superblock, then 2 x 2 pages of tables
-static uint8_t *meta;
+static long stage_vr;           // FS_MAX_FILE + a page, backed only during a large write
+static long meta_vr;            // up to the data area: superblock, the 2 table copies
+static uint8_t *meta;           // what the disk holds there (a write that failed: stale[])
+static bool stale[2];           // table copy k on disk may differ from meta
+static uint64_t tick, nloaded, loaded_bytes, cache_bytes;
 static struct file files[FS_MAX_FILES];
 static struct fs_srvstats st;
 static uint64_t version, epoch_us;
@@ -84,6 +97,29 @@ static long meta_io(uint64_t off, uint64_t bytes, int wr)
 	return wr ? write_vr(meta_vr, off, bytes) : read_vr(meta_vr, off, bytes);
 }
 
+// Writes table t into copy k: only the blocks that differ from what the
+// copy holds (a commit changes a few entries: a few blocks of its 21), all
+// of them after a write that failed. A crash between two blocks leaves a
+// copy whose checksum fails: the other one is in force.
+static long table_write(int k, const struct fs_table *t)
+{
+	uint8_t *d = meta + sb.table_off[k];
+	const uint8_t *p = (const uint8_t *)t;
+	for (uint64_t b = 0; b < sizeof(*t); b += FS_BLOCK) {
+		uint64_t n = sizeof(*t) - b < FS_BLOCK ? sizeof(*t) - b : FS_BLOCK;
+		if (!stale[k] && !memcmp(d + b, p + b, n))
+			continue;
+		memcpy(d + b, p + b, n);
+		long e = meta_io(sb.table_off[k] + b, FS_BLOCK, 1);
+		if (e < 0) {
+			stale[k] = true;
+			return e;
+		}
+	}
+	stale[k] = false;
+	return 0;
+}
+
 // Writes file i's dirty pages into its extent.
 static long flush(int i)
 {
@@ -109,7 +145,8 @@ static long flush(int i)
 // (Creates and unlinks commit at once, so both tables name the same files.)
 static long commit(int only)
 {
-	struct fs_table t = only < 0 ? mt : dt;
+	static struct fs_table t;
+	t = only < 0 ? mt : dt;
 	for (int i = 0; i < FS_MAX_FILES; i++) {
 		long e = only < 0 || i == only ? flush(i) : 0;
 		if (e < 0)
@@ -122,9 +159,7 @@ static long commit(int only)
 		if (t.e[i].flags && t.e[i].mtime > t.epoch_us)
 			t.epoch_us = t.e[i].mtime;
 	fs_table_seal(&t);
-	uint64_t off = sb.table_off[fs_table_slot(t.gen)];
-	memcpy(meta + off, &t, sizeof(t));
-	long e = meta_io(off, FS_TABLE_BYTES, 1);
+	long e = table_write(fs_table_slot(t.gen), &t);
 	if (e < 0)
 		return e;
 	dt = t;
@@ -146,15 +181,82 @@ static void mark_dirty(struct file *f, uint64_t lo, uint64_t hi)
 		f->dirty_hi = hi;
 }
 
+// ---- files in memory: at most FS_LOADED_MAX, about cache_bytes
+
+// True while some of region vr's pages are lent to a stream (a read's
+// loans that did not come back): the region must stay.
+static bool lent(long vr)
+{
+	for (int s = 0; s < net.nstreams; s++)
+		for (uint32_t w = 0; w < cfg.window; w++)
+			if (net.win[s][w].src_vr == vr)
+				return true;
+	return false;
+}
+
+static void file_drop(int i)
+{
+	struct file *f = &files[i];
+	if (f->vr) {
+		delete_vr(f->vr); // detaches too
+		nloaded--, loaded_bytes -= f->cap;
+	}
+	memset(f, 0, sizeof(*f));
+}
+
+// Writes back and drops the least recently used file in memory other than
+// `keep`: 0, or -E_NOMEM when there is none, or the disk's error.
+static long evict_one(int keep)
+{
+	int j = -1;
+	for (int i = 0; i < FS_MAX_FILES; i++)
+		if (i != keep && files[i].vr && !lent(files[i].vr) && (j < 0 || files[i].used < files[j].used))
+			j = i;
+	if (j < 0)
+		return -E_NOMEM;
+	long e = flush(j); // in place, as a commit's data would be: old or new after a crash
+	if (e < 0)
+		return e;
+	file_drop(j);
+	st.evictions++;
+	return 0;
+}
+
+// Room for one more file of `bytes` in memory, besides `keep`.
+static void make_room(int keep, uint64_t bytes)
+{
+	while ((nloaded >= FS_LOADED_MAX || loaded_bytes + bytes > cache_bytes) && evict_one(keep) == 0)
+		;
+}
+
+// A region of `bytes` over the disk at `disk` (VR_MEM_ALL), evicting files
+// other than `keep` while the process is out of frames or regions.
+// -E_NOMEM (counted) when even alone it does not fit.
+static long region_for(int keep, uint64_t bytes, long disk)
+{
+	make_room(keep, bytes);
+	for (;;) {
+		long vr = create_vr(bytes, VR_MEM_ALL, disk);
+		if (vr >= 0 || (vr != -E_NOMEM && vr != -E_LIMIT))
+			return vr;
+		long e = evict_one(keep);
+		if (e < 0) {
+			st.no_memory++;
+			return e == -E_NOMEM ? vr : e;
+		}
+	}
+}
+
 // Region of file i over its extent, loaded from disk (bytes past the size
-// zeroed: a file's region holds zeros past its end, always).
+// zeroed: a file's region holds zeros past its end, always); marks it used.
 static long file_load(int i)
 {
 	struct fs_entry *e = &mt.e[i];
 	struct file *f = &files[i];
+	f->used = ++tick;
 	if (f->vr || !e->ext_cap)
 		return 0;
-	long vr = create_vr(e->ext_cap, VR_MEM_ALL, (long)e->ext_off);
+	long vr = region_for(i, e->ext_cap, (long)e->ext_off);
 	if (vr < 0)
 		return vr;
 	uint64_t addr = FILE_ADDR + (uint64_t)i * FILE_STRIDE, used = (e->size + 4095) & ~4095ul;
@@ -165,16 +267,10 @@ static long file_load(int i)
 		delete_vr(vr);
 		return r;
 	}
-	f->vr = vr, f->addr = (uint8_t *)addr;
+	f->vr = vr, f->addr = (uint8_t *)addr, f->cap = e->ext_cap;
+	nloaded++, loaded_bytes += f->cap, st.loads++;
 	memset(f->addr + e->size, 0, used - e->size);
 	return 0;
-}
-
-static void file_drop(int i)
-{
-	if (files[i].vr)
-		delete_vr(files[i].vr); // detaches too
-	memset(&files[i], 0, sizeof(files[i]));
 }
 
 // Makes file i's extent hold at least need bytes: a larger extent where
@@ -197,11 +293,9 @@ static long file_grow(int i, uint64_t need)
 	}
 	if ((e2 = file_load(i)) < 0)
 		return e2;
-	long vr = create_vr(cap, VR_MEM_ALL, off);
-	if (vr < 0) {
-		st.no_space++;
+	long vr = region_for(i, cap, off);
+	if (vr < 0)
 		return vr;
-	}
 	struct file *f = &files[i];
 	if (f->vr && (e2 = exchange_pmem(f->vr, vr, 0, 0, e->ext_cap / 4096)) < 0) {
 		delete_vr(vr);
@@ -209,13 +303,17 @@ static long file_grow(int i, uint64_t need)
 	}
 	if (f->vr)
 		delete_vr(f->vr);
+	else
+		nloaded++;
+	loaded_bytes += cap - f->cap;
+	f->vr = 0, f->cap = 0;
 	uint64_t addr = FILE_ADDR + (uint64_t)i * FILE_STRIDE;
 	if ((e2 = attach_vr(vr, 0, addr)) < 0) { // cannot fail: the address was just freed
 		delete_vr(vr);
-		f->vr = 0;
+		nloaded--, loaded_bytes -= cap;
 		return e2;
 	}
-	f->vr = vr, f->addr = (uint8_t *)addr;
+	f->vr = vr, f->addr = (uint8_t *)addr, f->cap = cap;
 	e->ext_off = (uint64_t)off, e->ext_cap = cap;
 	f->dirty_lo = 0, f->dirty_hi = e->size; // everything goes to the new extent
 	return 0;
@@ -255,6 +353,9 @@ static long mount(int argc, char **argv)
 		}
 		return format(bytes);
 	}
+	if (e < 0 && e != -E_INVAL && sb.version != FS_VERSION)
+		printf("fsd: a disk of layout version %u; this server's is %u (format=1 formats it)\n", sb.version,
+		       FS_VERSION);
 	if (e < 0) {
 		printf("fsd: superblock %s\n", e == -E_INVAL ? "not found" : "damaged");
 		return e;
@@ -265,7 +366,8 @@ static long mount(int argc, char **argv)
 		printf("fsd: no valid file table copy\n");
 		return k;
 	}
-	mt = dt = k ? *t1 : *t0;
+	mt = *(k ? t1 : t0);
+	dt = mt;
 	epoch_us = mt.epoch_us;
 	printf("fsd: table copy %ld of generation %lu in force (the other %s)\n", k, mt.gen,
 	       fs_table_check(k ? t0 : t1, &sb) == 0 ? "older" : "invalid");
@@ -284,17 +386,17 @@ static long reply(const struct fs_msg *q, long status, struct fs_msg *r, const v
 	return fsn_ctl_send(&net, r, data);
 }
 
+static uint32_t handle_of(int i) { return (uint32_t)i | mt.e[i].uid << FS_HANDLE_IBITS; }
+
 // File i of handle h, or -E_BADID (counted).
 static long file_of(uint32_t h)
 {
-	uint32_t i = h & 0xff;
-	if (i < FS_MAX_FILES && mt.e[i].flags && mt.e[i].uid == h >> 8)
+	uint32_t i = h & ((1u << FS_HANDLE_IBITS) - 1);
+	if (i < FS_MAX_FILES && mt.e[i].flags && handle_of((int)i) == h)
 		return i;
 	st.bad_handle++;
 	return -E_BADID;
 }
-
-static uint32_t handle_of(int i) { return (uint32_t)i | mt.e[i].uid << 8; }
 
 static long range_ok(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -330,8 +432,8 @@ static long op_name(const struct fs_msg *q, const uint8_t *data, struct fs_msg *
 	if (i < 0 && q->op == FS_OP_CREATE) {
 		for (i = 0; i < FS_MAX_FILES && mt.e[i].flags; i++)
 			;
-		if (i == FS_MAX_FILES) {
-			st.no_space++;
+		if (i == FS_MAX_FILES) { // the table's limit: a clear error, counted apart from space
+			st.table_full++;
 			return -E_NOMEM;
 		}
 		struct fs_entry *e = &mt.e[i];
@@ -392,63 +494,94 @@ static long op_read(const struct fs_msg *q, struct fs_msg *r, int *replied)
 	return reply(q, 0, r, len ? files[i].addr + q->offset : NULL);
 }
 
-// The data of a write has landed in [off, off+len) of file i: its size
-// grows, or, when the data was refused, the bytes past the old size go
-// back to zeros.
-static void write_done(int i, uint64_t off, uint64_t len, long status)
+// The data of a write is in [off, off+len) of file i: its size grows.
+static void write_done(int i, uint64_t off, uint64_t len)
 {
 	struct fs_entry *fe = &mt.e[i];
-	struct file *f = &files[i];
-	if (status < 0) {
-		if (off + len > fe->size)
-			memset(f->addr + fe->size, 0, off + len - fe->size);
-		return;
-	}
 	if (off + len > fe->size)
 		fe->size = off + len;
 	fe->mtime = now_us();
-	mark_dirty(f, off, off + len);
+	mark_dirty(&files[i], off, off + len);
 	st.bytes_written += len;
 	version++;
 }
 
-// A large write after the go-ahead: every chunk copied from the streams
-// into the file's region, then the trailer's checksums compared.
-static long write_chunks(const struct fs_msg *q, int i)
+// Backs the first `bytes` of the staging region with frames (zeroed),
+// evicting files other than `keep` while the process is out of frames.
+static long stage_get(int keep, uint64_t bytes)
+{
+	for (;;) {
+		long e = ctrl_vr(stage_vr, VR_OP_ALLOC, 0, bytes, 0, 0);
+		if (e != -E_NOMEM && e != -E_LIMIT)
+			return e;
+		long x = evict_one(keep);
+		if (x < 0) {
+			st.no_memory++;
+			return x == -E_NOMEM ? e : x;
+		}
+	}
+}
+
+// The trailer of large write q: 0 when it names q and its checksums are
+// those of the chunks received (sums), else -E_INVAL or -E_IO (counted).
+static long trailer_check(const struct fs_msg *q)
 {
 	static uint64_t theirs[FS_MAX_CHUNKS];
-	struct fs_msg r = { .flags = FS_F_GO };
-	long e = reply(q, 0, &r, NULL), bad = 0;
-	uint8_t *base = files[i].addr;
-	for (uint32_t k = 0; e == 0 && k < q->nchunks; k++) {
-		uint64_t coff, clen;
-		fs_chunk(q->offset, q->length, cfg.chunk, k, &coff, &clen);
-		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), base + coff, clen, &sums[k]);
-		st.bytes_copied += clen;
-		if (c == -E_TIMEOUT || c == -E_LINK)
-			e = c;
-		else if (c < 0 && !bad)
-			bad = c, st.bad_chunks++;
-	}
 	const uint8_t *p;
 	uint64_t n;
 	struct fs_msg t;
 	int why;
-	if (e == 0 && (e = fsn_ctl_recv(&net, &p, &n)) == 0) {
-		if (fs_msg_decode(p, n, &t, &why) < 0 || t.op != FS_OP_TRAILER || t.rid != q->rid ||
-		    t.nchunks != q->nchunks || t.inline_len != q->nchunks * 8 ||
-		    fs_sum(p + FS_HDR_LEN, t.inline_len) != t.data_sum) {
-			st.bad_chunks++;
-			bad = bad ? bad : -E_INVAL;
-		} else {
-			memcpy(theirs, p + FS_HDR_LEN, t.inline_len);
-			for (uint32_t k = 0; k < q->nchunks && !bad; k++)
-				if (theirs[k] != sums[k])
-					st.bad_sum++, bad = -E_IO;
-		}
+	long e = fsn_ctl_recv(&net, &p, &n);
+	if (e < 0)
+		return e;
+	if (fs_msg_decode(p, n, &t, &why) < 0 || t.op != FS_OP_TRAILER || t.rid != q->rid ||
+	    t.nchunks != q->nchunks || t.inline_len != q->nchunks * 8 ||
+	    fs_sum(p + FS_HDR_LEN, t.inline_len) != t.data_sum) {
+		st.bad_chunks++;
+		return -E_INVAL;
 	}
-	e = e ? e : bad;
-	write_done(i, q->offset, q->length, e);
+	memcpy(theirs, p + FS_HDR_LEN, t.inline_len);
+	for (uint32_t k = 0; k < q->nchunks; k++)
+		if (theirs[k] != sums[k]) {
+			st.bad_sum++;
+			return -E_IO;
+		}
+	return 0;
+}
+
+// A large write after the go-ahead, staged: file i's pages [lo, hi) under
+// the write are built in the staging region (the bytes around the write
+// copied from the file, the chunks copied from the streams), and only once
+// the trailer's checksums agree do they replace the file's pages
+// (exchange: no copy). A refused write changes nothing.
+static long write_chunks(const struct fs_msg *q, int i)
+{
+	struct file *f = &files[i];
+	uint64_t end = q->offset + q->length, lo = q->offset & ~4095ul, hi = (end + 4095) & ~4095ul;
+	uint8_t *stage = (uint8_t *)STAGE_ADDR; // file offset x at stage + (x - lo)
+	memcpy(stage, f->addr + lo, q->offset - lo);
+	memcpy(stage + (end - lo), f->addr + end, hi - end);
+	struct fs_msg r = { .flags = FS_F_GO };
+	long e = reply(q, 0, &r, NULL), bad = 0;
+	for (uint32_t k = 0; e == 0 && k < q->nchunks; k++) {
+		uint64_t coff, clen;
+		fs_chunk(q->offset, q->length, cfg.chunk, k, &coff, &clen);
+		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), stage + (coff - lo), clen, &sums[k]);
+		st.bytes_copied += clen;
+		if (c == -E_TIMEOUT || c == -E_LINK)
+			e = c, st.bad_chunks++;
+		else if (c < 0 && !bad)
+			bad = c, st.bad_chunks++;
+	}
+	if (e == 0) {
+		long t = trailer_check(q);
+		e = bad ? bad : t;
+	}
+	if (e == 0)
+		e = exchange_pmem(stage_vr, f->vr, 0, lo, (hi - lo) / 4096);
+	ctrl_vr(stage_vr, VR_OP_FREE, 0, hi - lo, 0, 0); // the file's old pages, or the refused data
+	if (e == 0)
+		write_done(i, q->offset, q->length);
 	struct fs_msg fin = { .length = mt.e[i].size };
 	long s = reply(q, e, &fin, NULL);
 	return e ? e : s;
@@ -470,13 +603,16 @@ static long op_write(const struct fs_msg *q, const uint8_t *data, struct fs_msg 
 	if ((e = file_load((int)i)) < 0 || (e = file_grow((int)i, q->offset + q->length)) < 0)
 		return e;
 	if (!small) {
+		uint64_t lo = q->offset & ~4095ul, hi = (q->offset + q->length + 4095) & ~4095ul;
+		if ((e = stage_get((int)i, hi - lo)) < 0)
+			return e;
 		*replied = 1;
 		return write_chunks(q, (int)i);
 	}
 	if (q->length)
 		memcpy(files[i].addr + q->offset, data, q->length);
 	st.bytes_copied += q->length;
-	write_done((int)i, q->offset, q->length, 0);
+	write_done((int)i, q->offset, q->length);
 	r->length = mt.e[i].size;
 	return 0;
 }
@@ -586,7 +722,7 @@ static int serve(const uint8_t *p, uint64_t len)
 		rdata = d;
 		break;
 	case FS_OP_STATS:
-		st.nfiles = mt.nfiles;
+		st.nfiles = mt.nfiles, st.files_loaded = nloaded;
 		r.inline_len = sizeof(st);
 		rdata = &st;
 		e = 0;
@@ -613,20 +749,27 @@ static void print_stats(void)
 {
 	printf("STATS fsd requests=%lu replies=%lu truncated=%lu magic=%lu hsum=%lu op=%lu handle=%lu range=%lu "
 	       "overflow=%lu name=%lu sum=%lu chunks=%lu settings=%lu no_space=%lu written=%lu read=%lu "
-	       "copied=%lu loaned_pages=%lu commits=%lu disk_bytes=%lu files=%u generation=%lu\n",
+	       "copied=%lu loaned_pages=%lu commits=%lu disk_bytes=%lu files=%u generation=%lu table_full=%lu "
+	       "no_memory=%lu loaded=%lu loads=%lu evictions=%lu\n",
 	       st.requests, st.replies, st.bad_truncated, st.bad_magic, st.bad_hsum, st.bad_op, st.bad_handle,
 	       st.bad_range, st.bad_overflow, st.bad_name, st.bad_sum, st.bad_chunks, st.bad_settings, st.no_space,
 	       st.bytes_written, st.bytes_read, st.bytes_copied, net.pages_loaned, st.commits, st.disk_bytes,
-	       mt.nfiles, mt.gen);
+	       mt.nfiles, mt.gen, st.table_full, st.no_memory, nloaded, st.loads, st.evictions);
 }
 
 int main(int argc, char **argv)
 {
 	fs_cfg_args(&cfg, argc, argv);
 	uint64_t idle_us = (uint64_t)arg_long(argc, argv, "idle_s", 120) * 1000000;
+	cache_bytes = (uint64_t)arg_long(argc, argv, "cache_mb", CACHE_MB) << 20;
 	long e = mount(argc, argv);
 	if (e < 0) {
 		printf("fsd: mount: %ld (%s)\n", e, err_name(e));
+		return 1;
+	}
+	stage_vr = create_vr(FS_MAX_FILE + 4096, VR_MEM_NONE, -1);
+	if (stage_vr < 0 || attach_vr(stage_vr, 0, STAGE_ADDR) < 0) {
+		printf("fsd: staging region: %ld (%s)\n", stage_vr, err_name(stage_vr));
 		return 1;
 	}
 	st.generation = mt.gen;
@@ -670,6 +813,7 @@ int main(int argc, char **argv)
 	fsn_close(&net);
 	for (int i = 0; i < FS_MAX_FILES; i++)
 		file_drop(i);
+	delete_vr(stage_vr);
 	delete_vr(meta_vr);
 	printf("fsd: %s\n", done ? "bye" : "idle too long");
 	return done && e == 0 ? 0 : 1;

@@ -4,7 +4,8 @@
 // write completed (from any client) sees it, and stat shows its size.
 // Calls return 0 (or a handle, a byte count) or -E_*: the server's status
 // (-E_NOENT, -E_EXIST, -E_BADID bad handle, -E_RANGE offset past the end,
-// -E_2BIG size over FS_MAX_FILE, -E_NOMEM disk or table full, -E_IO a
+// -E_2BIG size over FS_MAX_FILE, -E_NOMEM disk, table (FS_MAX_FILES) or the
+// server's memory full, -E_IO a
 // checksum failed), or the transport's (-E_TIMEOUT no reply within the
 // timeout: the server is dead or unreachable; -E_LINK every link to it
 // dead). Data from fs_buf_alloc'd buffers is sent by page loan (no copy).

@@ -2,9 +2,10 @@
 // host tests. The disk (or the part of it from `base`) holds, in 4 KiB blocks:
 //
 //   base + 0          superblock (struct fs_super): magic, layout, checksum
-//   base + 4 KiB      file table copy 0 (struct fs_table, 8 KiB)
-//   base + 12 KiB     file table copy 1
-//   base + 64 KiB ..  data: one extent per file, page-aligned, contiguous
+//   base + 4 KiB      file table copy 0 (struct fs_table, FS_MAX_FILES
+//                     entries: 84 KiB)
+//   base + 88 KiB     file table copy 1
+//   base + 256 KiB .. data: one extent per file, page-aligned, contiguous
 //
 // A file table names every file: name, size, extent (disk offset and
 // capacity), mtime, uid. Each copy carries a generation and a checksum over
@@ -14,7 +15,8 @@
 // higher generation wins.
 //
 // Crash consistency: the server writes a file's dirty data into its extent
-// first and the table after (fsync). An extent named by the table on disk
+// first and the table after (fsync; a file dropped from memory to make room
+// has its dirty data written too, without the table). An extent named by the table on disk
 // is never reused for another file until a table that no longer names it is
 // on disk: allocation avoids the extents of both the committed table and
 // the one in memory. A file that grows past its extent gets a new extent
@@ -30,10 +32,11 @@
 
 #define FS_BLOCK 4096ul
 
-#define FS_TABLE_BYTES 8192ul
+#define FS_TABLE_BYTES (21 * FS_BLOCK) // a table copy's blocks (sizeof(struct fs_table), rounded up)
 #define FS_TABLE_OFF(i) (FS_BLOCK + (uint64_t)(i) * FS_TABLE_BYTES)
-#define FS_DATA_OFF (64ul * 1024)
-#define FS_EXT_ALIGN (64ul * 1024) // extents grow in these steps
+#define FS_DATA_OFF (256ul * 1024)
+#define FS_EXT_ALIGN (64ul * 1024) // extents grow in these steps (a file with data has one at least)
+#define FS_VERSION 2               // 1: 64 files, 8 KiB tables
 #define FS_E_USED 1u
 
 struct fs_super {
@@ -60,7 +63,8 @@ struct fs_table {
 	uint64_t sum;         // fs_sum of the whole table with this field 0
 	struct fs_entry e[FS_MAX_FILES];
 };
-_Static_assert(sizeof(struct fs_table) <= FS_TABLE_BYTES, "a table copy fits its blocks");
+_Static_assert(sizeof(struct fs_table) <= FS_TABLE_BYTES && sizeof(struct fs_table) > FS_TABLE_BYTES - FS_BLOCK,
+	       "a table copy fills its blocks");
 _Static_assert(FS_TABLE_OFF(2) <= FS_DATA_OFF, "tables before the data");
 
 // A fresh superblock for a disk area of disk_bytes; an empty table (gen 0).
@@ -81,8 +85,8 @@ long fs_table_pick(const struct fs_table *t0, const struct fs_table *t1, const s
 // Which copy the commit of generation gen goes to.
 static inline int fs_table_slot(uint64_t gen) { return (int)(gen & 1); }
 // The first disk offset (from the data area up) where `bytes` (a multiple of
-// FS_BLOCK) fit without touching an extent used in any of the n tables;
-// -E_NOMEM when none.
+// FS_BLOCK) fit without touching an extent used in any of the n tables
+// (n <= 2; -E_INVAL else); -E_NOMEM when none. O(n * FS_MAX_FILES log).
 long fs_extent_alloc(const struct fs_table *const *t, int n, const struct fs_super *s, uint64_t bytes);
 // The used entry named name, or -E_NOENT.
 long fs_table_find(const struct fs_table *t, const char *name);

@@ -21,7 +21,9 @@
 //    packets to a multiple of `batch` (a channel receives and sends whole
 //    batches). A trailer on the control channel then carries each chunk's
 //    checksum. A write first waits for the server's go-ahead (FS_F_GO), so
-//    a refused write sends no data and changes nothing.
+//    a refused write sends no data and changes nothing; after it, the
+//    server stages the chunks and applies them only once the trailer
+//    checks (a wrong trailer, or a chunk that never comes, changes nothing).
 //
 // Checksum: Fletcher-64 over little-endian 32-bit words (the tail
 // zero-padded), both sums modulo 2^32-1, seeded with the length so that
@@ -44,7 +46,15 @@
 #define FS_MAX_FILE (48ul << 20) // the largest file (a region is at most 64 MiB)
 #define FS_MAX_CHUNKS ((FS_INLINE_MAX) / 8) // a trailer's checksums
 #define FS_MAX_STREAMS 4
-#define FS_MAX_FILES 64       // files a server holds
+// The server's limits: files in its table (a create past it: -E_NOMEM,
+// counted in table_full), and files it keeps in memory at once (a region
+// each, of the 64 a process may hold: the others wait on disk and are
+// loaded again when used, the least recently used written back and
+// dropped to make room). A handle names a table index and the file's uid.
+#define FS_MAX_FILES 1024     // files a server holds
+#define FS_LOADED_MAX 32      // files the server holds in memory at once
+#define FS_HANDLE_IBITS 10    // handle = index | uid << FS_HANDLE_IBITS (32 bits)
+_Static_assert(FS_MAX_FILES <= 1 << FS_HANDLE_IBITS, "a handle names every index");
 
 // Operations. Requests carry FS_F_REPLY clear; replies set it and echo op and rid.
 enum {
@@ -81,7 +91,7 @@ struct fs_msg {
 	uint8_t op, flags;
 	uint16_t hdr_len;      // FS_HDR_LEN
 	uint32_t rid;          // request id, echoed in the reply
-	uint32_t handle;       // file table index | uid << 8
+	uint32_t handle;       // file table index | uid << FS_HANDLE_IBITS
 	int32_t status;        // replies: 0 or -E_*
 	uint32_t nchunks;
 	uint64_t offset, length;
@@ -109,7 +119,7 @@ struct fs_srvstats {
 	uint64_t bad_overflow;    // offset + length wraps or exceeds FS_MAX_FILE
 	uint64_t bad_name;        // empty, too long or not NUL-terminated
 	uint64_t bad_sum;         // a data checksum mismatch (inline or chunk)
-	uint64_t bad_chunks;      // chunk count or data packets not as announced
+	uint64_t bad_chunks;      // chunk count, data packets or trailer not as announced, or never come
 	uint64_t bad_settings;    // HELLO with other settings
 	uint64_t no_space;        // the disk or the file table is full
 	uint64_t bytes_written, bytes_read;   // file data
@@ -119,6 +129,10 @@ struct fs_srvstats {
 	uint64_t disk_bytes;      // file data written to the disk
 	uint64_t nfiles;
 	uint64_t generation;      // of the table now on disk
+	uint64_t table_full;      // creates refused: FS_MAX_FILES files exist already
+	uint64_t no_memory;       // a file or a write's pages did not fit in memory, even alone
+	uint64_t files_loaded;    // files in the server's memory now (at most FS_LOADED_MAX)
+	uint64_t loads, evictions; // files read from disk into memory; files written back and dropped
 };
 
 // The settings both ends must share.

@@ -6,6 +6,7 @@
 #include "fsdisk.h"
 #include "err.h"
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,12 +323,50 @@ static void test_extent_alloc(void)
 	CU_ASSERT_EQUAL(fs_extent_alloc(both, 2, &sb, left + 4096), -E_NOMEM);
 }
 
+// A full table: FS_MAX_FILES files, each with an extent, valid; the
+// allocator finds the holes between them first-fit, from both tables.
+static void test_many_files(void)
+{
+	static struct fs_table t, d;
+	fs_super_init(&sb, 1ul << 30);
+	fs_table_init(&t);
+	char name[16];
+	// file i at slot (i * 389) % FS_MAX_FILES, its extent the (i * 2)-th 64 KiB block: a hole after each
+	for (int i = 0; i < FS_MAX_FILES; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		t.e[(i * 389) % FS_MAX_FILES] = entry(name, (uint32_t)i + 1, 10, FS_DATA_OFF + (uint64_t)i * 2 * 65536, 65536);
+	}
+	t.next_uid = FS_MAX_FILES + 1;
+	fs_table_seal(&t);
+	CU_ASSERT_EQUAL(t.nfiles, FS_MAX_FILES);
+	CU_ASSERT_EQUAL(fs_table_check(&t, &sb), 0);
+	CU_ASSERT_EQUAL(fs_table_find(&t, "f1000"), (1000 * 389) % FS_MAX_FILES);
+	const struct fs_table *one[1] = { &t }, *both[2] = { &t, &d };
+	CU_ASSERT_EQUAL(fs_extent_alloc(one, 1, &sb, 65536), (long)(FS_DATA_OFF + 65536));
+	CU_ASSERT_EQUAL(fs_extent_alloc(one, 1, &sb, 131072), (long)(FS_DATA_OFF + FS_MAX_FILES * 2 * 65536ul - 65536));
+	// the other table names the first hole (and overlaps t's extents): the next hole
+	fs_table_init(&d);
+	d.e[3] = entry("x", 1, 0, FS_DATA_OFF, 2 * 65536);
+	CU_ASSERT_EQUAL(fs_extent_alloc(both, 2, &sb, 65536), (long)(FS_DATA_OFF + 3 * 65536));
+	CU_ASSERT_EQUAL(fs_extent_alloc(both, 3, &sb, 65536), -E_INVAL);
+	// a disk that ends at the last extent: no room for 128 KiB, one hole of 64 KiB left
+	fs_super_init(&sb, FS_DATA_OFF + FS_MAX_FILES * 2 * 65536ul - 65536);
+	CU_ASSERT_EQUAL(fs_extent_alloc(one, 1, &sb, 131072), -E_NOMEM);
+	CU_ASSERT_EQUAL(fs_extent_alloc(one, 1, &sb, 65536), (long)(FS_DATA_OFF + 65536));
+	// one extent overlapping another, far apart in the table: refused
+	fs_super_init(&sb, 1ul << 30);
+	t.e[FS_MAX_FILES - 1].ext_off = t.e[0].ext_off + 4096;
+	fs_table_seal(&t);
+	CU_ASSERT_EQUAL(fs_table_check(&t, &sb), -E_IO);
+}
+
 int register_fs(void)
 {
 	static const struct test_case t[] = {
 		TEST(test_sum_reference), TEST(test_sum_detects), TEST(test_codec_roundtrip),
 		TEST(test_codec_refuses), TEST(test_range), TEST(test_chunks), TEST(test_names_cfg),
 		TEST(test_super), TEST(test_table_check), TEST(test_recovery_torn), TEST(test_extent_alloc),
+		TEST(test_many_files),
 	};
 	return ADD_SUITE("fs", NULL, NULL, t);
 }

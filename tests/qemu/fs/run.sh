@@ -7,17 +7,25 @@
 # consistency is the guest's order of writes, which this does not change).
 # 1. phase 1: user/fsc_test.c runs every operation, files of 0 B to 32 MiB
 #    verified byte for byte and by chunk checksums, every malformed request,
+#    large overwrites refused after the go-ahead (k-mid read back unchanged),
 #    writes and reads through a visible cut of link 1 (0.5 s after the
 #    client prints FSCUT, restored 2 s later) and a silent one (3.5 s,
 #    restored at 5.5 s: on a dgram wire the far NIC goes down, this one
-#    stays up), fsync, BYE, then a request to the dead server (a clear
-#    error within the timeout).
-# 2. phase 2: the server boots again on the same disk: the kept files are
-#    listed with their sizes and read back intact.
+#    stays up), fsync, 300 files (more than the server keeps in memory)
+#    written and read back, BYE, then a request to the dead server (a
+#    clear error within the timeout).
+# 2. phase 2: the server boots again on the same disk: the kept files and
+#    the 300 are listed with their sizes and read back intact; the table
+#    is filled to FS_MAX_FILES, one more create refused.
 # 3. the command-line tool (user/fsc.c) runs each of its commands once
 #    against the server booted a third time.
+# 4. the crash test's short form (crash.py): the server's VM killed at a
+#    random moment FS_CRASH_CUTS (3) times, on a disk of its own, each
+#    restart checked (fsync'ed files intact, the file in flight absent,
+#    empty, whole, or old and new by sector); `make crashtest` is the long
+#    form.
 # Both kernels exit 0 only with their frames and resources back to their
-# boot counts. About 40 s.
+# boot counts. About 90 s.
 # Usage: tests/qemu/fs/run.sh KERNEL
 kernel=$(realpath "$1")
 # shellcheck source=../lib.sh
@@ -83,4 +91,6 @@ check fs-phase2 2 "s|~fsd: table copy [01] of generation [0-9]+ in force" "s|fsd
 check fs-tool 3 "s|fsd: bye" "c|fsc: read k-mid at 0: 300000 bytes" "c|fsc: read t at 100: 19900 bytes" \
 	"c|fsc: read t at 0: 10 bytes" "c|fsc: t: 10 bytes" "c|fsc: stats: ok" "c|fsc: bye: ok" \
 	"c|run: fsc exited with status 0" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
+/usr/bin/python3 "$root/tests/qemu/fs/crash.py" "$kernel" --cuts "${FS_CRASH_CUTS:-3}" \
+	--seeds "${FS_CRASH_SEEDS:-1}" || failed=$((failed + 1))
 [ "$failed" -eq 0 ]
