@@ -23,7 +23,8 @@ SSH_OPTIONS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"]
 
 TOP_KEYS = {"hosts", "vxlan_port", "vni", "comment"}
-HOST_KEYS = {"name", "transport", "ssh", "ssh_options", "address", "dev", "nodes", "workdir", "comment"}
+HOST_KEYS = {"name", "transport", "ssh", "ssh_options", "ssh_command", "address", "dev", "nodes", "workdir",
+             "comment"}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 DEV_RE = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
 
@@ -67,12 +68,15 @@ def _host(h, where, multi):
         opts = h.get("ssh_options", [])
         if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
             _fail(where + ".ssh_options", "must be a list of ssh arguments")
+        cmd = h.get("ssh_command", ["ssh"])
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(o, str) and o for o in cmd):
+            _fail(where + ".ssh_command", "must be a non-empty list: the ssh program and its first arguments")
         wd = h.get("workdir", "/tmp")
         if not isinstance(wd, str) or not wd.startswith("/"):
             _fail(where + ".workdir", f"{wd!r} must be an absolute path on that host")
-        out.update(ssh=dest, ssh_options=opts, workdir=wd)
+        out.update(ssh=dest, ssh_options=opts, ssh_command=cmd, workdir=wd)
     else:
-        for k in ("ssh", "ssh_options", "workdir"):
+        for k in ("ssh", "ssh_options", "ssh_command", "workdir"):
             if k in h:
                 _fail(where + "." + k, f"only for an ssh host, not {t}")
     nodes = h.get("nodes", [])
@@ -172,7 +176,8 @@ class Host:
 
     def ssh(self, remote):
         """ssh's argument list running the shell command remote there."""
-        return ["ssh", *SSH_OPTIONS, *self.spec.get("ssh_options", []), self.spec["ssh"], remote]
+        return [*self.spec.get("ssh_command", ["ssh"]), *SSH_OPTIONS, *self.spec.get("ssh_options", []),
+                self.spec["ssh"], remote]
 
     def host_cmd(self, argv):
         """argv, run on the host outside the run's namespace (a netns host
@@ -200,9 +205,10 @@ class Host:
 
 
 # Runs "$@" with stdin from /dev/null; a watcher waits for the end of the
-# shell's own stdin (ssh's channel) and kills it. Exit status: QEMU's.
-WATCH = ('"$@" </dev/null & q=$!; { cat >/dev/null; kill $q; } >/dev/null 2>&1 & w=$!; '
-         'wait $q; rc=$?; kill $w 2>/dev/null; exit $rc')
+# shell's own stdin (ssh's channel, kept as fd 3: a background job's stdin
+# is /dev/null) and kills it. Exit status: QEMU's.
+WATCH = ('exec 3<&0; "$@" </dev/null 3<&- & q=$!; { cat <&3 >/dev/null; kill $q; } >/dev/null 2>&1 & w=$!; '
+         'exec 3<&-; wait $q; rc=$?; kill $w 2>/dev/null; exit $rc')
 
 
 def host_script(hs, h, topo, tap):

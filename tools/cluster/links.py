@@ -23,8 +23,7 @@ QMP_REMOTE = r"""
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1]); f = s.makefile("rwb")
 def go(c, a):
-    f.write(json.dumps({"execute": c, **({"arguments": a} if a else {})}).encode() + b"
-"); f.flush()
+    f.write(json.dumps({"execute": c, **({"arguments": a} if a else {})}).encode() + b"\n"); f.flush()
     while True:
         m = json.loads(f.readline() or '{"error": {"desc": "connection closed"}}')
         if "return" in m or "error" in m:
