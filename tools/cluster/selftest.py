@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# The cluster runner's self-test (make test-cluster, about 40 s under TCG):
+# The cluster runner's self-test (make test-cluster, about 50 s under TCG):
 # the host-side parser checks, then real runs of this kernel, each checked
 # through its serial logs and summary.json:
 #   bridge   three nodes on one bridge, jumbo pingpong verified byte by byte,

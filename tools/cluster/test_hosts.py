@@ -163,7 +163,7 @@ class Watcher(unittest.TestCase):
 
     def watch(self, *argv):
         return subprocess.Popen(["sh", "-c", H.WATCH, "qemu", *argv], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # sh's "Terminated"
 
     def test_status_passes_through(self):
         p = self.watch("sh", "-c", "echo serial; exit 5")
