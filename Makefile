@@ -149,22 +149,23 @@ test-run: $(KERNEL)
 
 # The cluster runner (tools/cluster/): its topology checks, three nodes on a
 # bridge with jumbo traffic, visible and silent link cuts, and cleanup after
-# a timeout, SIGTERM and SIGKILL (about 25 s; at most 3 VMs at once).
+# a timeout, SIGTERM and SIGKILL, the ssh and two-host paths (docs/multihost.md;
+# about 35 s; at most 3 VMs at once).
 .PHONY: test-cluster
 test-cluster: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	/usr/bin/python3 tools/cluster/selftest.py $(KERNEL)
 
 # Striped channels across three nodes of different link counts, on the
-# cluster runner's bridges (about 15 s).
+# cluster runner's bridges, then two nodes on two hosts (about 20 s).
 .PHONY: test-stripe
 test-stripe: $(KERNEL)
 	@tools/deps.sh build qemu cluster
 	tests/qemu/stripe/run.sh $(KERNEL)
 
 # Reliable striped channels through visible, silent and per-pair link cuts,
-# and a peer that closes its channel mid-stream (tests/qemu/failover/run.sh;
-# about 50 s).
+# and a peer that closes its channel mid-stream, one case again across two
+# hosts (tests/qemu/failover/run.sh; about 70 s).
 .PHONY: test-failover
 test-failover: $(KERNEL)
 	@tools/deps.sh build qemu cluster

@@ -1,5 +1,5 @@
 # Shared by the QEMU boot tests (e1000/, virtio/, isolate/, and fs/,
-# failover/, relay/, stripe/ on the cluster runner): temporary sockets, NICs
+# failover/, relay/, stripe/ on the cluster runner, on one host or two): temporary sockets, NICs
 # wired in pairs, the log checks and the verdict, the link test driven
 # through QEMU's monitor, a cluster run and its checks. Source it; it
 # expects $kernel.
@@ -154,6 +154,21 @@ cluster_need() {
 cluster_events_fired() {
 	/usr/bin/python3 -c 'import json,sys; e=[x for x in json.load(open(sys.argv[1]))["events"] if x.get("error") or not x.get("fired")]; sys.exit(1 if e else 0)' \
 		"$1/summary.json" 2>/dev/null || why+=("an event did not fire cleanly (summary.json)")
+}
+
+# cluster_crossed OUT: a run across hosts (--hosts) really was one: its
+# nodes on two hosts at least, every VXLAN device carried frames both ways
+# (OUT/summary.json), and no namespace of the run is left.
+cluster_crossed() {
+	/usr/bin/python3 - "$1/summary.json" <<'PY' || why+=("not a clean run across hosts (summary.json: hosts, vxlan)")
+import json, subprocess, sys
+s = json.load(open(sys.argv[1]))
+used = {n["host"] for n in s["nodes"]}
+vx = [d for h in s["vxlan"].values() for d in h.values()]
+left = [h["namespace"] for h in s["hosts"] if h["namespace"] in subprocess.run(
+    ["ip", "netns", "list"], capture_output=True, text=True).stdout.split()]
+sys.exit(0 if len(used) >= 2 and vx and all(d["tx_packets"] and d["rx_packets"] for d in vx) and not left else 1)
+PY
 }
 
 # cluster_verdict NAME OUT T0 SHOW LINES: no TEST line FAILed in OUT's

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # The cluster runner: boots the VMs of a topology (topology.py) on Linux
-# bridges and dgram wires inside a private network namespace, starts each
+# bridges and dgram wires inside a private network namespace (one per host
+# with a host list, hosts.py: bridges joined across hosts by VXLAN), starts each
 # node when the line it waits for appears, fires the topology's link cuts,
 # and leaves one directory per run: serial logs, QMP sockets while it runs,
 # the topology used, state.json and summary.json. Bounded by the topology's
@@ -25,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import topology as T  # noqa: E402
+import hosts as H  # noqa: E402
 from links import Links, LinkError  # noqa: E402
 
 NS_PREFIX = "tcl"
@@ -102,7 +104,7 @@ def cleanup_stale(quiet=False):
     except OSError:
         names = []
     for name in names:
-        m = re.match(rf"^{NS_PREFIX}(\d+)$", name)
+        m = re.match(rf"^{NS_PREFIX}(\d+)(h\d+)?$", name)
         if m and not _runner_alive(int(m.group(1))):
             _delete_namespace(name)
             gone.append(name)
@@ -127,6 +129,31 @@ def cleanup_stale(quiet=False):
         gone.append(d)
     if gone and not quiet:
         say(f"removed leftovers of earlier runs: {', '.join(gone)}")
+    return gone
+
+
+def cleanup_remote(hosts_file):
+    """cleanup_stale on the ssh hosts of a host list: the namespaces of
+    runs whose runner (on this machine) is gone, with their work
+    directories."""
+    if not hosts_file:
+        return []
+    with open(hosts_file) as f:
+        data = json.load(f)
+    gone = []
+    for i, h in enumerate(data.get("hosts", [])):
+        if h.get("transport", "ssh" if "ssh" in h else "local") != "ssh":
+            continue
+        spec = dict(h, ns="", workdir=h.get("workdir", "/tmp"))
+        spec.setdefault("ssh", h.get("address"))
+        host = H.Host(spec)
+        r = subprocess.run(host.host_cmd(["ip", "netns", "list"]), capture_output=True, text=True, timeout=30)
+        for line in r.stdout.splitlines():
+            m = re.match(rf"^({NS_PREFIX}(\d+)h\d+)\b", line)
+            if m and not _runner_alive(int(m.group(2))):
+                subprocess.run(host.host_cmd(["sh", "-c", H.teardown_script(dict(spec, ns=m.group(1)))]),
+                               capture_output=True, timeout=30)
+                gone.append(f"{h.get('name')}:{m.group(1)}")
     return gone
 
 
@@ -180,11 +207,17 @@ class Node:
 
 
 class Run:
-    def __init__(self, topo, out, timeout):
+    def __init__(self, topo, out, timeout, hs=None):
         self.topo, self.dir = topo, out
         self.timeout = timeout
-        self.ns = f"{NS_PREFIX}{os.getpid()}"
-        self.ns_made = False
+        # the hosts (hosts.py): without a host list, this machine alone
+        self.hs = hs or H.single(topo, os.getpid())
+        self.hosts = [H.Host(h) for h in self.hs["hosts"]]
+        self.host_of = {n: x for x in self.hosts for n in x.spec["nodes"]}
+        self.ns = self.hosts[0].ns
+        self.made = []        # the hosts whose namespace exists
+        self.remote_files = {}  # (host, local path) -> its copy on that ssh host
+        self.vxlan = {}       # host -> VXLAN device -> counters, read before teardown
         # A unix socket's path has at most 107 bytes: the sockets go to /tmp
         # when the run directory's path is too long (symbolic links to them
         # in the run directory).
@@ -194,6 +227,9 @@ class Run:
             os.path.join(tempfile.gettempdir(), f"{NS_PREFIX}{os.getpid()}.sock")
         self.nodes = [Node(n, self) for n in topo["nodes"]]
         self.by_name = {n.name: n for n in self.nodes}
+        for n in self.nodes:
+            if self.host_of[n.name].remote:  # its QMP socket is on that host
+                n.qmp = f"{self.host_of[n.name].workdir}/{n.name}.qmp"
         self.events = [dict(e, index=i, triggered=None, fired=None, result=None, error=None)
                        for i, e in enumerate(topo["events"])]
         self.networks = []
@@ -227,50 +263,106 @@ class Run:
         # names the run directory for --cleanup-stale, should the runner die
         return os.path.join(tempfile.gettempdir(), f"{NS_PREFIX}{os.getpid()}.run")
 
+    def on(self, host, argv, stdin=None, timeout=30):
+        """Runs argv on host (outside the run's namespace); its output."""
+        cmd = host.host_cmd(argv)
+        r = subprocess.run(cmd, stdin=stdin, capture_output=True, text=stdin is None, timeout=timeout)
+        if r.returncode:
+            err = r.stderr if isinstance(r.stderr, str) else r.stderr.decode("utf-8", "replace")
+            raise RuntimeError(f"{host.name}: {shlex.join(argv)[:200]}: {err.strip() or 'failed'}")
+        return r.stdout
+
     def setup_network(self):
         with open(self.marker(), "w") as f:
             f.write(self.dir + "\n")
         os.makedirs(self.sockdir, exist_ok=True)
         if self.sockdir != self.dir:
             for n in self.nodes:
-                os.symlink(n.qmp, os.path.join(self.dir, os.path.basename(n.qmp)))
-        if os.path.exists(f"/run/netns/{self.ns}"):
-            _delete_namespace(self.ns)  # left by a killed runner that had our pid
-        ip("netns", "add", self.ns)
-        self.ns_made = True
-        ip("link", "set", "lo", "up", ns=self.ns)
-        # No IPv6 on the bridges and taps: the host side sends nothing the
-        # guests did not ask for.
-        subprocess.run(["ip", "netns", "exec", self.ns, "sh", "-c",
-                        "for f in all default; do echo 1 >/proc/sys/net/ipv6/conf/$f/disable_ipv6; done"],
-                       capture_output=True, timeout=20)
+                if not self.host_of[n.name].remote:
+                    os.symlink(n.qmp, os.path.join(self.dir, os.path.basename(n.qmp)))
+        for h in self.hosts:
+            if not h.remote and os.path.exists(f"/run/netns/{h.ns}"):
+                _delete_namespace(h.ns)  # left by a killed runner that had our pid
+        if self.hosts[0].transport == "netns":
+            self.made = list(self.hosts)  # the test bed: both namespaces, one veth pair
+            for c in H.testbed_commands(self.hs):
+                ip(*c[1:])
+        for h in self.hosts:
+            if h.remote:
+                self.ship(h)
+            script = H.host_script(self.hs, h.spec, self.topo, self.tap)
+            with open(os.path.join(self.dir, f"{h.name}.setup.sh"), "w") as f:
+                f.write(script)
+            if h not in self.made:
+                self.made.append(h)  # deleted at the end even when the script fails half-way
+            self.on(h, ["sh", "-ec", script], timeout=60)
         for net in self.topo["networks"]:
             rec = {"name": net["name"], "wire": net["wire"], "ends": [list(e) for e in net["ends"]]}
             if net["wire"] == "bridge":
-                br = f"br{net['index']}"
-                ip("link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0", ns=self.ns)
-                for node, nic in net["ends"]:
-                    t = self.tap(self.by_name[node].spec["index"], nic)
-                    ip("tuntap", "add", "dev", t, "mode", "tap", ns=self.ns)
-                    ip("link", "set", t, "mtu", str(T.MTU), "master", br, "up", ns=self.ns)
-                ip("link", "set", br, "mtu", str(T.MTU), "up", ns=self.ns)
-                rec["bridge"] = br
+                rec["bridge"] = f"br{net['index']}"
             self.networks.append(rec)
         self._check_mtu()
 
-    def _check_mtu(self):
-        links = json.loads(ip("-j", "link", "show", ns=self.ns) or "[]")
-        mtu = {link["ifname"]: link["mtu"] for link in links}
-        for rec in self.networks:
-            if "bridge" in rec:
-                rec["mtu"] = {i: mtu.get(i) for i in [rec["bridge"]] + [
-                    self.tap(self.by_name[n].spec["index"], k) for n, k in rec["ends"]]}
-                bad = [i for i, m in rec["mtu"].items() if m != T.MTU]
-                if bad:
-                    raise RuntimeError(f"MTU not {T.MTU} on {', '.join(bad)}")
+    def ship(self, h):
+        """Copies the kernels and initrds of h's nodes to h's work directory
+        (an ssh host), through ssh's standard input."""
+        self.on(h, ["mkdir", "-p", h.workdir])
+        for name in h.spec["nodes"]:
+            s = self.by_name[name].spec
+            for path in filter(None, (s["kernel"], s["initrd"])):
+                if (h.name, path) in self.remote_files:
+                    continue
+                dst = f"{h.workdir}/f{len(self.remote_files)}-{os.path.basename(path)}"
+                with open(path, "rb") as f:
+                    self.on(h, ["sh", "-c", f"cat >{shlex.quote(dst)}"], stdin=f, timeout=120)
+                self.remote_files[(h.name, path)] = dst
 
-    def wire_sock(self, net, end):
-        return os.path.join(self.sockdir, f"{net}.{end}.sock")
+    def links_of(self, h):
+        return {link["ifname"]: link for link in json.loads(
+            self.on(h, ["ip", "-n", h.ns, "-j", "-s", "-d", "link", "show"]) or "[]")}
+
+    def _check_mtu(self):
+        """Every bridge, tap and VXLAN device at MTU 9000, on every host."""
+        for h in self.hosts:
+            mtu = {i: x["mtu"] for i, x in self.links_of(h).items()}
+            mine = {n: k for n, k in self.host_of.items() if k is h}
+            for rec in self.networks:
+                if "bridge" not in rec or not any(n in mine for n, _ in rec["ends"]):
+                    continue
+                net = next(x for x in self.topo["networks"] if x["name"] == rec["name"])
+                names = [rec["bridge"]] + [self.tap(self.by_name[n].spec["index"], k)
+                                           for n, k in rec["ends"] if n in mine]
+                if f"vx{net['index']}" in mtu:
+                    names.append(f"vx{net['index']}")
+                got = {i: mtu.get(i) for i in names}
+                if len(self.hosts) == 1:
+                    rec["mtu"] = got
+                else:
+                    rec.setdefault("mtu", {}).update({f"{h.name}:{i}": m for i, m in got.items()})
+                bad = [i for i, m in got.items() if m != T.MTU]
+                if bad:
+                    raise RuntimeError(f"{h.name}: MTU not {T.MTU} on {', '.join(bad)}")
+
+    def read_vxlan(self):
+        """Each VXLAN device's frame counters, for summary.json: proof that
+        the frames between hosts went through VXLAN."""
+        for h in self.made if len(self.hosts) > 1 else []:
+            try:
+                for i, x in self.links_of(h).items():
+                    if i.startswith("vx"):
+                        st = x.get("stats64", {})
+                        self.vxlan.setdefault(h.name, {})[i] = {
+                            "vni": x.get("linkinfo", {}).get("info_data", {}).get("id"),
+                            "tx_packets": st.get("tx", {}).get("packets"),
+                            "rx_packets": st.get("rx", {}).get("packets"),
+                            "tx_bytes": st.get("tx", {}).get("bytes"),
+                            "rx_bytes": st.get("rx", {}).get("bytes")}
+            except (RuntimeError, OSError, ValueError, subprocess.SubprocessError):
+                pass
+
+    def wire_sock(self, net, end, host=None):
+        d = host.workdir if host is not None and host.remote else self.sockdir
+        return os.path.join(d, f"{net}.{end}.sock")
 
     # ---- QEMU ----
 
@@ -286,7 +378,8 @@ class Run:
             else:
                 info["far"] = list(T.far_end(self.topo, node.spec, c["index"]))
                 me = net["ends"].index((node.name, c["index"]))
-                info["local"], info["remote"] = self.wire_sock(net["name"], me), self.wire_sock(net["name"], 1 - me)
+                h = self.host_of[node.name]
+                info["local"], info["remote"] = self.wire_sock(net["name"], me, h), self.wire_sock(net["name"], 1 - me, h)
             out.append(info)
         return out
 
@@ -297,13 +390,18 @@ class Run:
         cmdline = T.substitute(self.topo, s)
         if s["kind"] == "linux" and "console=" not in cmdline:
             cmdline = f"console=ttyS0 panic=-1 {cmdline}".strip()
+        # On an ssh host the serial console comes back through ssh's
+        # standard output, and the kernels are the copies shipped there.
+        h = self.host_of[node.name]
+        there = (lambda p: self.remote_files.get((h.name, p), p)) if h.remote else (lambda p: p)
         a = ["qemu-system-x86_64", *accel, "-m", s["mem"], "-display", "none", "-monitor", "none",
-             "-no-reboot", "-serial", f"file:{node.log}", "-qmp", f"unix:{node.qmp},server=on,wait=off",
-             "-nic", "none", "-kernel", s["kernel"], "-append", cmdline]
+             "-no-reboot", "-serial", "stdio" if h.remote else f"file:{node.log}",
+             "-qmp", f"unix:{node.qmp},server=on,wait=off",
+             "-nic", "none", "-kernel", there(s["kernel"]), "-append", cmdline]
         if s["kind"] == "tender":
             a += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
         if s["initrd"]:
-            a += ["-initrd", s["initrd"]]
+            a += ["-initrd", there(s["initrd"])]
         for c in self.nic_info(node):
             if c["wire"] == "bridge":
                 nd = f"tap,id={c['netdev']},ifname={c['tap']},script=no,downscript=no"
@@ -318,7 +416,9 @@ class Run:
 
     def write_state(self, running):
         state = {"namespace": self.ns, "pid": os.getpid(), "running": running, "dir": self.dir,
+                 "hosts": {h.name: h.spec for h in self.hosts},
                  "nodes": {n.name: {"index": n.spec["index"], "kind": n.spec["kind"], "qmp": n.qmp,
+                                    "host": self.host_of[n.name].name,
                                     "pid": n.proc.pid if n.proc else None,
                                     "nics": self.nic_info(n)} for n in self.nodes}}
         with open(os.path.join(self.dir, "state.json.tmp"), "w") as f:
@@ -329,16 +429,21 @@ class Run:
         args = self.qemu_args(node)
         with open(os.path.join(self.dir, f"{node.name}.cmd"), "w") as f:
             f.write(shlex.join(args) + "\n")
+        h = self.host_of[node.name]
         out = open(node.qemu_out, "wb")
+        # ssh: the serial console on stdout, and stdin held open: when it
+        # closes (the runner and its ssh gone) the remote QEMU is killed
+        log = open(node.log, "wb") if h.remote else out
         parent = os.getpid()
-        node.proc = subprocess.Popen(["ip", "netns", "exec", self.ns] + args, stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                     preexec_fn=lambda: _child_setup(parent))
+        node.proc = subprocess.Popen(h.qemu_cmd(args), stdin=subprocess.PIPE if h.remote else subprocess.DEVNULL,
+                                     stdout=log, stderr=out if h.remote else subprocess.STDOUT,
+                                     start_new_session=True, preexec_fn=lambda: _child_setup(parent))
         out.close()
+        log.close()
         node.start = self.now()
         self.write_state(True)
         say(f"{node.name}: started at {node.start:.1f} s ({node.spec['kind']}, "
-            f"{len(node.spec['nics'])} NIC(s))")
+            f"{len(node.spec['nics'])} NIC(s)){'' if len(self.hosts) == 1 else ' on ' + h.name}")
 
     def reap(self, node):
         rc = node.proc.poll()
@@ -451,8 +556,14 @@ class Run:
     def teardown(self):
         t = time.monotonic()
         self.kill_all()
-        if self.ns_made:
-            _delete_namespace(self.ns)
+        self.read_vxlan()
+        for h in reversed(self.made):
+            if h.remote:
+                subprocess.run(h.host_cmd(["sh", "-c", H.teardown_script(h.spec)]), capture_output=True,
+                               stdin=subprocess.DEVNULL, timeout=30)
+            else:
+                _delete_namespace(h.ns)
+        self.made = []
         for n in self.nodes:
             for p in (n.qmp, os.path.join(self.dir, os.path.basename(n.qmp))):
                 if os.path.lexists(p):
@@ -473,6 +584,7 @@ class Run:
         for n in self.nodes:
             nodes.append({
                 "name": n.name, "index": n.spec["index"], "kind": n.spec["kind"],
+                "host": self.host_of[n.name].name,
                 "pid": n.proc.pid if n.proc else None,
                 "status": n.status, "qemu_rc": n.rc, "ok": n.status == 0,
                 "started_s": n.start, "ended_s": n.end,
@@ -496,6 +608,9 @@ class Run:
              "interrupted": self.interrupted, "error": error, "elapsed_s": self.now(),
              "teardown_s": getattr(self, "teardown_s", None),
              "namespace": self.ns, "networks": self.networks, "nodes": nodes, "events": events,
+             "hosts": [{"name": h.name, "transport": h.transport, "namespace": h.ns, "address": h.spec["address"],
+                        "nodes": h.spec["nodes"]} for h in self.hosts],
+             "vxlan": self.vxlan, "vxlan_port": self.hs["vxlan_port"], "vni": self.hs["vni"],
              "manual_cuts": manual}
         with open(os.path.join(self.dir, "summary.json"), "w") as f:
             json.dump(s, f, indent=1)
@@ -510,15 +625,18 @@ def prepare_dir(out):
     os.makedirs(out)
 
 
-def run(topo, out, timeout):
-    """Runs topo with its directory out; returns the exit code."""
+def run(topo, out, timeout, hs=None):
+    """Runs topo (on the hosts hs, hosts.parse; None: this machine) with its
+    directory out; returns the exit code."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_signal)
-    r = Run(topo, out, timeout)
+    r = Run(topo, out, timeout, hs)
     error, code = None, 0
     try:
+        where = f"namespace {r.ns}" if len(r.hosts) == 1 else "hosts " + ", ".join(
+            f"{h.name} ({h.transport} {h.ns}: {' '.join(h.spec['nodes'])})" for h in r.hosts)
         say(f"{topo['name']}: {len(topo['nodes'])} node(s), {len(topo['networks'])} network(s), "
-            f"timeout {timeout} s, namespace {r.ns}, logs in {out}")
+            f"timeout {timeout} s, {where}, logs in {out}")
         r.setup_network()
         r.write_state(True)
         r.loop()
@@ -554,16 +672,18 @@ def main(argv=None):
     p.add_argument("--out", help="run directory (default build/cluster/NAME-TIMESTAMP)")
     p.add_argument("--timeout", type=float, help="overall timeout in seconds (default: the topology's)")
     p.add_argument("--kernel", help="this kernel's ELF for every node that does not boot Linux")
+    p.add_argument("--hosts", help="host list JSON: run the nodes across these hosts (docs/multihost.md)")
     p.add_argument("--check", action="store_true", help="validate the topology and print the QEMU commands")
     p.add_argument("--cleanup-stale", action="store_true", help="remove what earlier runs left behind")
     a = p.parse_args(argv)
     if a.cleanup_stale:
-        gone = cleanup_stale(quiet=True)
+        gone = cleanup_stale(quiet=True) + cleanup_remote(a.hosts)
         say(f"removed {', '.join(gone)}" if gone else "nothing left by earlier runs")
         if not a.topology:
             return 0
     if not a.topology:
         p.error("a topology file is needed")
+    reading = a.topology
     try:
         with open(a.topology) as f:
             data = json.load(f)
@@ -574,11 +694,20 @@ def main(argv=None):
         topo = T.parse(data, ROOT)
         if a.timeout is not None and a.timeout <= 0:
             raise T.TopologyError("--timeout must be positive")
+        hs = None
+        if a.hosts:
+            reading = a.hosts
+            with open(a.hosts) as f:
+                hdata = json.load(f)
+            hs = H.parse(hdata, topo, os.getpid())
+    except H.HostsError as e:
+        print(f"cluster: {a.hosts}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as e:
-        print(f"cluster: {a.topology}: {e.strerror}", file=sys.stderr)
+        print(f"cluster: {reading}: {e.strerror}", file=sys.stderr)
         return EXIT_USAGE
     except json.JSONDecodeError as e:
-        print(f"cluster: {a.topology}: not JSON: {e}", file=sys.stderr)
+        print(f"cluster: {reading}: not JSON: {e}", file=sys.stderr)
         return EXIT_USAGE
     except T.TopologyError as e:
         print(f"cluster: {a.topology}: {e}", file=sys.stderr)
@@ -587,9 +716,13 @@ def main(argv=None):
     out = os.path.abspath(a.out or os.path.join(
         ROOT, "build", "cluster", f"{topo['name']}-{time.strftime('%Y%m%d-%H%M%S')}"))
     if a.check:
-        r = Run(topo, out, timeout)
+        r = Run(topo, out, timeout, hs)
+        if hs:
+            for h in r.hosts:
+                print(f"# host {h.name} ({h.transport}): sh -ec on it:")
+                print(H.host_script(hs, h.spec, topo, r.tap), end="")
         for n in r.nodes:
-            print(f"{n.name}: {shlex.join(r.qemu_args(n))}")
+            print(f"{n.name}: {shlex.join(r.host_of[n.name].qemu_cmd(r.qemu_args(n)) if hs else r.qemu_args(n))}")
         return 0
     try:
         prepare_dir(out)
@@ -598,8 +731,11 @@ def main(argv=None):
         return EXIT_USAGE
     with open(os.path.join(out, "topology.json"), "w") as f:
         json.dump(data, f, indent=1)
+    if a.hosts:
+        with open(os.path.join(out, "hosts.json"), "w") as f:
+            json.dump(hdata, f, indent=1)
     cleanup_stale()
-    return run(topo, out, timeout)
+    return run(topo, out, timeout, hs)
 
 
 def cut_main(argv=None):

@@ -2,14 +2,35 @@
 # `cut` command: QMP set_link for what a NIC reports, the tap taken down on
 # the host for a bridge wire that dies silently. Which cuts are in force is
 # kept in RUN_DIR/links.json (under a lock), so `restore` undoes exactly them.
+# Across hosts (hosts.py) each command runs on the node's host, through
+# that host's transport; a QMP socket on an ssh host is reached by a small
+# Python client run there (QMP_REMOTE).
 import fcntl
 import json
 import os
 import socket
 import subprocess
+import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hosts as H  # noqa: E402
+
 QMP_TIMEOUT = 5.0
+# python3 -c QMP_REMOTE SOCKET COMMAND ARGUMENTS-JSON: the QMP client on an
+# ssh host; prints the reply's "return" or "error" as one JSON line.
+QMP_REMOTE = r"""
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1]); f = s.makefile("rwb")
+def go(c, a):
+    f.write(json.dumps({"execute": c, **({"arguments": a} if a else {})}).encode() + b"\n"); f.flush()
+    while True:
+        m = json.loads(f.readline() or '{"error": {"desc": "connection closed"}}')
+        if "return" in m or "error" in m:
+            return m
+go("qmp_capabilities", None)
+print(json.dumps(go(sys.argv[2], json.loads(sys.argv[3]))))
+"""
 
 
 class LinkError(Exception):
@@ -51,17 +72,36 @@ def qmp(path, command, arguments=None, timeout=QMP_TIMEOUT):
         s.close()
 
 
-def _nft(ns, script):
-    r = subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=script, capture_output=True,
+def qmp_on(host, path, command, arguments=None):
+    """qmp() on host: in this process when the socket is on this machine,
+    else through the host's transport."""
+    if not host.remote:
+        return qmp(path, command, arguments)
+    try:
+        r = subprocess.run(host.host_cmd(["python3", "-c", QMP_REMOTE, path, command, json.dumps(arguments)]),
+                           capture_output=True, text=True, timeout=QMP_TIMEOUT + 15, stdin=subprocess.DEVNULL)
+        msg = json.loads(r.stdout) if r.returncode == 0 else None
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        raise LinkError(f"QMP {host.name}:{path}: {e}") from None
+    if msg is None:
+        raise LinkError(f"QMP {host.name}:{path}: {r.stderr.strip()[-200:] or 'failed'}")
+    if "error" in msg:
+        raise LinkError(f"QMP {command}: {msg['error'].get('desc', msg['error'])}")
+    return msg["return"]
+
+
+def _nft(host, script):
+    r = subprocess.run(host.ns_cmd(["nft", "-f", "-"]), input=script, capture_output=True,
                        text=True, timeout=10)
     if r.returncode:
-        raise LinkError(f"nft in {ns}: {r.stderr.strip()}")
+        raise LinkError(f"nft in {host.ns} on {host.name}: {r.stderr.strip()}")
 
 
-def _ip(ns, *args):
-    r = subprocess.run(["ip", "-n", ns, *args], capture_output=True, text=True, timeout=10)
+def _ip(host, *args):
+    r = subprocess.run(host.host_cmd(["ip", "-n", host.ns, *args]), capture_output=True, text=True, timeout=10,
+                       stdin=subprocess.DEVNULL)
     if r.returncode:
-        raise LinkError(f"ip -n {ns} {' '.join(args)}: {r.stderr.strip()}")
+        raise LinkError(f"ip -n {host.ns} {' '.join(args)} on {host.name}: {r.stderr.strip()}")
 
 
 class Links:
@@ -74,6 +114,13 @@ class Links:
                 self.state = json.load(f)
         except (OSError, ValueError) as e:
             raise LinkError(f"{run_dir}: not a running cluster ({e})") from None
+        # a run of one host (or an older state.json): this machine
+        specs = self.state.get("hosts") or {"local": {"name": "local", "transport": "local",
+                                                      "ns": self.state["namespace"]}}
+        self.hosts = {name: H.Host(h) for name, h in specs.items()}
+
+    def _host(self, node):
+        return self.hosts[self.state["nodes"][node].get("host", next(iter(self.hosts)))]
 
     def _nic(self, node, nic):
         n = self.state["nodes"].get(node)
@@ -85,12 +132,12 @@ class Links:
 
     def _set_link(self, node, nic, up):
         n, c = self._nic(node, nic)
-        qmp(n["qmp"], "set_link", {"name": c["device"], "up": up})
+        qmp_on(self._host(node), n["qmp"], "set_link", {"name": c["device"], "up": up})
 
     def _silent(self, node, nic, up):
         n, c = self._nic(node, nic)
         if c["wire"] == "bridge":
-            _ip(self.state["namespace"], "link", "set", c["tap"], "up" if up else "down")
+            _ip(self._host(node), "link", "set", c["tap"], "up" if up else "down")
         else:  # dgram: the far NIC stops taking and giving frames
             far_node, far_nic = c["far"]
             self._set_link(far_node, far_nic, up)
@@ -108,7 +155,8 @@ class Links:
         script = ("table bridge cut\ndelete table bridge cut\ntable bridge cut {\n"
                   "\tchain pairs {\n\t\ttype filter hook forward priority 0; policy accept;\n\t}\n}\n"
                   + "\n".join(rules) + "\n")
-        _nft(self.state["namespace"], script)
+        for h in self.hosts.values():  # the frames may cross a bridge on either host
+            _nft(h, script)
 
     def _peer_mac(self, node, nic, peer):
         """The MAC of peer's NIC on the network node's NIC nic is on."""

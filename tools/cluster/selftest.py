@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# The cluster runner's self-test (make test-cluster, about 40 s under TCG):
+# The cluster runner's self-test (make test-cluster, about 50 s under TCG):
 # the host-side parser checks, then real runs of this kernel, each checked
 # through its serial logs and summary.json:
 #   bridge   three nodes on one bridge, jumbo pingpong verified byte by byte,
@@ -12,6 +12,13 @@
 #            runner stopped by SIGTERM kills its QEMU and its namespace
 #   sigkill  a runner killed outright takes its QEMU with it; the namespace
 #            it left is removed by --cleanup-stale
+#   ssh      the ssh transport (hosts.py) to this machine through a stand-in
+#            for ssh that runs the remote command here: the kernel shipped,
+#            the serial console back through ssh's output, a cut through
+#            QMP on the "remote" side, its namespace and files removed
+#   hosts_sigkill  two nodes on two namespace hosts joined by VXLAN, the
+#            runner killed outright: both QEMUs die with it, --cleanup-stale
+#            removes both host namespaces (with the veth and VXLAN devices)
 # Usage: tools/cluster/selftest.py KERNEL [OUTDIR]   (boots at most 3 VMs at once)
 import json
 import os
@@ -278,8 +285,83 @@ def test_sigkill():
     report("sigkill", why)
 
 
+def fake_ssh():
+    """A stand-in for ssh: runs its last argument (the remote command)
+    here with sh, standard input and output passed through, as ssh does."""
+    path = os.path.join(OUT, "fake-ssh")
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\nfor last; do :; done\nexec sh -c "$last"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_ssh():
+    out = os.path.join(OUT, "ssh")
+    os.makedirs(OUT, exist_ok=True)
+    t = json.load(open(one_node(os.path.join(OUT, "ssh.json"), 4000000)))
+    t["events"] = [{"after": {"node": "z", "line": "run: sleeper"}, "action": "cut-visible", "node": "z", "nic": 0},
+                   {"after": {"node": "z", "line": "e1000 0: link down"}, "action": "restore", "node": "z",
+                    "nic": 0}]
+    json.dump(t, open(os.path.join(OUT, "ssh.json"), "w"))
+    hosts = os.path.join(OUT, "ssh-hosts.json")
+    json.dump({"hosts": [{"name": "here", "ssh": "root@localhost", "ssh_command": [fake_ssh()],
+                          "workdir": OUT}]}, open(hosts, "w"))
+    rc, s, text = run(os.path.join(OUT, "ssh.json"), out, "--hosts", hosts)
+    z = log(out, "z")
+    why = [] if rc == 0 and s and s["ok"] else [f"runner rc {rc}, not ok", *text.splitlines()[-5:]]
+    why += need(z, r"^e1000 0: link down$", "z") + need(z, r"^e1000 0: link up$", "z") + balanced(z, "z")
+    cmd = open(os.path.join(out, "z.cmd")).read() if os.path.exists(os.path.join(out, "z.cmd")) else ""
+    if "-serial stdio" not in cmd or f"{OUT}/tcl" not in cmd:
+        why.append(f"z.cmd: not the remote command line (serial on stdio, kernel shipped): {cmd[:200]}")
+    if s:
+        if [e["result"] for e in s["events"]] != ["set_link down", "set_link up"]:
+            why.append(f"events: {[(e['result'], e['error']) for e in s['events']]}")
+        ns = s["hosts"][0]["namespace"]
+        if os.path.exists(os.path.join(OUT, ns)):
+            why.append(f"the remote work directory {OUT}/{ns} is still there")
+    report("ssh", why + leftovers(out, s))
+
+
+def test_hosts_sigkill():
+    out = os.path.join(OUT, "hosts-sigkill")
+    shutil.rmtree(out, ignore_errors=True)
+    t = json.load(open(one_node(os.path.join(OUT, "two.json"), 60000000)))
+    t["nodes"][0]["nics"] = ["net0"]
+    t["networks"] = [{"name": "net0"}]
+    t["nodes"].append(dict(t["nodes"][0], name="y"))
+    json.dump(t, open(os.path.join(OUT, "two.json"), "w"))
+    p = subprocess.Popen([RUN, os.path.join(OUT, "two.json"), "--out", out, "--kernel", KERNEL, "--hosts",
+                          os.path.join(HERE, "hosts", "netns-pair.json")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        if "run: sleeper" in log(out, "z") and "run: sleeper" in log(out, "y"):
+            break
+        time.sleep(0.1)
+    st = state(out)
+    pids = [n.get("pid") for n in st.get("nodes", {}).values()]
+    nss = [h["ns"] for h in st.get("hosts", {}).values()]
+    why = [] if len(pids) == 2 and all(pids) and len(nss) == 2 else [f"the nodes never started: {st}"]
+    vx = subprocess.run(["ip", "-n", nss[1], "-d", "link", "show", "vx0"], capture_output=True,
+                        text=True).stdout if nss else ""
+    if "vxlan id" not in vx:
+        why.append(f"no VXLAN device vx0 on the second host: {vx.strip()}")
+    p.kill()
+    p.wait()
+    for _ in range(50):
+        if not any(alive(x) for x in pids if x):
+            break
+        time.sleep(0.1)
+    else:
+        why.append("a QEMU outlived its killed runner")
+    r = subprocess.run([RUN, "--cleanup-stale"], capture_output=True, text=True, timeout=60)
+    left = [x for x in nss if re.search(rf"^{x}\b", namespaces(), re.M)]
+    if left or not all(x in r.stdout for x in nss):
+        why.append(f"--cleanup-stale left {left}: {r.stdout.strip()}")
+    report("hosts_sigkill", why)
+
+
 def test_host():
-    suite = unittest.defaultTestLoader.loadTestsFromName("test_topology")
+    suite = unittest.defaultTestLoader.loadTestsFromNames(["test_topology", "test_hosts"])
     r = unittest.TextTestRunner(stream=open(os.devnull, "w"), verbosity=0).run(suite)
     report("topology_checks", [f"{t}: {e.splitlines()[-1]}" for t, e in r.failures + r.errors] +
            ([] if r.testsRun else ["no test ran"]))
@@ -296,7 +378,7 @@ def main():
     sys.path.insert(0, HERE)
     t0 = time.monotonic()
     for t in (test_host, test_bridge, test_silent, test_qemu_error, test_timeout, test_sigterm,
-              test_sigkill):
+              test_sigkill, test_ssh, test_hosts_sigkill):
         try:
             t()
         except Exception as e:  # one broken test must not hide the others

@@ -19,8 +19,9 @@
 #    returns -E_LINK within 20 s (on 895c30f it waited for ever: the run
 #    timed out), then its input_io -E_LINK once; the packets it had sent
 #    are acknowledged or let go.
-# Each kernel exits 0 only with its frames and resources back to their
-# boot counts. About 50 s.
+# 1 runs a second time across two hosts joined by VXLAN (namespaces
+# playing hosts). Each kernel exits 0 only with its frames and resources
+# back to their boot counts. About 70 s.
 # Usage: tests/qemu/failover/run.sh KERNEL   (ONLY=REGEX runs the cases
 # whose topology name matches)
 kernel=$1
@@ -28,19 +29,36 @@ kernel=$1
 . "$(dirname "$0")/../lib.sh"
 failed=0
 
-# name: the topology's; then checks (cluster_need in ../lib.sh).
+# name: the topology's; then checks (cluster_need in ../lib.sh). With
+# HOSTS=FILE (a host list) the run goes across those hosts, its logs in
+# NAME-hosts, and must have crossed them (cluster_crossed).
 check() {
-	local name=$1 out=$logs/$1 t0 why=()
+	local name=$1 out=$logs/$1 t0 why=() across=()
 	shift
 	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || return 0
+	[ -n "${HOSTS:-}" ] && out=$logs/$name-hosts across=(--hosts "$HOSTS")
 	t0=$(date +%s)
-	cluster_run "$out" 120 "$root/tools/cluster/topologies/$name.json" --kernel "$kernel"
+	cluster_run "$out" 120 "$root/tools/cluster/topologies/$name.json" --kernel "$kernel" "${across[@]}"
 	cluster_need "$out" "$@"
 	cluster_events_fired "$out" # every cut and restore
-	cluster_verdict "$name" "$out" "$t0" 'FAIL|io: chan' 8 || failed=$((failed + 1))
+	[ -n "${HOSTS:-}" ] && cluster_crossed "$out"
+	cluster_verdict "$(basename "$out")" "$out" "$t0" 'FAIL|io: chan' 8 || failed=$((failed + 1))
 }
 
 check failover-2 \
+	"a|SUITE stream: 7 passed, 0 failed" "b|SUITE stream: 6 passed, 0 failed" \
+	"a|packets=19200 links=2" "a|gaps=0 lost=0" \
+	"b|peer 0 link 1 dead (link down)" \
+	"b|~peer 0 link 1 (suspected|dead \((silent|probe))" \
+	"a|~peer 0 link 1 dead \(silent" \
+	"b|~LINK stream client peer=0 link=1 state=up .* dead=([2-9]|[1-9][0-9]+) recovered=([2-9]|[1-9][0-9]+) " \
+	"a|~LINK stream server peer=0 link=1 state=up .* dead=([2-9]|[1-9][0-9]+) recovered=([2-9]|[1-9][0-9]+) " \
+	"a|KERNEL_EXIT status=0" "b|KERNEL_EXIT status=0"
+
+# 1 again across two hosts: a on one, b on the other (two namespaces
+# joined by a veth pair, tools/cluster/hosts/netns-pair.json), each link a
+# VXLAN between them; the cuts act on b's host. About 20 s.
+HOSTS=$root/tools/cluster/hosts/netns-pair.json check failover-2 \
 	"a|SUITE stream: 7 passed, 0 failed" "b|SUITE stream: 6 passed, 0 failed" \
 	"a|packets=19200 links=2" "a|gaps=0 lost=0" \
 	"b|peer 0 link 1 dead (link down)" \
