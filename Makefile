@@ -140,7 +140,9 @@ TESTS_KERNEL += test-relay
 TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
 TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
-test: $(TESTS_KERNEL) $(TESTS_LINUX)
+# One part after another (tools/run-tests.sh), the ten slowest named at the end.
+test:
+	@tools/run-tests.sh $(TESTS_KERNEL) $(TESTS_LINUX)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
