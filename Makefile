@@ -212,10 +212,17 @@ test-lb: $(KERNEL)
 	tests/qemu/lb/run.sh $(KERNEL)
 
 # The repository stands on its own: nothing refers outside it, and every
-# relative link in README.md and docs/ resolves (cheap, so it runs first).
-.PHONY: test-docs
+# relative link in README.md and docs/ resolves; the system-call reference
+# is what lib/syscalls.def and the headers say (cheap, so it runs first).
+.PHONY: test-docs syscalls-doc
 test-docs: deps
 	tools/check-standalone.sh
+	python3 tools/docs/syscalls.py --selftest
+	python3 tools/docs/syscalls.py --check
+
+# docs/syscalls.md from lib/syscalls.def and lib/include/*.h.
+syscalls-doc:
+	python3 tools/docs/syscalls.py
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000 (each side as server once), virtio-net (the kernel
