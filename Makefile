@@ -214,11 +214,20 @@ test-lb: $(KERNEL)
 # The repository stands on its own: nothing refers outside it, and every
 # relative link in README.md and docs/ resolves; the system-call reference
 # is what lib/syscalls.def and the headers say (cheap, so it runs first).
-.PHONY: test-docs syscalls-doc
-test-docs: deps
+# Then make new-program's own test: bad names refused, a skeleton generated
+# into a scratch tree, built and booted once (about 15 s; one VM).
+.PHONY: test-docs syscalls-doc new-program
+test-docs: deps $(KERNEL)
 	tools/check-standalone.sh
 	python3 tools/docs/syscalls.py --selftest
 	python3 tools/docs/syscalls.py --check
+	tools/new-program/selftest.sh $(BUILD)
+
+# make new-program NAME=x: user/x.c from a tested skeleton (a channel on a
+# VM's two wired NICs: a batch sent, received, every byte checked) and its
+# boot case in tests/qemu/programs/cases.txt, which make test-qemu runs.
+new-program:
+	@tools/new-program/new-program.sh "$(NAME)"
 
 # docs/syscalls.md from lib/syscalls.def and lib/include/*.h.
 syscalls-doc:
@@ -248,6 +257,7 @@ test-qemu: $(KERNEL)
 	tests/qemu/e1000e/run.sh $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 	tests/qemu/isolate/run.sh $(KERNEL)
+	tests/qemu/programs/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
 FUZZ_N ?= 1000000
