@@ -6,6 +6,9 @@
 # ROM is iPXE from Debian's ipxe-qemu, booting from the network (-boot n).
 # The firmware gets an address and GRUB's network build from dnsmasq, GRUB
 # its node's menu by MAC (grub.cfg-01-MAC), then the kernel over TFTP.
+#   netboot_nodelist  make netboot's example list builds a configuration
+#                     that dnsmasq --test accepts; a list with bad lines is
+#                     refused, each named, nothing written;
 #   netboot_pingpong  two nodes by BIOS PXE (SeaBIOS, pxe-e1000.rom, GRUB's
 #                     core.0) run the ping-pong over the bridge by the
 #                     kernel's own EtherType, every size up to 8960 bytes
@@ -62,6 +65,18 @@ done
 for f in "$bios_rom" "$efi_rom" "$ovmf_code" "$ovmf_vars"; do
 	[ -r "$f" ] || fail "$f missing (tools/deps.sh netboot ovmf)"
 done
+failed=0
+verdict() { # name start
+	if [ ${#why[@]} -eq 0 ]; then
+		echo "TEST $1 ... ok ($(($(date +%s) - $2))s)"
+	else
+		echo "TEST $1 ... FAIL"
+		printf '    %s\n' "${why[@]}" "logs: $logs"
+		failed=1
+	fi
+	why=()
+}
+
 mkdir -p "$logs"
 rm -f "$logs"/*.log
 start=$(date +%s)
@@ -69,6 +84,32 @@ start=$(date +%s)
 NETBOOT_IFACE=br0 NETBOOT_RANGE=10.42.0.100,10.42.0.199,1h NETBOOT_RA=fd42:: \
 	"$root/tools/netboot/mknetboot.sh" "$kernel" "$here/nodes" "$tmp/netboot" || fail "mknetboot failed"
 mapfile -t nodes < <(sed 's/#.*//; /^[[:space:]]*$/d' "$here/nodes")
+
+# The node list's checks: make netboot's example builds a configuration
+# dnsmasq accepts; a list with bad lines is refused, each line named, and
+# nothing is written.
+why=()
+NETBOOT_RA=fd42:: "$root/tools/netboot/mknetboot.sh" "$kernel" "$root/tools/netboot/nodes.example" \
+	"$tmp/example" >"$logs/nodelist.log" 2>&1 || why+=("nodes.example refused: $(tail -1 "$logs/nodelist.log")")
+dnsmasq --test --conf-file="$tmp/example/dnsmasq.conf" >>"$logs/nodelist.log" 2>&1 ||
+	why+=("dnsmasq refuses nodes.example's configuration: $(tail -1 "$logs/nodelist.log")")
+for m in 02-00-00-00-00-01 02-00-00-00-00-02; do
+	grep -q '^	multiboot2 /boot/kernel.elf run=pingpong ' "$tmp/example/tftp/boot/grub/grub.cfg-01-$m" ||
+		why+=("nodes.example: no menu entry in grub.cfg-01-$m")
+done
+printf '%s\n' "a 52:54:00:00:00:01 run=hello" "b 52:54:00:00:00:02 run=\$x" "c 52:54:00:00:00:01 run=hello" \
+	"d 52:54:00:00:0:04 run=hello" "e 52:54:00:00:00:05" "f 52:54:00:00:00:06 run=a;b" >"$tmp/bad.nodes"
+if "$root/tools/netboot/mknetboot.sh" "$kernel" "$tmp/bad.nodes" "$tmp/bad" >"$logs/badlist.log" 2>&1; then
+	why+=("a list with bad lines was taken")
+fi
+for l in "2: command line holds" "3: node or MAC given twice" "4: bad MAC" "5: want NAME MAC CMDLINE" \
+	"6: command line holds" "refused"; do
+	grep -qF "$l" "$logs/badlist.log" || why+=("bad list: no '$l' (badlist.log)")
+done
+grep -q "^$tmp/bad.nodes:1:" "$logs/badlist.log" && why+=("bad list: its good line 1 named")
+[ ! -e "$tmp/bad" ] || why+=("bad list: $tmp/bad written")
+verdict netboot_nodelist "$start"
+start=$(date +%s)
 
 # The namespace: a bridge at 10.42.0.1 with one tap per node, jumbo frames
 # through. IPv6 only on the bridge, for dnsmasq's router advertisements
@@ -144,17 +185,6 @@ served() { # mac file...
 	for f in "$@"; do
 		grep -q "sent .*/$f to $ip\$" "$logs/dnsmasq.log" || why+=("dnsmasq: $f not sent to $mac ($ip)")
 	done
-}
-failed=0
-verdict() { # name start
-	if [ ${#why[@]} -eq 0 ]; then
-		echo "TEST $1 ... ok ($(($(date +%s) - $2))s)"
-	else
-		echo "TEST $1 ... FAIL"
-		printf '    %s\n' "${why[@]}" "logs: $logs"
-		failed=1
-	fi
-	why=()
 }
 
 # The ping-pong: the server, then the client once the server is READY.
