@@ -140,7 +140,8 @@ netboot: $(KERNEL)
 	tools/netboot/mknetboot.sh $(KERNEL) $(NETBOOT_NODES) $(BUILD)/netboot
 
 # VMs booted from a namespace-local dnsmasq: two by BIOS PXE run the
-# ping-pong over a bridge, one boots by UEFI (tests/netboot/run.sh; 21 s).
+# ping-pong over a bridge, one boots by UEFI, and the node list's checks
+# (tests/netboot/run.sh; about 25 s).
 test-netboot: $(KERNEL)
 	@tools/deps.sh build qemu netboot ovmf
 	tests/netboot/run.sh $(KERNEL)

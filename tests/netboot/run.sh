@@ -20,7 +20,7 @@
 # to a file) shows the node's GRUB entry, the command line of its MAC, the
 # firmware, its suite's counts and "frames: boot=N exit=N" with equal
 # counts, and dnsmasq's log shows each MAC leased and sent its GRUB, its
-# menu and the kernel. About 21 s under TCG, at most 2 VMs at once.
+# menu and the kernel. About 25 s under TCG, at most 2 VMs at once.
 # Needs root (ip netns, taps); everything is installed before (tools/deps.sh
 # netboot ovmf): nothing inside the namespace reaches any other network.
 # Usage: tests/netboot/run.sh KERNEL
