@@ -130,6 +130,22 @@ test-uefi: $(ISO)
 	@tools/deps.sh qemu ovmf
 	tests/qemu/uefi/run.sh $(KERNEL) $(ISO)
 
+# A rack booting from the network (docs/netboot.md): GRUB's PXE and UEFI
+# network builds, the kernel, a menu per node of NETBOOT_NODES and a
+# dnsmasq configuration, in build/netboot/.
+NETBOOT_NODES ?= tools/netboot/nodes.example
+.PHONY: netboot test-netboot
+netboot: $(KERNEL)
+	@tools/deps.sh netboot
+	tools/netboot/mknetboot.sh $(KERNEL) $(NETBOOT_NODES) $(BUILD)/netboot
+
+# VMs booted from a namespace-local dnsmasq: two by BIOS PXE run the
+# ping-pong over a bridge, one boots by UEFI, and the node list's checks
+# (tests/netboot/run.sh; about 25 s).
+test-netboot: $(KERNEL)
+	@tools/deps.sh build qemu netboot ovmf
+	tests/netboot/run.sh $(KERNEL)
+
 # The Linux guest's e1000 self-test (test-linux-baseline) is not listed:
 # bench-smoke runs the same verified AF_PACKET and PACKET_MMAP round trips and
 # bursts on the e1000, and fails on any failed pair (LB_FAIL_RETRIES=0).
@@ -139,6 +155,7 @@ TESTS_KERNEL += test-fs
 TESTS_KERNEL += test-relay
 TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
+TESTS_KERNEL += test-netboot
 TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
 # One part after another (tools/run-tests.sh), the ten slowest named at the end.
 test:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only those missing.
-# Usage: tools/deps.sh [group...]   groups: build qemu iso ovmf bochs cunit linux bench cluster
+# Usage: tools/deps.sh [group...]   groups: build qemu iso ovmf bochs cunit linux bench cluster netboot
 # Run it before anything enters a private network namespace (make bench).
 set -euo pipefail
 declare -A pkgs=(
@@ -13,6 +13,7 @@ declare -A pkgs=(
 	[linux]="busybox-static cpio gzip"
 	[bench]="python3 python3-matplotlib python3-numpy"
 	[cluster]="python3 iproute2 nftables"
+	[netboot]="grub-pc-bin grub-efi-amd64-bin grub-common dnsmasq-base ipxe-qemu iproute2"
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)
