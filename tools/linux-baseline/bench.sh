@@ -138,23 +138,31 @@ pair() {
 	done
 }
 
+# Pairs with no host CPU windows (round trips, and bursts under -icount)
+# run every variant in one boot pair, one after the other (init.sh), as
+# their lines name their variant; real-time bursts keep a pair per
+# variant, since a CPU window's line does not.
+ALL=$(IFS=,; echo "${VARIANTS[*]}")
 REAL=() ICOUNT=()
 for boot in $(seq 1 "$BOOTS"); do
+	if [ "$BENCH" = rtt ]; then
+		progress "rtt $ALL ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+		CPU_MS=0 pair "all-real-$boot" --mode rtt --variant "$ALL" --runs "$RUNS" --warmup "$WARMUP"
+		REAL+=("$RAW/all-real-$boot.txt")
+		continue
+	fi
 	for v in "${VARIANTS[@]}"; do
 		progress "$BENCH $v ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
-		[ "$BENCH" = burst ] || CPU_MS=0
 		pair "$v-real-$boot" --mode "$BENCH" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
 		REAL+=("$RAW/$v-real-$boot.txt")
 	done
 done
 if [ "$BENCH" = burst ]; then
-	for v in "${VARIANTS[@]}"; do
-		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
-		# Instruction counts do not depend on host load: no busy retries.
-		CPU_MS=0 BUSY_RETRIES=0 pair "$v-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" \
-			--warmup "$ICOUNT_WARMUP" --icount
-		ICOUNT+=("$RAW/$v-icount.txt")
-	done
+	progress "burst $ALL under -icount shift=0: $ICOUNT_RUNS runs each"
+	# Instruction counts do not depend on host load: no busy retries.
+	CPU_MS=0 BUSY_RETRIES=0 pair "all-icount" --mode burst --variant "$ALL" --runs "$ICOUNT_RUNS" \
+		--warmup "$ICOUNT_WARMUP" --icount
+	ICOUNT+=("$RAW/all-icount.txt")
 fi
 
 # shellcheck disable=SC1091

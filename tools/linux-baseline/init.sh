@@ -2,7 +2,7 @@
 # /init of the Linux baseline guest: bring up the NIC, run pktbench with the
 # arguments given on the kernel command line, print to the serial console and
 # power off.  Kernel command line keys (all optional except pkt.role):
-#   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]  pkt.variant=packet|mmap
+#   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]  pkt.variant=packet|mmap[,...]
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
@@ -307,9 +307,11 @@ run_lb() {
 	/bin/lbbench "$@"
 }
 
-# pkt.mode may list several modes (e.g. stream,burst): they run one after
+# pkt.mode may list several modes (e.g. stream,burst) and pkt.variant
+# several variants (packet,mmap): each mode runs once per variant, one after
 # the other, each ending with its own DONE line (a client's probes or
-# connection retries wait for the server's next mode).
+# connection retries wait for the server's next run).
+fail=0
 for m in $(echo "$MODE" | tr , ' '); do
 	if [ "$m" = lb ]; then
 		run_lb
@@ -317,16 +319,19 @@ for m in $(echo "$MODE" | tr , ' '); do
 		echo "LBBENCH exit=$rc"
 		break
 	fi
-	set -- --role "$ROLE" --mode "$m" --variant "$VARIANT" --sizes "$SIZES" --if "$IF" \
-		--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
-		--irqs "$IRQS" --cpu-ms "$CPU"
-	[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
-	[ "$IF" = bond0 ] && set -- "$@" --reorder
-	[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
-	[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
-	/bin/pktbench "$@"
-	rc=$?
-	echo "PKTBENCH mode=$m exit=$rc"
-	[ $rc = 0 ] || break
+	for v in $(echo "$VARIANT" | tr , ' '); do
+		set -- --role "$ROLE" --mode "$m" --variant "$v" --sizes "$SIZES" --if "$IF" \
+			--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
+			--irqs "$IRQS" --cpu-ms "$CPU"
+		[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+		[ "$IF" = bond0 ] && set -- "$@" --reorder
+		[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
+		[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
+		/bin/pktbench "$@"
+		rc=$?
+		echo "PKTBENCH mode=$m variant=$v exit=$rc"
+		[ $rc = 0 ] || { fail=1; break; }
+	done
+	[ $fail = 0 ] || break
 done
 halt_now

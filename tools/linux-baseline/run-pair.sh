@@ -4,7 +4,7 @@
 # measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
 # server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
-#   run-pair.sh [--mode rtt|burst] [--variant packet|mmap] [--sizes 64,8192]
+#   run-pair.sh [--mode rtt|burst] [--variant packet|mmap|packet,mmap] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$MODE" in rtt | burst) ;; *) usage ;; esac
-case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
+case "$VARIANT" in packet | mmap | packet,mmap | mmap,packet) ;; *) usage ;; esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
@@ -124,9 +124,11 @@ done
 grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
 grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
 
-verdict() { # SIDE: empty if it ended well, else why not
-	grep -qx 'DONE ok' "$LOGDIR/$1.txt" && return 0
-	echo "$1: $(grep -m1 '^DONE' "$LOGDIR/$1.txt" || echo 'no DONE line')"
+verdict() { # SIDE: empty if every run (mode and variant) ended well, else why not
+	local bad
+	bad=$(grep '^DONE' "$LOGDIR/$1.txt" | grep -vx 'DONE ok' | head -1)
+	[ -z "$bad" ] && grep -qx 'DONE ok' "$LOGDIR/$1.txt" && return 0
+	echo "$1: ${bad:-no DONE line}"
 }
 fail=
 [ "$crc" = 124 ] && fail="client QEMU timed out after ${TIMEOUT}s"
