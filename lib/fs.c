@@ -1,6 +1,7 @@
 // The file service's client library (fs.h).
 #include "fs.h"
 #include <ulib.h>
+#include <netutil.h>
 
 long fs_wait_reply(struct fs_client *fc, uint32_t rid, struct fs_msg *rep, void *rdata, uint64_t rmax)
 {
@@ -298,6 +299,14 @@ void fs_cfg_args(struct fs_cfg *c, int argc, char **argv)
 	c->streams = (uint32_t)arg_long(argc, argv, "streams", c->streams);
 	c->batch = (uint32_t)arg_long(argc, argv, "batch", c->batch);
 	c->window = (uint32_t)arg_long(argc, argv, "window", c->window);
+}
+
+long fs_connect_args(struct fs_client *fc, int argc, char **argv, uint32_t timeout_ms)
+{
+	struct fs_cfg cfg;
+	fs_cfg_args(&cfg, argc, argv);
+	return fs_connect(fc, &cfg, nic_mask_arg(argc, argv), (uint16_t)arg_long(argc, argv, "chan", 40),
+			  arg_get(argc, argv, "peer", NULL), (uint32_t)arg_long(argc, argv, "timeout_ms", timeout_ms));
 }
 
 static uint64_t mix(uint64_t x)

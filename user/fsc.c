@@ -164,10 +164,7 @@ int main(int argc, char **argv)
 		printf("fsc: do=CMD+CMD+.. (see user/fsc.c)\n");
 		return 1;
 	}
-	struct fs_cfg cfg;
-	fs_cfg_args(&cfg, argc, argv);
-	long e = fs_connect(&fc, &cfg, nic_mask_arg(argc, argv), (uint16_t)arg_long(argc, argv, "chan", 40),
-			    arg_get(argc, argv, "peer", NULL), (uint32_t)arg_long(argc, argv, "timeout_ms", 5000));
+	long e = fs_connect_args(&fc, argc, argv, 5000);
 	if (e < 0) {
 		printf("fsc: connect: %ld (%s)\n", e, err_name(e));
 		return 1;

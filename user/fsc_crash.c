@@ -124,10 +124,7 @@ int main(int argc, char **argv)
 		printf("fsc_crash: files=1..%d, round=0..60\n", MAXF);
 		return 1;
 	}
-	struct fs_cfg cfg;
-	fs_cfg_args(&cfg, argc, argv);
-	long e = fs_connect(&fc, &cfg, nic_mask_arg(argc, argv), (uint16_t)arg_long(argc, argv, "chan", 40),
-			    arg_get(argc, argv, "peer", NULL), (uint32_t)arg_long(argc, argv, "timeout_ms", 2000));
+	long e = fs_connect_args(&fc, argc, argv, 2000);
 	if (e < 0) {
 		printf("CRASH connect: %s\n", err_name(e));
 		return 1;

@@ -532,10 +532,7 @@ int main(int argc, char **argv)
 	uint32_t timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 5000);
 	max_bytes = (uint64_t)arg_long(argc, argv, "max_mb", 32) << 20;
 	uint64_t cut = (uint64_t)arg_long(argc, argv, "cut_mb", 8) << 20;
-	struct fs_cfg cfg;
-	fs_cfg_args(&cfg, argc, argv);
-	long e = fs_connect(&fc, &cfg, nic_mask_arg(argc, argv), (uint16_t)arg_long(argc, argv, "chan", 40),
-			    arg_get(argc, argv, "peer", NULL), timeout_ms);
+	long e = fs_connect_args(&fc, argc, argv, timeout_ms);
 	CHECK_EQ("connected (HELLO)", e, 0);
 	if (e == 0) {
 		uint64_t buf = max_bytes > cut ? max_bytes : cut;

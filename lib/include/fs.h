@@ -67,6 +67,9 @@ long fs_wait_reply(struct fs_client *fc, uint32_t rid, struct fs_msg *rep, void 
 // The settings from the arguments small_max=, chunk=, streams=, batch=,
 // window= (defaults FS_CFG_DEFAULT), as the server takes them.
 void fs_cfg_args(struct fs_cfg *c, int argc, char **argv);
+// fs_connect with fs_cfg_args's settings and nic= (the NIC mask), chan=
+// (default 40), peer= and timeout_ms= (default timeout_ms) from the arguments.
+long fs_connect_args(struct fs_client *fc, int argc, char **argv, uint32_t timeout_ms);
 // Test data: the byte at file offset x is byte x % 8 of a 64-bit mix of
 // seed and x / 8, so any range of a file can be made or checked alone.
 void fs_pattern(uint8_t *p, uint64_t foff, uint64_t len, uint64_t seed);
