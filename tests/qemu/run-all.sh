@@ -46,12 +46,13 @@ while IFS='|' read -r name tmo cmd want pats extra; do
 	[[ "$name" =~ $filter ]] || continue
 	log="$logs/$name.log"
 	read -ra qargs <<<"${extra//@DISK@/$disk}"
+	t0=$(date +%s)
 	SERIAL=$log "$here/../../tools/qemu-run.sh" "$kernel" "$(trim "$cmd")" "$(trim "$tmo")" \
 		"${qargs[@]}" >/dev/null 2>"$log.err"
 	got=$?
 	why=$(check_log "$log" "$(trim "$want")" "$got" "$pats")
 	if [ -z "$why" ]; then
-		echo "TEST $name ... ok"
+		echo "TEST $name ... ok ($(($(date +%s) - t0))s)"
 		passed=$((passed + 1))
 	else
 		echo "TEST $name ... FAIL"

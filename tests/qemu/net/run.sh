@@ -13,6 +13,7 @@ passed=0 failed=0
 run() { # name nics model ready server client patterns
 	local name=$1 dir=$logs/$1
 	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || return 0
+	local t0=$SECONDS
 	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5" "$6" "$dir" 120 >/dev/null 2>&1
 	local rc=$? why=()
 	[ $rc -eq 0 ] || why+=("a kernel exited non-zero")
@@ -22,7 +23,7 @@ run() { # name nics model ready server client patterns
 	done
 	grep -aq '\.\.\. FAIL' "$dir"/*.log 2>/dev/null && why+=("a TEST failed")
 	if [ ${#why[@]} -eq 0 ]; then
-		echo "TEST $name ... ok"
+		echo "TEST $name ... ok ($((SECONDS - t0))s)"
 		passed=$((passed + 1))
 	else
 		echo "TEST $name ... FAIL"
