@@ -306,6 +306,16 @@ bench-exchange: bench-deps $(KERNEL)
 bench: bench-deps $(KERNEL) linux-baseline
 	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
+# This kernel against another commit's (COMPARE_REV, default origin's main
+# before this branch: HEAD~1), one run of the same harness, the kernels'
+# pairs alternating: round trips, bursts, T1 and R1 per size, and NEW / OLD
+# in $(BENCH_OUT)/compare/compare.md (tools/bench/compare-kernels.sh).
+COMPARE_REV ?= HEAD~1
+COMPARE_RUNS ?= 3
+.PHONY: bench-compare
+bench-compare: bench-deps $(KERNEL)
+	tools/bench/compare-kernels.sh $(KERNEL) $(COMPARE_REV) $(COMPARE_RUNS) $(BUILD)/compare
+
 # Striped streams over 1-4 paced links, this kernel and Linux bonding:
 # multilink.json, multilink.png and REPORT.md's multi-link section.
 .PHONY: bench-multilink

@@ -68,6 +68,8 @@ bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
 
 int proc_slot(int pid)
 {
+	if (current && current->pid == pid) // a system call's caller: no table walk
+		return slot(current);
 	struct proc *p = pid > 0 ? proc_by_pid(pid) : NULL;
 	return p ? slot(p) : -1;
 }

@@ -26,8 +26,12 @@ a program: timed windows of S-byte packets per size and per way the guests
 wait for their rings (spin, halt), the windows of every pair pooled per mode
 and size; the ceiling of a size is the highest of the modes' medians.
 Usage: kernelnet.py rtt|burst|ceiling KERNEL OUTDIR RUNS [--sizes 64,8192] [--quick]
-                    [--variant NAME=WORDS ...] [--nic e1000|virtio|e1000e]
-(--quick: a few repetitions per size, for make bench-smoke). Writes
+                    [--variant NAME=WORDS ...] [--kernel-variant NAME=KERNEL ...]
+                    [--nic e1000|virtio|e1000e]
+(--quick: a few repetitions per size, for make bench-smoke;
+--kernel-variant NAME=KERNEL: a configuration that boots another kernel
+image, e.g. an older commit's, so two kernels are compared in one run
+by the same harness). Writes
 OUTDIR/NAME-rtt.json or OUTDIR/NAME-burst.json per configuration, or
 OUTDIR/ceiling.json.
 """
@@ -53,6 +57,11 @@ WARM = 1  # warm-up bursts per size and boot
 MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
 OTHER = {}  # configuration -> other processes' cores during each kept pair
+KERNELS = {}  # configuration -> its own kernel image (--kernel-variant), else the KERNEL argument
+
+
+def kernel_of(name, kernel):
+    return KERNELS.get(name, kernel)
 # QEMU device per NIC family (tools/net-pair.sh MODEL).
 MODELS = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on", "e1000e": "e1000e"}
 NIC = "e1000"
@@ -123,7 +132,7 @@ def rtt(kernel, runs, sizes, quick, configs):
     for i in range(runs):
         for name, kargs in configs.items():
             print(f"bench-rtt: {name} pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
-            _, cl, _ = pair(name, kernel, "run=pingpong role=server peer=@CMAC0@",
+            _, cl, _ = pair(name, kernel_of(name, kernel), "run=pingpong role=server peer=@CMAC0@",
                             f"run=pingpong role=client peer=@SMAC0@ sizes={arg} {iters}", kargs)
             boot = {s: [] for s in sizes}
             for line in cl.splitlines():
@@ -160,7 +169,7 @@ def burst(kernel, runs, sizes, quick, configs):
     for i in range(runs):
         for name, kargs in configs.items():
             print(f"bench-burst: {name} real-time pair {i + 1}/{runs} ({len(sizes)} sizes)", flush=True)
-            real[name].append(burst_pair(name, kernel, sizes, quick, kargs, False))
+            real[name].append(burst_pair(name, kernel_of(name, kernel), sizes, quick, kargs, False))
     cpu_pairs = {name: runs for name in configs}
     for name, kargs in configs.items():
         for attempt in range(hostcpu.RETRIES):
@@ -169,13 +178,13 @@ def burst(kernel, runs, sizes, quick, configs):
                 break
             print(f"bench-burst: {name}: no host CPU window caught at {lost} B; measuring again "
                   f"({attempt + 1}/{hostcpu.RETRIES})", flush=True)
-            extra = burst_pair(name, kernel, lost, quick, kargs, False)
+            extra = burst_pair(name, kernel_of(name, kernel), lost, quick, kargs, False)
             # Only its CPU windows count: the other figures keep the planned pairs.
             real[name].append(([], {}, {}, extra[3], [], []))
             cpu_pairs[name] += 1
     for name, kargs in configs.items():
         print(f"bench-burst: {name} -icount pair ({len(sizes)} sizes)", flush=True)
-        insn[name] = burst_pair(name, kernel, sizes, quick, kargs, True)
+        insn[name] = burst_pair(name, kernel_of(name, kernel), sizes, quick, kargs, True)
     return {name: [burst_row(name, s, real[name], insn[name], cpu_pairs[name]) for s in sizes]
             for name in configs}
 
@@ -316,6 +325,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a few repetitions per size")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=WORDS",
                     help="another configuration: system NAME, extra kernel words")
+    ap.add_argument("--kernel-variant", action="append", default=[], metavar="NAME=KERNEL",
+                    help="another configuration: system NAME, another kernel image (e.g. an older "
+                         "commit's build), alternating with the others pair by pair")
     ap.add_argument("--nic", choices=sorted(MODELS), default=os.environ.get("NIC", "e1000"),
                     help="both VMs' NIC (default $NIC, else e1000)")
     a = ap.parse_args()
@@ -326,6 +338,9 @@ def main():
     for v in a.variant:
         name, _, kargs = v.partition("=")
         configs[name] = kargs.replace(",", " ")
+    for v in a.kernel_variant:
+        name, _, path = v.partition("=")
+        configs[name], KERNELS[name] = "", os.path.abspath(path)
     which = a.bench
     os.makedirs(a.outdir, exist_ok=True)
     if which == "ceiling":
@@ -349,6 +364,7 @@ def main():
         e["host_other_cores"] = ",".join(map(str, OTHER.get(name, [])))
         if configs[name]:
             e["kargs_known"] = known(a.kernel, configs[name])
+        e["kernel_image"] = kernel_of(name, os.path.abspath(a.kernel))
         out = os.path.join(a.outdir, f"{name}-{which}.json")
         with open(out, "w") as f:
             json.dump({"bench": which, "env": e, "rows": rows}, f, indent=1)
