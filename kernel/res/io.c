@@ -3,6 +3,7 @@
 // regions they live in, and peer addresses. The data path is io_net.c.
 #include "io_priv.h"
 #include "io_relay.h"
+#include "../net/shaper.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -474,7 +475,7 @@ void io_init(const struct io_options *o)
 			       netdev_get(i)->rx_slots, IO_RING_MAX);
 			continue;
 		}
-		io_pace_set(i, o->nic_mbps[i]);
+		shaper_set(i, o->nic_mbps[i]);
 		io_nics[i].link_up = netdev_get(i)->ops->link_up(netdev_get(i));
 		if (o->nic_mbps[i])
 			pr_info("io: NIC %d paced at %u Mbit/s\n", i, o->nic_mbps[i]);

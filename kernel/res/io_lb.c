@@ -39,6 +39,7 @@
 // reliable, its acknowledgements) restore the order at the receiver.
 #include "io_priv.h"
 #include "io_lb.h"
+#include "../net/shaper.h"
 #include "proc.h"
 #include "../kprintf.h"
 #include "../klimit.h"
@@ -201,7 +202,7 @@ static uint64_t ms_since_epoch(const struct lb_dom *d, uint64_t now)
 // Bytes NIC n carries in one period of d at its paced rate.
 static uint64_t capacity(const struct lb_dom *d, int n)
 {
-	uint64_t kbit_tsc = io_nics[n].tsc_per_kbit;
+	uint64_t kbit_tsc = shaper_tsc_per_kbit(n);
 	uint64_t kbits = kbit_tsc ? period_tsc(d) / kbit_tsc : (uint64_t)LB_UNPACED_MBPS * d->t_ms;
 	return kbits * 125;
 }

@@ -6,6 +6,7 @@
 // a shorter one is copied. Malformed frames are dropped and counted by cause.
 #include "io_priv.h"
 #include "io_relay.h"
+#include "../net/shaper.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -132,80 +133,6 @@ static bool room(struct io *c, int reclaimed) { return (void)c, reclaimed > 0; }
 // with the previous batch. Spins only: also called as a process exits.
 bool io_tx_idle(struct io *c) { return tx_wait(c, idle, false); }
 
-// ------------------------------------------------------------- pacing
-
-// A paced NIC (nic_mbps=) models a wire of that rate: each frame keeps it
-// busy for its bits (with preamble, FCS and gap: 24 bytes more), and a
-// sender may run ahead of the wire by the NIC's queue, `depth` (the frames
-// a real NIC has queued: IO_PACE_DEPTH_US plus two longest frames); beyond
-// that it sleeps, as on a saturated card, until half the queue has gone
-// out. The wake-up comes with a timer tick, so the queue left (half of it,
-// over a millisecond) keeps the wire busy meanwhile. A token bucket, in
-// effect, like Linux's tbf: rate nic_mbps, bucket `depth`; time the wire
-// sat idle because the emulated CPU did not run (a busy host) is made up
-// for, one queue's worth at most, so the long-run rate is the set one.
-static uint64_t bits_tsc(const struct io_nic *ni, uint64_t bytes)
-{
-	return (bytes + 24) * 8 * ni->tsc_per_kbit / 1000;
-}
-
-void io_pace_set(int nic, uint32_t mbps)
-{
-	struct io_nic *ni = &io_nics[nic];
-	ni->tsc_per_kbit = mbps ? timer_us_to_tsc(1000) / mbps : 0;
-	ni->pace_free = 0;
-	ni->pace_depth = timer_us_to_tsc(IO_PACE_DEPTH_US) + 2 * bits_tsc(ni, WIRE_MAX_FRAME);
-}
-
-static uint64_t wire_tsc(const struct io_nic *ni, const struct netpkt *p)
-{
-	uint64_t bytes = 0;
-	for (int i = 0; i < p->nseg; i++)
-		bytes += p->seg[i].len;
-	return bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
-}
-
-// How many of p[0..n) the wire of nic takes now (0: its queue is full).
-int io_pace_take(int nic, const struct netpkt *p, int n)
-{
-	struct io_nic *ni = &io_nics[nic];
-	if (!ni->tsc_per_kbit)
-		return n;
-	uint64_t now = arch_rdtsc();
-	if (ni->pace_free + ni->pace_depth < now)
-		ni->pace_free = now - ni->pace_depth; // idle time saves up one queue, no more
-	int k = 0;
-	for (uint64_t t = ni->pace_free; k < n && (t += wire_tsc(ni, &p[k])) <= now + ni->pace_depth;)
-		k++;
-	for (int i = 0; i < k; i++)
-		ni->pace_free += wire_tsc(ni, &p[i]);
-	return k;
-}
-
-// When a full queue of nic has room again: half of it gone out.
-uint64_t io_pace_room_at(int nic)
-{
-	return io_nics[nic].pace_free - io_nics[nic].pace_depth / 2;
-}
-
-// A packet io_pace_take counted that the ring did not take.
-void io_pace_undo(int nic, const struct netpkt *p)
-{
-	io_nics[nic].pace_free -= wire_tsc(&io_nics[nic], p);
-}
-
-// A control frame: on the wire too, but never held back.
-void io_pace_charge(int nic, uint32_t bytes)
-{
-	struct io_nic *ni = &io_nics[nic];
-	if (!ni->tsc_per_kbit)
-		return;
-	uint64_t now = arch_rdtsc();
-	if (ni->pace_free < now)
-		ni->pace_free = now;
-	ni->pace_free += bits_tsc(ni, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes);
-}
-
 // ------------------------------------------------------------- send
 
 // A call's packets for one NIC: p[done..n) still to go.
@@ -220,7 +147,7 @@ struct txgroup {
 static bool send_some(struct io *c, int nic, struct txgroup *g)
 {
 	struct netdev *nd = netdev_get(nic);
-	int k = io_pace_take(nic, g->p + g->done, g->n - g->done);
+	int k = shaper_take(nic, g->p + g->done, g->n - g->done);
 	if (!k)
 		return false;
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
@@ -229,7 +156,7 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 		return false;
 	}
 	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
-		io_pace_undo(nic, &g->p[g->done + i]);
+		shaper_undo(nic, &g->p[g->done + i]);
 	c->inflight += (uint32_t)r;
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
@@ -258,8 +185,8 @@ static void send_groups(struct io *c, struct txgroup *g)
 			if (g[n].done == g[n].n || g[n].stuck)
 				continue;
 			left = true;
-			if (io_nics[n].tsc_per_kbit && (!wake || io_pace_room_at(n) < wake))
-				wake = io_pace_room_at(n);
+			if (shaper_paced(n) && (!wake || shaper_room_at(n) < wake))
+				wake = shaper_room_at(n);
 		}
 		if (!left)
 			return;

@@ -22,7 +22,6 @@
 #define IO_HDR_FRAMES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
 #define IO_RO_WIN 1024         // striped frames a peer may be ahead of the next in order (4 rings)
 #define IO_GAP_US 200000       // default wait for a missing striped frame (IO_OP_GAPWAIT)
-#define IO_PACE_DEPTH_US 4000  // a paced NIC's queue: wire time a sender may run ahead (+2 frames)
 
 // Reliable channels (io_rel.c).
 #define IO_SND_WIN 512         // packets a peer may have unacknowledged (<= IO_RO_WIN)
@@ -177,10 +176,6 @@ struct io_nic {
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
 	uint64_t drop_notme;   // addressed to another MAC (another station, a group address)
 	struct frame partial;  // buffers of a frame whose EOP has not come yet
-	// Pacing (nic_mbps=): the wire is modelled busy until pace_free.
-	uint64_t tsc_per_kbit;  // 0: unpaced
-	uint64_t pace_free;     // TSC at which the frames given so far are "sent"
-	uint64_t pace_depth;    // TSC: how far a sender may run ahead of the wire
 	bool overlong;         // partial had more buffers than IO_MAX_BUFS
 	// Frames waiting to go back to this NIC's ring: posted in groups, since
 	// every RDT write is a device register write (an exit under emulation).
@@ -235,8 +230,6 @@ void io_refill_add(int nic, paddr_t pa);
 // leave it below three quarters posted. -E_NOMEM, taking none, when there
 // are too few free frames (the caller gives the buffers back instead).
 long io_replenish(int nic, int n);
-// Sets a NIC's transmit rate (0: unpaced).
-void io_pace_set(int nic, uint32_t mbps);
 
 // io_rel.c: reliable channels.
 long io_rel_enable(struct io *c, bool on); // IO_OP_RELIABLE
@@ -270,11 +263,6 @@ void io_rel_free(struct io *c);
 // The transmit completion of a pool slot.
 void io_rel_slot_done(struct io *c, uint32_t slot);
 bool io_rel_cookie(uint64_t cookie); // a pool slot's cookie
-// From io_net.c for io_rel.c: pacing.
-int io_pace_take(int nic, const struct netpkt *p, int n);
-void io_pace_undo(int nic, const struct netpkt *p);
-uint64_t io_pace_room_at(int nic);
-void io_pace_charge(int nic, uint32_t bytes); // a control frame's wire time, never refused
 
 // io_lb.c: balancing senders over the NICs of their channels.
 long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct); // IO_OP_BALANCE

@@ -40,6 +40,7 @@
 // input_io has room, so a slow reader stops the sender (output_io sleeps
 // for the window) and nothing is dropped for want of room.
 #include "io_priv.h"
+#include "../net/shaper.h"
 #include "pmem.h"
 #include "proc.h"
 #include "../heap.h"
@@ -195,8 +196,7 @@ static int pick_link(struct io *c, int p, int64_t *budget, uint32_t bytes)
 		int n = (c->rr[p] + k) % NETDEV_MAX;
 		if (!known(c, p, n) || rp->l[n].state != IO_LINK_UP || io_lb_skip(c, p, n))
 			continue;
-		struct io_nic *ni = &io_nics[n];
-		int64_t cost = ni->tsc_per_kbit ? (int64_t)((bytes + 24) * 8 * ni->tsc_per_kbit / 1000) : 0;
+		int64_t cost = (int64_t)shaper_cost(n, bytes);
 		if (budget[n] < cost)
 			continue;
 		budget[n] -= cost;
@@ -223,11 +223,8 @@ static void pump(struct io *c)
 	int64_t budget[NETDEV_MAX];
 	int cnt[NETDEV_MAX] = { 0 }, nq = 0;
 	uint64_t now = arch_rdtsc();
-	for (int n = 0; n < NETDEV_MAX; n++) {
-		struct io_nic *ni = &io_nics[n];
-		uint64_t free_at = ni->pace_free + ni->pace_depth < now ? now - ni->pace_depth : ni->pace_free;
-		budget[n] = !ni->tsc_per_kbit ? INT64_MAX : (int64_t)(now + ni->pace_depth - free_at);
-	}
+	for (int n = 0; n < NETDEV_MAX; n++)
+		budget[n] = shaper_budget(n, now);
 	for (int p = 0; p < IO_MAX_PEERS && nq < IO_MAX_BATCH; p++) {
 		struct rel_peer *rp = c->rp[p];
 		if (!rp || rp->closed) // nobody there to take it
@@ -274,7 +271,7 @@ static void pump(struct io *c)
 		p->cookie = slot_cookie(c, e->slot);
 	}
 	for (int n = 0; n < NETDEV_MAX; n++) {
-		int k = cnt[n] ? io_pace_take(n, pk + first[n], cnt[n]) : 0, r = 0;
+		int k = cnt[n] ? shaper_take(n, pk + first[n], cnt[n]) : 0, r = 0;
 		if (k > 0) {
 			struct netdev *nd = netdev_get(n);
 			r = nd->ops->tx_batch(nd, pk + first[n], k);
@@ -289,7 +286,7 @@ static void pump(struct io *c)
 			struct rel_tx *t = &rp->tx[e->seq % IO_SND_WIN];
 			if (i >= r) { // not on the wire: stays to be sent
 				if (i < k)
-					io_pace_undo(n, &pk[first[n] + i]);
+					shaper_undo(n, &pk[first[n] + i]);
 				io_rel_slot_done(c, e->slot);
 				if (seq_before(e->seq, rp->todo))
 					rp->todo = e->seq;
@@ -351,7 +348,7 @@ static void send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 		io_rel_slot_done(c, slot);
 		return;
 	}
-	io_pace_charge(n, bytes);
+	shaper_charge(n, bytes);
 	c->st.tx_acks++; // a doorbell of its own, counted here (not in tx_doorbells)
 	l->last_tx = arch_rdtsc();
 	l->acks_sent++;
@@ -875,8 +872,8 @@ long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, con
 			return -E_LINK; // they stay queued and go when a link comes back
 		uint64_t wake = arch_rdtsc() + us_tsc(1000);
 		for (int n = 0; n < NETDEV_MAX; n++)
-			if ((c->nicmask & (1u << n)) && io_nics[n].tsc_per_kbit && io_pace_room_at(n) < wake)
-				wake = io_pace_room_at(n);
+			if ((c->nicmask & (1u << n)) && shaper_paced(n) && shaper_room_at(n) < wake)
+				wake = shaper_room_at(n);
 		c->st.tx_pace_waits++;
 		proc_sleep(c->tx, wake);
 		io_reclaim(c);

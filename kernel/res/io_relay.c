@@ -20,6 +20,7 @@
 // relay's, and the route trailer on every frame.
 #include "io_priv.h"
 #include "io_relay.h"
+#include "../net/shaper.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
 #include <err.h>
@@ -126,7 +127,7 @@ static void forward(const struct frame *f, uint32_t flen, uint32_t toff, int n, 
 		p->seg[p->nseg++] = (struct netseg){ f->buf[off / PAGE_SIZE], len };
 	}
 	p->cookie = (uint64_t)slot << 8 | RELAY_COOKIE_TAG;
-	io_pace_charge(nic, flen); // its wire time counts against the NIC's own senders
+	shaper_charge(nic, flen); // its wire time counts against the NIC's own senders
 	rst.relayed++;
 	rst.relayed_bytes += flen;
 	rst.link_tx[nic]++;

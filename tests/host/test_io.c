@@ -8,6 +8,7 @@
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_priv.h"
+#include "net/shaper.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
 #include <stdlib.h>
@@ -1915,7 +1916,7 @@ static void test_stripe_pacing(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 16, 16 * 3);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	fake_nics[0].autocomplete = true;
-	io_pace_set(0, 100); // 100 Mbit/s
+	shaper_set(0, 100); // 100 Mbit/s
 	uint64_t z[16] = { 0 }, sz[16], pos[16];
 	for (int k = 0; k < 16; k++)
 		sz[k] = 8000, pos[k] = (uint64_t)k * 3 * PG;
@@ -1923,11 +1924,11 @@ static void test_stripe_pacing(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 16, z, sz, pos), 16);
 	uint64_t wire = timer_us_to_tsc(16 * (8000 + 30 + 24) * 8 / 100); // µs at 100 Mbit/s
 	uint64_t took = arch_rdtsc() - t0;
-	CU_ASSERT_TRUE(took + io_nics[0].pace_depth >= wire);
+	CU_ASSERT_TRUE(took + shaper_depth(0) >= wire);
 	CU_ASSERT_TRUE(took <= wire);
 	CU_ASSERT_TRUE(stats(1, c.id).tx_pace_waits > 0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 16);
-	io_pace_set(0, 0);
+	shaper_set(0, 0);
 }
 
 static const struct test_case stripe_tests[] = {
@@ -2020,8 +2021,8 @@ static void test_bug_paced_links_in_turn(void)
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 0, PEER0), 0);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 1, PEER1), 0);
 	fake_nics[0].autocomplete = fake_nics[1].autocomplete = true;
-	io_pace_set(0, 10);
-	io_pace_set(1, 10);
+	shaper_set(0, 10);
+	shaper_set(1, 10);
 	uint64_t z[16] = { 0 }, sz[16], pos[16];
 	for (int k = 0; k < 16; k++)
 		sz[k] = 8000, pos[k] = (uint64_t)k * 3 * PG;
@@ -2029,11 +2030,11 @@ static void test_bug_paced_links_in_turn(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 16, z, sz, pos), 16);
 	uint64_t took = arch_rdtsc() - t0;
 	uint64_t share = timer_us_to_tsc(8 * (8000 + 30 + 24) * 8 / 10); // one NIC's 8 packets at 10 Mbit/s
-	CU_ASSERT_TRUE(took + io_nics[0].pace_depth >= share);
+	CU_ASSERT_TRUE(took + shaper_depth(0) >= share);
 	CU_ASSERT_TRUE(took < share); // one after the other: about 2 x share - depth
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 8 && fake_nics[1].ntx == 8);
-	io_pace_set(0, 0);
-	io_pace_set(1, 0);
+	shaper_set(0, 0);
+	shaper_set(1, 0);
 }
 
 
