@@ -1,9 +1,14 @@
 // I/O resource manager (Tender Table 3): a channel is one channel number on
 // one NIC, with n_input receive slots and n_output send slots per call, the
-// regions they live in, and peer addresses. The data path is io_net.c.
+// regions they live in, and peer addresses. The sink is io_slot.c; the
+// transports below (send, receive, order, reliability) are in kernel/net/.
 #include "io_priv.h"
-#include "io_relay.h"
 #include "../net/shaper.h"
+#include "../net/relay.h"
+#include "../net/plain.h"
+#include "../net/txbatch.h"
+#include "../net/stripe.h"
+#include "../net/balance.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -15,7 +20,7 @@
 #include <string.h>
 
 struct io ios[NIO];
-struct io_nic io_nics[NETDEV_MAX];
+struct demux_nic demux_nics[NETDEV_MAX];
 
 static const struct res_table table = RES_TABLE(RES_IO, ios, 0);
 
@@ -40,7 +45,7 @@ static long decode_dev(uint64_t dev_no, uint8_t *mask, uint16_t *chan, bool *raw
 	if ((kind != IO_KIND_ETHER && kind != IO_KIND_RAW) || *mask == 0)
 		return -E_NODEV;
 	for (int n = 0; n < 8; n++)
-		if ((*mask & (1u << n)) && !io_nic_usable(n))
+		if ((*mask & (1u << n)) && !demux_nic_usable(n))
 			return -E_NODEV; // none, or one io_init left unused
 	// A raw channel only sends, on one NIC: it names no channel, so it can
 	// neither squat on one nor take another's frames.
@@ -83,7 +88,7 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	c->lb_slot = -1;
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
 		c->hdr[i] = pmem_take();
-	if (io_striped(c) && (e = io_rel_enable(c, true))) { // striped channels are reliable
+	if (io_striped(c) && (e = rel_enable(c, true))) { // striped channels are reliable
 		for (int i = 0; i < IO_HDR_FRAMES; i++)
 			pmem_free(c->hdr[i]);
 		kfree(c->tx);
@@ -108,9 +113,9 @@ static void unhold_regions(struct io *c)
 
 static void free_channel(struct io *c)
 {
-	io_lb_free(c);
-	io_tx_idle(c);
-	io_rel_free(c);
+	lb_free(c);
+	txb_idle(c);
+	rel_free(c);
 	io_drop_pending(c);
 	unhold_regions(c);
 	for (int i = 0; i < IO_HDR_FRAMES; i++)
@@ -127,11 +132,11 @@ static long free_io(int caller, long id)
 	if (!c)
 		return e;
 	if (c->inflight) {
-		io_reclaim(c);
+		txb_reclaim(c);
 		if (c->inflight)
 			return -E_BUSY;
 	}
-	io_rel_linger(c); // what was sent is acknowledged (bounded), then goodbye
+	rel_linger(c); // what was sent is acknowledged (bounded), then goodbye
 	free_channel(c);
 	return 0;
 }
@@ -173,7 +178,7 @@ static long set_regions(struct io *c, int caller, const struct io_regions *r)
 
 static void fill_stats(struct io *c, struct io_stats *s)
 {
-	struct io_nic *ni = &io_nics[c->nic];
+	struct demux_nic *ni = &demux_nics[c->nic];
 	struct netdev_stats es;
 	c->dev->ops->get_stats(c->dev, &es);
 	*s = c->st;
@@ -213,12 +218,12 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 		c->timeout_us = a[0];
 		return 0;
 	case IO_OP_RELIABLE:
-		return io_rel_enable(c, a[0] != 0);
+		return rel_enable(c, a[0] != 0);
 	case IO_OP_SET:
-		return io_rel_set(c, a[0], a[1]);
+		return rel_set(c, a[0], a[1]);
 	case IO_OP_LINKSTATS: {
 		struct io_linkstats ls;
-		long r = io_rel_linkstats(c, a[0], &ls);
+		long r = rel_linkstats(c, a[0], &ls);
 		if (r)
 			return r;
 		return copy_to_user(a[1], &ls, sizeof(ls));
@@ -233,30 +238,30 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 			return -E_INVAL;
 		if ((e = copy_from_user(c->peer[a[1]][a[2]], a[0], 6)))
 			return e;
-		if ((e = io_rel_add_peer(c, (int)a[1])))
+		if ((e = rel_add_peer(c, (int)a[1])))
 			return e;
 		c->peer_links[a[1]] |= (uint8_t)(1u << a[2]);
 		c->peer_valid |= 1u << a[1];
 		c->routed &= ~(1u << a[1]); // a MAC: a neighbour
 		return 0;
 	case IO_OP_NODE:
-		return io_relay_set_peer(c, a[0], a[1], a[2]);
+		return relay_set_peer(c, a[0], a[1], a[2]);
 	case IO_OP_RELAYSTATS:
-		return io_relay_stats(a[0]);
+		return relay_stats(a[0]);
 	case IO_OP_STATS: {
 		struct io_stats s;
 		fill_stats(c, &s);
 		return copy_to_user(a[0], &s, sizeof(s));
 	}
 	case IO_OP_BALANCE:
-		return io_lb_set(c, a[0], a[1], a[2]);
+		return lb_set(c, a[0], a[1], a[2]);
 	case IO_OP_LBSTATS: {
 		struct io_lbstats ls;
-		io_lb_stats(c, &ls);
+		lb_stats(c, &ls);
 		return copy_to_user(a[0], &ls, sizeof(ls));
 	}
 	case IO_OP_RECLAIM: // what the NICs still hold of the channel's
-		io_reclaim(c);
+		txb_reclaim(c);
 		return c->inflight + (c->rel ? IO_REL_SLOTS - c->nrfree : 0);
 	default:
 		return -E_INVAL;
@@ -270,7 +275,7 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 static void wait_batch(struct io *c, uint64_t deadline)
 {
 	while (c->got < c->n_in && !c->cut) {
-		uint64_t gap = io_gap_deadline(c), dead = io_rel_dead_deadline(c), d = deadline;
+		uint64_t gap = stripe_gap_deadline(c), dead = rel_dead_deadline(c), d = deadline;
 		if (gap && (!d || gap < d))
 			d = gap;
 		if (dead && (!d || dead < d))
@@ -278,8 +283,8 @@ static void wait_batch(struct io *c, uint64_t deadline)
 		if (proc_sleep(c, d))
 			continue;
 		if (gap && arch_rdtsc() >= gap)
-			io_gap_expire(c);
-		else if (d == deadline || ((dead = io_rel_dead_deadline(c)) && arch_rdtsc() >= dead))
+			stripe_gap_expire(c);
+		else if (d == deadline || ((dead = rel_dead_deadline(c)) && arch_rdtsc() >= dead))
 			return; // the deadline, or a dead or departed peer (input_io says so)
 	}
 }
@@ -306,7 +311,7 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 		c->waiting = false;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
-	io_poll_channel(c);
+	demux_poll_channel(c);
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->waiting = false;
 	copy_to_user(usizes, c->sizes, c->got * 8ul);
@@ -317,24 +322,24 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 		c->pend_head = (c->pend_head + 1) % IO_PEND_RING, c->pend_n--;
 		return -E_GAP; // the marker a hole left; the packets after it follow
 	}
-	if ((e = io_rel_dead_report(c)))
+	if ((e = rel_dead_report(c)))
 		return e; // every link to a peer dead for dead_us (io_stats.dead_peer), once
 	return -E_TIMEOUT;
 }
 
 // One output_io's arguments and the frames under its payloads, the
-// caller's own for the whole call: io_send and io_rel_send may sleep (a
+// caller's own for the whole call: plain_send and rel_send may sleep (a
 // busy ring, a full window) and read them after, while other processes'
 // calls run. One per process slot, like the kernel stacks: a process makes
 // one system call at a time. Never shared across processes.
 struct out_call {
 	uint64_t peer[IO_MAX_BATCH], size[IO_MAX_BATCH], pos[IO_MAX_BATCH];
-	struct io_pktframes pf[IO_MAX_BATCH];
+	struct io_pktpages pf[IO_MAX_BATCH];
 };
 static struct out_call out_calls[NPROC];
 
 // The frames under [pos, pos+size) of the output region, all backed.
-static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_pktframes *pf)
+static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_pktpages *pf)
 {
 	if (!size)
 		return 0;
@@ -396,10 +401,10 @@ static long output_io(int caller, long id, const uint64_t *a)
 			return e;
 	if ((e = check_sends(c, oc)))
 		return e;
-	io_lb_on_send(c);
+	lb_on_send(c);
 	if (c->rel)
-		return io_rel_send(c, oc->peer, oc->size, oc->pos, oc->pf);
-	return io_send(c, oc->peer, oc->size, oc->pos, oc->pf);
+		return rel_send(c, oc->peer, oc->size, oc->pos, oc->pf);
+	return plain_send(c, oc->peer, oc->size, oc->pos, oc->pf);
 }
 
 bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
@@ -409,9 +414,9 @@ static bool poll_polling(void)
 {
 	bool polling = false;
 	for (int n = 0; n < netdev_count(); n++)
-		if (io_nics[n].polling) {
-			io_poll_nic(n);
-			polling |= io_nics[n].polling;
+		if (demux_nics[n].polling) {
+			demux_poll_nic(n);
+			polling |= demux_nics[n].polling;
 		}
 	return polling;
 }
@@ -428,18 +433,18 @@ void io_tick(void)
 		// silence is judged.
 		IO_FOR_EACH_NIC(c, n)
 			if (!(drained & (1u << n))) {
-				io_poll_nic(n);
+				demux_poll_nic(n);
 				drained |= 1u << n;
 			}
-		io_rel_tick(c);
+		rel_tick(c);
 	}
 }
 
 static void link_change(struct netdev *nd, bool up, void *arg)
 {
 	(void)arg;
-	io_nics[nd->index].link_up = up;
-	io_rel_link_change(nd->index, up);
+	demux_nics[nd->index].link_up = up;
+	rel_link_change(nd->index, up);
 }
 
 // The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
@@ -448,7 +453,7 @@ static void link_change(struct netdev *nd, bool up, void *arg)
 bool io_idle_poll(void)
 {
 	for (int n = 0; n < netdev_count(); n++)
-		io_reclaim_nic(n); // a NIC's completions, whichever channels they are
+		txb_reclaim_nic(n); // a NIC's completions, whichever channels they are
 	bool polling = poll_polling();
 	if (!io_poll_halts)
 		return polling;
@@ -462,21 +467,21 @@ void io_init(const struct io_options *o)
 {
 	io_poll_halts = o->poll_halts;
 	io_rx_scrub = o->rx_scrub;
-	netdev_set_upper(io_rx_ready, link_change);
+	netdev_set_upper(demux_rx_ready, link_change);
 	struct rt_topo topo;
 	if (rt_parse(&topo, o->node, o->nicdim, o->nb) < 0)
 		pr_err("relay: node=%s nicdim=%s nb=%s: malformed, no relaying\n", o->node, o->nicdim ? o->nicdim : "",
 		       o->nb ? o->nb : "");
-	io_relay_init(&topo);
+	relay_init(&topo);
 	int n = 0;
 	for (int i = 0; i < netdev_count(); i++) {
-		if (!io_nic_usable(i)) {
+		if (!demux_nic_usable(i)) {
 			pr_err("io: NIC %d has %d receive slots, more than %d: not used\n", i,
 			       netdev_get(i)->rx_slots, IO_RING_MAX);
 			continue;
 		}
 		shaper_set(i, o->nic_mbps[i]);
-		io_nics[i].link_up = netdev_get(i)->ops->link_up(netdev_get(i));
+		demux_nics[i].link_up = netdev_get(i)->ops->link_up(netdev_get(i));
 		if (o->nic_mbps[i])
 			pr_info("io: NIC %d paced at %u Mbit/s\n", i, o->nic_mbps[i]);
 		n++;

@@ -16,7 +16,7 @@ struct io_options {
 	                     // measure its cost; it lets stale bytes reach users
 	uint32_t nic_mbps[8]; // nic_mbps=a,b,..: NIC i sends at most that many
 	                      // Mbit/s (0: as fast as the device takes frames)
-	const char *node, *nicdim, *nb; // the hyper-crossbar (io_relay.h); node NULL: none
+	const char *node, *nicdim, *nb; // the hyper-crossbar (kernel/net/route.h); node NULL: none
 };
 
 // Attaches the manager to the NICs the driver found; measures or takes the

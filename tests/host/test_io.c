@@ -1,4 +1,4 @@
-// io: the I/O manager (kernel/res/io.c, io_net.c) over two fake NICs
+// io: the I/O manager (kernel/res/io.c, io_slot.c, kernel/net/) over two fake NICs
 // (fake_netdev.c), through its system calls as a process makes them: the
 // arguments live in the caller's simulated user memory. Channels and their
 // control operations; received frames dispatched to their channel, copied
@@ -8,6 +8,9 @@
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_priv.h"
+#include "net/txbatch.h"
+#include "net/demux.h"
+#include "net/stripe.h"
 #include "net/shaper.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
@@ -59,7 +62,7 @@ static void setup(void)
 	res_machine_setup();
 	fake_netdev_reset();
 	memset(ios, 0, sizeof(ios));
-	memset(io_nics, 0, sizeof(io_nics));
+	memset(demux_nics, 0, sizeof(demux_nics));
 	memset(next_va, 0, sizeof(next_va));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
@@ -1020,7 +1023,7 @@ static void test_rx_drops(void)
 	// The last drop came while the batch waited: its buffer waits for the
 	// next poll's refill.
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 1);
-	CU_ASSERT_EQUAL(io_nics[0].nrefill, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].nrefill, 1);
 	CU_ASSERT_EQUAL(pmem_free_count(), n + 1); // the freed slot page
 }
 
@@ -1089,12 +1092,12 @@ static void test_rx_split_across_polls(void)
 	// device had written only the first one yet.
 	fake_nics[0].rx_filled = 1;
 	CU_ASSERT_TRUE(fake_nic_irq(0));
-	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].partial.nbuf, 1);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
 	fake_nics[0].rx_filled = 1; // the device finishes the second (now the head)
 	CU_ASSERT_EQUAL(input(1, c.id), 1);
 	CU_ASSERT_TRUE(payload_is(&c, 0, 5000, 7));
-	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 0);
+	CU_ASSERT_EQUAL(demux_nics[0].partial.nbuf, 0);
 }
 
 // While the process sleeps: a frame and the NIC's interrupt (the batch is
@@ -1108,7 +1111,7 @@ static void hook_irq_then_tick(const void *chan, void *arg)
 	rx(0, CH, 100, 2);
 	CU_ASSERT_TRUE(fake_nic_irq(0));
 	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
-	CU_ASSERT_TRUE(io_nics[0].polling);
+	CU_ASSERT_TRUE(demux_nics[0].polling);
 	CU_ASSERT_EQUAL(chan_of(c->id)->got, 2);
 	rx(0, CH, 100, 3);
 	CU_ASSERT_FALSE(fake_nic_irq(0)); // masked
@@ -1127,7 +1130,7 @@ static void test_rx_irq_polling(void)
 	for (int k = 0; k < 3; k++)
 		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
 	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // the batch done: interrupts again
-	CU_ASSERT_FALSE(io_nics[0].polling);
+	CU_ASSERT_FALSE(demux_nics[0].polling);
 	struct io_stats s = stats(1, c.id);
 	CU_ASSERT_TRUE(s.rx_irqs == 1 && s.nic_irqs == 1 && s.rx_packets == 3);
 }
@@ -1564,8 +1567,8 @@ static void test_netdev_registry(void)
 	CU_ASSERT_PTR_NULL(netdev_get(2));
 	CU_ASSERT_PTR_NULL(netdev_get(-1));
 	// io_init installed the stack's callbacks on both.
-	CU_ASSERT_PTR_EQUAL(fake_nics[0].nd.rx_ready, io_rx_ready);
-	CU_ASSERT_PTR_EQUAL(fake_nics[1].nd.rx_ready, io_rx_ready);
+	CU_ASSERT_PTR_EQUAL(fake_nics[0].nd.rx_ready, demux_rx_ready);
+	CU_ASSERT_PTR_EQUAL(fake_nics[1].nd.rx_ready, demux_rx_ready);
 	CU_ASSERT_EQUAL(netdev_frames_owned_all(), 2 * RX_SLOTS);
 	CU_ASSERT_EQUAL(netdev_probe_all(), 2); // no e1000 on the host: the same two
 	// Full at NETDEV_MAX; unregistering renumbers the ones after.
@@ -1573,7 +1576,7 @@ static void test_netdev_registry(void)
 	for (int i = 2; i < NETDEV_MAX; i++) {
 		extra[i] = fake_nics[0].nd;
 		CU_ASSERT_EQUAL(netdev_register(&extra[i]), i);
-		CU_ASSERT_PTR_EQUAL(extra[i].rx_ready, io_rx_ready); // later ones too
+		CU_ASSERT_PTR_EQUAL(extra[i].rx_ready, demux_rx_ready); // later ones too
 	}
 	CU_ASSERT_EQUAL(netdev_register(&extra[0]), -E_NOMEM);
 	netdev_unregister(&fake_nics[1].nd);
@@ -1616,10 +1619,10 @@ static const struct test_case tx_tests[] = {
 // Each of these failed before its fix (a send spinning forever on a ring
 // full of other channels' packets, a panic at exit with a stalled
 // transmitter, channels on a NIC io_init left unused, a partial batch that
-// burned sequence numbers); they say what io.c / io_net.c do now.
+// burned sequence numbers); they say what io.c / plain.c do now.
 
 // A send that finds the ring full of other channels' packets while it has
-// none in flight never reclaims: io_tx_idle(c) returns at once (nothing of
+// none in flight never reclaims: txb_idle(c) returns at once (nothing of
 // c's in flight), tx_batch returns 0 again, forever, interrupts off. Here
 // the NIC has even finished those packets; nobody reclaims them.
 static void test_bug_tx_ring_full_of_others(void)
@@ -1635,7 +1638,7 @@ static void test_bug_tx_ring_full_of_others(void)
 }
 
 // An exit while the NIC never finishes the channel's packets (a stalled
-// transmitter, e.g. the link lost after the send): io_tx_idle gives up and
+// transmitter, e.g. the link lost after the send): txb_idle gives up and
 // free_channel frees the header frames the NIC still has pinned, so
 // pmem_free panics (and the region's pinned frames would follow).
 static void test_bug_exit_with_stalled_tx(void)
@@ -2008,7 +2011,7 @@ static void test_bug_output_args_shared(void)
 	}
 	// Once process 2's packets are done, nothing keeps its page pinned.
 	fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(1);
+	txb_reclaim_nic(1);
 	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(victim_vr, 0)), 0);
 }
 
@@ -2061,7 +2064,7 @@ static struct io_linkstats linkstats(long id, uint64_t peer)
 {
 	struct io_linkstats l;
 	fake_proc_set_current(1);
-	CU_ASSERT_EQUAL(io_rel_linkstats(chan_of(id), peer, &l), 0);
+	CU_ASSERT_EQUAL(rel_linkstats(chan_of(id), peer, &l), 0);
 	return l;
 }
 
@@ -2075,7 +2078,7 @@ static void test_rel_pinned_until_acked(void)
 	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_TRUE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
 	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 3, NULL, 0, 0, 0, 0);
@@ -2317,7 +2320,7 @@ static void test_bug_rel_close_frames(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
 	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 2, NULL, 0, 0, 0, 0);
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	fake_sleep_hook = finish_all_tx; // the NICs send while the closer sleeps (as virtio-net does)
 	uint64_t n = pmem_free_count();
 	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
@@ -2330,7 +2333,7 @@ static void test_bug_rel_close_frames(void)
 
 // A peer that says goodbye (its free_io) while this side has its window
 // full and more to send: the sender used to wait for the window forever
-// (io_rel_tick skips a closed peer: no link died, no timer ran). Now
+// (rel_tick skips a closed peer: no link died, no timer ran). Now
 // output_io returns -E_LINK dead_us after the goodbye, when what is still
 // unacknowledged is let go (unpinned, tx_bye_lost); then at once, having
 // sent nothing; input_io reports it once.
@@ -2352,7 +2355,7 @@ static void test_bug_rel_bye_window_full(void)
 	CU_ASSERT_TRUE(dt >= timer_us_to_tsc(50000) && dt < timer_us_to_tsc(60000));
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent); // nothing more to a closed peer
 	fake_nic_tx_complete_all();
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
 	struct io_stats st = stats(1, c.id);

@@ -1,5 +1,5 @@
-// relay: the hyper-crossbar's topology and routing (kernel/res/io_route.c)
-// and the relay in the receive path (kernel/res/io_relay.c) over two fake
+// relay: the hyper-crossbar's topology and routing (kernel/net/route.c)
+// and the relay in the receive path (kernel/net/relay.c) over two fake
 // NICs: a routed frame for another node leaves on the next hop's NIC in the
 // very buffers it came in, its Ethernet addresses and hop limit rewritten,
 // and the buffers go back to the ring it came from when the NIC is done;
@@ -9,7 +9,9 @@
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_priv.h"
-#include "res/io_relay.h"
+#include "net/txbatch.h"
+#include "net/demux.h"
+#include "net/relay.h"
 #include <err.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,7 +195,7 @@ static void start(const char *nicdim, const char *nb)
 	fake_netdev_reset();
 	nhoard = 0;
 	memset(ios, 0, sizeof(ios));
-	memset(io_nics, 0, sizeof(io_nics));
+	memset(demux_nics, 0, sizeof(demux_nics));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
 	struct io_options o = { .copy_threshold = 256, .rx_scrub = true, .node = "1.0", .nicdim = nicdim, .nb = nb };
@@ -208,7 +210,7 @@ static void teardown(void)
 	fake_nic_tx_complete_all();
 	io_idle_poll();
 	fake_io_teardown();
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 }
 
 // A routed frame from a (on nic, to that NIC's MAC) for dst with hops:
@@ -228,7 +230,7 @@ static uint32_t routed(int nic, uint32_t dst, uint8_t hops, uint32_t len)
 static struct io_relaystats rstats(void)
 {
 	struct io_relaystats s;
-	io_relay_get_stats(&s);
+	relay_get_stats(&s);
 	return s;
 }
 
@@ -247,7 +249,7 @@ static void finish(void)
 {
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
 	io_idle_poll();
-	io_poll_nic(0), io_poll_nic(1);
+	demux_poll_nic(0), demux_poll_nic(1);
 }
 
 // A frame for c (1.1) comes from a on NIC 0 and leaves on NIC 1 (Y) in the
@@ -260,7 +262,7 @@ static void forward_case(uint32_t len)
 	int nbuf = fake_nic_rx(0, fb, flen, false);
 	CU_ASSERT_FATAL(nbuf > 0);
 	int before = fake_nics[1].ntx;
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[1].ntx, before + 1);
 	const struct fake_tx *t = &fake_nics[1].tx[before];
 	CU_ASSERT_EQUAL(t->len, flen);
@@ -304,7 +306,7 @@ static void test_forward_batch(void)
 {
 	for (int i = 0; i < 5; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 8, 1000), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 5);
 	CU_ASSERT_EQUAL(fake_nics[1].st.doorbells, 1);
 	struct io_relaystats s = rstats();
@@ -331,24 +333,24 @@ static void test_drops(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, cases[i].dst, cases[i].hops, 64), false) > 0);
-		io_poll_nic(0);
+		demux_poll_nic(0);
 	}
 	// a routed frame cut short: no room for its trailer (the NIC's own drop)
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 200);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n - 3, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	// one "from" this node for this node
 	routed(0, wire_node(1, 0, 0), 4, 64);
 	wire_put_route(fb + WIRE_FRAME_HLEN + 64, &(struct wire_route){ .dst = wire_node(1, 0, 0),
 									.src = wire_node(1, 0, 0), .hops = 4 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 64 + WIRE_RTLEN, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_hops, 1);
 	CU_ASSERT_EQUAL(s.drop_baddst, 3);
 	CU_ASSERT_EQUAL(s.drop_noroute, 1);
 	CU_ASSERT_EQUAL(s.relayed, 0);
-	CU_ASSERT_EQUAL(io_nics[0].drop_badlen, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].drop_badlen, 1);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
@@ -371,19 +373,19 @@ static void test_not_for_this_relay(void)
 		uint32_t len = routed(0, wire_node(1, 1, 0), 4, 64);
 		memcpy(fb, dst[i], 6);
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, len, false) > 0);
-		io_poll_nic(0);
+		demux_poll_nic(0);
 	}
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 0);
 	CU_ASSERT_EQUAL(s.inflight, 0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
-	CU_ASSERT_EQUAL(io_nics[0].drop_notme, (uint64_t)n);
-	CU_ASSERT_EQUAL(io_nics[1].drop_notme, 0);
+	CU_ASSERT_EQUAL(demux_nics[0].drop_notme, (uint64_t)n);
+	CU_ASSERT_EQUAL(demux_nics[1].drop_notme, 0);
 	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 	// The same frame to this NIC's MAC is forwarded.
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().relayed, 1);
 	finish();
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -395,12 +397,12 @@ static void test_down_and_busy(void)
 {
 	fake_nic_set_link(1, false);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_down, 1);
 	fake_nic_set_link(1, true);
 	fake_nics[1].tx_fail = -E_INVAL;
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_busy, 1);
 	CU_ASSERT_EQUAL(s.relayed, 0);
@@ -418,7 +420,7 @@ static void test_stripe_links(void)
 	start("0,0", "0.0/" MA_S "/" MA2_S);
 	for (int i = 0; i < 4; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 2);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	CU_ASSERT_EQUAL(memcmp(fake_nics[0].tx[0].bytes, MA, 6), 0);
@@ -426,7 +428,7 @@ static void test_stripe_links(void)
 	fake_nic_set_link(1, false);
 	for (int i = 0; i < 2; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 4);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	finish();
@@ -439,9 +441,9 @@ static void test_no_topology(void)
 {
 	teardown();
 	start(NULL, NULL);
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_noroute, 1);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -484,7 +486,7 @@ static void test_no_frame_to_replenish(void)
 	hoard_all_but(0);
 	CU_ASSERT_EQUAL_FATAL(pmem_free_count(), 0);
 	rx_routed(12);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
 	CU_ASSERT_EQUAL(s.relayed, 8);
@@ -499,7 +501,7 @@ static void test_no_frame_to_replenish(void)
 	finish();
 	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
 	rx_routed(6);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 14);
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
@@ -518,14 +520,14 @@ static void test_no_frame_to_replenish(void)
 static void test_replenish_all_or_nothing(void)
 {
 	rx_routed(21); // 21 buffers out on the slow NIC: ring 0 at 11 + 13 fresh = 24
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL_FATAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].rx_posted, 24);
 	uint64_t base = pmem_free_count();
 	hoard_all_but(1);
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 8960);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL(pmem_free_count(), 1);
@@ -533,7 +535,7 @@ static void test_replenish_all_or_nothing(void)
 	unhoard();
 	hoard_all_but(3);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 22);
 	CU_ASSERT_EQUAL(pmem_free_count(), 0);
@@ -569,7 +571,7 @@ static void chan_setup(void)
 	start("0,1", "1.0/" MB_S ",0.1/" MD_S); // NICs and io_init (as node 1.0)
 	struct rt_topo t; // then this node's own place: 0.0
 	CU_ASSERT_EQUAL_FATAL(rt_parse(&t, "0.0", "0,1", "1.0/" MB_S ",0.1/" MD_S), 0);
-	io_relay_init(&t);
+	relay_init(&t);
 	vs1 = proc_new(PID);
 	attach(PID, region_new(PID, 4, VR_MEM_ALL), vs1, VA_SCR);
 	fake_proc_set_current(PID);
@@ -649,7 +651,7 @@ static void test_chan_node(void)
 	CU_ASSERT_EQUAL(free_chan(x), 0);
 	CU_ASSERT_EQUAL(free_chan(xy), 0);
 	// no topology at all
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 	x = chan(1, 5);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 0, 0), -E_INVAL);
 	CU_ASSERT_EQUAL(free_chan(x), 0);
@@ -714,7 +716,7 @@ static void test_chan_receive_routed(void)
 	wire_put_route(fb + WIRE_FRAME_HLEN + 300, &(struct wire_route){ .dst = wire_node(0, 0, 0),
 									 .src = wire_node(1, 2, 0), .hops = 7 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 300 + WIRE_RTLEN, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	const uint64_t a[3] = { (uint64_t)xy, VA_SCR + 1024, VA_SCR + 2048 };
 	CU_ASSERT_EQUAL(sys_input_io(a), 1);
 	uint64_t size, pos;

@@ -15,7 +15,7 @@
 // bytes, share of its capacity, overloaded or not; every sender's NIC,
 // priority and bytes). Each sender then decides once, on its own next
 // send ("LB decide": who, from which NIC to which, why):
-//   rr       no binding: every packet goes round-robin (io_stripe.c).
+//   rr       no binding: every packet goes round-robin (stripe.c).
 //   tlb      every sender is unbound at the turn; it is bound to the NIC
 //            with the most spare capacity (capacity minus the past-period
 //            bytes of the senders already bound to it since the turn), and
@@ -33,14 +33,15 @@
 // with the most spare capacity. Equal spare: fewer senders bound there this
 // period, then the lower NIC number. So a sender changes NIC at most once
 // per period. A bound sender sends each packet whole on its NIC
-// (io_lb_skip): a link that is down sends it elsewhere meanwhile.
+// (lb_skip): a link that is down sends it elsewhere meanwhile.
 // A rebind can put two packets of one sender on two NICs at once; a
 // balanced channel is striped, so its per-peer sequence numbers (and, when
 // reliable, its acknowledgements) restore the order at the receiver.
-#include "io_priv.h"
-#include "io_lb.h"
-#include "../net/shaper.h"
-#include "proc.h"
+#include "balance.h"
+#include "shaper.h"
+#include "demux.h"
+#include "../res/io_priv.h"
+#include "../res/proc.h"
 #include "../kprintf.h"
 #include "../klimit.h"
 #include "../arch/x86_64/timer.h"
@@ -290,7 +291,7 @@ static long lb_check(const struct io *c, uint64_t policy, uint64_t t_ms, uint64_
 	return -E_NOMEM; // LB_MAX balanced channels already
 }
 
-long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
+long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 {
 	init_once();
 	t_ms = t_ms ? t_ms : LB_DEFAULT_T_MS;
@@ -370,12 +371,12 @@ static void roll(int k, uint32_t p, uint64_t now)
 // The NICs a sender may be bound to: those its peer is known on (peer 0:
 // a balanced sender names one receiver) with the link up. A reliable
 // channel's view of a link (suspect, dead) does not rebind it: meanwhile
-// its packets take another link (io_lb_skip), and it comes back.
+// its packets take another link (lb_skip), and it comes back.
 static uint8_t usable_nics(struct io *c)
 {
 	uint8_t m = 0;
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[0] & (1u << n)) && io_nics[n].link_up)
+		if ((c->peer_links[0] & (1u << n)) && demux_nics[n].link_up)
 			m |= (uint8_t)(1u << n);
 	return m;
 }
@@ -386,13 +387,13 @@ static void dom_start(int k, uint64_t now)
 	struct lb_dom *d = &doms[k];
 	d->epoch = now ? now : 1, d->period = 0;
 	for (int n = 0; n < LB_NICS; n++)
-		d->st.cap[n] = n < netdev_count() && io_nic_usable(n) ? capacity(d, n) : 0;
+		d->st.cap[n] = n < netdev_count() && demux_nic_usable(n) ? capacity(d, n) : 0;
 	if (klimit_take(&lb_log, 1))
 		kprintf("LB start dom=%d T_ms=%u overload_pct=%u cap0=%lu cap1=%lu\n", k, d->t_ms, d->pct,
 			d->st.cap[0], d->st.cap[1]);
 }
 
-void io_lb_on_send(struct io *c)
+void lb_on_send(struct io *c)
 {
 	if (c->lb_slot < 0)
 		return;
@@ -431,19 +432,19 @@ void io_lb_on_send(struct io *c)
 			lb_spare(&d->st, 1, c->lb_policy == IO_LB_HISTORY));
 }
 
-bool io_lb_skip(struct io *c, int peer, int nic)
+bool lb_skip(struct io *c, int peer, int nic)
 {
 	if (c->lb_slot < 0 || c->lb_policy == IO_LB_RR)
 		return false;
 	int b = doms[dom_of(c)].st.s[c->lb_slot].nic;
-	if (b < 0 || b == nic || !(c->peer_links[peer] & (1u << b)) || !io_nics[b].link_up)
+	if (b < 0 || b == nic || !(c->peer_links[peer] & (1u << b)) || !demux_nics[b].link_up)
 		return false; // unbound, or its NIC cannot reach the peer now: any link
 	if (c->rel && c->rp[peer] && c->rp[peer]->l[b].state != IO_LINK_UP)
 		return false;
 	return true;
 }
 
-void io_lb_sent(struct io *c, int nic, uint64_t bytes)
+void lb_sent(struct io *c, int nic, uint64_t bytes)
 {
 	if (c->lb_slot < 0 || nic < 0 || nic >= LB_NICS)
 		return;
@@ -459,7 +460,7 @@ void io_lb_sent(struct io *c, int nic, uint64_t bytes)
 	}
 }
 
-long io_lb_stats(struct io *c, struct io_lbstats *s)
+long lb_stats(struct io *c, struct io_lbstats *s)
 {
 	init_once();
 	memset(s, 0, sizeof(*s));
@@ -485,7 +486,7 @@ long io_lb_stats(struct io *c, struct io_lbstats *s)
 	return 0;
 }
 
-void io_lb_free(struct io *c)
+void lb_free(struct io *c)
 {
 	if (c->lb_slot >= 0)
 		dom_leave(c);

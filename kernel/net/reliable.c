@@ -2,7 +2,7 @@
 // with IO_OP_RELIABLE) whose receiver acknowledges and whose sender keeps
 // every packet's frames pinned until acknowledged, sending the same frames
 // again, on a live link, when one is lost. input_io then delivers every
-// packet exactly once and in order (io_stripe.c restores the order), or
+// packet exactly once and in order (stripe.c restores the order), or
 // -E_LINK once a peer's every link has been dead for dead_us.
 //
 // A peer that closes its channel says goodbye (WIRE_C_BYE). Nothing more
@@ -39,10 +39,16 @@
 // receiver acknowledges a frame once it holds it, and holds it until
 // input_io has room, so a slow reader stops the sender (output_io sleeps
 // for the window) and nothing is dropped for want of room.
-#include "io_priv.h"
-#include "../net/shaper.h"
-#include "pmem.h"
-#include "proc.h"
+#include "reliable.h"
+#include "shaper.h"
+#include "demux.h"
+#include "txbatch.h"
+#include "stripe.h"
+#include "balance.h"
+#include "plain.h"
+#include "../res/io_priv.h"
+#include "../res/pmem.h"
+#include "../res/proc.h"
 #include "../heap.h"
 #include "../kprintf.h"
 #include "../klimit.h"
@@ -64,14 +70,14 @@ static uint64_t tsc_ms(void) { return arch_rdtsc() / (tsc_hz / 1000 ? tsc_hz / 1
 // The link as the NIC's link-change interrupts last said (io.c keeps it):
 // the timer tick asks it per peer and link, and a register read there is
 // a device access every millisecond.
-static bool nic_up(int n) { return io_nics[n].link_up; }
+static bool nic_up(int n) { return demux_nics[n].link_up; }
 static bool known(const struct io *c, int p, int n) { return c->peer_links[p] & (1u << n); }
 static bool seq_before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 static uint16_t session_tag(uint32_t s) { return (uint16_t)(s | 1); }
 
 // ------------------------------------------------------- setup, teardown
 
-long io_rel_enable(struct io *c, bool on)
+long rel_enable(struct io *c, bool on)
 {
 	if (c->raw)
 		return -E_INVAL;
@@ -91,17 +97,17 @@ long io_rel_enable(struct io *c, bool on)
 			c->session = 1;
 		c->rel = true;
 		for (int p = 0; p < IO_MAX_PEERS; p++)
-			if ((c->peer_valid & (1u << p)) && io_rel_add_peer(c, p) < 0) {
-				io_rel_free(c);
+			if ((c->peer_valid & (1u << p)) && rel_add_peer(c, p) < 0) {
+				rel_free(c);
 				return -E_NOMEM;
 			}
 	} else if (!on && c->rel) {
-		io_rel_free(c);
+		rel_free(c);
 	}
 	return 0;
 }
 
-long io_rel_set(struct io *c, uint64_t key, uint64_t val)
+long rel_set(struct io *c, uint64_t key, uint64_t val)
 {
 	if (!c->rel)
 		return -E_INVAL;
@@ -115,7 +121,7 @@ long io_rel_set(struct io *c, uint64_t key, uint64_t val)
 	return 0;
 }
 
-long io_rel_add_peer(struct io *c, int p)
+long rel_add_peer(struct io *c, int p)
 {
 	if (!c->rel || c->rp[p])
 		return 0;
@@ -137,7 +143,7 @@ static void unpin_tx(struct rel_tx *t)
 	t->state = REL_FREE;
 }
 
-void io_rel_free(struct io *c)
+void rel_free(struct io *c)
 {
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		struct rel_peer *rp = c->rp[p];
@@ -157,14 +163,14 @@ void io_rel_free(struct io *c)
 
 // ------------------------------------------------------------ sending
 
-bool io_rel_cookie(uint64_t cookie) { return cookie >> 63; }
+bool rel_cookie(uint64_t cookie) { return cookie >> 63; }
 
 static uint64_t slot_cookie(const struct io *c, uint32_t slot)
 {
 	return 1ull << 63 | (uint64_t)c->h.gen << 24 | (uint64_t)slot << 8 | (uint64_t)(c - ios);
 }
 
-void io_rel_slot_done(struct io *c, uint32_t slot)
+void rel_slot_done(struct io *c, uint32_t slot)
 {
 	if (c->rel && slot < IO_REL_SLOTS && c->nrfree < IO_REL_SLOTS)
 		c->rfree[c->nrfree++] = (uint16_t)slot;
@@ -194,7 +200,7 @@ static int pick_link(struct io *c, int p, int64_t *budget, uint32_t bytes)
 	struct rel_peer *rp = c->rp[p];
 	for (int k = 0; k < NETDEV_MAX; k++) {
 		int n = (c->rr[p] + k) % NETDEV_MAX;
-		if (!known(c, p, n) || rp->l[n].state != IO_LINK_UP || io_lb_skip(c, p, n))
+		if (!known(c, p, n) || rp->l[n].state != IO_LINK_UP || lb_skip(c, p, n))
 			continue;
 		int64_t cost = (int64_t)shaper_cost(n, bytes);
 		if (budget[n] < cost)
@@ -287,7 +293,7 @@ static void pump(struct io *c)
 			if (i >= r) { // not on the wire: stays to be sent
 				if (i < k)
 					shaper_undo(n, &pk[first[n] + i]);
-				io_rel_slot_done(c, e->slot);
+				rel_slot_done(c, e->slot);
 				if (seq_before(e->seq, rp->todo))
 					rp->todo = e->seq;
 				continue;
@@ -297,7 +303,7 @@ static void pump(struct io *c)
 			l->last_tx = now;
 			l->sent++;
 			c->st.link_tx[n]++;
-			io_lb_sent(c, n, wire_bytes(t));
+			lb_sent(c, n, wire_bytes(t));
 			if (t->first) {
 				t->first = 0;
 				if (c->call_left)
@@ -345,7 +351,7 @@ static void send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 			      .cookie = slot_cookie(c, slot) };
 	struct netdev *nd = netdev_get(n);
 	if (nd->ops->tx_batch(nd, &pkt, 1) != 1) {
-		io_rel_slot_done(c, slot);
+		rel_slot_done(c, slot);
 		return;
 	}
 	shaper_charge(n, bytes);
@@ -548,7 +554,7 @@ static void peer_restart(struct io *c, int p, uint32_t session)
 		}
 	c->seq[p] = rp->una = rp->todo = 0;
 	c->rx_next[p] = 0;
-	c->st.drop_stale += io_order_drop(c, p);
+	c->st.drop_stale += stripe_drop_peer(c, p);
 	rp->session = session;
 	rp->closed = false;
 	rp->reported = false;
@@ -557,7 +563,7 @@ static void peer_restart(struct io *c, int p, uint32_t session)
 }
 
 // Peer p closed its channel: it takes nothing more (pump skips it), and
-// the waiting sender and receiver look again (io_rel_send, input_io).
+// the waiting sender and receiver look again (rel_send, input_io).
 static void peer_bye(struct io *c, int p)
 {
 	struct rel_peer *rp = c->rp[p];
@@ -590,7 +596,7 @@ static bool bye_settled(struct io *c, int p, uint64_t now)
 
 // When input_io must report peer p (0: not now): every link dead for
 // dead_us; or its goodbye, once settled (bye_settled) and every frame it
-// sent is delivered (a hole in them first: io_gap_deadline).
+// sent is delivered (a hole in them first: stripe_gap_deadline).
 static uint64_t report_at(struct io *c, int p)
 {
 	struct rel_peer *rp = c->rp[p];
@@ -604,7 +610,7 @@ static uint64_t report_at(struct io *c, int p)
 	return rp->all_dead_since ? rp->all_dead_since + us_tsc(c->rs.dead_us) : 0;
 }
 
-void io_rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)
+void rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)
 {
 	struct wire_ctrl w;
 	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
@@ -641,7 +647,7 @@ void io_rel_ctrl(struct io *c, int p, int n, const uint8_t *pl, uint32_t len)
 	pump(c);
 }
 
-bool io_rel_data(struct io *c, int p, int n, uint16_t tag)
+bool rel_data(struct io *c, int p, int n, uint16_t tag)
 {
 	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
 	if (!rp)
@@ -666,7 +672,7 @@ bool io_rel_data(struct io *c, int p, int n, uint16_t tag)
 // A frame came from p: acknowledge every ack_every (and a batch's last
 // packet at once: the sender's frames are pinned until then), else within
 // ack_us.
-void io_rel_rx_progress(struct io *c, int p, bool now)
+void rel_rx_progress(struct io *c, int p, bool now)
 {
 	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
 	if (!rp)
@@ -681,14 +687,14 @@ void io_rel_rx_progress(struct io *c, int p, bool now)
 
 // rx_next of p moved as input_io made room: the sender's window opens
 // with the next acknowledgement, due within ack_us.
-void io_rel_rx_moved(struct io *c, int p)
+void rel_rx_moved(struct io *c, int p)
 {
 	struct rel_peer *rp = c->rel ? c->rp[p] : NULL;
 	if (rp && !rp->ack_due)
 		rp->ack_due = arch_rdtsc() + us_tsc(c->rs.ack_us);
 }
 
-void io_rel_tick(struct io *c)
+void rel_tick(struct io *c)
 {
 	uint64_t now = arch_rdtsc(), hb = us_tsc(c->rs.hb_us), miss = hb * c->rs.hb_miss;
 	bool todo = false;
@@ -756,7 +762,7 @@ void io_rel_tick(struct io *c)
 		proc_wakeup(c->tx);
 }
 
-void io_rel_link_change(int nic, bool up)
+void rel_link_change(int nic, bool up)
 {
 	if (up)
 		return; // back only when a heartbeat is answered on it
@@ -800,8 +806,8 @@ static long bye_check(struct io *c, const uint32_t *need)
 	return r;
 }
 
-long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
-		 const struct io_pktframes *frames)
+long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
+		 const struct io_pktpages *frames)
 {
 	uint32_t need[IO_MAX_PEERS] = { 0 };
 	for (uint32_t i = 0; i < c->n_out; i++)
@@ -876,14 +882,14 @@ long io_rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, con
 				wake = shaper_room_at(n);
 		c->st.tx_pace_waits++;
 		proc_sleep(c->tx, wake);
-		io_reclaim(c);
+		txb_reclaim(c);
 	}
 	c->st.tx_packets += c->n_out;
 	c->st.tx_batches++;
 	return c->n_out;
 }
 
-uint64_t io_rel_dead_deadline(struct io *c)
+uint64_t rel_dead_deadline(struct io *c)
 {
 	uint64_t first = 0;
 	for (int p = 0; c->rel && p < IO_MAX_PEERS; p++) {
@@ -894,7 +900,7 @@ uint64_t io_rel_dead_deadline(struct io *c)
 	return first;
 }
 
-long io_rel_dead_report(struct io *c)
+long rel_dead_report(struct io *c)
 {
 	uint64_t now = arch_rdtsc();
 	for (int p = 0; c->rel && p < IO_MAX_PEERS; p++) {
@@ -913,7 +919,7 @@ long io_rel_dead_report(struct io *c)
 	return 0;
 }
 
-uint64_t io_rel_hole_since(const struct io *c, int p, uint64_t since)
+uint64_t rel_hole_since(const struct io *c, int p, uint64_t since)
 {
 	const struct rel_peer *rp = c->rp[p];
 	if (!rp || !rp->closed)
@@ -929,7 +935,7 @@ static bool all_acked(struct io *c)
 	return true;
 }
 
-void io_rel_linger(struct io *c)
+void rel_linger(struct io *c)
 {
 	if (!c->rel)
 		return;
@@ -946,11 +952,11 @@ void io_rel_linger(struct io *c)
 	// pool is freed (a NIC that sends later, virtio-net, would otherwise
 	// keep its pages pinned past the close: they would come back late).
 	end = arch_rdtsc() + us_tsc(100000);
-	for (io_reclaim(c); c->nrfree < IO_REL_SLOTS && arch_rdtsc() < end; io_reclaim(c))
+	for (txb_reclaim(c); c->nrfree < IO_REL_SLOTS && arch_rdtsc() < end; txb_reclaim(c))
 		proc_sleep(c->tx, arch_rdtsc() + us_tsc(1000));
 }
 
-long io_rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)
+long rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)
 {
 	if (p >= IO_MAX_PEERS)
 		return -E_INVAL;

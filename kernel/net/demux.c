@@ -1,0 +1,265 @@
+// Receive demultiplexing and refill: a NIC's buffers are assembled into
+// packets, checked (malformed ones dropped and counted by cause), handed to
+// the relay when routed elsewhere, else to their channel: a plain packet
+// to the channel's sink (io_take), a striped one to its order
+// (stripe_order), a reliable channel's control packet to the reliable
+// transport. Buffers kept out of a ring are replaced (demux_replenish)
+// and given back in groups (one RDT write each).
+#include "demux.h"
+#include "relay.h"
+#include "stripe.h"
+#include "reliable.h"
+#include "../res/io_priv.h"
+#include "../res/pmem.h"
+#include "../res/proc.h"
+#include "../kprintf.h"
+#include "../arch/x86_64/timer.h"
+#include <err.h>
+#include <string.h>
+
+#define REFILL_GROUP 64
+
+void demux_refill_add(int nic, paddr_t pa)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	if (ni->nrefill == IO_RING_MAX + PKT_MAX_BUFS)
+		pmem_free(pa); // the ring cannot take more than its slots anyway
+	else
+		ni->refill[ni->nrefill++] = pa;
+}
+
+void demux_give_back(const struct pkt *f)
+{
+	for (int i = 0; i < f->nbuf; i++)
+		demux_refill_add(f->nic, f->buf[i]);
+}
+
+// Posts the collected frames to the ring; what the ring cannot take (it
+// was refilled from the reserve while frames were held) goes back to pmem.
+void demux_flush_refill(int nic)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	struct netdev *nd = netdev_get(nic);
+	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;
+	if (taken < 0)
+		taken = 0;
+	for (int i = taken; i < ni->nrefill; i++)
+		pmem_free(ni->refill[i]);
+	ni->nrefill = 0;
+}
+
+// Posts only a full group, or when the ring runs below half its buffers.
+static void maybe_refill(int nic)
+{
+	struct netdev *nd = netdev_get(nic);
+	if (demux_nics[nic].nrefill >= REFILL_GROUP || nd->ops->rx_free_slots(nd) >= nd->rx_slots / 2)
+		demux_flush_refill(nic);
+}
+
+static struct io *channel_of(int nic, uint16_t chan)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].h.used && !ios[i].raw && (ios[i].nicmask & (1u << nic)) && ios[i].channel == chan)
+			return &ios[i];
+	return NULL;
+}
+
+// A frame kept out of the ring (held for a later input_io, or waiting for
+// its turn) leaves the ring short of its buffers until it is exchanged
+// into a slot, whose old pages then go back. The ring gets reserve frames
+// (zeroed ahead, each a page's zeroing of work) only once fewer than three
+// quarters of its buffers are posted or on their way (QEMU's e1000 drops a
+// frame it has too few buffers for: the ring must not run low). Returns
+// how many of n buffers kept out of nic's ring need a frame in their place.
+static int replenish_need(int nic, int n)
+{
+	struct netdev *nd = netdev_get(nic);
+	int have = nd->rx_slots - nd->ops->rx_free_slots(nd) + demux_nics[nic].nrefill;
+	int low = nd->rx_slots * 3 / 4 - have;
+	return low <= 0 ? 0 : low < n ? low : n;
+}
+
+// All or nothing: every frame needed is free (pmem_free_count counts the
+// reserve pmem_take draws on first), or none is taken and -E_NOMEM says
+// so. Never a frame 0 into a ring's refill list: the driver would refuse
+// the whole list and demux_flush_refill hand each entry to pmem_free.
+long demux_replenish(int nic, int n)
+{
+	int need = replenish_need(nic, n);
+	if (pmem_free_count() < (uint64_t)need)
+		return -E_NOMEM;
+	for (int i = 0; i < need; i++)
+		demux_refill_add(nic, pmem_take());
+	return 0;
+}
+
+// True when frame b is addressed to nic's own MAC. The wire protocol sends
+// only to unicast addresses (a peer is named by its MAC, IO_OP_PEER, or by
+// its node, whose MACs the topology gives), never to broadcast or
+// multicast. A NIC whose filter lets everything in (virtio-net before its
+// filter is programmed, any NIC under promisc=1) hands up frames for other
+// stations too: none of them is this node's, and a relay must not forward
+// one (every relay on a segment would).
+static bool for_this_nic(int nic, const uint8_t *b)
+{
+	return memcmp(b + WIRE_OFF_DST, netdev_get(nic)->mac, 6) == 0;
+}
+
+// Checks a whole frame and hands it to its channel. Returns the drop
+// counter to bump, or NULL when the frame was taken.
+static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	if (error)
+		return &ni->drop_rxerr;
+	if (f->len < WIRE_FRAME_HLEN)
+		return &ni->drop_short;
+	const uint8_t *b = arch_p2v(f->buf[0]);
+	if (!for_this_nic(nic, b))
+		return &ni->drop_notme;
+	if (wire_get_type(b) != WIRE_ETHERTYPE)
+		return &ni->drop_ethertype;
+	// QEMU zero-pads frames under 60 bytes: a header cut short shows as a
+	// zero batch count, which no sender writes.
+	if (wire_get_batch(b) == 0)
+		return &ni->drop_short;
+	uint32_t len = wire_get_len(b);
+	if (len > WIRE_MAX_PAYLOAD)
+		return &ni->drop_toolong;
+	// The NIC pads short frames to 60 bytes; otherwise the length must match.
+	uint16_t flags = wire_get_flags(b);
+	uint32_t need = WIRE_FRAME_HLEN + len + (flags & WIRE_F_ROUTE ? WIRE_RTLEN : 0);
+	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
+		return &ni->drop_badlen;
+	uint32_t src = RT_NONE; // a routed frame's origin
+	if ((flags & WIRE_F_ROUTE) && relay_rx(f, len, &src))
+		return NULL; // forwarded, or dropped and counted by the relay
+	struct io *c = channel_of(nic, wire_get_channel(b));
+	if (!c)
+		return &ni->drop_nochan;
+	if (!(flags & WIRE_F_STRIPE)) {
+		c->st.link_rx[nic]++;
+		io_take(c, f);
+		return NULL;
+	}
+	int peer = src != RT_NONE ? relay_peer_of(c, src) : stripe_peer_of(c, b + WIRE_OFF_SRC);
+	if (peer < 0) {
+		c->st.drop_nopeer++; // no order to put it in
+		demux_give_back(f);
+		return NULL;
+	}
+	if (flags & (WIRE_F_ACK | WIRE_F_HBEAT)) { // the channel's own control frame
+		rel_ctrl(c, peer, nic, b + WIRE_FRAME_HLEN, len);
+		demux_give_back(f);
+		return NULL;
+	}
+	if (!rel_data(c, peer, nic, wire_get_batch(b))) {
+		demux_give_back(f); // an earlier session's
+		return NULL;
+	}
+	c->st.link_rx[nic]++;
+	stripe_order(c, peer, wire_get_seq(b), f);
+	rel_rx_progress(c, peer, flags & WIRE_F_LAST);
+	return NULL;
+}
+
+// Adds one receive buffer to the frame being assembled; on EOP dispatches
+// it. Buffers past PKT_MAX_BUFS go straight back: the frame is too long.
+static void take_fragment(int nic, const struct rxfrag *r)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	struct pkt *f = &ni->partial;
+	f->nic = (uint8_t)nic;
+	if (f->nbuf < PKT_MAX_BUFS) {
+		f->buf[f->nbuf++] = r->pa;
+		f->len = (uint16_t)(f->len + r->len);
+	} else {
+		demux_refill_add(nic, r->pa);
+		ni->overlong = true;
+	}
+	if (!r->eop)
+		return;
+	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->error);
+	if (drop) {
+		(*drop)++;
+		demux_give_back(f);
+	}
+	*f = (struct pkt){ 0 };
+	ni->overlong = false;
+}
+
+static bool someone_waits(int nic)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
+			return true;
+	return false;
+}
+
+// Takes up to max buffers from the NIC; returns how many it had.
+static int drain_some(int nic, int max)
+{
+	struct netdev *d = netdev_get(nic);
+	struct rxfrag fr[64];
+	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
+	for (int i = 0; i < n; i++)
+		take_fragment(nic, &fr[i]);
+	relay_flush(); // what the relay forwarded from them: one doorbell per NIC
+	maybe_refill(nic);
+	return n;
+}
+
+static void drain(int nic)
+{
+	while (drain_some(nic, 64) > 0)
+		;
+}
+
+// Takes every frame the NIC has. While a channel on it still waits for
+// packets the NIC stays in polling mode; then its interrupts come back
+// ("poll until empty, unmask, poll once more": no wake-up is lost).
+void demux_poll_nic(int nic)
+{
+	drain(nic);
+	if (someone_waits(nic))
+		return;
+	demux_flush_refill(nic); // between batches the ring gets everything back
+	if (!demux_nics[nic].polling)
+		return;
+	demux_nics[nic].polling = false;
+	netdev_get(nic)->ops->rx_irq(netdev_get(nic), true);
+	drain(nic);
+	demux_flush_refill(nic);
+}
+
+// The NIC's receive interrupt: poll from here on until the batches that
+// wait are complete.
+void demux_rx_ready(struct netdev *d, void *arg)
+{
+	(void)arg;
+	int nic = d->index;
+	// Counted for a batch still collecting; a cause latched while masked
+	// fires once more after a batch completes (the NIC counts it: nic_irqs).
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
+			ios[i].st.rx_irqs++;
+	d->ops->rx_irq(d, false);
+	demux_nics[nic].polling = true;
+	demux_poll_nic(nic);
+}
+
+// A striped channel's links are drained in turns of a few buffers each,
+// so frames striped over them come nearly in order (the reorder window
+// then holds few), then each NIC as demux_poll_nic does.
+void demux_poll_channel(struct io *c)
+{
+	if (io_striped(c)) {
+		for (int any = 1; any;) {
+			any = 0;
+			IO_FOR_EACH_NIC(c, n)
+				any |= drain_some(n, 8) > 0;
+		}
+	}
+	IO_FOR_EACH_NIC(c, n)
+		demux_poll_nic(n);
+}

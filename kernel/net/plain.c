@@ -1,0 +1,146 @@
+// The plain transport: a call's packets, each with its Ethernet and wire
+// header in the channel's header pages, the payload straight from the
+// caller's pages, grouped by link (a striped channel's packets take its
+// peer's live links in turn) and handed to the transmit batch.
+#include "plain.h"
+#include "txbatch.h"
+#include "stripe.h"
+#include "relay.h"
+#include "../res/io_priv.h"
+#include "../res/pmem.h"
+#include "../res/proc.h"
+#include "../kprintf.h"
+#include "../arch/x86_64/timer.h"
+#include <err.h>
+#include <string.h>
+
+static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
+{
+	uint64_t off = (uint64_t)i * IO_HDR_SLOT;
+	*pa = c->hdr[off / PAGE_SIZE] + off % PAGE_SIZE;
+	return arch_p2v(*pa);
+}
+
+// The 30 header bytes common to a call's packets to one peer on one link;
+// per packet only the flags, sequence number and length differ.
+static void header_template(struct io *c, uint8_t *t, int nic, uint64_t peer)
+{
+	wire_put_eth(t, c->peer[peer][nic], netdev_get(nic)->mac);
+	wire_put_hdr(t, &(struct wire_fields){ .channel = c->channel, .batch = (uint16_t)c->n_out,
+					       .link = (uint16_t)nic });
+}
+
+static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t peer,
+			 uint64_t size, uint16_t flags)
+{
+	__builtin_memcpy(h, tmpl, WIRE_FRAME_HLEN);
+	wire_set_flags(h, flags);
+	wire_set_seq(h, c->seq[peer]++);
+	wire_set_len(h, (uint32_t)size);
+}
+
+// Gather list: the header (none for a raw frame), then the payload cut at
+// page boundaries, in the frames looked up when the send was checked.
+static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size,
+			 const struct io_pktpages *pf)
+{
+	p->nseg = 0;
+	if (hdr)
+		p->seg[p->nseg++] = (struct netseg){ hdr, WIRE_FRAME_HLEN };
+	for (int k = 0; size > 0; k++) {
+		uint64_t in_page = PAGE_SIZE - pos % PAGE_SIZE;
+		uint32_t len = (uint32_t)(size < in_page ? size : in_page);
+		p->seg[p->nseg++] = (struct netseg){ pf->f[k] + pos % PAGE_SIZE, len };
+		pos += len;
+		size -= len;
+	}
+	p->cookie = txb_cookie(c);
+}
+
+static void account(struct io *c, const struct io_txcall *t, long *ret);
+
+// A call's packets, grouped by the link each goes on (a packet's link is
+// round-robin over its peer's live links on a striped channel), each
+// group sent with one doorbell (more when paced or the ring fills).
+long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
+	     const struct io_pktpages *frames)
+{
+	uint8_t tmpl[NETDEV_MAX][WIRE_FRAME_HLEN];
+	uint64_t tmpl_peer[NETDEV_MAX];
+	int first[NETDEV_MAX + 1] = { 0 }, at[NETDEV_MAX];
+	struct io_txcall *t = c->tx;
+	uint16_t stripe = io_striped(c) ? WIRE_F_STRIPE : 0;
+	if (!txb_wait_idle(c))
+		return -E_BUSY;
+	for (uint32_t i = 0; i < c->n_out; i++) {
+		int nic = stripe ? stripe_next_link(c, peers[i]) : c->nic;
+		t->peer[i] = peers[i], t->size[i] = sizes[i], t->nic[i] = (int8_t)nic, t->sent[i] = 0;
+		if (nic >= 0) // else every link of the peer went down since the check
+			first[nic + 1]++;
+	}
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		first[n + 1] += first[n];
+		at[n] = first[n];
+	}
+	memset(tmpl_peer, 0xff, sizeof(tmpl_peer));
+	for (uint32_t i = 0; i < c->n_out; i++) { // in call order: sequence numbers too
+		int nic = t->nic[i];
+		if (nic < 0)
+			continue;
+		paddr_t hpa = 0;
+		if (!c->raw) {
+			uint8_t *h = hdr_slot(c, i, &hpa);
+			if (peers[i] != tmpl_peer[nic])
+				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
+			build_header(c, h, tmpl[nic], peers[i], sizes[i],
+				     (uint16_t)((i + 1 == c->n_out ? WIRE_F_LAST : 0) | stripe |
+						relay_flag(c, peers[i])));
+		}
+		t->idx[at[nic]] = (uint8_t)i;
+		build_packet(c, &t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i]);
+		if (hpa && relay_flag(c, peers[i])) // the route trailer, after the header in its slot
+			relay_trailer(c, peers[i], arch_p2v(hpa + IO_HDR_SLOT / 2), hpa + IO_HDR_SLOT / 2,
+					 &t->pkts[at[nic]]);
+		at[nic]++;
+	}
+	struct txgroup g[NETDEV_MAX];
+	for (int n = 0; n < NETDEV_MAX; n++)
+		g[n] = (struct txgroup){ .p = t->pkts + first[n], .n = first[n + 1] - first[n] };
+	txb_send_groups(c, g);
+	long ret = -E_BUSY;
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		if (g[n].err && !g[n].done)
+			ret = g[n].err;
+		for (int k = 0; k < g[n].done; k++)
+			t->sent[t->idx[first[n] + k]] = 1;
+	}
+	account(c, t, &ret);
+	return ret;
+}
+
+// Counts what left. Sequence numbers of a peer's packets that never left
+// and were the last to it are given back (the receiver sees no gap); one
+// that did not leave before one that did is a hole the receiver will
+// report (-E_GAP): those after it are counted as stranded.
+// *ret becomes how many left, or stays the error when none did.
+static void account(struct io *c, const struct io_txcall *t, long *ret)
+{
+	uint32_t sent = 0;
+	uint32_t later_sent = 0; // bit p: a packet to peer p left after this point
+	for (uint32_t i = c->n_out; i-- > 0;) {
+		uint32_t pb = 1u << (t->peer[i] % 32);
+		if (t->sent[i]) {
+			sent++;
+			later_sent |= pb;
+			c->st.tx_bytes += t->size[i];
+		} else if (!c->raw && !(later_sent & pb)) {
+			c->seq[t->peer[i]]--;
+		} else if (!c->raw) {
+			c->st.tx_stranded++;
+		}
+	}
+	c->st.tx_packets += sent;
+	c->st.tx_batches += sent > 0;
+	if (sent)
+		*ret = sent;
+}
