@@ -39,6 +39,7 @@
 // reliable, its acknowledgements) restore the order at the receiver.
 #include "balance.h"
 #include "shaper.h"
+#include "stripe.h"
 #include "demux.h"
 #include "../res/io_priv.h"
 #include "../res/proc.h"
@@ -227,7 +228,7 @@ static void init_once(void)
 	}
 }
 
-static int dom_of(const struct io *c) { return chans[c->lb_slot].dom; }
+static int dom_of(const struct io *c) { return chans[c->x.lb_slot].dom; }
 
 // The domain running with these settings, else a free one.
 static int dom_find(uint32_t t_ms, uint32_t pct)
@@ -253,7 +254,7 @@ static void dom_join(struct io *c, int i, int k, uint32_t t_ms, uint32_t pct)
 	d->st.s[i] = (struct lb_sender){ .used = true, .nic = -1, .past_nic = -1 };
 	chans[i] = (struct lb_chan){ .c = c, .dom = (int8_t)k, .last = -1 };
 	memset(chans[i].nic_in, 0xff, sizeof(chans[i].nic_in));
-	c->lb_slot = (int8_t)i;
+	c->x.lb_slot = (int8_t)i;
 	d->nchan++;
 }
 
@@ -265,9 +266,9 @@ static void dom_leave(struct io *c)
 	struct lb_dom *d = &doms[k];
 	if (d->epoch && klimit_take(&lb_log, 1))
 		kprintf("LB leave period=%u dom=%d chan=%u pid=%d\n", d->period, k, c->channel, c->owner);
-	d->st.s[c->lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
-	chans[c->lb_slot].c = NULL;
-	c->lb_slot = -1;
+	d->st.s[c->x.lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
+	chans[c->x.lb_slot].c = NULL;
+	c->x.lb_slot = -1;
 	if (--d->nchan == 0) {
 		if (d->epoch && klimit_take(&lb_log, 1))
 			kprintf("LB end dom=%d periods=%u\n", k, d->period + 1);
@@ -280,11 +281,11 @@ static void dom_leave(struct io *c)
 // join another domain, so no channel's choice binds another's.
 static long lb_check(const struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 {
-	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !io_striped(c) || c->raw || pct > 100 ||
+	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !stripe_active(c) || c->x.raw || pct > 100 ||
 	    t_ms > 3600000)
 		return -E_INVAL;
-	if (c->lb_slot >= 0)
-		return chans[c->lb_slot].decided || doms[dom_of(c)].st.s[c->lb_slot].vol ? -E_BUSY : 0;
+	if (c->x.lb_slot >= 0)
+		return chans[c->x.lb_slot].decided || doms[dom_of(c)].st.s[c->x.lb_slot].vol ? -E_BUSY : 0;
 	for (int i = 0; i < LB_MAX; i++)
 		if (!chans[i].c)
 			return 0;
@@ -301,7 +302,7 @@ long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 		refused++;
 		return e;
 	}
-	int i = c->lb_slot;
+	int i = c->x.lb_slot;
 	if (i >= 0 && (doms[dom_of(c)].t_ms != t_ms || doms[dom_of(c)].pct != pct)) {
 		dom_leave(c); // not sent yet: it moves to its new settings' domain
 		i = -1;
@@ -312,7 +313,7 @@ long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 			i++;
 		dom_join(c, i, dom_find((uint32_t)t_ms, (uint32_t)pct), (uint32_t)t_ms, (uint32_t)pct);
 	}
-	c->lb_policy = (uint8_t)policy;
+	c->x.lb_policy = (uint8_t)policy;
 	return 0;
 }
 
@@ -337,7 +338,7 @@ static void print_turn(int k, uint32_t to, uint64_t now)
 		const struct lb_sender *s = &d->st.s[i];
 		if (s->used)
 			kprintf("LB past period=%u dom=%d chan=%u pid=%d policy=%s prio=%u nic=%d bytes=%lu\n", to, k,
-				chans[i].c->channel, chans[i].c->owner, policy_names[chans[i].c->lb_policy], s->prio,
+				chans[i].c->channel, chans[i].c->owner, policy_names[chans[i].c->x.lb_policy], s->prio,
 				s->past_nic, s->past_vol);
 	}
 }
@@ -361,7 +362,7 @@ static void roll(int k, uint32_t p, uint64_t now)
 		s->past_vol = next ? s->vol : 0;
 		s->vol = 0;
 		s->moved = false;
-		if (chans[i].c->lb_policy == IO_LB_TLB)
+		if (chans[i].c->x.lb_policy == IO_LB_TLB)
 			s->nic = -1; // balance-tlb unbinds everyone
 	}
 	d->period = p;
@@ -376,7 +377,7 @@ static uint8_t usable_nics(struct io *c)
 {
 	uint8_t m = 0;
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[0] & (1u << n)) && demux_nics[n].link_up)
+		if ((c->x.peer_links[0] & (1u << n)) && demux_nics[n].link_up)
 			m |= (uint8_t)(1u << n);
 	return m;
 }
@@ -395,9 +396,9 @@ static void dom_start(int k, uint64_t now)
 
 void lb_on_send(struct io *c)
 {
-	if (c->lb_slot < 0)
+	if (c->x.lb_slot < 0)
 		return;
-	int i = c->lb_slot, k = dom_of(c);
+	int i = c->x.lb_slot, k = dom_of(c);
 	struct lb_dom *d = &doms[k];
 	uint64_t now = arch_rdtsc();
 	if (!d->epoch)
@@ -411,11 +412,11 @@ void lb_on_send(struct io *c)
 	s->prio = prio >= 0 ? (uint8_t)prio : 0;
 	uint8_t usable = usable_nics(c);
 	bool due = ch->decided != d->period + 1 || s->nic < 0 || !(usable & (1u << s->nic));
-	if (c->lb_policy == IO_LB_RR || !due || !usable)
+	if (c->x.lb_policy == IO_LB_RR || !due || !usable)
 		return;
 	int from = s->nic, why;
 	bool again = ch->decided == d->period + 1; // its NIC became unusable in this period
-	int to = lb_decide(&d->st, i, c->lb_policy, usable, &why);
+	int to = lb_decide(&d->st, i, c->x.lb_policy, usable, &why);
 	ch->decided = d->period + 1;
 	ch->decisions++;
 	if (ch->last >= 0 && to != ch->last)
@@ -426,34 +427,34 @@ void lb_on_send(struct io *c)
 	if (klimit_take(&lb_log, 1))
 		kprintf("LB decide period=%u dom=%d at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "
 			"past_bytes=%lu spare0=%ld spare1=%ld\n",
-			d->period, k, ms_since_epoch(d, now), c->channel, c->owner, policy_names[c->lb_policy],
+			d->period, k, ms_since_epoch(d, now), c->channel, c->owner, policy_names[c->x.lb_policy],
 			s->prio, from, to, lb_why_name(why), s->past_vol,
-			lb_spare(&d->st, 0, c->lb_policy == IO_LB_HISTORY),
-			lb_spare(&d->st, 1, c->lb_policy == IO_LB_HISTORY));
+			lb_spare(&d->st, 0, c->x.lb_policy == IO_LB_HISTORY),
+			lb_spare(&d->st, 1, c->x.lb_policy == IO_LB_HISTORY));
 }
 
 bool lb_skip(struct io *c, int peer, int nic)
 {
-	if (c->lb_slot < 0 || c->lb_policy == IO_LB_RR)
+	if (c->x.lb_slot < 0 || c->x.lb_policy == IO_LB_RR)
 		return false;
-	int b = doms[dom_of(c)].st.s[c->lb_slot].nic;
-	if (b < 0 || b == nic || !(c->peer_links[peer] & (1u << b)) || !demux_nics[b].link_up)
+	int b = doms[dom_of(c)].st.s[c->x.lb_slot].nic;
+	if (b < 0 || b == nic || !(c->x.peer_links[peer] & (1u << b)) || !demux_nics[b].link_up)
 		return false; // unbound, or its NIC cannot reach the peer now: any link
-	if (c->rel && c->rp[peer] && c->rp[peer]->l[b].state != IO_LINK_UP)
+	if (c->x.rel && c->x.rp[peer] && c->x.rp[peer]->l[b].state != IO_LINK_UP)
 		return false;
 	return true;
 }
 
 void lb_sent(struct io *c, int nic, uint64_t bytes)
 {
-	if (c->lb_slot < 0 || nic < 0 || nic >= LB_NICS)
+	if (c->x.lb_slot < 0 || nic < 0 || nic >= LB_NICS)
 		return;
 	struct lb_dom *d = &doms[dom_of(c)];
-	struct lb_chan *ch = &chans[c->lb_slot];
+	struct lb_chan *ch = &chans[c->x.lb_slot];
 	if (!d->epoch)
 		return;
 	d->vol[nic] += bytes;
-	d->st.s[c->lb_slot].vol += bytes;
+	d->st.s[c->x.lb_slot].vol += bytes;
 	if (d->period < IO_LB_HIST) {
 		d->nic_bytes[d->period][nic] += bytes;
 		ch->bytes[d->period] += bytes;
@@ -465,14 +466,14 @@ long lb_stats(struct io *c, struct io_lbstats *s)
 	init_once();
 	memset(s, 0, sizeof(*s));
 	s->refused = refused;
-	if (c->lb_slot < 0) {
+	if (c->x.lb_slot < 0) {
 		s->nic = -1;
 		return 0;
 	}
-	const struct lb_chan *ch = &chans[c->lb_slot];
+	const struct lb_chan *ch = &chans[c->x.lb_slot];
 	const struct lb_dom *d = &doms[ch->dom];
-	s->policy = c->lb_policy;
-	s->nic = d->st.s[c->lb_slot].nic;
+	s->policy = c->x.lb_policy;
+	s->nic = d->st.s[c->x.lb_slot].nic;
 	s->period = d->period, s->period_ms = d->t_ms, s->overload_pct = d->pct;
 	s->decisions = ch->decisions, s->rebinds = ch->rebinds;
 	memcpy(s->bytes, ch->bytes, sizeof(s->bytes));
@@ -488,6 +489,6 @@ long lb_stats(struct io *c, struct io_lbstats *s)
 
 void lb_free(struct io *c)
 {
-	if (c->lb_slot >= 0)
+	if (c->x.lb_slot >= 0)
 		dom_leave(c);
 }

@@ -8,7 +8,7 @@
 #include "demux.h"
 #include "relay.h"
 #include "stripe.h"
-#include "reliable.h"
+#include "transport.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
@@ -16,6 +16,8 @@
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
+
+struct demux_nic demux_nics[NETDEV_MAX];
 
 #define REFILL_GROUP 64
 
@@ -59,7 +61,7 @@ static void maybe_refill(int nic)
 static struct io *channel_of(int nic, uint16_t chan)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && !ios[i].raw && (ios[i].nicmask & (1u << nic)) && ios[i].channel == chan)
+		if (ios[i].h.used && !ios[i].x.raw && (ios[i].nicmask & (1u << nic)) && ios[i].channel == chan)
 			return &ios[i];
 	return NULL;
 }
@@ -137,29 +139,7 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
-	if (!(flags & WIRE_F_STRIPE)) {
-		c->st.link_rx[nic]++;
-		io_take(c, f);
-		return NULL;
-	}
-	int peer = src != RT_NONE ? relay_peer_of(c, src) : stripe_peer_of(c, b + WIRE_OFF_SRC);
-	if (peer < 0) {
-		c->st.drop_nopeer++; // no order to put it in
-		demux_give_back(f);
-		return NULL;
-	}
-	if (flags & (WIRE_F_ACK | WIRE_F_HBEAT)) { // the channel's own control frame
-		rel_ctrl(c, peer, nic, b + WIRE_FRAME_HLEN, len);
-		demux_give_back(f);
-		return NULL;
-	}
-	if (!rel_data(c, peer, nic, wire_get_batch(b))) {
-		demux_give_back(f); // an earlier session's
-		return NULL;
-	}
-	c->st.link_rx[nic]++;
-	stripe_order(c, peer, wire_get_seq(b), f);
-	rel_rx_progress(c, peer, flags & WIRE_F_LAST);
+	c->x.ops->input(c, nic, f, src);
 	return NULL;
 }
 
@@ -253,7 +233,7 @@ void demux_rx_ready(struct netdev *d, void *arg)
 // then holds few), then each NIC as demux_poll_nic does.
 void demux_poll_channel(struct io *c)
 {
-	if (io_striped(c)) {
+	if (stripe_active(c)) {
 		for (int any = 1; any;) {
 			any = 0;
 			IO_FOR_EACH_NIC(c, n)
@@ -262,4 +242,15 @@ void demux_poll_channel(struct io *c)
 	}
 	IO_FOR_EACH_NIC(c, n)
 		demux_poll_nic(n);
+}
+
+bool demux_poll_polling(void)
+{
+	bool polling = false;
+	for (int n = 0; n < netdev_count(); n++)
+		if (demux_nics[n].polling) {
+			demux_poll_nic(n);
+			polling |= demux_nics[n].polling;
+		}
+	return polling;
 }

@@ -34,6 +34,8 @@ static inline bool demux_nic_usable(int nic)
 // Takes every packet the NIC has; polling mode ends once no channel on it
 // waits for packets.
 void demux_poll_nic(int nic);
+// NICs in polling mode are polled; true while any still is.
+bool demux_poll_polling(void);
 // The NIC's receive interrupt (netdev's rx_ready).
 void demux_rx_ready(struct netdev *nd, void *arg);
 // Polls every NIC of c (a striped channel's in turns).

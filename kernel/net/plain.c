@@ -6,6 +6,8 @@
 #include "txbatch.h"
 #include "stripe.h"
 #include "relay.h"
+#include "demux.h"
+#include "transport.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
@@ -17,7 +19,7 @@
 static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 {
 	uint64_t off = (uint64_t)i * IO_HDR_SLOT;
-	*pa = c->hdr[off / PAGE_SIZE] + off % PAGE_SIZE;
+	*pa = c->x.hdr[off / PAGE_SIZE] + off % PAGE_SIZE;
 	return arch_p2v(*pa);
 }
 
@@ -25,7 +27,7 @@ static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 // per packet only the flags, sequence number and length differ.
 static void header_template(struct io *c, uint8_t *t, int nic, uint64_t peer)
 {
-	wire_put_eth(t, c->peer[peer][nic], netdev_get(nic)->mac);
+	wire_put_eth(t, c->x.peer[peer][nic], netdev_get(nic)->mac);
 	wire_put_hdr(t, &(struct wire_fields){ .channel = c->channel, .batch = (uint16_t)c->n_out,
 					       .link = (uint16_t)nic });
 }
@@ -35,7 +37,7 @@ static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t
 {
 	__builtin_memcpy(h, tmpl, WIRE_FRAME_HLEN);
 	wire_set_flags(h, flags);
-	wire_set_seq(h, c->seq[peer]++);
+	wire_set_seq(h, c->x.seq[peer]++);
 	wire_set_len(h, (uint32_t)size);
 }
 
@@ -68,8 +70,8 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 	uint8_t tmpl[NETDEV_MAX][WIRE_FRAME_HLEN];
 	uint64_t tmpl_peer[NETDEV_MAX];
 	int first[NETDEV_MAX + 1] = { 0 }, at[NETDEV_MAX];
-	struct io_txcall *t = c->tx;
-	uint16_t stripe = io_striped(c) ? WIRE_F_STRIPE : 0;
+	struct io_txcall *t = c->x.tx;
+	uint16_t stripe = stripe_active(c) ? WIRE_F_STRIPE : 0;
 	if (!txb_wait_idle(c))
 		return -E_BUSY;
 	for (uint32_t i = 0; i < c->n_out; i++) {
@@ -88,7 +90,7 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		if (nic < 0)
 			continue;
 		paddr_t hpa = 0;
-		if (!c->raw) {
+		if (!c->x.raw) {
 			uint8_t *h = hdr_slot(c, i, &hpa);
 			if (peers[i] != tmpl_peer[nic])
 				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
@@ -133,9 +135,9 @@ static void account(struct io *c, const struct io_txcall *t, long *ret)
 			sent++;
 			later_sent |= pb;
 			c->st.tx_bytes += t->size[i];
-		} else if (!c->raw && !(later_sent & pb)) {
-			c->seq[t->peer[i]]--;
-		} else if (!c->raw) {
+		} else if (!c->x.raw && !(later_sent & pb)) {
+			c->x.seq[t->peer[i]]--;
+		} else if (!c->x.raw) {
 			c->st.tx_stranded++;
 		}
 	}
@@ -144,3 +146,68 @@ static void account(struct io *c, const struct io_txcall *t, long *ret)
 	if (sent)
 		*ret = sent;
 }
+
+// ------------------------------------------------------- the ops tables
+
+static bool peer_reachable(struct io *c, uint64_t peer)
+{
+	IO_FOR_EACH_NIC(c, n)
+		if ((c->x.peer_links[peer] & (1u << n)) && netdev_get(n)->ops->link_up(netdev_get(n)))
+			return true;
+	return false;
+}
+
+static long plain_check(struct io *c, uint64_t peer, uint64_t size)
+{
+	if (peer >= IO_MAX_PEERS || !(c->x.peer_valid & (1u << peer)))
+		return -E_NOENT;
+	if (stripe_active(c) && !peer_reachable(c, peer))
+		return -E_LINK; // every link the peer is known on is down
+	return size > WIRE_MAX_PAYLOAD ? -E_2BIG : 0;
+}
+
+// A striped channel sends on whichever of its peer's links are up.
+static long plain_check_call(struct io *c)
+{
+	return stripe_active(c) || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
+}
+
+static long raw_check(struct io *c, uint64_t peer, uint64_t size)
+{
+	(void)peer;
+	if (size < c->dev->min_frame)
+		return -E_INVAL;
+	return size > c->dev->max_frame ? -E_2BIG : 0;
+}
+
+static long raw_check_call(struct io *c) { return c->dev->ops->link_up(c->dev) ? 0 : -E_LINK; }
+
+// A packet of an unreliable channel: a plain one to the channel, a
+// striped one into its peer's order. A control packet is some reliable
+// peer's: not reliable here, its heartbeats are ignored.
+static void plain_input(struct io *c, int nic, const struct pkt *f, uint32_t src)
+{
+	int peer = stripe_rx_begin(c, nic, f, src);
+	if (peer < 0)
+		return;
+	const uint8_t *b = arch_p2v(f->buf[0]);
+	if (wire_get_flags(b) & (WIRE_F_ACK | WIRE_F_HBEAT)) {
+		demux_give_back(f);
+		return;
+	}
+	c->st.link_rx[nic]++;
+	stripe_order(c, peer, wire_get_seq(b), f);
+}
+
+static uint64_t plain_deadline(struct io *c) { return stripe_gap_deadline(c); }
+
+const struct xport_ops xport_plain = {
+	.name = "plain", .check = plain_check, .check_call = plain_check_call, .send = plain_send,
+	.input = plain_input, .deadline = plain_deadline,
+};
+
+// A raw channel only sends (its channel number is 0: no packet finds it).
+const struct xport_ops xport_raw = {
+	.name = "raw", .check = raw_check, .check_call = raw_check_call, .send = plain_send,
+	.input = plain_input,
+};

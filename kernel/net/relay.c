@@ -235,7 +235,7 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 	if (n < 0)
 		return n;
 	bool routed = route_topo.nb[n].node != node;
-	if (routed && c->rel)
+	if (routed && c->x.rel)
 		return -E_INVAL; // a reliable channel's per-link state ends at the first relay
 	const struct rt_nb *nb = &route_topo.nb[n];
 	uint8_t links = 0;
@@ -250,12 +250,12 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 	if (e)
 		return e;
 	for (int j = 0; j < nb->nlinks; j++)
-		memcpy(c->peer[peer][route_topo.dimnics[nb->dim][j]], nb->mac[j], 6);
-	c->peer_links[peer] = links;
-	c->peer_valid |= 1u << peer;
-	c->routed = routed ? c->routed | 1u << peer : c->routed & ~(1u << peer);
-	c->route_node[peer] = (uint32_t)node;
-	c->route_hops[peer] = (uint8_t)(hops ? hops : WIRE_HOPS_DEFAULT);
+		memcpy(c->x.peer[peer][route_topo.dimnics[nb->dim][j]], nb->mac[j], 6);
+	c->x.peer_links[peer] = links;
+	c->x.peer_valid |= 1u << peer;
+	c->x.routed = routed ? c->x.routed | 1u << peer : c->x.routed & ~(1u << peer);
+	c->x.route_node[peer] = (uint32_t)node;
+	c->x.route_hops[peer] = (uint8_t)(hops ? hops : WIRE_HOPS_DEFAULT);
 	return 0;
 }
 
@@ -275,19 +275,19 @@ long relay_stats(uint64_t uptr)
 int relay_peer_of(struct io *c, uint32_t src)
 {
 	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->routed & (1u << p)) && c->route_node[p] == src)
+		if ((c->x.routed & (1u << p)) && c->x.route_node[p] == src)
 			return p;
 	return -1;
 }
 
 uint16_t relay_flag(const struct io *c, uint64_t peer)
 {
-	return (c->routed >> peer) & 1 ? WIRE_F_ROUTE : 0;
+	return (c->x.routed >> peer) & 1 ? WIRE_F_ROUTE : 0;
 }
 
 void relay_trailer(const struct io *c, uint64_t peer, uint8_t *t, paddr_t pa, struct netpkt *p)
 {
-	wire_put_route(t, &(struct wire_route){ .dst = c->route_node[peer], .src = route_topo.me,
-						.hops = c->route_hops[peer] });
+	wire_put_route(t, &(struct wire_route){ .dst = c->x.route_node[peer], .src = route_topo.me,
+						.hops = c->x.route_hops[peer] });
 	p->seg[p->nseg++] = (struct netseg){ pa, WIRE_RTLEN };
 }

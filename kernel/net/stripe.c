@@ -23,6 +23,7 @@
 #include "demux.h"
 #include "balance.h"
 #include "reliable.h"
+#include "relay.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
@@ -30,6 +31,8 @@
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
+
+bool stripe_active(const struct io *c) { return c->nicmask & (c->nicmask - 1); }
 
 static bool same_mac(const uint8_t *a, const uint8_t *b)
 {
@@ -39,39 +42,55 @@ static bool same_mac(const uint8_t *a, const uint8_t *b)
 static bool peer_has(struct io *c, int p, const uint8_t *mac)
 {
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[p] & (1u << n)) && same_mac(c->peer[p][n], mac))
+		if ((c->x.peer_links[p] & (1u << n)) && same_mac(c->x.peer[p][n], mac))
 			return true;
 	return false;
 }
 
 int stripe_peer_of(struct io *c, const uint8_t *mac)
 {
-	if ((c->peer_valid & (1u << c->last_peer)) && peer_has(c, c->last_peer, mac))
-		return c->last_peer;
+	if ((c->x.peer_valid & (1u << c->x.last_peer)) && peer_has(c, c->x.last_peer, mac))
+		return c->x.last_peer;
 	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->peer_valid & (1u << p)) && peer_has(c, p, mac))
-			return c->last_peer = p;
+		if ((c->x.peer_valid & (1u << p)) && peer_has(c, p, mac))
+			return c->x.last_peer = p;
 	return -1;
 }
 
 int stripe_next_link(struct io *c, uint64_t peer)
 {
 	for (int k = 0; k < NETDEV_MAX; k++) {
-		int n = (c->rr[peer] + k) % NETDEV_MAX;
-		struct netdev *nd = (c->peer_links[peer] & (1u << n)) && !lb_skip(c, (int)peer, n) ? netdev_get(n) : NULL;
+		int n = (c->x.rr[peer] + k) % NETDEV_MAX;
+		struct netdev *nd = (c->x.peer_links[peer] & (1u << n)) && !lb_skip(c, (int)peer, n) ? netdev_get(n) : NULL;
 		if (nd && nd->ops->link_up(nd)) {
-			c->rr[peer] = (uint8_t)(n + 1);
+			c->x.rr[peer] = (uint8_t)(n + 1);
 			return n;
 		}
 	}
 	return -1;
 }
 
+int stripe_rx_begin(struct io *c, int nic, const struct pkt *f, uint32_t src)
+{
+	const uint8_t *b = arch_p2v(f->buf[0]);
+	if (!(wire_get_flags(b) & WIRE_F_STRIPE)) {
+		c->st.link_rx[nic]++;
+		io_take(c, f);
+		return -1;
+	}
+	int peer = src != RT_NONE ? relay_peer_of(c, src) : stripe_peer_of(c, b + WIRE_OFF_SRC);
+	if (peer < 0) {
+		c->st.drop_nopeer++; // no order to put it in
+		demux_give_back(f);
+	}
+	return peer;
+}
+
 // A hole: frames wait in the window but the next in order is not there.
 static void note_hole(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
-	bool hole = r->held && !r->f[c->rx_next[peer] % IO_RO_WIN].nbuf;
+	struct reorder *r = c->x.ro[peer];
+	bool hole = r->held && !r->f[c->x.rx_next[peer] % IO_RO_WIN].nbuf;
 	if (hole && !r->hole)
 		r->since = arch_rdtsc();
 	r->hole = hole;
@@ -89,21 +108,21 @@ static void unhold(struct io *c, struct reorder *r, struct pkt *s)
 // while it has room for them (else they stay: flow control, not loss).
 static void release_run(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	if (!r)
 		return;
-	uint32_t from = c->rx_next[peer];
+	uint32_t from = c->x.rx_next[peer];
 	while (r->held) {
-		struct pkt *s = &r->f[c->rx_next[peer] % IO_RO_WIN];
+		struct pkt *s = &r->f[c->x.rx_next[peer] % IO_RO_WIN];
 		if (!s->nbuf || !io_can_take(c, s))
 			break;
 		struct pkt f = *s;
 		unhold(c, r, s);
-		c->rx_next[peer]++;
+		c->x.rx_next[peer]++;
 		io_take(c, &f);
 	}
 	note_hole(c, peer);
-	if (c->rx_next[peer] != from)
+	if (c->x.rx_next[peer] != from)
 		rel_rx_moved(c, peer); // a reliable sender's window opens
 }
 
@@ -116,8 +135,8 @@ void stripe_release(struct io *c)
 // Keeps f in the window (demux_replenish keeps the ring fed).
 static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 {
-	struct reorder *r = c->ro[peer];
-	if (!r && !(r = c->ro[peer] = kzalloc(sizeof(*r)))) {
+	struct reorder *r = c->x.ro[peer];
+	if (!r && !(r = c->x.ro[peer] = kzalloc(sizeof(*r)))) {
 		c->st.drop_noslot++;
 		demux_give_back(f);
 		return;
@@ -143,16 +162,16 @@ static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct pkt *f
 	if (!r->held || (int32_t)(seq + 1 - r->hi) > 0)
 		r->hi = seq + 1;
 	r->held++;
-	if (seq != c->rx_next[peer])
+	if (seq != c->x.rx_next[peer])
 		c->st.rx_reordered++;
 	note_hole(c, peer);
 }
 
 void stripe_order(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 {
-	uint32_t d = seq - c->rx_next[peer];
-	if (d == 0 && (!c->ro[peer] || !c->ro[peer]->held) && io_can_take(c, f)) {
-		c->rx_next[peer]++; // the common case: in order, nothing waiting
+	uint32_t d = seq - c->x.rx_next[peer];
+	if (d == 0 && (!c->x.ro[peer] || !c->x.ro[peer]->held) && io_can_take(c, f)) {
+		c->x.rx_next[peer]++; // the common case: in order, nothing waiting
 		io_take(c, f);
 	} else if (d < IO_RO_WIN) {
 		hold_ahead(c, peer, seq, f);
@@ -170,15 +189,15 @@ void stripe_order(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 // channel's whose sender will still fill it).
 static uint64_t hole_since(const struct io *c, int peer)
 {
-	const struct reorder *r = c->ro[peer];
+	const struct reorder *r = c->x.ro[peer];
 	if (!r || !r->hole)
 		return 0;
-	return c->rel ? rel_hole_since(c, peer, r->since) : r->since;
+	return c->x.rel ? rel_hole_since(c, peer, r->since) : r->since;
 }
 
 uint64_t stripe_gap_deadline(const struct io *c)
 {
-	uint64_t first = 0, wait = timer_us_to_tsc(c->gap_us);
+	uint64_t first = 0, wait = timer_us_to_tsc(c->x.gap_us);
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		uint64_t since = hole_since(c, p);
 		if (since && (!first || since + wait < first))
@@ -192,23 +211,23 @@ uint64_t stripe_gap_deadline(const struct io *c)
 // the pend queue has no room for the marker (input_io drains it first).
 static void declare_gap(struct io *c, int peer)
 {
-	if (c->pend_n >= IO_PEND_RING)
+	if (c->pend.n >= IO_PEND_RING)
 		return;
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	uint32_t lost = 1;
-	while (!r->f[(c->rx_next[peer] + lost) % IO_RO_WIN].nbuf)
+	while (!r->f[(c->x.rx_next[peer] + lost) % IO_RO_WIN].nbuf)
 		lost++;
 	c->st.rx_gaps++;
 	c->st.rx_gap_lost += lost;
-	c->st.gap_peer = (uint64_t)peer, c->st.gap_seq = c->rx_next[peer], c->st.gap_len = lost;
-	c->rx_next[peer] += lost;
+	c->st.gap_peer = (uint64_t)peer, c->st.gap_seq = c->x.rx_next[peer], c->st.gap_len = lost;
+	c->x.rx_next[peer] += lost;
 	io_take(c, &(struct pkt){ .nbuf = 0 }); // the marker
 	release_run(c, peer);
 }
 
 void stripe_gap_expire(struct io *c)
 {
-	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->gap_us);
+	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->x.gap_us);
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		uint64_t since = hole_since(c, p);
 		if (since && now >= since + wait)
@@ -218,7 +237,7 @@ void stripe_gap_expire(struct io *c)
 
 uint32_t stripe_drop_peer(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	uint32_t n = 0;
 	for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
 		if (r->f[i].nbuf) {
@@ -235,7 +254,7 @@ void stripe_free(struct io *c)
 {
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		stripe_drop_peer(c, p);
-		kfree(c->ro[p]);
-		c->ro[p] = NULL;
+		kfree(c->x.ro[p]);
+		c->x.ro[p] = NULL;
 	}
 }

@@ -35,8 +35,8 @@ static void tx_done(uint64_t cookie, void *arg)
 	if (rel_cookie(cookie)) { // a reliable channel's header slot
 		if (c->h.gen == (uint32_t)(cookie >> 24))
 			rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
-	} else if (c->h.gen == (uint32_t)(cookie >> 8) && c->inflight) {
-		c->inflight--;
+	} else if (c->h.gen == (uint32_t)(cookie >> 8) && c->x.inflight) {
+		c->x.inflight--;
 	}
 }
 
@@ -83,7 +83,7 @@ static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed), boo
 	}
 }
 
-static bool idle(struct io *c, int reclaimed) { return (void)reclaimed, c->inflight == 0; }
+static bool idle(struct io *c, int reclaimed) { return (void)reclaimed, c->x.inflight == 0; }
 static bool room(struct io *c, int reclaimed) { return (void)c, reclaimed > 0; }
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
@@ -104,10 +104,10 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	}
 	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
 		shaper_undo(nic, &g->p[g->done + i]);
-	c->inflight += (uint32_t)r;
+	c->x.inflight += (uint32_t)r;
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
-	for (int i = 0; c->lb_slot >= 0 && i < r; i++) // a balanced channel's volume
+	for (int i = 0; c->x.lb_slot >= 0 && i < r; i++) // a balanced channel's volume
 		for (int k = 0; k < g->p[g->done - r + i].nseg; k++)
 			lb_sent(c, nic, g->p[g->done - r + i].seg[k].len);
 	if (r > 0)

@@ -22,7 +22,7 @@ static void copy_in(struct io *c, const struct pkt *f, uint64_t page)
 	uint32_t left = f->len;
 	for (int i = 0; i < f->nbuf; i++) {
 		uint32_t n = left < PAGE_SIZE ? left : PAGE_SIZE;
-		memcpy(arch_p2v(vregion_frame(c->in_vr, page + i)), arch_p2v(f->buf[i]), n);
+		memcpy(arch_p2v(vregion_frame(c->rg.in_vr, page + i)), arch_p2v(f->buf[i]), n);
 		left -= n;
 	}
 }
@@ -37,19 +37,19 @@ static void scrub_tail(const struct pkt *f)
 		pmem_zero_tail(f->buf[f->nbuf - 1], used);
 }
 
-// Puts frame f (payload len) into slot c->got: copied when short, else its
+// Puts frame f (payload len) into slot c->b.got: copied when short, else its
 // buffers are exchanged for the slot's first pages (all but a short last
 // one, which is copied).
 static void into_slot(struct io *c, const struct pkt *f, uint32_t len)
 {
-	uint64_t off = c->got * c->slot_size, pages = f->nbuf;
+	uint64_t off = c->b.got * c->rg.slot_size, pages = f->nbuf;
 	bool copy = f->len <= io_copy_threshold;
-	if (pages * PAGE_SIZE > c->slot_size) {
+	if (pages * PAGE_SIZE > c->rg.slot_size) {
 		c->st.drop_toolong++;
 		demux_give_back(f);
 		return;
 	}
-	if (vregion_check_range(c->in_vr, off, pages * PAGE_SIZE) < 0) {
+	if (vregion_check_range(c->rg.in_vr, off, pages * PAGE_SIZE) < 0) {
 		c->st.drop_badslot++; // the process freed or pinned its slot pages
 		demux_give_back(f);
 		return;
@@ -68,33 +68,33 @@ static void into_slot(struct io *c, const struct pkt *f, uint32_t len)
 		uint64_t swap = tail <= io_copy_threshold ? pages - 1 : pages;
 		struct pkt old = { .nbuf = (uint8_t)swap, .nic = f->nic };
 		if (swap < pages) {
-			memcpy(arch_p2v(vregion_frame(c->in_vr, off / PAGE_SIZE + swap)), arch_p2v(f->buf[swap]), tail);
+			memcpy(arch_p2v(vregion_frame(c->rg.in_vr, off / PAGE_SIZE + swap)), arch_p2v(f->buf[swap]), tail);
 			demux_refill_add(f->nic, f->buf[swap]);
 			c->st.rx_bytes_copied += tail;
 		} else {
 			scrub_tail(f);
 		}
-		vregion_replace(c->in_vr, off / PAGE_SIZE, swap, f->buf, old.buf);
+		vregion_replace(c->rg.in_vr, off / PAGE_SIZE, swap, f->buf, old.buf);
 		demux_give_back(&old);
 		c->st.rx_exchanged++;
 		c->st.rx_pages_exchanged += swap;
 	}
-	if (c->got == 0)
+	if (c->b.got == 0)
 		c->st.batch_first_tsc = arch_rdtsc();
-	c->sizes[c->got] = len;
-	c->pos[c->got] = off + WIRE_FRAME_HLEN;
+	c->b.sizes[c->b.got] = len;
+	c->b.pos[c->b.got] = off + WIRE_FRAME_HLEN;
 	c->st.rx_packets++;
-	if (++c->got == c->n_in)
+	if (++c->b.got == c->n_in)
 		proc_wakeup(c);
 }
 
-bool io_waiting(const struct io *c) { return c->waiting && c->got < c->n_in && !c->cut; }
+bool io_waiting(const struct io *c) { return c->b.waiting && c->b.got < c->n_in && !c->b.cut; }
 
 bool io_can_take(const struct io *c, const struct pkt *f)
 {
 	if (io_waiting(c))
 		return true;
-	return c->pend_n < IO_PEND && pmem_free_count() >= f->nbuf;
+	return c->pend.n < IO_PEND && pmem_free_count() >= f->nbuf;
 }
 
 
@@ -106,20 +106,20 @@ static void hold(struct io *c, const struct pkt *f)
 		demux_give_back(f);
 		return;
 	}
-	c->pend[(c->pend_head + c->pend_n++) % IO_PEND_RING] = *f;
+	c->pend.q[(c->pend.head + c->pend.n++) % IO_PEND_RING] = *f;
 	demux_replenish(f->nic, f->nbuf);
-	if (c->pend_n > c->st.frames_held_max)
-		c->st.frames_held_max = c->pend_n;
+	if (c->pend.n > c->st.frames_held_max)
+		c->st.frames_held_max = c->pend.n;
 }
 
 void io_take(struct io *c, const struct pkt *f)
 {
-	if (f->nbuf && c->waiting && c->got < c->n_in && !c->cut) {
+	if (f->nbuf && c->b.waiting && c->b.got < c->n_in && !c->b.cut) {
 		into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
 		return;
 	}
-	if (!f->nbuf && c->waiting) { // a gap: the batch ends before it
-		c->cut = true;
+	if (!f->nbuf && c->b.waiting) { // a gap: the batch ends before it
+		c->b.cut = true;
 		proc_wakeup(c);
 	}
 	hold(c, f);
@@ -127,8 +127,8 @@ void io_take(struct io *c, const struct pkt *f)
 
 static void pend_pop(struct io *c)
 {
-	c->pend_head = (c->pend_head + 1) % IO_PEND_RING;
-	c->pend_n--;
+	c->pend.head = (c->pend.head + 1) % IO_PEND_RING;
+	c->pend.n--;
 }
 
 // Held frames go into the batch, oldest first, up to a gap marker: with
@@ -137,11 +137,11 @@ static void pend_pop(struct io *c)
 long io_deliver_pending(struct io *c)
 {
 	long e = 0;
-	while (c->pend_n && c->got < c->n_in && !c->cut) {
-		struct pkt f = c->pend[c->pend_head];
+	while (c->pend.n && c->b.got < c->n_in && !c->b.cut) {
+		struct pkt f = c->pend.q[c->pend.head];
 		if (!f.nbuf) {
-			if (c->got)
-				c->cut = true;
+			if (c->b.got)
+				c->b.cut = true;
 			else
 				pend_pop(c), e = -E_GAP;
 			break;
@@ -159,9 +159,8 @@ long io_deliver_pending(struct io *c)
 // out of); what a ring cannot take is freed.
 void io_drop_pending(struct io *c)
 {
-	stripe_free(c);
-	for (; c->pend_n; c->pend_n--, c->pend_head = (c->pend_head + 1) % IO_PEND_RING)
-		demux_give_back(&c->pend[c->pend_head]);
+	for (; c->pend.n; c->pend.n--, c->pend.head = (c->pend.head + 1) % IO_PEND_RING)
+		demux_give_back(&c->pend.q[c->pend.head]);
 	for (int n = 0; n < netdev_count(); n++)
 		demux_flush_refill(n);
 }

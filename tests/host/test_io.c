@@ -348,14 +348,14 @@ static void test_get_io_decode(void)
 			res_index(b, RES_IO, NIO) >= 0);
 	struct io *ca = chan_of(a), *cr = chan_of(r), *cb = chan_of(b);
 	CU_ASSERT_TRUE(ca->h.used && ca->nic == 1 && ca->dev == &fake_nics[1].nd);
-	CU_ASSERT_TRUE(ca->channel == 0xffff && !ca->raw && ca->owner == 1);
+	CU_ASSERT_TRUE(ca->channel == 0xffff && !ca->x.raw && ca->owner == 1);
 	CU_ASSERT_TRUE(ca->n_in == IO_MAX_BATCH && ca->n_out == IO_MAX_BATCH);
-	CU_ASSERT_TRUE(cr->nic == 0 && cr->raw && cr->channel == 0 && cr->n_in == 0 && cr->n_out == 3);
+	CU_ASSERT_TRUE(cr->nic == 0 && cr->x.raw && cr->channel == 0 && cr->n_in == 0 && cr->n_out == 3);
 	CU_ASSERT_TRUE(cb->nic == 0 && cb->channel == 0x1234 && cb->owner == 2 && cb->n_in == 5);
 	// Each takes its header frames and counts against its owner.
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 3 * IO_HDR_FRAMES);
-	for (int i = 0; i < IO_HDR_FRAMES; i++)
-		CU_ASSERT_TRUE(pmem_is_allocated(ca->hdr[i]));
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 3 * IO_HDR_PAGES);
+	for (int i = 0; i < IO_HDR_PAGES; i++)
+		CU_ASSERT_TRUE(pmem_is_allocated(ca->x.hdr[i]));
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 2);
 	CU_ASSERT_EQUAL(proc_usage(2, LIM_CHANNELS), 1);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 3);
@@ -373,7 +373,7 @@ static void test_get_io_exist(void)
 	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
 	CU_ASSERT(get_io(2, IO_DEV_RAW(0), 0, 1) > 0);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 5);
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 5 * IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 5 * IO_HDR_PAGES);
 	// Freed, the number is free again, under a new identifier.
 	CU_ASSERT_EQUAL(free_io(1, a), 0);
 	long a2 = get_io(2, IO_DEV_ETHER(0, CH), 1, 1);
@@ -413,7 +413,7 @@ static void test_get_io_table_full(void)
 		CU_ASSERT(id[i] > 0);
 	}
 	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, 99), 1, 1), -E_NOMEM);
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - NIO * IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - NIO * IO_HDR_PAGES);
 	for (int i = 0; i < NIO; i++)
 		CU_ASSERT_EQUAL(free_io(1 + i % 2, id[i]), 0);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
@@ -472,7 +472,7 @@ static void test_regions(void)
 	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG); // 8 pages / 3
 	CU_ASSERT_EQUAL(vregion_delete(1, x), -E_BUSY);
 	CU_ASSERT_EQUAL(vregion_delete(1, out), -E_BUSY);
-	CU_ASSERT_EQUAL(chan_of(id)->in_vr, x);
+	CU_ASSERT_EQUAL(chan_of(id)->rg.in_vr, x);
 	// Registered again: the new ones are held, x no longer.
 	CU_ASSERT_EQUAL(set_regions(1, id, in, 8 * PG - 100, out, 2 * PG), 0);
 	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG);
@@ -526,13 +526,13 @@ static void test_ctrl_ops(void)
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3, 1), -E_FAULT);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, 0, PEER1), -E_INVAL); // NIC 0 is not the channel's
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, NETDEV_MAX, PEER1), -E_INVAL);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_valid, 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 3, PEER1), 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 15, PEER0), 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 1u << 3 | 1u << 15);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3][1], PEER1, 6), 0);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15][1], PEER0, 6), 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_links[3], 1u << 1);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_valid, 1u << 3 | 1u << 15);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->x.peer[3][1], PEER1, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->x.peer[15][1], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_links[3], 1u << 1);
 	// Statistics: the NIC's MAC, link, ring; the channel's slot size.
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_STATS, USER_BASE + 3 * GiB, 0), -E_FAULT);
 	struct io_stats s = stats(1, c.id);
@@ -556,7 +556,7 @@ static void test_ctrl_ops(void)
 	CU_ASSERT(fake.tsc >= t0 + 50 * FAKE_TSC_PER_US);
 	CU_ASSERT(fake.tsc < t0 + 60 * FAKE_TSC_PER_US);
 	CU_ASSERT_EQUAL(got_sizes[0], 0xeeeeeeeeeeeeeeeeull); // nothing written
-	CU_ASSERT_FALSE(chan_of(c.id)->waiting);
+	CU_ASSERT_FALSE(chan_of(c.id)->b.waiting);
 	CU_ASSERT_EQUAL(stats(1, c.id).rx_batches, 1);
 }
 
@@ -587,7 +587,7 @@ static void test_input_checks(void)
 	// Its frames go when the channel lets go of it.
 	uint64_t n = pmem_free_count();
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_PAGES);
 }
 
 // ================================================================ receive
@@ -906,7 +906,7 @@ static void test_rx_held(void)
 	CU_ASSERT_TRUE(s.frames_held == 3 && s.frames_held_max == 3 && s.rx_packets == 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 4); // 28 of 32 posted: no reserve taken yet
 	CU_ASSERT_EQUAL(pmem_free_count(), n);
-	CU_ASSERT_EQUAL(chan_of(c.id)->pend[chan_of(c.id)->pend_head].buf[0], r0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->pend.q[chan_of(c.id)->pend.head].buf[0], r0);
 	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // nobody waits: interrupts back on
 	CU_ASSERT_EQUAL(input(1, c.id), 2);
 	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 1));
@@ -946,7 +946,7 @@ static void test_rx_held_max(void)
 	CU_ASSERT_TRUE(s.frames_held == IO_PEND - 2 && s.frames_held_max == IO_PEND);
 	// free_io frees the held frames and the header frames.
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
 }
 
@@ -1112,7 +1112,7 @@ static void hook_irq_then_tick(const void *chan, void *arg)
 	CU_ASSERT_TRUE(fake_nic_irq(0));
 	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
 	CU_ASSERT_TRUE(demux_nics[0].polling);
-	CU_ASSERT_EQUAL(chan_of(c->id)->got, 2);
+	CU_ASSERT_EQUAL(chan_of(c->id)->b.got, 2);
 	rx(0, CH, 100, 3);
 	CU_ASSERT_FALSE(fake_nic_irq(0)); // masked
 	io_tick();
@@ -1239,7 +1239,7 @@ static void test_tx_headers(void)
 		CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + sizes[i]);
 		CU_ASSERT_EQUAL(t->doorbell, 1);
 		CU_ASSERT_EQUAL(t->pkt.cookie & 0xff, res_slot(c.id)); // with the slot's generation above
-		CU_ASSERT_TRUE(seg_is(t, 0, io->hdr[0] + i * IO_HDR_SLOT, WIRE_FRAME_HLEN));
+		CU_ASSERT_TRUE(seg_is(t, 0, io->x.hdr[0] + i * IO_HDR_SLOT, WIRE_FRAME_HLEN));
 	}
 	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
 	paddr_t o2 = vregion_frame(c.out_vr, 2);
@@ -1260,7 +1260,7 @@ static void test_tx_headers(void)
 	CU_ASSERT_EQUAL(hdr_of(&f->tx[5]).flags, WIRE_F_LAST);
 	CU_ASSERT_TRUE(f->tx[3].doorbell == 2 && f->tx[5].doorbell == 2);
 	CU_ASSERT_EQUAL(f->st.doorbells, 2);
-	CU_ASSERT_TRUE(seg_is(&f->tx[3], 0, io->hdr[0], WIRE_FRAME_HLEN)); // header slots reused
+	CU_ASSERT_TRUE(seg_is(&f->tx[3], 0, io->x.hdr[0], WIRE_FRAME_HLEN)); // header slots reused
 	struct io_stats s = stats(1, c.id);
 	CU_ASSERT_EQUAL(s.tx_packets, 6);
 	CU_ASSERT_EQUAL(s.tx_bytes, 2 * 5100);
@@ -1285,13 +1285,13 @@ static void test_tx_full_batch(void)
 	for (int i = 0; i < IO_MAX_BATCH; i++) {
 		uint64_t off = (uint64_t)i * IO_HDR_SLOT;
 		struct hdr h = hdr_of(&f->tx[i]);
-		ok &= seg_is(&f->tx[i], 0, io->hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
+		ok &= seg_is(&f->tx[i], 0, io->x.hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
 		ok &= h.seq == (uint32_t)i && h.len == (uint32_t)i && h.batch == IO_MAX_BATCH;
 		ok &= h.flags == (i == IO_MAX_BATCH - 1 ? WIRE_F_LAST : 0);
 	}
 	CU_ASSERT_TRUE(ok);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[0]), IO_MAX_BATCH / 2);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[1]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[0]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[1]), IO_MAX_BATCH / 2);
 	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), IO_MAX_BATCH - 1); // 0 bytes: none
 }
 
@@ -1302,7 +1302,7 @@ static void test_tx_pins_reclaim(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 3);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
-	paddr_t o2 = vregion_frame(c.out_vr, 2), h0 = chan_of(c.id)->hdr[0];
+	paddr_t o2 = vregion_frame(c.out_vr, 2), h0 = chan_of(c.id)->x.hdr[0];
 	const uint64_t peers[2] = { 0, 0 }, sizes[2] = { 100, PG }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), 2);
 	CU_ASSERT_TRUE(pmem_pin_count(o0) == 1 && pmem_pin_count(o1) == 1 && pmem_pin_count(o2) == 0);
@@ -1319,7 +1319,7 @@ static void test_tx_pins_reclaim(void)
 	// The idle loop reclaims too.
 	fake_nic_tx_complete(0, 1);
 	io_idle_poll();
-	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 0);
 	CU_ASSERT_TRUE(pmem_pin_count(o1) == 0 && pmem_pin_count(h0) == 0);
 	CU_ASSERT_EQUAL(fake_nics[0].st.tx_frames, 2);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RECLAIM, 0, 0), 0);
@@ -1455,7 +1455,7 @@ static void test_tx_driver_refuses(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }),
 			-E_INVAL);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 0);
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_batches, 0);
 }
 
@@ -1480,7 +1480,7 @@ static void test_free_releases(void)
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
-	CU_ASSERT_EQUAL(pmem_pin_count(chan_of(c.id)->hdr[0]), 0);
+	CU_ASSERT_EQUAL(pmem_pin_count(chan_of(c.id)->x.hdr[0]), 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
@@ -1494,7 +1494,7 @@ static void test_exit_releases(void)
 	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
 	struct chan other = chan_new(2, 0, CH + 1, 1, 1, 0, 0);
 	CU_ASSERT_EQUAL(ctrl(2, other.id, IO_OP_TIMEOUT, 10, 0), 0);
-	uint64_t other_frames = IO_HDR_FRAMES + 1 + vspace_tables(s2) - t2;
+	uint64_t other_frames = IO_HDR_PAGES + 1 + vspace_tables(s2) - t2;
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	for (int k = 0; k < 3; k++)
 		rx(0, CH, 1000, (uint8_t)k);
@@ -1646,7 +1646,7 @@ static void test_bug_exit_with_stalled_tx(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 1, 1);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }), 1);
-	paddr_t h0 = chan_of(c.id)->hdr[0];
+	paddr_t h0 = chan_of(c.id)->x.hdr[0];
 	res_release_owner(1);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
 	CU_ASSERT_EQUAL(pmem_pin_count(h0), 1); // the NIC still has it: freed at the unpin
@@ -1865,7 +1865,7 @@ static void test_stripe_drops_and_frees(void)
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 1); // the frame held ahead of order
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
 	CU_ASSERT_EQUAL(posted(1), RX_SLOTS);
 }
@@ -1897,7 +1897,7 @@ static void test_stripe_out_of_frames(void)
 	unhoard(n);
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
-	CU_ASSERT_EQUAL(pmem_free_count(), n0 + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n0 + IO_HDR_PAGES);
 }
 
 // A channel number is one channel per NIC: a striped channel takes it on
@@ -2081,10 +2081,10 @@ static void test_rel_pinned_until_acked(void)
 	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_TRUE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 3, NULL, 0, 0, 0, 0);
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 3, NULL, 0, 0, 0, 0);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_EQUAL(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)), k == 3);
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 4, NULL, 0, 0, 0, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 4, NULL, 0, 0, 0, 0);
 	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 3)));
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_acked, 4);
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 0);
@@ -2100,7 +2100,7 @@ static void test_bug_rel_call_over_window(void)
 	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_2BIG);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->seq[0], 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.seq[0], 0);
 	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 0)));
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_over_window, 1);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
@@ -2118,7 +2118,7 @@ static void test_rel_link_order_loss(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 2 && fake_nics[1].ntx == 2);
 	uint8_t sack[1] = { 1u << 2 }; // cum 0: seq 2 held
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, sack, 1, 0, 0, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, sack, 1, 0, 0, 0);
 	int n0 = fake_nics[0].ntx, n1 = fake_nics[1].ntx;
 	CU_ASSERT_EQUAL(n0 + n1, 5);
 	const struct fake_tx *t = n0 == 3 ? &fake_nics[0].tx[2] : &fake_nics[1].tx[2];
@@ -2147,10 +2147,10 @@ static void test_rel_visible_down_and_back(void)
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 4 && fake_nics[1].ntx == 1);
 	fake_nic_set_link(1, true);
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
-	uint32_t probe = chan_of(c.id)->rp[0]->l[1].probe;
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 5, probe - 1, 0); // an old echo
+	uint32_t probe = chan_of(c.id)->x.rp[0]->l[1].probe;
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, NULL, 0, 5, probe - 1, 0); // an old echo
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 6, probe, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, NULL, 0, 6, probe, 0);
 	l = linkstats(c.id, 0);
 	CU_ASSERT_TRUE(l.state[1] == IO_LINK_UP && l.recovered[1] == 1);
 }
@@ -2173,7 +2173,7 @@ static void test_rel_receiver_acks(void)
 	struct wire_ctrl w;
 	CU_ASSERT_TRUE(wire_get_flags(b) & WIRE_F_ACK);
 	CU_ASSERT_EQUAL(wire_get_ctrl(b + WIRE_FRAME_HLEN, wire_get_len(b), &w), 0);
-	CU_ASSERT_TRUE(w.cum == 1 && w.session == chan_of(c.id)->session);
+	CU_ASSERT_TRUE(w.cum == 1 && w.session == chan_of(c.id)->x.session);
 	rx_ack(1, PEER1, 77, 0, 0, NULL, 0, 9, 0, WIRE_C_PROBE);
 	const struct fake_tx *t = &fake_nics[1].tx[fake_nics[1].ntx - 1];
 	CU_ASSERT_EQUAL(wire_get_ctrl(t->bytes + WIRE_FRAME_HLEN, wire_get_len(t->bytes), &w), 0);
@@ -2191,7 +2191,7 @@ static void test_rel_bad_control(void)
 	struct chan c = stripe_chan(0, 2);
 	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 0, me, 2, NULL, 0, 0, 0, 0);  // session 0
 	rx_ack(0, PEER0, 77, me, 9, NULL, 0, 0, 0, 0); // beyond what was sent
 	uint8_t *f = frame_buf; // a bitmap claimed longer than the frame
@@ -2216,9 +2216,9 @@ static void test_rel_per_peer(void)
 	static const uint8_t Q0[6] = { 0x02, 0x77, 0, 0, 0, 1 }, Q1[6] = { 0x02, 0x77, 0, 0, 0, 2 };
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 0, Q0), 0);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 1, Q1), 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	struct io *ch = chan_of(c.id);
-	uint64_t period = timer_us_to_tsc(ch->rs.hb_us);
+	uint64_t period = timer_us_to_tsc(ch->x.rs.hb_us);
 	for (int k = 0; k < 8; k++) { // 8 heartbeat periods: peer 0 heard on link 0 only
 		rx_ack(0, PEER0, 77, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
 		rx_ack(0, Q0, 88, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
@@ -2238,7 +2238,7 @@ static void test_rel_per_peer(void)
 static void test_rel_dead_peer(void)
 {
 	struct chan c = stripe_chan(2, 2);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, IO_SND_WIN + 1, 0), -E_RANGE);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, 99, 1, 0), -E_INVAL);
@@ -2267,9 +2267,9 @@ static void test_rel_dead_peer(void)
 static void test_bug_rel_peer_back_after_bye(void)
 {
 	struct chan c = stripe_chan(4, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 76, me, 0, NULL, 0, 1, 0, WIRE_C_BYE); // session 76 said goodbye
-	CU_ASSERT_TRUE(chan_of(c.id)->rp[0]->closed);
+	CU_ASSERT_TRUE(chan_of(c.id)->x.rp[0]->closed);
 	int before = fake_nics[0].ntx;
 	fake.tsc += timer_us_to_tsc(20000); // the new channel, a moment later
 	uint32_t n = mkframe(0, CH, 100, 100, 5);
@@ -2289,7 +2289,7 @@ static void test_bug_rel_peer_back_after_bye(void)
 	fake_nic_irq(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, before + 1);
 	rx_ack(0, PEER0, 88, me, 0, NULL, 0, 1, 0, 0); // the new session speaks
-	CU_ASSERT_FALSE(chan_of(c.id)->rp[0]->closed);
+	CU_ASSERT_FALSE(chan_of(c.id)->x.rp[0]->closed);
 	n = mkframe(0, CH, 100, 100, 5); // its retransmission
 	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE | WIRE_F_LAST);
 	put32(frame_buf + WIRE_ETH_HLEN + 4, 0);
@@ -2315,10 +2315,10 @@ static void finish_all_tx(const void *chan, void *arg)
 static void test_bug_rel_close_frames(void)
 {
 	struct chan c = stripe_chan(0, 2);
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 0, NULL, 0, 1, 0, 0); // heard: it says goodbye
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 0, NULL, 0, 1, 0, 0); // heard: it says goodbye
 	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 2, NULL, 0, 0, 0, 0);
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 2, NULL, 0, 0, 0, 0);
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
 	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	fake_sleep_hook = finish_all_tx; // the NICs send while the closer sleeps (as virtio-net does)
@@ -2327,7 +2327,7 @@ static void test_bug_rel_close_frames(void)
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	fake_sleep_hook = NULL;
 	CU_ASSERT_TRUE(fake_nics[0].ntx + fake_nics[1].ntx > sent); // the goodbyes
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES + IO_REL_PAGES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES + IO_REL_PAGES);
 	CU_ASSERT_EQUAL(pmem_deferred(), 0);
 }
 
@@ -2340,7 +2340,7 @@ static void test_bug_rel_close_frames(void)
 static void test_bug_rel_bye_window_full(void)
 {
 	struct chan c = stripe_chan(2, 4);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // heard
@@ -2384,7 +2384,7 @@ static void hook_late_ack(const void *chan, void *arg)
 static void test_bug_rel_bye_late_ack(void)
 {
 	struct chan c = stripe_chan(0, 4);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
@@ -2414,7 +2414,7 @@ static void hook_bye(const void *chan, void *arg)
 static void test_bug_rel_bye_wakes_reader(void)
 {
 	struct chan c = stripe_chan(2, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
 	fake_sleep_hook = hook_bye;
 	fake_sleep_arg = &me;
@@ -2433,7 +2433,7 @@ static void test_bug_rel_bye_wakes_reader(void)
 static void test_bug_rel_hole_bounded(void)
 {
 	struct chan c = stripe_chan(4, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 5000, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100000, 0), 0);
 	uint64_t used = proc_usage(1, LIM_FRAMES), n = pmem_free_count();
@@ -2445,7 +2445,7 @@ static void test_bug_rel_hole_bounded(void)
 		rx_seq(0, s, PEER0, 100, (uint8_t)s);
 	fake_nic_irq(0);
 	struct io_stats st = stats(1, c.id);
-	CU_ASSERT_EQUAL(chan_of(c.id)->ro[0]->held, 5);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.ro[0]->held, 5);
 	CU_ASSERT_EQUAL(st.drop_limit, 7);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 5);
 	rx_ack(0, PEER0, 1, me, 0, NULL, 0, 2, 0, WIRE_C_BYE);
@@ -2465,7 +2465,7 @@ static void test_bug_rel_hole_bounded(void)
 	fake_sleep_hook = finish_all_tx; // the goodbye leaves while free_io waits
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	fake_sleep_hook = NULL;
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES + IO_REL_PAGES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES + IO_REL_PAGES);
 }
 
 static const struct test_case rel_tests[] = {

@@ -628,11 +628,11 @@ static void test_chan_node(void)
 	long x = chan(1, 3), xy = chan(3, 4);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
 	struct io *c = &ios[res_slot(x)];
-	CU_ASSERT_EQUAL(c->routed, 1u);
-	CU_ASSERT_EQUAL(memcmp(c->peer[0][0], MB, 6), 0);
-	CU_ASSERT_EQUAL(c->route_hops[0], WIRE_HOPS_DEFAULT);
+	CU_ASSERT_EQUAL(c->x.routed, 1u);
+	CU_ASSERT_EQUAL(memcmp(c->x.peer[0][0], MB, 6), 0);
+	CU_ASSERT_EQUAL(c->x.route_hops[0], WIRE_HOPS_DEFAULT);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 1, 3), 0); // a neighbour: direct
-	CU_ASSERT_EQUAL(c->routed, 1u);
+	CU_ASSERT_EQUAL(c->x.routed, 1u);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 1, 0), 2, 0), -E_INVAL); // Y: not this channel's NIC
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 0), 2, 0), -E_INVAL); // itself
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 1), 2, 0), -E_INVAL); // a third dimension
@@ -647,7 +647,7 @@ static void test_chan_node(void)
 	// a MAC given for a peer makes it a neighbour again
 	uwrite(VA_SCR + 256, MB, 6);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_PEER, VA_SCR + 256, 0, 0), 0);
-	CU_ASSERT_EQUAL(c->routed, 0u);
+	CU_ASSERT_EQUAL(c->x.routed, 0u);
 	CU_ASSERT_EQUAL(free_chan(x), 0);
 	CU_ASSERT_EQUAL(free_chan(xy), 0);
 	// no topology at all
