@@ -234,9 +234,9 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 	long n = rt_next_hop(&route_topo, (uint32_t)node);
 	if (n < 0)
 		return n;
+	// A routed peer of a reliable channel: its link state is that of the
+	// links to the first relay, its acknowledgements end to end.
 	bool routed = route_topo.nb[n].node != node;
-	if (routed && c->x.rel)
-		return -E_INVAL; // a reliable channel's per-link state ends at the first relay
 	const struct rt_nb *nb = &route_topo.nb[n];
 	uint8_t links = 0;
 	for (int j = 0; j < nb->nlinks; j++) {

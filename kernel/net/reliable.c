@@ -47,6 +47,7 @@
 #include "balance.h"
 #include "plain.h"
 #include "transport.h"
+#include "relay.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
@@ -187,9 +188,12 @@ static uint8_t *slot_at(struct io *c, uint32_t slot, paddr_t *pa)
 	return arch_p2v(*pa);
 }
 
+// A peer named by node beyond a relay (relay.c) gets the route flag here
+// and the trailer after the payload: the first relay's MACs are its.
 static void put_header(struct io *c, uint8_t *h, int p, int n, uint16_t flags, uint32_t seq, uint32_t len)
 {
 	wire_put_eth(h, c->x.peer[p][n], netdev_get(n)->mac);
+	flags |= relay_flag(c, (uint64_t)p);
 	wire_put_hdr(h, &(struct wire_fields){ .channel = c->channel, .flags = flags, .seq = seq,
 					       .batch = session_tag(c->x.session), .link = (uint16_t)n,
 					       .len = len });
@@ -278,6 +282,8 @@ static void pump(struct io *c)
 			p->seg[p->nseg++] = (struct netseg){ t->f[k] + off, len };
 			left -= len, off = 0;
 		}
+		if (relay_flag(c, e->peer)) // the route trailer, in the slot's second half
+			relay_trailer(c, e->peer, arch_p2v(hpa + IO_REL_SLOT / 2), hpa + IO_REL_SLOT / 2, p);
 		p->cookie = slot_cookie(c, e->slot);
 	}
 	for (int n = 0; n < NETDEV_MAX; n++) {
@@ -351,6 +357,11 @@ static void send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 		.echo = l->echo, .cum = cum, .cflags = cflags, .sack_bytes = sb, .sack = sack });
 	put_header(c, h, p, n, WIRE_F_STRIPE | WIRE_F_ACK | (hb ? WIRE_F_HBEAT : 0), 0, len);
 	uint32_t bytes = WIRE_FRAME_HLEN + len;
+	if (relay_flag(c, (uint64_t)p)) { // the route trailer right after the payload
+		struct netpkt tmp = { .nseg = 0 };
+		relay_trailer(c, (uint64_t)p, h + bytes, pa + bytes, &tmp);
+		bytes += WIRE_RTLEN;
+	}
 	struct netpkt pkt = { .seg = { { pa, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes } }, .nseg = 1,
 			      .cookie = slot_cookie(c, slot) };
 	struct netdev *nd = netdev_get(n);

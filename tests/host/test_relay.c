@@ -12,6 +12,7 @@
 #include "net/txbatch.h"
 #include "net/demux.h"
 #include "net/relay.h"
+#include "net/reliable.h"
 #include <err.h>
 #include <stdio.h>
 #include <string.h>
@@ -639,8 +640,8 @@ static void test_chan_node(void)
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(5, 5, 0), 2, 0), -E_NOENT);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), IO_MAX_PEERS, 0), -E_INVAL);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 2, 256), -E_INVAL);
-	// striped channels are reliable by default: no relayed peer; rel=0 takes it
-	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), -E_INVAL);
+	// striped channels are reliable by default, and take a relayed peer too
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(0, 1, 0), 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_RELIABLE, 0, 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 1, 0), 0);
@@ -736,8 +737,80 @@ static void test_chan_receive_routed(void)
 	CU_ASSERT_EQUAL(free_chan(xy), 0);
 }
 
+// Reliable over striped over routed: a reliable striped channel's packet
+// to a node beyond the relay carries the route flag and trailer; the
+// origin's routed acknowledgement settles it, and a routed data packet
+// from it is acknowledged with a routed control packet.
+static void test_chan_reliable_routed(void)
+{
+	long xy = chan(3, 4);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 3), 0);
+	struct io *c = &ios[res_slot(xy)];
+	CU_ASSERT_TRUE(c->x.rel);
+	uint8_t pay[60];
+	for (int i = 0; i < 60; i++)
+		pay[i] = (uint8_t)(i ^ 0x3c);
+	uwrite(VA_OUT + 4 * 0x1000000ull, pay, sizeof(pay));
+	uint64_t args[3] = { 0, 60, 0 };
+	uwrite(VA_SCR + 512, &args[0], 8);
+	uwrite(VA_SCR + 520, &args[1], 8);
+	uwrite(VA_SCR + 528, &args[2], 8);
+	const uint64_t a[4] = { (uint64_t)xy, VA_SCR + 512, VA_SCR + 520, VA_SCR + 528 };
+	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1); // X: the relay's dimension
+	const struct fake_tx *t = &fake_nics[0].tx[0];
+	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);
+	CU_ASSERT_EQUAL(memcmp(t->bytes, MB, 6), 0);
+	uint16_t fl = wire_get_flags(t->bytes);
+	CU_ASSERT_TRUE((fl & WIRE_F_ROUTE) && (fl & WIRE_F_STRIPE));
+	CU_ASSERT_EQUAL(memcmp(t->bytes + WIRE_FRAME_HLEN, pay, 60), 0);
+	struct wire_route r;
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + 60, &r);
+	CU_ASSERT_TRUE(r.dst == wire_node(1, 1, 0) && r.src == wire_node(0, 0, 0) && r.hops == 3);
+	fake_nic_tx_complete(0, -1);
+	// c's acknowledgement of it, relayed by b: sequence 0 settled
+	uint8_t ctl[WIRE_CTRL_HLEN];
+	uint32_t len = wire_put_ctrl(ctl, &(struct wire_ctrl){ .session = 0x4321, .your_session = c->x.session,
+								  .cum = 1 });
+	wire_put_eth(fb, fake_nics[0].nd.mac, MB);
+	wire_put_hdr(fb, &(struct wire_fields){ .channel = 4, .flags = WIRE_F_ROUTE | WIRE_F_STRIPE | WIRE_F_ACK,
+						.batch = 1, .len = len });
+	memcpy(fb + WIRE_FRAME_HLEN, ctl, len);
+	wire_put_route(fb + WIRE_FRAME_HLEN + len, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 1, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + len + WIRE_RTLEN, false) > 0);
+	demux_poll_nic(0);
+	CU_ASSERT_EQUAL(c->st.rx_acks, 1);
+	struct io_linkstats ls;
+	CU_ASSERT_EQUAL(rel_linkstats(c, 0, &ls), 0);
+	CU_ASSERT_EQUAL(ls.unacked, 0);
+	CU_ASSERT_EQUAL(ls.peer_session, 0x4321);
+	// c's data packet, the batch's last: acknowledged at once, routed back
+	int ntx = fake_nics[0].ntx;
+	wire_put_hdr(fb, &(struct wire_fields){ .channel = 4, .flags = WIRE_F_ROUTE | WIRE_F_STRIPE | WIRE_F_LAST,
+						.seq = 0, .batch = 0x4321, .len = 100 });
+	wire_put_route(fb + WIRE_FRAME_HLEN + 100, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 1, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 100 + WIRE_RTLEN, false) > 0);
+	demux_poll_nic(0);
+	CU_ASSERT_EQUAL(c->st.link_rx[0], 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, ntx + 1);
+	t = &fake_nics[0].tx[ntx];
+	fl = wire_get_flags(t->bytes);
+	CU_ASSERT_TRUE((fl & WIRE_F_ROUTE) && (fl & WIRE_F_ACK));
+	uint32_t clen = wire_get_len(t->bytes);
+	struct wire_ctrl w;
+	CU_ASSERT_EQUAL(wire_get_ctrl(t->bytes + WIRE_FRAME_HLEN, clen, &w), 0);
+	CU_ASSERT_EQUAL(w.cum, 1);
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + clen, &r);
+	CU_ASSERT_TRUE(r.dst == wire_node(1, 1, 0) && r.src == wire_node(0, 0, 0));
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(free_chan(xy), 0);
+}
+
 static const struct test_case chan_tests[] = {
 	TEST(test_chan_node), TEST(test_chan_send_routed), TEST(test_chan_receive_routed),
+	TEST(test_chan_reliable_routed),
 };
 
 static const struct test_case route_tests[] = {
