@@ -97,6 +97,26 @@ static int pick_link(int n)
 	return -1;
 }
 
+// The link a forwarded packet takes to neighbour n: its lane (its link
+// number in the dimension it came by) when it turns into another dimension
+// that has a link of that number up, so each lane is one path end to end
+// and delivers in order, which a reliable sender's loss detection (link
+// order) and per-link heartbeats rely on; else round-robin (pick_link).
+static int lane_link(int n, int in_nic)
+{
+	const struct rt_nb *nb = &route_topo.nb[n];
+	int d = in_nic >= 0 && in_nic < NETDEV_MAX ? route_topo.nicdim[in_nic] : -1;
+	if (d < 0 || d == nb->dim)
+		return pick_link(n);
+	int lane = 0;
+	while (lane < route_topo.ndimnics[d] && route_topo.dimnics[d][lane] != in_nic)
+		lane++;
+	int nic = lane < nb->nlinks ? route_topo.dimnics[nb->dim][lane] : -1;
+	if (nic >= 0 && demux_nic_usable(nic) && demux_nics[nic].link_up)
+		return lane;
+	return pick_link(n);
+}
+
 static void drop(const struct pkt *f, uint64_t *counter)
 {
 	(*counter)++;
@@ -168,7 +188,7 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 		drop(f, n == -E_INVAL ? &rst.drop_baddst : &rst.drop_noroute);
 		return true;
 	}
-	int j = pick_link((int)n);
+	int j = lane_link((int)n, f->nic);
 	if (j < 0) {
 		drop(f, &rst.drop_down);
 		return true;

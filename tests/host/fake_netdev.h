@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "net/netdev.h"
 
-#define FAKE_NIC_MAX 2
+#define FAKE_NIC_MAX 4
 #define FAKE_NIC_RX_SLOTS 32   // default receive ring
 #define FAKE_NIC_TX_SLOTS 256  // default packets in flight
 #define FAKE_NIC_RING_MAX 1100 // largest ring a test may ask for (above IO_RING_MAX)

@@ -20,9 +20,11 @@
 static const uint8_t MA[6] = { 0x02, 0xaa, 0, 0, 0, 0x01 }; // node 0.0
 static const uint8_t MA2[6] = { 0x02, 0xaa, 0, 0, 0, 0x02 }; // node 0.0, second X link
 static const uint8_t MC[6] = { 0x02, 0xcc, 0, 0, 0, 0x01 }; // node 1.1
+static const uint8_t MC2[6] = { 0x02, 0xcc, 0, 0, 0, 0x02 }; // node 1.1, second Y link
 #define MA_S "02:aa:00:00:00:01"
 #define MA2_S "02:aa:00:00:00:02"
 #define MC_S "02:cc:00:00:00:01"
+#define MC2_S "02:cc:00:00:00:02"
 
 // ================================================================ routing
 
@@ -437,6 +439,48 @@ static void test_stripe_links(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
+// Two links on X and two on Y: a packet turning from X to Y keeps its
+// lane (X's link j leaves on Y's link j), so each lane is one path end to
+// end and delivers in order; a lane whose link is down is striped over the
+// others as before.
+static void test_lanes(void)
+{
+	teardown();
+	res_machine_setup();
+	fake_netdev_reset();
+	memset(ios, 0, sizeof(ios));
+	memset(demux_nics, 0, sizeof(demux_nics));
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL_FATAL(fake_nic_attach(i, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), i);
+	struct io_options o = { .copy_threshold = 256, .rx_scrub = true, .node = "1.0", .nicdim = "0,0,1,1",
+				.nb = "0.0/" MA_S "/" MA2_S ",1.1/" MC_S "/" MC2_S };
+	io_init(&o);
+	nfree0 = pmem_free_count();
+	for (int in = 0; in < 2; in++)
+		for (int k = 0; k < 3; k++) {
+			CU_ASSERT_FATAL(fake_nic_rx(in, fb, routed(in, wire_node(1, 1, 0), 4, 300), false) > 0);
+			demux_poll_nic(in);
+			CU_ASSERT_EQUAL(fake_nics[2 + in].ntx, k + 1); // lane in: X link in -> Y link in
+			CU_ASSERT_EQUAL(fake_nics[3 - in].ntx, in ? 3 : 0);
+		}
+	CU_ASSERT_EQUAL(memcmp(fake_nics[2].tx[0].bytes, MC, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(fake_nics[3].tx[0].bytes, MC2, 6), 0);
+	fake_nic_set_link(3, false); // lane 1 down on Y: its packets take the links up
+	for (int k = 0; k < 2; k++) {
+		CU_ASSERT_FATAL(fake_nic_rx(1, fb, routed(1, wire_node(1, 1, 0), 4, 300), false) > 0);
+		demux_poll_nic(1);
+	}
+	CU_ASSERT_EQUAL(fake_nics[2].ntx, 5);
+	CU_ASSERT_EQUAL(fake_nics[3].ntx, 3);
+	for (int i = 0; i < 4; i++)
+		fake_nic_tx_complete(i, -1);
+	io_idle_poll();
+	for (int i = 0; i < 4; i++)
+		demux_poll_nic(i);
+	CU_ASSERT_EQUAL(rstats().inflight, 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
 // No topology: a routed frame is dropped as unroutable, not forwarded.
 static void test_no_topology(void)
 {
@@ -821,7 +865,7 @@ static const struct test_case route_tests[] = {
 static const struct test_case relay_tests[] = {
 	TEST(test_forward_short), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
 	TEST(test_forward_batch), TEST(test_drops), TEST(test_not_for_this_relay), TEST(test_down_and_busy),
-	TEST(test_stripe_links), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
+	TEST(test_stripe_links), TEST(test_lanes), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
 	TEST(test_replenish_all_or_nothing),
 };
 
