@@ -190,11 +190,27 @@ static void set_limits(void)
 		lim[LIM_FRAMES], lim[LIM_REGIONS], lim[LIM_CHANNELS]);
 }
 
-// Every timer tick: deadlines and time slices, then NICs in polling mode.
+// Every timer tick: deadlines and time slices; the network's timers are
+// only noted, for the worker (io_work).
 static void kernel_tick(void)
 {
 	proc_timer_tick();
-	io_tick();
+	io_timer_irq();
+}
+
+// The way back to user mode after an interrupt: the network worker's run
+// (what the interrupt noted), then a preemption if one is due.
+static void to_user(void)
+{
+	io_work();
+	proc_preempt_point();
+}
+
+// Each turn of the scheduler's loop (idle, or between processes).
+static void kernel_poll(void)
+{
+	io_work();
+	runner_poll();
 }
 
 static bool option_is(const char *key, const char *val)
@@ -216,7 +232,7 @@ void kmain(uint32_t magic, uint32_t info)
 	report_boot();
 	cpu_init();
 	trap_init();
-	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = proc_preempt_point });
+	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = to_user });
 	memory_init();
 	console_map();
 	// No BIOS data area or ROM to scan for the RSDP after a UEFI boot.
@@ -276,5 +292,5 @@ void kmain(uint32_t magic, uint32_t info)
 		bench_exchange(51);
 	set_limits();
 	runner_start(&cmd);
-	sched_loop(runner_poll);
+	sched_loop(kernel_poll);
 }

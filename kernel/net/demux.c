@@ -189,28 +189,45 @@ static int drain_some(int nic, int max)
 	return n;
 }
 
-static void drain(int nic)
+// Takes up to budget buffers from the NIC; true when it may have more.
+static bool drain(int nic, int budget)
 {
-	while (drain_some(nic, 64) > 0)
-		;
+	for (int n; budget > 0; budget -= n)
+		if ((n = drain_some(nic, budget < 64 ? budget : 64)) == 0)
+			return false;
+	return true;
 }
 
-// Takes every frame the NIC has. While a channel on it still waits for
-// packets the NIC stays in polling mode; then its interrupts come back
-// ("poll until empty, unmask, poll once more": no wake-up is lost).
-void demux_poll_nic(int nic)
+static void set_polling(int nic, bool on)
 {
-	drain(nic);
+	demux_nics[nic].polling = on;
+	netdev_get(nic)->ops->rx_irq(netdev_get(nic), !on);
+}
+
+// A budget that ran out leaves the NIC polled (its interrupt masked) for
+// the worker's next run, as NAPI keeps a device on its poll list.
+bool demux_poll_nic_budget(int nic, int budget)
+{
+	if (drain(nic, budget)) {
+		if (!demux_nics[nic].polling)
+			set_polling(nic, true);
+		return true;
+	}
 	if (someone_waits(nic))
-		return;
+		return demux_nics[nic].polling;
 	demux_flush_refill(nic); // between batches the ring gets everything back
 	if (!demux_nics[nic].polling)
-		return;
-	demux_nics[nic].polling = false;
-	netdev_get(nic)->ops->rx_irq(netdev_get(nic), true);
-	drain(nic);
+		return false;
+	set_polling(nic, false);
+	if (drain(nic, budget)) {
+		set_polling(nic, true);
+		return true;
+	}
 	demux_flush_refill(nic);
+	return false;
 }
+
+void demux_poll_nic(int nic) { demux_poll_nic_budget(nic, INT32_MAX); }
 
 // The NIC's receive interrupt: poll from here on until the batches that
 // wait are complete.
@@ -224,8 +241,7 @@ void demux_rx_ready(struct netdev *d, void *arg)
 		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
 			ios[i].st.rx_irqs++;
 	d->ops->rx_irq(d, false);
-	demux_nics[nic].polling = true;
-	demux_poll_nic(nic);
+	demux_nics[nic].polling = true; // the worker polls it (worker.c)
 }
 
 // A striped channel's links are drained in turns of a few buffers each,
@@ -244,13 +260,11 @@ void demux_poll_channel(struct io *c)
 		demux_poll_nic(n);
 }
 
-bool demux_poll_polling(void)
+bool demux_poll_polling(int budget)
 {
 	bool polling = false;
 	for (int n = 0; n < netdev_count(); n++)
-		if (demux_nics[n].polling) {
-			demux_poll_nic(n);
-			polling |= demux_nics[n].polling;
-		}
+		if (demux_nics[n].polling)
+			polling |= demux_poll_nic_budget(n, budget);
 	return polling;
 }

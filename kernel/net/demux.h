@@ -32,11 +32,17 @@ static inline bool demux_nic_usable(int nic)
 	return nic >= 0 && nic < netdev_count() && netdev_get(nic)->rx_slots <= IO_RING_MAX;
 }
 // Takes every packet the NIC has; polling mode ends once no channel on it
-// waits for packets.
+// waits for packets ("poll until empty, unmask, poll once more": no
+// wake-up is lost).
 void demux_poll_nic(int nic);
-// NICs in polling mode are polled; true while any still is.
-bool demux_poll_polling(void);
-// The NIC's receive interrupt (netdev's rx_ready).
+// The same with at most budget buffers; true while the NIC stays polled.
+bool demux_poll_nic_budget(int nic, int budget);
+#define DEMUX_BUDGET 192 // buffers per NIC per worker run: 64 of the longest packets
+// NICs in polling mode are polled, budget buffers each; true while any
+// still is.
+bool demux_poll_polling(int budget);
+// The NIC's receive interrupt (netdev's rx_ready): masks it and marks the
+// NIC polled; the worker takes its packets.
 void demux_rx_ready(struct netdev *nd, void *arg);
 // Polls every NIC of c (a striped channel's in turns).
 void demux_poll_channel(struct io *c);

@@ -231,20 +231,20 @@ static struct relq q[IO_MAX_BATCH], order[IO_MAX_BATCH];
 
 // Sends what waits to be sent (never sent, or lost), oldest first per
 // peer, on the peer's live links in turn, as much as each paced wire and
-// ring take now, one doorbell per NIC. Never sleeps.
-static void pump(struct io *c)
+// ring take now, one doorbell per NIC, at most max packets. Never sleeps.
+static void pump_upto(struct io *c, int max)
 {
 	int64_t budget[NETDEV_MAX];
 	int cnt[NETDEV_MAX] = { 0 }, nq = 0;
 	uint64_t now = arch_rdtsc();
 	for (int n = 0; n < NETDEV_MAX; n++)
 		budget[n] = shaper_budget(n, now);
-	for (int p = 0; p < IO_MAX_PEERS && nq < IO_MAX_BATCH; p++) {
+	for (int p = 0; p < IO_MAX_PEERS && nq < max; p++) {
 		struct rel_peer *rp = c->x.rp[p];
 		if (!rp || rp->closed) // nobody there to take it
 			continue;
 		bool prefix = true;
-		for (uint32_t s = rp->todo; s != c->x.seq[p] && nq < IO_MAX_BATCH && c->x.nrfree > (uint32_t)nq; s++) {
+		for (uint32_t s = rp->todo; s != c->x.seq[p] && nq < max && c->x.nrfree > (uint32_t)nq; s++) {
 			struct rel_tx *t = &rp->tx[s % IO_SND_WIN];
 			if (t->state != REL_TODO) {
 				if (prefix)
@@ -326,6 +326,8 @@ static void pump(struct io *c)
 		}
 	}
 }
+
+static void pump(struct io *c) { pump_upto(c, IO_MAX_BATCH); }
 
 // A control frame to peer p on link n: our acknowledgement of what p sent
 // us, and a heartbeat when hb. Skipped when no slot is free (the next one
@@ -771,8 +773,8 @@ void rel_tick(struct io *c)
 		if (rp->all_dead_since && now - rp->all_dead_since >= us_tsc(c->x.rs.dead_us) && !rp->reported)
 			proc_wakeup(c); // input_io reports it
 	}
-	if (todo)
-		pump(c);
+	if (todo) // the worker's share: what is left goes with the next tick or acknowledgement
+		pump_upto(c, REL_TICK_BUDGET);
 	if (todo || c->x.call_left)
 		proc_wakeup(c->x.tx);
 }

@@ -10,6 +10,7 @@ struct io_pktpages;
 #define IO_SND_WIN 512         // packets a peer may have unacknowledged (<= IO_RO_WIN)
 #define IO_REL_SLOT 256        // bytes per header slot of a reliable channel's pool
 #define IO_REL_SLOTS 512       // slots: every transmission in flight holds one
+#define REL_TICK_BUDGET 32     // packets a channel's timers send per worker run
 #define IO_REL_PAGES ((int)(IO_REL_SLOTS * IO_REL_SLOT / PAGE_SIZE))
 
 // One packet a reliable channel sent (or is to send) and the peer has not

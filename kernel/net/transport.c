@@ -12,6 +12,7 @@
 #include "balance.h"
 #include "relay.h"
 #include "shaper.h"
+#include "worker.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../heap.h"
@@ -133,7 +134,6 @@ void xport_stats(struct io *c, struct io_stats *s)
 
 void xport_tick_all(void)
 {
-	demux_poll_polling();
 	uint32_t drained = 0;
 	for (int i = 0; i < NIO; i++) {
 		struct io *c = &ios[i];
@@ -143,7 +143,7 @@ void xport_tick_all(void)
 		// silence is judged.
 		IO_FOR_EACH_NIC(c, n)
 			if (!(drained & (1u << n))) {
-				demux_poll_nic(n);
+				demux_poll_nic_budget(n, DEMUX_BUDGET);
 				drained |= 1u << n;
 			}
 		c->x.ops->tick(c);
@@ -154,7 +154,7 @@ bool xport_idle(void)
 {
 	for (int n = 0; n < netdev_count(); n++)
 		txb_reclaim_nic(n); // a NIC's completions, whichever channels they are
-	return demux_poll_polling();
+	return worker_run();
 }
 
 static void link_change(struct netdev *nd, bool up, void *arg)

@@ -113,9 +113,10 @@ int xport_expire(struct io *c);
 long xport_report(struct io *c); // a dead or departed peer's -E_LINK, once (else 0)
 // IO_OP_STATS: the transport's and its NICs' part.
 void xport_stats(struct io *c, struct io_stats *s);
-// Protocol work of every channel, on the timer tick.
+// Protocol timers of every channel (the worker's, after a tick): each
+// channel's NICs drained first (budgeted), then its transport's tick.
 void xport_tick_all(void);
-// The idle CPU's: completions reclaimed, polled NICs polled; true while
+// The idle CPU's: completions reclaimed, then a worker run; true while
 // any NIC is polled.
 bool xport_idle(void);
 // Sets up the network path: link changes, the relay's topology, pacing;

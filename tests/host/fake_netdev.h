@@ -86,7 +86,9 @@ paddr_t fake_nic_rx_next(int i, int k);
 // pa is posted in the ring (empty or filled).
 bool fake_nic_rx_has(int i, paddr_t pa);
 // The receive interrupt: when unmasked and a filled buffer waits, counts
-// an interrupt and calls the stack's rx_ready. Returns whether it fired.
+// an interrupt and calls the stack's rx_ready, then runs the network
+// worker as the kernel does on the interrupt's way out (io_work). Returns
+// whether it fired.
 bool fake_nic_irq(int i);
 
 // The device finishes the next n queued packets (all: n < 0).

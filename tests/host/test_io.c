@@ -2468,6 +2468,67 @@ static void test_bug_rel_hole_bounded(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES + IO_REL_PAGES);
 }
 
+// ======================================================= the worker
+
+// The receive interrupt only masks the NIC and marks it polled: the frame
+// stays in the ring until the worker runs (on the interrupt's way out).
+static void test_worker_rx_irq_notes_only(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 0, 0);
+	rx(0, CH, 100, 1);
+	netdev_rx_ready(&fake_nics[0].nd); // the handler alone
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	io_work();
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 1);
+}
+
+// The timer interrupt sends nothing: a heartbeat that is due leaves with
+// the worker's run after it.
+static void test_worker_tick_notes_only(void)
+{
+	struct chan c = stripe_chan(2, 2);
+	uint32_t me = chan_of(c.id)->x.session;
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // the peer heard: heartbeats due from now on
+	fake.tsc += timer_us_to_tsc(chan_of(c.id)->x.rs.hb_us) + 1;
+	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
+	io_timer_irq();
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent);
+	io_work();
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent + 2); // one per link
+}
+
+// A run takes at most DEMUX_BUDGET buffers of a NIC, which stays polled
+// (its interrupt masked) for the next run.
+static void test_worker_budget(void)
+{
+	fake_nics[1].nd.ops->detach(&fake_nics[1].nd);
+	fake_nics[0].nd.ops->detach(&fake_nics[0].nd);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, 512, FAKE_NIC_TX_SLOTS), 0);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	for (int i = 0; i < 300; i++)
+		rx(0, CH, 100, (uint8_t)i);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 300 - DEMUX_BUDGET);
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
+	CU_ASSERT_FALSE(io_work()); // the rest; nobody waits: interrupts again
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
+	CU_ASSERT_FALSE(demux_nics[0].polling);
+	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.frames_held + st.drop_noslot, 300);
+}
+
+static const struct test_case worker_tests[] = {
+	TEST(test_worker_rx_irq_notes_only), TEST(test_worker_tick_notes_only), TEST(test_worker_budget),
+};
+
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
@@ -2492,7 +2553,8 @@ int register_io(void)
 		return -1;
 	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0 ||
 	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0 ||
-	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0)
+	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0 ||
+	    ADD_SUITE("io_worker", setup, teardown, worker_tests) < 0)
 		return -1;
 	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }
