@@ -179,15 +179,17 @@ static void console_map(void)
 		fbcon_attach((void *)dma_map_mmio(fb->addr, (uint64_t)fb->pitch * fb->height));
 }
 
-// plimit=F,R,C: frames, regions and channels one process may hold; by
-// default half the free frames, a quarter of the regions, half the channels.
+// plimit=F,R,C[,H]: frames, regions, channels and bytes of kernel heap
+// (its channels' state) one process may hold; by default half the free
+// frames, a quarter of the regions, half the channels, a quarter of the heap.
 static void set_limits(void)
 {
-	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2 };
+	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2, HEAP_PAGES * PAGE_SIZE / 4 };
 	parse_list(cmdline_get(&cmd, "plimit"), lim, LIM_N);
 	proc_set_limits(lim);
 	pr_info("limits: a process holds at most %lu frames, %lu regions, %lu channels\n",
 		lim[LIM_FRAMES], lim[LIM_REGIONS], lim[LIM_CHANNELS]);
+	pr_info("limits: and %lu bytes of kernel heap\n", lim[LIM_KHEAP]);
 }
 
 // Every timer tick: deadlines and time slices; the network's timers are

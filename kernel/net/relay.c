@@ -22,6 +22,7 @@
 #include "shaper.h"
 #include "demux.h"
 #include "txbatch.h"
+#include "transport.h"
 #include "../res/io_priv.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
@@ -266,7 +267,7 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 	}
 	if (!links)
 		return -E_INVAL; // the channel has none of the dimension's NICs
-	long e = rel_add_peer(c, (int)peer);
+	long e = xport_add_peer_state(c, (int)peer);
 	if (e)
 		return e;
 	for (int j = 0; j < nb->nlinks; j++)

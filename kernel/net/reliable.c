@@ -51,7 +51,6 @@
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
-#include "../heap.h"
 #include "../kprintf.h"
 #include "../klimit.h"
 #include "../arch/x86_64/timer.h"
@@ -99,11 +98,13 @@ long rel_enable(struct io *c, bool on)
 			c->x.session = 1;
 		c->x.rel = true;
 		c->x.ops = &xport_reliable;
-		for (int p = 0; p < IO_MAX_PEERS; p++)
-			if ((c->x.peer_valid & (1u << p)) && rel_add_peer(c, p) < 0) {
+		for (int p = 0; p < IO_MAX_PEERS; p++) {
+			long e = c->x.peer_valid & (1u << p) ? rel_add_peer(c, p) : 0;
+			if (e) {
 				rel_free(c);
-				return -E_NOMEM;
+				return e;
 			}
+		}
 	} else if (!on && c->x.rel) {
 		rel_free(c);
 	}
@@ -128,9 +129,10 @@ long rel_add_peer(struct io *c, int p)
 {
 	if (!c->x.rel || c->x.rp[p])
 		return 0;
-	struct rel_peer *rp = kzalloc(sizeof(*rp));
+	long e;
+	struct rel_peer *rp = xport_kzalloc(c, sizeof(*rp), &e);
 	if (!rp)
-		return -E_NOMEM;
+		return e;
 	uint64_t now = arch_rdtsc();
 	for (int n = 0; n < NETDEV_MAX; n++)
 		rp->l[n].last_rx = now; // a grace period: as if heard when configured
@@ -155,7 +157,7 @@ void rel_free(struct io *c)
 		for (uint32_t s = rp->una; s != c->x.seq[p]; s++)
 			if (rp->tx[s % IO_SND_WIN].state != REL_FREE)
 				unpin_tx(&rp->tx[s % IO_SND_WIN]);
-		kfree(rp);
+		xport_kfree(c, rp, sizeof(*rp));
 		c->x.rp[p] = NULL;
 	}
 	if (c->x.rel) // a slot's page a NIC still reads stays pinned: freed after it

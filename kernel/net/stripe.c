@@ -24,10 +24,10 @@
 #include "balance.h"
 #include "reliable.h"
 #include "relay.h"
+#include "transport.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
 #include "../res/proc.h"
-#include "../heap.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
@@ -136,7 +136,7 @@ void stripe_release(struct io *c)
 static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 {
 	struct reorder *r = c->x.ro[peer];
-	if (!r && !(r = c->x.ro[peer] = kzalloc(sizeof(*r)))) {
+	if (!r) { // a peer's window comes with the peer (stripe_add_peer)
 		c->st.drop_noslot++;
 		demux_give_back(f);
 		return;
@@ -250,11 +250,23 @@ uint32_t stripe_drop_peer(struct io *c, int peer)
 	return n;
 }
 
+long stripe_add_peer(struct io *c, int peer)
+{
+	long e = 0;
+	if (!c->x.ro[peer])
+		c->x.ro[peer] = xport_kzalloc(c, sizeof(struct reorder), &e);
+	return e;
+}
+
+void stripe_drop_window(struct io *c, int peer)
+{
+	stripe_drop_peer(c, peer);
+	xport_kfree(c, c->x.ro[peer], sizeof(struct reorder));
+	c->x.ro[peer] = NULL;
+}
+
 void stripe_free(struct io *c)
 {
-	for (int p = 0; p < IO_MAX_PEERS; p++) {
-		stripe_drop_peer(c, p);
-		kfree(c->x.ro[p]);
-		c->x.ro[p] = NULL;
-	}
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		stripe_drop_window(c, p);
 }

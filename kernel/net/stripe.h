@@ -42,6 +42,11 @@ uint64_t stripe_gap_deadline(const struct io *c);
 void stripe_gap_expire(struct io *c);
 // Gives back every packet peer's window holds and empties it; returns how many.
 uint32_t stripe_drop_peer(struct io *c, int peer);
+// A peer's reorder window, allocated (charged to the channel's owner) when
+// the peer is added; 0, or -E_LIMIT / -E_NOMEM. stripe_drop_window lets
+// go of it and what it holds.
+long stripe_add_peer(struct io *c, int peer);
+void stripe_drop_window(struct io *c, int peer);
 void stripe_free(struct io *c);
 // Packets that waited for room and are in order go to the channel.
 void stripe_release(struct io *c);

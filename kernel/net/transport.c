@@ -15,28 +15,62 @@
 #include "worker.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
+#include "../res/proc.h"
 #include "../heap.h"
 #include "../kprintf.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
 
+void *xport_kzalloc(struct io *c, size_t n, long *err)
+{
+	if ((*err = proc_charge(c->owner, LIM_KHEAP, n)))
+		return NULL;
+	void *p = kzalloc(n);
+	if (!p) {
+		proc_uncharge(c->owner, LIM_KHEAP, n);
+		*err = -E_NOMEM;
+	}
+	return p;
+}
+
+void xport_kfree(struct io *c, void *p, size_t n)
+{
+	if (!p)
+		return;
+	kfree(p);
+	proc_uncharge(c->owner, LIM_KHEAP, n);
+}
+
+long xport_add_peer_state(struct io *c, int peer)
+{
+	if (c->x.raw)
+		return 0; // sends only: no order, no protocol
+	bool fresh = !c->x.ro[peer];
+	long e = stripe_add_peer(c, peer);
+	if (!e && (e = rel_add_peer(c, peer)) && fresh)
+		stripe_drop_window(c, peer);
+	return e;
+}
+
 long xport_open(struct io *c, bool raw)
 {
 	struct xport *x = &c->x;
-	if (!(x->tx = kmalloc(sizeof(*x->tx))))
-		return -E_NOMEM;
+	long e;
+	if (!(x->tx = xport_kzalloc(c, sizeof(*x->tx), &e)))
+		return e;
 	x->raw = raw;
 	x->ops = raw ? &xport_raw : &xport_plain;
 	x->gap_us = IO_GAP_US;
 	x->lb_slot = -1;
 	for (int i = 0; i < IO_HDR_PAGES; i++)
 		x->hdr[i] = pmem_take();
-	long e = stripe_active(c) ? rel_enable(c, true) : 0; // striped channels are reliable
+	e = stripe_active(c) ? rel_enable(c, true) : 0; // striped channels are reliable
 	if (e) {
 		for (int i = 0; i < IO_HDR_PAGES; i++)
 			pmem_free(x->hdr[i]);
-		kfree(x->tx);
+		xport_kfree(c, x->tx, sizeof(*x->tx));
+		x->tx = NULL;
 	}
 	return e;
 }
@@ -49,7 +83,7 @@ void xport_free(struct io *c)
 	stripe_free(c);
 	for (int i = 0; i < IO_HDR_PAGES; i++)
 		pmem_free(c->x.hdr[i]);
-	kfree(c->x.tx);
+	xport_kfree(c, c->x.tx, sizeof(*c->x.tx));
 	c->x.tx = NULL;
 }
 
@@ -67,7 +101,7 @@ long xport_close(struct io *c)
 
 long xport_set_peer(struct io *c, uint64_t peer, uint64_t nic, const uint8_t mac[6])
 {
-	long e = rel_add_peer(c, (int)peer);
+	long e = xport_add_peer_state(c, (int)peer);
 	if (e)
 		return e;
 	memcpy(c->x.peer[peer][nic], mac, 6);

@@ -86,6 +86,15 @@ struct xport {
 
 extern const struct xport_ops xport_raw, xport_plain, xport_reliable;
 
+// Kernel heap for channel c's transport, charged to its owner (LIM_KHEAP):
+// zeroed; NULL with *err = -E_LIMIT (the owner's share is spent) or
+// -E_NOMEM. xport_kfree gives it back (NULL: nothing).
+void *xport_kzalloc(struct io *c, size_t n, long *err);
+void xport_kfree(struct io *c, void *p, size_t n);
+// A peer's state, allocated when the peer is added (never on the receive
+// path): its reorder window, and when reliable its protocol state. 0, or
+// the error, with nothing this call allocated kept.
+long xport_add_peer_state(struct io *c, int peer);
 // get_io: the channel's transport (raw; else plain, reliable when striped)
 // with its header pages and send list. 0, or an error with nothing kept.
 long xport_open(struct io *c, bool raw);

@@ -388,7 +388,7 @@ static void test_get_io_exist(void)
 static void test_get_io_limits(void)
 {
 	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = UINT64_MAX, [LIM_REGIONS] = UINT64_MAX,
-				      [LIM_CHANNELS] = 2 };
+				      [LIM_CHANNELS] = 2, [LIM_KHEAP] = UINT64_MAX };
 	proc_set_limits(lim);
 	long a = get_io(1, IO_DEV_ETHER(0, 1), 1, 1);
 	CU_ASSERT(a > 0);
@@ -2525,6 +2525,77 @@ static void test_worker_budget(void)
 	CU_ASSERT_EQUAL(st.frames_held + st.drop_noslot, 300);
 }
 
+// ======================================================= kernel heap
+
+#define LIM_HEAP_TEST (1024 * 1024) // a quarter of the 4 MiB heap, as kernel/main.c's default
+
+static long try_peers(int pid, long id, int k)
+{
+	long e = 0;
+	for (int p = 0; p < IO_MAX_PEERS && !e; p++) {
+		const uint8_t m0[6] = { 0x02, 0x55, 0, (uint8_t)k, (uint8_t)p, 0 }, m1[6] = { 0x02, 0x55, 1, (uint8_t)k, (uint8_t)p, 0 };
+		if (!(e = set_peer_link(pid, id, p, 0, m0)))
+			e = set_peer_link(pid, id, p, 1, m1);
+		for (int i = 0; !e && i < 2; i++) { // ahead of order: a window in use
+			rx_seq(i, 1, i ? m1 : m0, 100, (uint8_t)p);
+			fake_nic_irq(i);
+		}
+	}
+	return e;
+}
+
+// One process at its limits (every channel it may have, each striped and
+// reliable with every peer it can add, a packet held ahead of order from
+// each) cannot make another process's get_io, ctrl_io or output_io fail:
+// its channels' kernel heap (send lists, per-peer windows and protocol
+// state, allocated when a peer is added) is charged to it, and a peer past
+// its share is refused with -E_LIMIT, changing nothing. All of it comes
+// back when its channels close.
+static void test_limits_kheap(void)
+{
+	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = UINT64_MAX, [LIM_REGIONS] = UINT64_MAX,
+				      [LIM_CHANNELS] = NIO / 2, [LIM_KHEAP] = LIM_HEAP_TEST };
+	proc_set_limits(lim);
+	long a[NIO / 2] = { 0 }, e = 0, last = 0;
+	for (int k = 0; k < NIO / 2 && !e; k++) {
+		long id = get_io(1, IO_DEV(IO_KIND_ETHER, CH + k, BOTH), 1, 1);
+		if (id < 0) {
+			e = id; // its share spent before the channel's send list
+			break;
+		}
+		a[k] = last = id;
+		e = try_peers(1, id, k);
+	}
+	CU_ASSERT_EQUAL(e, -E_LIMIT);
+	CU_ASSERT(proc_usage(1, LIM_KHEAP) <= LIM_HEAP_TEST);
+	uint64_t before = proc_usage(1, LIM_KHEAP);
+	int free_peer = __builtin_ctz(~chan_of(last)->x.peer_valid);
+	CU_ASSERT_FATAL(free_peer < IO_MAX_PEERS);
+	const uint8_t late[6] = { 0x02, 0x56, 0, 0, 0, 9 };
+	CU_ASSERT_EQUAL(set_peer_link(1, last, free_peer, 0, late), -E_LIMIT);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_KHEAP), before); // refused: nothing kept
+	CU_ASSERT_FALSE(chan_of(last)->x.peer_valid & (1u << free_peer));
+	// The other process: a striped reliable channel, its peers, a send.
+	struct chan b = chan_new_dev(2, IO_DEV(IO_KIND_ETHER, CH + 40, BOTH), 1, 3, 2, 6);
+	CU_ASSERT_FATAL(b.id > 0);
+	for (int p = 0; p < 4; p++) {
+		const uint8_t m0[6] = { 0x02, 0x66, 0, 0, (uint8_t)p, 0 }, m1[6] = { 0x02, 0x66, 1, 0, (uint8_t)p, 0 };
+		CU_ASSERT_EQUAL(set_peer_link(2, b.id, p, 0, m0), 0);
+		CU_ASSERT_EQUAL(set_peer_link(2, b.id, p, 1, m1), 0);
+	}
+	CU_ASSERT_EQUAL(ctrl3(2, b.id, IO_OP_SET, IO_SET_WINDOW, 64, 0), 0);
+	const uint64_t peers[2] = { 0, 3 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(2, b.id, 2, peers, sz, pos), 2);
+	for (int k = 0; k < NIO / 2; k++)
+		if (a[k])
+			CU_ASSERT_EQUAL(free_io(1, a[k]), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_KHEAP), 0);
+}
+
+static const struct test_case heap_tests[] = {
+	TEST(test_limits_kheap),
+};
+
 static const struct test_case worker_tests[] = {
 	TEST(test_worker_rx_irq_notes_only), TEST(test_worker_tick_notes_only), TEST(test_worker_budget),
 };
@@ -2554,7 +2625,8 @@ int register_io(void)
 	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0 ||
 	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0 ||
 	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0 ||
-	    ADD_SUITE("io_worker", setup, teardown, worker_tests) < 0)
+	    ADD_SUITE("io_worker", setup, teardown, worker_tests) < 0 ||
+	    ADD_SUITE("io_kheap", setup, teardown, heap_tests) < 0)
 		return -1;
 	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }
