@@ -23,6 +23,7 @@
 #include "../drivers/net/e1000e/e1000e.h"
 #include "net/netdev.h"
 #include "net/ceiling.h"
+#include "net/worker.h"
 #include "dma.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
@@ -193,25 +194,25 @@ static void set_limits(void)
 }
 
 // Every timer tick: deadlines and time slices; the network's timers are
-// only noted, for the worker (io_work).
+// only noted, for its worker (kernel/net/worker.c).
 static void kernel_tick(void)
 {
 	proc_timer_tick();
-	io_timer_irq();
+	worker_note_tick();
 }
 
 // The way back to user mode after an interrupt: the network worker's run
 // (what the interrupt noted), then a preemption if one is due.
 static void to_user(void)
 {
-	io_work();
+	worker_run();
 	proc_preempt_point();
 }
 
 // Each turn of the scheduler's loop (idle, or between processes).
 static void kernel_poll(void)
 {
-	io_work();
+	worker_run();
 	runner_poll();
 }
 

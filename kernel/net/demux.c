@@ -107,6 +107,41 @@ static bool for_this_nic(int nic, const uint8_t *b)
 	return memcmp(b + WIRE_OFF_DST, netdev_get(nic)->mac, 6) == 0;
 }
 
+// Demultiplexing is finding a packet's channel (channel_of) and, for a
+// striped one, the peer it came from: by the source MAC on some link (the
+// last peer first: a stream comes from one), or a routed packet by its
+// origin node.
+static bool same_mac(const uint8_t *a, const uint8_t *b)
+{
+	return !memcmp(a, b, 6);
+}
+
+static bool peer_has(struct io *c, int p, const uint8_t *mac)
+{
+	IO_FOR_EACH_NIC(c, n)
+		if ((c->x.peer_links[p] & (1u << n)) && same_mac(c->x.peer[p][n], mac))
+			return true;
+	return false;
+}
+
+static int peer_by_mac(struct io *c, const uint8_t *mac)
+{
+	if ((c->x.peer_valid & (1u << c->x.last_peer)) && peer_has(c, c->x.last_peer, mac))
+		return c->x.last_peer;
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		if ((c->x.peer_valid & (1u << p)) && peer_has(c, p, mac))
+			return c->x.last_peer = p;
+	return -1;
+}
+
+static int peer_by_node(struct io *c, uint32_t src)
+{
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		if ((c->x.routed & (1u << p)) && c->x.route_node[p] == src)
+			return p;
+	return -1;
+}
+
 // Checks a whole frame and hands it to its channel. Returns the drop
 // counter to bump, or NULL when the frame was taken.
 static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
@@ -139,7 +174,18 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 	struct io *c = channel_of(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
-	c->x.ops->input(c, nic, f, src);
+	if (!(flags & WIRE_F_STRIPE)) { // in order as it comes: straight to the sink
+		c->st.link_rx[nic]++;
+		io_take(c, f);
+		return NULL;
+	}
+	int peer = src != RT_NONE ? peer_by_node(c, src) : peer_by_mac(c, b + WIRE_OFF_SRC);
+	if (peer < 0) {
+		c->st.drop_nopeer++; // no order to put it in
+		demux_give_back(f);
+		return NULL;
+	}
+	c->x.ops->input(c, nic, f, peer);
 	return NULL;
 }
 

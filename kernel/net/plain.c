@@ -182,14 +182,11 @@ static long raw_check(struct io *c, uint64_t peer, uint64_t size)
 
 static long raw_check_call(struct io *c) { return c->dev->ops->link_up(c->dev) ? 0 : -E_LINK; }
 
-// A packet of an unreliable channel: a plain one to the channel, a
-// striped one into its peer's order. A control packet is some reliable
-// peer's: not reliable here, its heartbeats are ignored.
-static void plain_input(struct io *c, int nic, const struct pkt *f, uint32_t src)
+// A striped packet of an unreliable channel: into its peer's order. A
+// control packet is some reliable peer's: not reliable here, its
+// heartbeats are ignored.
+static void plain_input(struct io *c, int nic, const struct pkt *f, int peer)
 {
-	int peer = stripe_rx_begin(c, nic, f, src);
-	if (peer < 0)
-		return;
 	const uint8_t *b = arch_p2v(f->buf[0]);
 	if (wire_get_flags(b) & (WIRE_F_ACK | WIRE_F_HBEAT)) {
 		demux_give_back(f);

@@ -293,14 +293,6 @@ long relay_stats(uint64_t uptr)
 	return copy_to_user(uptr, &s, sizeof(s));
 }
 
-int relay_peer_of(struct io *c, uint32_t src)
-{
-	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->x.routed & (1u << p)) && c->x.route_node[p] == src)
-			return p;
-	return -1;
-}
-
 uint16_t relay_flag(const struct io *c, uint64_t peer)
 {
 	return (c->x.routed >> peer) & 1 ? WIRE_F_ROUTE : 0;

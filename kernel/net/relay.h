@@ -24,8 +24,6 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops);
 long relay_stats(uint64_t uptr);
 struct io_relaystats;
 void relay_get_stats(struct io_relaystats *s);
-// The routed peer of c that is node src, or -1.
-int relay_peer_of(struct io *c, uint32_t src);
 // A send's routed packet: its flag for the wire header, and the trailer
 // written at t (physical pa) and added to the gather list.
 uint16_t relay_flag(const struct io *c, uint64_t peer);

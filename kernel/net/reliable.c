@@ -1020,11 +1020,8 @@ static long rel_check_call(struct io *c) { return (void)c, 0; }
 // A reliable channel's packet: its control packets to the protocol, its
 // data (of the peer's current session) into the peer's order, then the
 // acknowledgement it makes due.
-static void rel_input(struct io *c, int nic, const struct pkt *f, uint32_t src)
+static void rel_input(struct io *c, int nic, const struct pkt *f, int peer)
 {
-	int peer = stripe_rx_begin(c, nic, f, src);
-	if (peer < 0)
-		return;
 	const uint8_t *b = arch_p2v(f->buf[0]);
 	uint16_t flags = wire_get_flags(b);
 	if (flags & (WIRE_F_ACK | WIRE_F_HBEAT)) { // the channel's own control packet

@@ -34,29 +34,6 @@
 
 bool stripe_active(const struct io *c) { return c->nicmask & (c->nicmask - 1); }
 
-static bool same_mac(const uint8_t *a, const uint8_t *b)
-{
-	return !memcmp(a, b, 6);
-}
-
-static bool peer_has(struct io *c, int p, const uint8_t *mac)
-{
-	IO_FOR_EACH_NIC(c, n)
-		if ((c->x.peer_links[p] & (1u << n)) && same_mac(c->x.peer[p][n], mac))
-			return true;
-	return false;
-}
-
-int stripe_peer_of(struct io *c, const uint8_t *mac)
-{
-	if ((c->x.peer_valid & (1u << c->x.last_peer)) && peer_has(c, c->x.last_peer, mac))
-		return c->x.last_peer;
-	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->x.peer_valid & (1u << p)) && peer_has(c, p, mac))
-			return c->x.last_peer = p;
-	return -1;
-}
-
 int stripe_next_link(struct io *c, uint64_t peer)
 {
 	for (int k = 0; k < NETDEV_MAX; k++) {
@@ -68,22 +45,6 @@ int stripe_next_link(struct io *c, uint64_t peer)
 		}
 	}
 	return -1;
-}
-
-int stripe_rx_begin(struct io *c, int nic, const struct pkt *f, uint32_t src)
-{
-	const uint8_t *b = arch_p2v(f->buf[0]);
-	if (!(wire_get_flags(b) & WIRE_F_STRIPE)) {
-		c->st.link_rx[nic]++;
-		io_take(c, f);
-		return -1;
-	}
-	int peer = src != RT_NONE ? relay_peer_of(c, src) : stripe_peer_of(c, b + WIRE_OFF_SRC);
-	if (peer < 0) {
-		c->st.drop_nopeer++; // no order to put it in
-		demux_give_back(f);
-	}
-	return peer;
 }
 
 // A hole: frames wait in the window but the next in order is not there.

@@ -22,16 +22,9 @@ struct reorder {
 
 // True when c has several NICs: its packets are striped over them.
 bool stripe_active(const struct io *c);
-// The peer whose MAC on some link of c is mac, or -1.
-int stripe_peer_of(struct io *c, const uint8_t *mac);
 // The link (NIC) the next packet to peer goes on: round-robin over the
 // peer's links that are up; -1 when none is.
 int stripe_next_link(struct io *c, uint64_t peer);
-// The common start of a received packet's input (plain and reliable): a
-// packet without WIRE_F_STRIPE goes to the channel (io_take) and -1 is
-// returned, as for one whose peer is unknown (dropped, counted); else its
-// peer, whose order (and, when reliable, protocol) take it from there.
-int stripe_rx_begin(struct io *c, int nic, const struct pkt *f, uint32_t src);
 // A striped packet from peer with sequence number seq, taken in order
 // (io_take), held ahead of order, or dropped as a duplicate.
 void stripe_order(struct io *c, int peer, uint32_t seq, const struct pkt *f);

@@ -35,9 +35,9 @@ struct xport_ops {
 	// Invoke: a checked call (the caller's own arrays); how many left.
 	long (*send)(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,
 		     const struct io_pktpages *pages);
-	// A received packet of the channel from nic (src: a routed packet's
-	// origin, RT_NONE for a neighbour's); takes its buffers.
-	void (*input)(struct io *c, int nic, const struct pkt *f, uint32_t src);
+	// A striped packet of the channel from peer on nic (the demux found
+	// both); takes its buffers.
+	void (*input)(struct io *c, int nic, const struct pkt *f, int peer);
 	void (*tick)(struct io *c); // protocol timers (NULL: none)
 	// When input_io must look again: a hole's or a dead peer's (0: none).
 	uint64_t (*deadline)(struct io *c);

@@ -5,7 +5,6 @@
 #include "io_priv.h"
 #include "../net/relay.h"
 #include "../net/balance.h"
-#include "../net/worker.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -349,13 +348,6 @@ static long output_io(int caller, long id, const uint64_t *a)
 
 bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
 
-void io_timer_irq(void) { worker_note_tick(); }
-bool io_work(void) { return worker_run(); }
-void io_tick(void)
-{
-	io_timer_irq();
-	io_work();
-}
 
 // The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
 // Returns true to be called again at once (spinning), false to let the

@@ -25,16 +25,5 @@ void io_init(const struct io_options *o);
 // Scheduler idle work: finished sends reclaimed, then the worker's run.
 // True while a NIC is polled.
 bool io_idle_poll(void);
-// The timer interrupt's part: it notes that protocol timers are due, and
-// does nothing else (kernel/net/worker.c).
-void io_timer_irq(void);
-// The deferred network worker, a budgeted run: on the way back to user
-// mode after an interrupt and in the scheduler's loop, so a batch
-// completes and timers fire even while other processes keep the CPU
-// busy. True while a NIC is polled.
-bool io_work(void);
-// A tick and the worker's run after it (what the kernel does on a tick
-// and the way out of it).
-void io_tick(void);
 long io_live(void);
 #endif

@@ -87,9 +87,13 @@ paddr_t fake_nic_rx_next(int i, int k);
 bool fake_nic_rx_has(int i, paddr_t pa);
 // The receive interrupt: when unmasked and a filled buffer waits, counts
 // an interrupt and calls the stack's rx_ready, then runs the network
-// worker as the kernel does on the interrupt's way out (io_work). Returns
+// worker as the kernel does on the interrupt's way out (worker_run). Returns
 // whether it fired.
 bool fake_nic_irq(int i);
+
+// A timer tick and the network worker's run on its way out, as the
+// kernel does (kernel/main.c: worker_note_tick, then worker_run).
+void io_tick(void);
 
 // The device finishes the next n queued packets (all: n < 0).
 void fake_nic_tx_complete(int i, int n);

@@ -11,6 +11,7 @@
 #include "net/txbatch.h"
 #include "net/demux.h"
 #include "net/stripe.h"
+#include "net/worker.h"
 #include "net/shaper.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
@@ -2481,7 +2482,7 @@ static void test_worker_rx_irq_notes_only(void)
 	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
 	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 1);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
-	io_work();
+	worker_run();
 	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 1);
 }
@@ -2495,9 +2496,9 @@ static void test_worker_tick_notes_only(void)
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // the peer heard: heartbeats due from now on
 	fake.tsc += timer_us_to_tsc(chan_of(c.id)->x.rs.hb_us) + 1;
 	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
-	io_timer_irq();
+	worker_note_tick();
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent);
-	io_work();
+	worker_run();
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent + 2); // one per link
 }
 
@@ -2517,7 +2518,7 @@ static void test_worker_budget(void)
 	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 300 - DEMUX_BUDGET);
 	CU_ASSERT_TRUE(demux_nics[0].polling);
 	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
-	CU_ASSERT_FALSE(io_work()); // the rest; nobody waits: interrupts again
+	CU_ASSERT_FALSE(worker_run()); // the rest; nobody waits: interrupts again
 	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
 	CU_ASSERT_FALSE(demux_nics[0].polling);
 	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on);
