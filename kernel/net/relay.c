@@ -31,7 +31,6 @@
 
 #define RELAY_SLOTS 512        // forwarded frames in flight at once
 #define RELAY_BATCH 64         // queued per outgoing NIC before a doorbell
-#define RELAY_COOKIE_TAG 0xfeu // a cookie's low byte: no channel index is this
 
 struct rt_topo route_topo = { .me = RT_NONE };
 
@@ -149,7 +148,7 @@ static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, in
 		uint32_t len = flen - off < PAGE_SIZE ? flen - off : PAGE_SIZE;
 		p->seg[p->nseg++] = (struct netseg){ f->buf[off / PAGE_SIZE], len };
 	}
-	p->cookie = (uint64_t)slot << 8 | RELAY_COOKIE_TAG;
+	p->cookie = txb_cookie_relay(slot);
 	shaper_charge(nic, flen); // its wire time counts against the NIC's own senders
 	rst.relayed++;
 	rst.relayed_bytes += flen;
@@ -198,11 +197,8 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 	return true;
 }
 
-bool relay_cookie(uint64_t cookie) { return !(cookie >> 63) && (cookie & 0xff) == RELAY_COOKIE_TAG; }
-
-void relay_done(uint64_t cookie)
+void relay_done(uint32_t slot)
 {
-	uint32_t slot = (uint32_t)(cookie >> 8);
 	if (slot >= RELAY_SLOTS || !inflight[slot].nbuf)
 		return;
 	demux_give_back(&inflight[slot]);
@@ -223,13 +219,13 @@ static void flush_nic(int nic)
 	if (r < 0)
 		r = 0;
 	for (int i = r; i < n; i++) {
-		uint64_t cookie = queue[nic][i].cookie;
+		uint32_t slot = (uint32_t)(queue[nic][i].cookie >> 8);
 		rst.drop_busy++;
 		rst.relayed--; // counted as it was queued
 		for (int s = 0; s < queue[nic][i].nseg; s++)
 			rst.relayed_bytes -= queue[nic][i].seg[s].len;
 		rst.link_tx[nic]--;
-		relay_done(cookie);
+		relay_done(slot);
 	}
 	if (r > 0)
 		rst.batches++, rst.doorbells++;

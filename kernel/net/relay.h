@@ -16,9 +16,8 @@ void relay_init(const struct rt_topo *t);
 bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src);
 // Sends what the receive path queued: one doorbell per outgoing NIC.
 void relay_flush(void);
-// Transmit completion of a forwarded packet (cookie from relay_cookie).
-bool relay_cookie(uint64_t cookie);
-void relay_done(uint64_t cookie);
+// Transmit completion of a forwarded packet: its slot (txb_cookie_relay).
+void relay_done(uint32_t slot);
 // IO_OP_NODE and IO_OP_RELAYSTATS.
 long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops);
 long relay_stats(uint64_t uptr);

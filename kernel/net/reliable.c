@@ -170,13 +170,6 @@ void rel_free(struct io *c)
 
 // ------------------------------------------------------------ sending
 
-bool rel_cookie(uint64_t cookie) { return cookie >> 63; }
-
-static uint64_t slot_cookie(const struct io *c, uint32_t slot)
-{
-	return 1ull << 63 | (uint64_t)c->h.gen << 24 | (uint64_t)slot << 8 | (uint64_t)(c - ios);
-}
-
 void rel_slot_done(struct io *c, uint32_t slot)
 {
 	if (c->x.rel && slot < IO_REL_SLOTS && c->x.nrfree < IO_REL_SLOTS)
@@ -286,7 +279,7 @@ static void pump_upto(struct io *c, int max)
 		}
 		if (relay_flag(c, e->peer)) // the route trailer, in the slot's second half
 			relay_trailer(c, e->peer, arch_p2v(hpa + IO_REL_SLOT / 2), hpa + IO_REL_SLOT / 2, p);
-		p->cookie = slot_cookie(c, e->slot);
+		p->cookie = txb_cookie_rel(c, e->slot);
 	}
 	for (int n = 0; n < NETDEV_MAX; n++) {
 		int k = cnt[n] ? shaper_take(n, pk + first[n], cnt[n]) : 0, r = 0;
@@ -367,7 +360,7 @@ static void send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 		bytes += WIRE_RTLEN;
 	}
 	struct netpkt pkt = { .seg = { { pa, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes } }, .nseg = 1,
-			      .cookie = slot_cookie(c, slot) };
+			      .cookie = txb_cookie_rel(c, slot) };
 	struct netdev *nd = netdev_get(n);
 	if (nd->ops->tx_batch(nd, &pkt, 1) != 1) {
 		rel_slot_done(c, slot);

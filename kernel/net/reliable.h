@@ -95,5 +95,4 @@ void rel_linger(struct io *c);
 void rel_free(struct io *c);
 // The transmit completion of a pool slot.
 void rel_slot_done(struct io *c, uint32_t slot);
-bool rel_cookie(uint64_t cookie); // a pool slot's cookie
 #endif

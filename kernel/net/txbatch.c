@@ -1,8 +1,8 @@
 // The transmit batch: a send's packets for one NIC go to its ring with one
 // doorbell (more when the shaper holds them back or the ring fills), and the
 // NICs' completions come back here (reclaim), whichever channel or the
-// relay they belong to. The packet cookie is laid out by the senders'
-// cookie helpers (txb_cookie, the reliable pool's, the relay's).
+// relay they belong to. The packet cookie's one layout is here
+// (txbatch.h).
 #include "txbatch.h"
 #include "shaper.h"
 #include "balance.h"
@@ -19,20 +19,27 @@
 static int txb_sleep; // what a sender waiting for a ring or the wire sleeps on
 
 
-// A packet's cookie names its channel with the slot's generation: a channel
-// closed while its packets were still queued (a stalled transmitter) must
-// not have them counted against the next channel in its slot.
+_Static_assert(NIO < TXB_RELAY_TAG, "a channel index is never the relay's tag");
+
 uint64_t txb_cookie(const struct io *c) { return (uint64_t)c->h.gen << 8 | (uint64_t)(c - ios); }
+
+uint64_t txb_cookie_rel(const struct io *c, uint32_t slot)
+{
+	return 1ull << 63 | (uint64_t)c->h.gen << 24 | (uint64_t)slot << 8 | (uint64_t)(c - ios);
+}
+
+uint64_t txb_cookie_relay(uint32_t slot) { return (uint64_t)slot << 8 | TXB_RELAY_TAG; }
 
 static void tx_done(uint64_t cookie, void *arg)
 {
 	(void)arg;
-	if (relay_cookie(cookie))
-		return relay_done(cookie);
+	bool rel = cookie >> 63;
+	if (!rel && (cookie & 0xff) == TXB_RELAY_TAG)
+		return relay_done((uint32_t)(cookie >> 8));
 	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
 	if (!c || !c->h.used)
 		return;
-	if (rel_cookie(cookie)) { // a reliable channel's header slot
+	if (rel) { // a reliable channel's header slot
 		if (c->h.gen == (uint32_t)(cookie >> 24))
 			rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
 	} else if (c->h.gen == (uint32_t)(cookie >> 8) && c->x.inflight) {

@@ -17,8 +17,18 @@ struct txgroup {
 	int err;
 };
 
-// A plain packet's cookie: its channel with the slot's generation.
+// A sent packet's cookie, which the NIC hands back when done with it: the
+// one layout of whose packet it is (tx_done reads it).
+//   plain:    gen << 8 | channel index                 (bit 63 clear)
+//   reliable: 1 << 63 | gen << 24 | pool slot << 8 | channel index
+//   relay:    forwarding slot << 8 | TXB_RELAY_TAG      (bit 63 clear)
+// The channel's slot generation makes a cookie of a channel closed while
+// its packets were still queued (a stalled transmitter) count against
+// nothing in the next channel of its slot.
+#define TXB_RELAY_TAG 0xfeu // a low byte no channel index is (NIO <= 254)
 uint64_t txb_cookie(const struct io *c);
+uint64_t txb_cookie_rel(const struct io *c, uint32_t slot);
+uint64_t txb_cookie_relay(uint32_t slot);
 // Reports a NIC's finished packets, every channel's; returns how many.
 int txb_reclaim_nic(int nic);
 void txb_reclaim(struct io *c); // every NIC of channel c
