@@ -157,13 +157,22 @@ static bool peer_reachable(struct io *c, uint64_t peer)
 	return false;
 }
 
-static long plain_check(struct io *c, uint64_t peer, uint64_t size)
+static long plain_check_one(struct io *c, bool striped, uint64_t peer, uint64_t size)
 {
 	if (peer >= IO_MAX_PEERS || !(c->x.peer_valid & (1u << peer)))
 		return -E_NOENT;
-	if (stripe_active(c) && !peer_reachable(c, peer))
+	if (striped && !peer_reachable(c, peer))
 		return -E_LINK; // every link the peer is known on is down
 	return size > WIRE_MAX_PAYLOAD ? -E_2BIG : 0;
+}
+
+static uint32_t plain_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err)
+{
+	bool striped = stripe_active(c);
+	for (uint32_t i = 0; i < n; i++)
+		if ((*err = plain_check_one(c, striped, peers[i], sizes[i])))
+			return i;
+	return n;
 }
 
 // A striped channel sends on whichever of its peer's links are up.
@@ -172,12 +181,13 @@ static long plain_check_call(struct io *c)
 	return stripe_active(c) || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
 }
 
-static long raw_check(struct io *c, uint64_t peer, uint64_t size)
+static uint32_t raw_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err)
 {
-	(void)peer;
-	if (size < c->dev->min_frame)
-		return -E_INVAL;
-	return size > c->dev->max_frame ? -E_2BIG : 0;
+	(void)peers;
+	for (uint32_t i = 0; i < n; i++)
+		if ((*err = sizes[i] < c->dev->min_frame ? -E_INVAL : sizes[i] > c->dev->max_frame ? -E_2BIG : 0))
+			return i;
+	return n;
 }
 
 static long raw_check_call(struct io *c) { return c->dev->ops->link_up(c->dev) ? 0 : -E_LINK; }

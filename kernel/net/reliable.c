@@ -1000,11 +1000,15 @@ long rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)
 
 // ------------------------------------------------------- the ops table
 
-static long rel_check(struct io *c, uint64_t peer, uint64_t size)
+static uint32_t rel_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err)
 {
-	if (peer >= IO_MAX_PEERS || !(c->x.peer_valid & (1u << peer)))
-		return -E_NOENT;
-	return size > WIRE_MAX_PAYLOAD ? -E_2BIG : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		*err = peers[i] >= IO_MAX_PEERS || !(c->x.peer_valid & (1u << peers[i])) ? -E_NOENT
+		       : sizes[i] > WIRE_MAX_PAYLOAD ? -E_2BIG : 0;
+		if (*err)
+			return i;
+	}
+	return n;
 }
 
 // Whatever links are up: the window waits for one (rel_send).

@@ -125,7 +125,10 @@ long xport_held(struct io *c)
 	return c->x.inflight + (c->x.rel ? IO_REL_SLOTS - c->x.nrfree : 0);
 }
 
-long xport_check(struct io *c, uint64_t peer, uint64_t size) { return c->x.ops->check(c, peer, size); }
+uint32_t xport_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err)
+{
+	return c->x.ops->check(c, peers, sizes, n, err);
+}
 long xport_check_call(struct io *c) { return c->x.ops->check_call(c); }
 
 long xport_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,

@@ -28,8 +28,10 @@ struct io_options;
 
 struct xport_ops {
 	const char *name;
-	// Decode: may a packet of size bytes go to peer? 0, or output_io's error.
-	long (*check)(struct io *c, uint64_t peer, uint64_t size);
+	// Decode: may packet i of sizes[i] bytes go to peers[i]? Returns the
+	// first of the n that may not, with output_io's error in *err; n when
+	// all may.
+	uint32_t (*check)(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err);
 	// Decode, after every packet passed: can the call go at all?
 	long (*check_call)(struct io *c);
 	// Invoke: a checked call (the caller's own arrays); how many left.
@@ -108,8 +110,9 @@ long xport_set_peer(struct io *c, uint64_t peer, uint64_t nic, const uint8_t mac
 long xport_set_gapwait(struct io *c, uint64_t us); // IO_OP_GAPWAIT
 // IO_OP_RECLAIM: what the NICs still hold of the channel's packets.
 long xport_held(struct io *c);
-// Decode (output_io): one packet, then the call as a whole (ops check).
-long xport_check(struct io *c, uint64_t peer, uint64_t size);
+// Decode (output_io): the packets (the first the transport refuses, its
+// error in *err; n: none), then the call as a whole (ops check).
+uint32_t xport_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err);
 long xport_check_call(struct io *c);
 // Invoke: the balancer's turn, then the transport's send.
 long xport_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const uint64_t *pos,

@@ -310,17 +310,19 @@ static long payload_pages(struct io *c, uint64_t pos, uint64_t size, struct io_p
 // in backed pages of the output region (whose frames go to oc->pf).
 static long check_sends(struct io *c, struct out_call *oc)
 {
-	const uint64_t *peer = oc->peer, *size = oc->size, *pos = oc->pos;
-	for (uint32_t i = 0; i < c->n_out; i++) {
-		long e = xport_check(c, peer[i], size[i]); // the peer, its links, the size
-		if (e)
-			return e;
+	const uint64_t *size = oc->size, *pos = oc->pos;
+	long e = 0, refused = 0;
+	// The transport's checks (the peer, its links, the size) come first
+	// for each packet, so a packet before the first it refuses may still
+	// fail here first, as in one loop.
+	uint32_t k = xport_check(c, oc->peer, size, c->n_out, &refused);
+	for (uint32_t i = 0; i < k; i++) {
 		if (pos[i] > c->rg.out_size || size[i] > c->rg.out_size - pos[i])
 			return -E_RANGE;
 		if ((e = payload_pages(c, pos[i], size[i], &oc->pf[i])))
 			return e;
 	}
-	return xport_check_call(c);
+	return k < c->n_out ? refused : xport_check_call(c);
 }
 
 static long output_io(int caller, long id, const uint64_t *a)
