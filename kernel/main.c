@@ -23,6 +23,7 @@
 #include "../drivers/net/e1000e/e1000e.h"
 #include "net/netdev.h"
 #include "net/ceiling.h"
+#include "net/worker.h"
 #include "dma.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
@@ -179,22 +180,40 @@ static void console_map(void)
 		fbcon_attach((void *)dma_map_mmio(fb->addr, (uint64_t)fb->pitch * fb->height));
 }
 
-// plimit=F,R,C: frames, regions and channels one process may hold; by
-// default half the free frames, a quarter of the regions, half the channels.
+// plimit=F,R,C[,H]: frames, regions, channels and bytes of kernel heap
+// (its channels' state) one process may hold; by default half the free
+// frames, a quarter of the regions, half the channels, a quarter of the heap.
 static void set_limits(void)
 {
-	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2 };
+	uint64_t lim[LIM_N] = { pmem_free_count() / 2, NVREGION / 4, NIO / 2, HEAP_PAGES * PAGE_SIZE / 4 };
 	parse_list(cmdline_get(&cmd, "plimit"), lim, LIM_N);
 	proc_set_limits(lim);
 	pr_info("limits: a process holds at most %lu frames, %lu regions, %lu channels\n",
 		lim[LIM_FRAMES], lim[LIM_REGIONS], lim[LIM_CHANNELS]);
+	pr_info("limits: and %lu bytes of kernel heap\n", lim[LIM_KHEAP]);
 }
 
-// Every timer tick: deadlines and time slices, then NICs in polling mode.
+// Every timer tick: deadlines and time slices; the network's timers are
+// only noted, for its worker (kernel/net/worker.c).
 static void kernel_tick(void)
 {
 	proc_timer_tick();
-	io_tick();
+	worker_note_tick();
+}
+
+// The way back to user mode after an interrupt: the network worker's run
+// (what the interrupt noted), then a preemption if one is due.
+static void to_user(void)
+{
+	worker_run();
+	proc_preempt_point();
+}
+
+// Each turn of the scheduler's loop (idle, or between processes).
+static void kernel_poll(void)
+{
+	worker_run();
+	runner_poll();
 }
 
 static bool option_is(const char *key, const char *val)
@@ -216,7 +235,7 @@ void kmain(uint32_t magic, uint32_t info)
 	report_boot();
 	cpu_init();
 	trap_init();
-	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = proc_preempt_point });
+	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = to_user });
 	memory_init();
 	console_map();
 	// No BIOS data area or ROM to scan for the RSDP after a UEFI boot.
@@ -276,5 +295,5 @@ void kmain(uint32_t magic, uint32_t info)
 		bench_exchange(51);
 	set_limits();
 	runner_start(&cmd);
-	sched_loop(runner_poll);
+	sched_loop(kernel_poll);
 }

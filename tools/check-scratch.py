@@ -10,7 +10,7 @@ another process's pages. This reads the kernel's C files as text and fails on:
      the variable is per process (its first dimension NPROC, indexed by
      the caller's process slot, like the kernel stacks);
   2. file-scope arrays sized per call (a dimension IO_MAX_BATCH or
-     IO_MAX_BUFS) that are not per process, unless ALLOWED names them with
+     PKT_MAX_BUFS) that are not per process, unless ALLOWED names them with
      the reason they hold no caller data across a sleep.
 Usage: check-scratch.py [ROOT]      exit 1 and one line per fault
        check-scratch.py --selftest  the rules on built-in bad and good code
@@ -19,11 +19,11 @@ import os
 import re
 import sys
 
-PER_CALL = ("IO_MAX_BATCH", "IO_MAX_BUFS")
+PER_CALL = ("IO_MAX_BATCH", "IO_MAX_BUFS", "PKT_MAX_BUFS")
 # (file, variable): why it is not a caller's data across a sleep.
 ALLOWED = {
-    ("kernel/res/io_rel.c", "q"): "pump's scratch: pump neither sleeps nor nests (interrupts off)",
-    ("kernel/res/io_rel.c", "order"): "pump's scratch, as q",
+    ("kernel/net/reliable.c", "q"): "pump's scratch: pump neither sleeps nor nests (interrupts off)",
+    ("kernel/net/reliable.c", "order"): "pump's scratch, as q",
 }
 
 DECL = re.compile(r"^(?:static\s+)?(?!const\b)(?:volatile\s+)?(?:struct\s+\w+|[a-z_][a-z0-9_]*)\s+"

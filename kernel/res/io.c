@@ -1,8 +1,10 @@
 // I/O resource manager (Tender Table 3): a channel is one channel number on
 // one NIC, with n_input receive slots and n_output send slots per call, the
-// regions they live in, and peer addresses. The data path is io_net.c.
+// regions they live in, and peer addresses. The sink is io_slot.c; the
+// transports below (send, receive, order, reliability) are in kernel/net/.
 #include "io_priv.h"
-#include "io_relay.h"
+#include "../net/relay.h"
+#include "../net/balance.h"
 #include "vregion.h"
 #include "pmem.h"
 #include "proc.h"
@@ -14,7 +16,6 @@
 #include <string.h>
 
 struct io ios[NIO];
-struct io_nic io_nics[NETDEV_MAX];
 
 static const struct res_table table = RES_TABLE(RES_IO, ios, 0);
 
@@ -39,7 +40,7 @@ static long decode_dev(uint64_t dev_no, uint8_t *mask, uint16_t *chan, bool *raw
 	if ((kind != IO_KIND_ETHER && kind != IO_KIND_RAW) || *mask == 0)
 		return -E_NODEV;
 	for (int n = 0; n < 8; n++)
-		if ((*mask & (1u << n)) && !io_nic_usable(n))
+		if ((*mask & (1u << n)) && !demux_nic_usable(n))
 			return -E_NODEV; // none, or one io_init left unused
 	// A raw channel only sends, on one NIC: it names no channel, so it can
 	// neither squat on one nor take another's frames.
@@ -59,9 +60,9 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 	if (n_in > IO_MAX_BATCH || n_out > IO_MAX_BATCH || (n_in | n_out) == 0 || (raw && n_in))
 		return -E_INVAL;
 	for (int i = 0; i < NIO; i++) // one channel of a number per NIC
-		if (ios[i].h.used && !raw && !ios[i].raw && (ios[i].nicmask & mask) && ios[i].channel == chan)
+		if (ios[i].h.used && chan && (ios[i].nicmask & mask) && ios[i].channel == chan)
 			return -E_EXIST;
-	if (pmem_free_count() < IO_HDR_FRAMES)
+	if (pmem_free_count() < IO_HDR_PAGES)
 		return -E_NOMEM;
 	struct io *c = res_alloc(&table);
 	if (!c)
@@ -70,22 +71,10 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		res_free(c);
 		return e;
 	}
-	if (!(c->tx = kmalloc(sizeof(*c->tx)))) {
-		proc_uncharge(caller, LIM_CHANNELS, 1);
-		res_free(c);
-		return -E_NOMEM;
-	}
 	c->owner = caller, c->nicmask = mask, c->nic = __builtin_ctz(mask), c->channel = chan;
 	c->dev = netdev_get(c->nic);
-	c->raw = raw, c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
-	c->gap_us = IO_GAP_US;
-	c->lb_slot = -1;
-	for (int i = 0; i < IO_HDR_FRAMES; i++)
-		c->hdr[i] = pmem_take();
-	if (io_striped(c) && (e = io_rel_enable(c, true))) { // striped channels are reliable
-		for (int i = 0; i < IO_HDR_FRAMES; i++)
-			pmem_free(c->hdr[i]);
-		kfree(c->tx);
+	c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
+	if ((e = xport_open(c, raw))) {
 		proc_uncharge(caller, LIM_CHANNELS, 1);
 		res_free(c);
 		return e;
@@ -96,25 +85,20 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 // Lets go of the registered regions (they may be deleted again).
 static void unhold_regions(struct io *c)
 {
-	if (!c->regions)
+	if (!c->rg.set)
 		return;
 	if (c->n_in)
-		vregion_unhold(c->in_vr);
+		vregion_unhold(c->rg.in_vr);
 	if (c->n_out)
-		vregion_unhold(c->out_vr);
-	c->regions = false;
+		vregion_unhold(c->rg.out_vr);
+	c->rg.set = false;
 }
 
 static void free_channel(struct io *c)
 {
-	io_lb_free(c);
-	io_tx_idle(c);
-	io_rel_free(c);
+	xport_free(c);
 	io_drop_pending(c);
 	unhold_regions(c);
-	for (int i = 0; i < IO_HDR_FRAMES; i++)
-		pmem_free(c->hdr[i]);
-	kfree(c->tx);
 	proc_uncharge(c->owner, LIM_CHANNELS, 1);
 	res_free(c);
 }
@@ -125,12 +109,8 @@ static long free_io(int caller, long id)
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
-	if (c->inflight) {
-		io_reclaim(c);
-		if (c->inflight)
-			return -E_BUSY;
-	}
-	io_rel_linger(c); // what was sent is acknowledged (bounded), then goodbye
+	if ((e = xport_close(c))) // a reliable channel's sends settle (bounded), then goodbye
+		return e;
 	free_channel(c);
 	return 0;
 }
@@ -163,36 +143,27 @@ static long set_regions(struct io *c, int caller, const struct io_regions *r)
 	if (c->n_out)
 		vregion_hold(caller, r->out_vr);
 	unhold_regions(c);
-	c->in_vr = r->in_vr, c->in_addr = r->in_addr, c->in_size = r->in_size;
-	c->out_vr = r->out_vr, c->out_addr = r->out_addr, c->out_size = r->out_size;
-	c->slot_size = slot;
-	c->regions = true;
+	c->rg.in_vr = r->in_vr, c->rg.in_addr = r->in_addr, c->rg.in_size = r->in_size;
+	c->rg.out_vr = r->out_vr, c->rg.out_addr = r->out_addr, c->rg.out_size = r->out_size;
+	c->rg.slot_size = slot;
+	c->rg.set = true;
 	return 0;
 }
 
 static void fill_stats(struct io *c, struct io_stats *s)
 {
-	struct io_nic *ni = &io_nics[c->nic];
 	struct netdev_stats es;
 	c->dev->ops->get_stats(c->dev, &es);
 	*s = c->st;
-	s->drop_short = ni->drop_short, s->drop_ethertype = ni->drop_ethertype;
-	s->drop_badlen = ni->drop_badlen, s->drop_nochan = ni->drop_nochan;
-	s->drop_rxerr = ni->drop_rxerr, s->drop_notme = ni->drop_notme;
-	s->drop_toolong = c->st.drop_toolong + ni->drop_toolong;
 	s->copy_threshold = io_copy_threshold;
-	s->slot_size = c->slot_size;
-	s->frames_held = c->pend_n;
+	s->slot_size = c->rg.slot_size;
+	s->frames_held = c->pend.n;
 	s->frames_held_max = c->st.frames_held_max;
 	s->nic_frames = es.frames_owned, s->nic_irqs = es.irqs, s->nic_doorbells = es.doorbells;
 	s->nic_rx_no_buf = es.rx_no_buf;
 	memcpy(s->mac, c->dev->mac, 6);
 	s->link_up = c->dev->ops->link_up(c->dev);
-	s->reliable = c->rel;
-	s->links_up = 0;
-	IO_FOR_EACH_NIC(c, n)
-		if (netdev_get(n)->ops->link_up(netdev_get(n)))
-			s->links_up |= (uint8_t)(1u << n);
+	xport_stats(c, s);
 }
 
 static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
@@ -212,51 +183,44 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 		c->timeout_us = a[0];
 		return 0;
 	case IO_OP_RELIABLE:
-		return io_rel_enable(c, a[0] != 0);
+		return rel_enable(c, a[0] != 0);
 	case IO_OP_SET:
-		return io_rel_set(c, a[0], a[1]);
+		return rel_set(c, a[0], a[1]);
 	case IO_OP_LINKSTATS: {
 		struct io_linkstats ls;
-		long r = io_rel_linkstats(c, a[0], &ls);
+		long r = rel_linkstats(c, a[0], &ls);
 		if (r)
 			return r;
 		return copy_to_user(a[1], &ls, sizeof(ls));
 	}
 	case IO_OP_GAPWAIT:
-		if (a[0] == 0)
-			return -E_INVAL;
-		c->gap_us = a[0];
-		return 0;
-	case IO_OP_PEER:
+		return xport_set_gapwait(c, a[0]);
+	case IO_OP_PEER: {
+		uint8_t mac[6];
 		if (a[1] >= IO_MAX_PEERS || a[2] >= NETDEV_MAX || !(c->nicmask & (1u << a[2])))
 			return -E_INVAL;
-		if ((e = copy_from_user(c->peer[a[1]][a[2]], a[0], 6)))
+		if ((e = copy_from_user(mac, a[0], 6)))
 			return e;
-		if ((e = io_rel_add_peer(c, (int)a[1])))
-			return e;
-		c->peer_links[a[1]] |= (uint8_t)(1u << a[2]);
-		c->peer_valid |= 1u << a[1];
-		c->routed &= ~(1u << a[1]); // a MAC: a neighbour
-		return 0;
+		return xport_set_peer(c, a[1], a[2], mac);
+	}
 	case IO_OP_NODE:
-		return io_relay_set_peer(c, a[0], a[1], a[2]);
+		return relay_set_peer(c, a[0], a[1], a[2]);
 	case IO_OP_RELAYSTATS:
-		return io_relay_stats(a[0]);
+		return relay_stats(a[0]);
 	case IO_OP_STATS: {
 		struct io_stats s;
 		fill_stats(c, &s);
 		return copy_to_user(a[0], &s, sizeof(s));
 	}
 	case IO_OP_BALANCE:
-		return io_lb_set(c, a[0], a[1], a[2]);
+		return lb_set(c, a[0], a[1], a[2]);
 	case IO_OP_LBSTATS: {
 		struct io_lbstats ls;
-		io_lb_stats(c, &ls);
+		lb_stats(c, &ls);
 		return copy_to_user(a[0], &ls, sizeof(ls));
 	}
 	case IO_OP_RECLAIM: // what the NICs still hold of the channel's
-		io_reclaim(c);
-		return c->inflight + (c->rel ? IO_REL_SLOTS - c->nrfree : 0);
+		return xport_held(c);
 	default:
 		return -E_INVAL;
 	}
@@ -268,17 +232,14 @@ static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 // died or left ends the wait when input_io is to report it.
 static void wait_batch(struct io *c, uint64_t deadline)
 {
-	while (c->got < c->n_in && !c->cut) {
-		uint64_t gap = io_gap_deadline(c), dead = io_rel_dead_deadline(c), d = deadline;
-		if (gap && (!d || gap < d))
-			d = gap;
-		if (dead && (!d || dead < d))
-			d = dead;
+	while (c->b.got < c->n_in && !c->b.cut) {
+		uint64_t t = xport_deadline(c), d = deadline;
+		if (t && (!d || t < d))
+			d = t;
 		if (proc_sleep(c, d))
 			continue;
-		if (gap && arch_rdtsc() >= gap)
-			io_gap_expire(c);
-		else if (d == deadline || ((dead = io_rel_dead_deadline(c)) && arch_rdtsc() >= dead))
+		int due = xport_expire(c);
+		if (due != XPORT_GAP && (d == deadline || due == XPORT_REPORT))
 			return; // the deadline, or a dead or departed peer (input_io says so)
 	}
 }
@@ -289,90 +250,79 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
-	if (!c->regions || !c->n_in)
+	if (!c->rg.set || !c->n_in)
 		return -E_INVAL;
-	if ((e = vregion_access(caller, c->in_vr)))
+	if ((e = vregion_access(caller, c->rg.in_vr)))
 		return e; // its owner exited: the region has no name any more
 	long vs = proc_vspace(caller);
 	if ((e = uaccess_check(vs, usizes, c->n_in * 8ul, true)) ||
 	    (e = uaccess_check(vs, upos, c->n_in * 8ul, true)))
 		return e;
-	c->got = 0;
-	c->cut = false;
-	c->waiting = true;
+	c->b.got = 0;
+	c->b.cut = false;
+	c->b.waiting = true;
 	c->st.rx_batches++;
 	if ((e = io_deliver_pending(c))) {
-		c->waiting = false;
+		c->b.waiting = false;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
-	io_poll_channel(c);
+	demux_poll_channel(c);
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
-	c->waiting = false;
-	copy_to_user(usizes, c->sizes, c->got * 8ul);
-	copy_to_user(upos, c->pos, c->got * 8ul);
-	if (c->got)
-		return (long)c->got;
-	if (c->pend_n && !c->pend[c->pend_head].nbuf) {
-		c->pend_head = (c->pend_head + 1) % IO_PEND_RING, c->pend_n--;
+	c->b.waiting = false;
+	copy_to_user(usizes, c->b.sizes, c->b.got * 8ul);
+	copy_to_user(upos, c->b.pos, c->b.got * 8ul);
+	if (c->b.got)
+		return (long)c->b.got;
+	if (c->pend.n && !c->pend.q[c->pend.head].nbuf) {
+		c->pend.head = (c->pend.head + 1) % IO_PEND_RING, c->pend.n--;
 		return -E_GAP; // the marker a hole left; the packets after it follow
 	}
-	if ((e = io_rel_dead_report(c)))
+	if ((e = xport_report(c)))
 		return e; // every link to a peer dead for dead_us (io_stats.dead_peer), once
 	return -E_TIMEOUT;
 }
 
 // One output_io's arguments and the frames under its payloads, the
-// caller's own for the whole call: io_send and io_rel_send may sleep (a
+// caller's own for the whole call: plain_send and rel_send may sleep (a
 // busy ring, a full window) and read them after, while other processes'
 // calls run. One per process slot, like the kernel stacks: a process makes
 // one system call at a time. Never shared across processes.
 struct out_call {
 	uint64_t peer[IO_MAX_BATCH], size[IO_MAX_BATCH], pos[IO_MAX_BATCH];
-	struct io_pktframes pf[IO_MAX_BATCH];
+	struct io_pktpages pf[IO_MAX_BATCH];
 };
 static struct out_call out_calls[NPROC];
 
 // The frames under [pos, pos+size) of the output region, all backed.
-static long payload_frames(struct io *c, uint64_t pos, uint64_t size, struct io_pktframes *pf)
+static long payload_pages(struct io *c, uint64_t pos, uint64_t size, struct io_pktpages *pf)
 {
 	if (!size)
 		return 0;
 	uint64_t first = pos / PAGE_SIZE, n = (pos + size - 1) / PAGE_SIZE - first + 1;
-	long e = vregion_frames(c->out_vr, first, n, pf->f);
+	long e = vregion_frames(c->rg.out_vr, first, n, pf->f);
 	for (uint64_t p = 0; !e && p < n; p++)
 		if (!pf->f[p])
 			e = -E_NOTBACKED;
 	return e;
 }
 
-static bool peer_reachable(struct io *c, uint64_t peer)
-{
-	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[peer] & (1u << n)) && netdev_get(n)->ops->link_up(netdev_get(n)))
-			return true;
-	return false;
-}
-
 // Every packet's peer is known, its size fits a frame, and its bytes lie
 // in backed pages of the output region (whose frames go to oc->pf).
 static long check_sends(struct io *c, struct out_call *oc)
 {
-	const uint64_t *peer = oc->peer, *size = oc->size, *pos = oc->pos;
-	for (uint32_t i = 0; i < c->n_out; i++) {
-		if (!c->raw && (peer[i] >= IO_MAX_PEERS || !(c->peer_valid & (1u << peer[i]))))
-			return -E_NOENT;
-		if (io_striped(c) && !c->rel && !peer_reachable(c, peer[i]))
-			return -E_LINK; // every link the peer is known on is down
-		if (c->raw ? size[i] < c->dev->min_frame || size[i] > c->dev->max_frame
-			   : size[i] > WIRE_MAX_PAYLOAD)
-			return c->raw && size[i] < c->dev->min_frame ? -E_INVAL : -E_2BIG;
-		if (pos[i] > c->out_size || size[i] > c->out_size - pos[i])
+	const uint64_t *size = oc->size, *pos = oc->pos;
+	long e = 0, refused = 0;
+	// The transport's checks (the peer, its links, the size) come first
+	// for each packet, so a packet before the first it refuses may still
+	// fail here first, as in one loop.
+	uint32_t k = xport_check(c, oc->peer, size, c->n_out, &refused);
+	for (uint32_t i = 0; i < k; i++) {
+		if (pos[i] > c->rg.out_size || size[i] > c->rg.out_size - pos[i])
 			return -E_RANGE;
-		long e = payload_frames(c, pos[i], size[i], &oc->pf[i]);
-		if (e)
+		if ((e = payload_pages(c, pos[i], size[i], &oc->pf[i])))
 			return e;
 	}
-	return io_striped(c) || c->rel || c->dev->ops->link_up(c->dev) ? 0 : -E_LINK;
+	return k < c->n_out ? refused : xport_check_call(c);
 }
 
 static long output_io(int caller, long id, const uint64_t *a)
@@ -381,9 +331,9 @@ static long output_io(int caller, long id, const uint64_t *a)
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
-	if (!c->regions || !c->n_out)
+	if (!c->rg.set || !c->n_out)
 		return -E_INVAL;
-	if ((e = vregion_access(caller, c->out_vr)))
+	if ((e = vregion_access(caller, c->rg.out_vr)))
 		return e;
 	int slot = proc_slot(caller);
 	if (slot < 0)
@@ -395,60 +345,18 @@ static long output_io(int caller, long id, const uint64_t *a)
 			return e;
 	if ((e = check_sends(c, oc)))
 		return e;
-	io_lb_on_send(c);
-	if (c->rel)
-		return io_rel_send(c, oc->peer, oc->size, oc->pos, oc->pf);
-	return io_send(c, oc->peer, oc->size, oc->pos, oc->pf);
+	return xport_send(c, oc->peer, oc->size, oc->pos, oc->pf);
 }
 
 bool io_poll_halts; // poll=timer: halt between polls, woken by a fast tick
 
-// NICs in polling mode are polled; true while any still is.
-static bool poll_polling(void)
-{
-	bool polling = false;
-	for (int n = 0; n < netdev_count(); n++)
-		if (io_nics[n].polling) {
-			io_poll_nic(n);
-			polling |= io_nics[n].polling;
-		}
-	return polling;
-}
-
-void io_tick(void)
-{
-	poll_polling();
-	uint32_t drained = 0;
-	for (int i = 0; i < NIO; i++) {
-		struct io *c = &ios[i];
-		if (!c->h.used || !c->rel)
-			continue;
-		// What came while this machine did not run is heard before any
-		// silence is judged.
-		IO_FOR_EACH_NIC(c, n)
-			if (!(drained & (1u << n))) {
-				io_poll_nic(n);
-				drained |= 1u << n;
-			}
-		io_rel_tick(c);
-	}
-}
-
-static void link_change(struct netdev *nd, bool up, void *arg)
-{
-	(void)arg;
-	io_nics[nd->index].link_up = up;
-	io_rel_link_change(nd->index, up);
-}
 
 // The idle CPU's work: reclaim finished sends; poll NICs in polling mode.
 // Returns true to be called again at once (spinning), false to let the
 // CPU halt until the next interrupt (the fast tick while polling).
 bool io_idle_poll(void)
 {
-	for (int n = 0; n < netdev_count(); n++)
-		io_reclaim_nic(n); // a NIC's completions, whichever channels they are
-	bool polling = poll_polling();
+	bool polling = xport_idle();
 	if (!io_poll_halts)
 		return polling;
 	timer_fast(polling ? IO_POLL_US : 0);
@@ -461,25 +369,7 @@ void io_init(const struct io_options *o)
 {
 	io_poll_halts = o->poll_halts;
 	io_rx_scrub = o->rx_scrub;
-	netdev_set_upper(io_rx_ready, link_change);
-	struct rt_topo topo;
-	if (rt_parse(&topo, o->node, o->nicdim, o->nb) < 0)
-		pr_err("relay: node=%s nicdim=%s nb=%s: malformed, no relaying\n", o->node, o->nicdim ? o->nicdim : "",
-		       o->nb ? o->nb : "");
-	io_relay_init(&topo);
-	int n = 0;
-	for (int i = 0; i < netdev_count(); i++) {
-		if (!io_nic_usable(i)) {
-			pr_err("io: NIC %d has %d receive slots, more than %d: not used\n", i,
-			       netdev_get(i)->rx_slots, IO_RING_MAX);
-			continue;
-		}
-		io_pace_set(i, o->nic_mbps[i]);
-		io_nics[i].link_up = netdev_get(i)->ops->link_up(netdev_get(i));
-		if (o->nic_mbps[i])
-			pr_info("io: NIC %d paced at %u Mbit/s\n", i, o->nic_mbps[i]);
-		n++;
-	}
+	int n = xport_init(o);
 	if (!n)
 		return;
 	io_copy_threshold = o->copy_threshold > IO_MAX_FRAME ? IO_MAX_FRAME : (uint64_t)o->copy_threshold;

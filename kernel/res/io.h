@@ -16,16 +16,14 @@ struct io_options {
 	                     // measure its cost; it lets stale bytes reach users
 	uint32_t nic_mbps[8]; // nic_mbps=a,b,..: NIC i sends at most that many
 	                      // Mbit/s (0: as fast as the device takes frames)
-	const char *node, *nicdim, *nb; // the hyper-crossbar (io_relay.h); node NULL: none
+	const char *node, *nicdim, *nb; // the hyper-crossbar (kernel/net/route.h); node NULL: none
 };
 
 // Attaches the manager to the NICs the driver found; measures or takes the
 // copy threshold, and prints it.
 void io_init(const struct io_options *o);
-// Scheduler idle work: polls NICs in polling mode. True while any is.
+// Scheduler idle work: finished sends reclaimed, then the worker's run.
+// True while a NIC is polled.
 bool io_idle_poll(void);
-// Timer tick: polls NICs in polling mode, so a batch completes even while
-// other processes keep the CPU busy.
-void io_tick(void);
 long io_live(void);
 #endif

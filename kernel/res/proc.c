@@ -372,7 +372,7 @@ void sched_loop(void (*poll)(void))
 	}
 }
 
-static uint64_t limits[LIM_N] = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
+static uint64_t limits[LIM_N] = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
 
 void proc_set_limits(const uint64_t lim[LIM_N])
 {

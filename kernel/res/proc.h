@@ -14,7 +14,9 @@
 enum pstate { P_FREE, P_RUNNABLE, P_RUNNING, P_SLEEPING, P_ZOMBIE };
 
 // What one process may hold at most, so no process starves the others.
-enum proc_limit { LIM_FRAMES, LIM_REGIONS, LIM_CHANNELS, LIM_N };
+// LIM_KHEAP: bytes of the kernel heap its channels hold (send lists,
+// per-peer state), charged when allocated.
+enum proc_limit { LIM_FRAMES, LIM_REGIONS, LIM_CHANNELS, LIM_KHEAP, LIM_N };
 
 void proc_init(void);
 // Creates a process running program `prog` with argument string `args`.

@@ -24,7 +24,7 @@
 #define E_EXIST 19     // already there (mapped, attached, registered)
 #define E_AGAIN 20     // nothing now; try again
 #define E_LINK 21      // link down
-#define E_LIMIT 22     // the process has used its share (frames, regions, channels)
+#define E_LIMIT 22     // the process has used its share (frames, regions, channels, kernel heap)
 #define E_GAP 23       // a striped channel lost packets: a hole in the order (see io_stats)
 #define E_NERR 24
 

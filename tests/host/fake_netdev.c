@@ -4,6 +4,7 @@
 #include "fake_netdev.h"
 #include "fake_arch.h"
 #include "res/pmem.h"
+#include "net/worker.h"
 #include "err.h"
 #include "host.h"
 #include <setjmp.h>
@@ -251,6 +252,7 @@ bool fake_nic_irq(int i)
 		return false;
 	f->st.irqs++;
 	netdev_rx_ready(&f->nd);
+	worker_run(); // the interrupt's way out: the network worker runs (kernel/main.c)
 	return true;
 }
 
@@ -360,4 +362,10 @@ void fake_io_teardown(void)
 		netdev_detach_all();
 	}
 	fake_fatal_env = NULL;
+}
+
+void io_tick(void)
+{
+	worker_note_tick();
+	worker_run();
 }

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include "net/netdev.h"
 
-#define FAKE_NIC_MAX 2
+#define FAKE_NIC_MAX 4
 #define FAKE_NIC_RX_SLOTS 32   // default receive ring
 #define FAKE_NIC_TX_SLOTS 256  // default packets in flight
 #define FAKE_NIC_RING_MAX 1100 // largest ring a test may ask for (above IO_RING_MAX)
@@ -86,8 +86,14 @@ paddr_t fake_nic_rx_next(int i, int k);
 // pa is posted in the ring (empty or filled).
 bool fake_nic_rx_has(int i, paddr_t pa);
 // The receive interrupt: when unmasked and a filled buffer waits, counts
-// an interrupt and calls the stack's rx_ready. Returns whether it fired.
+// an interrupt and calls the stack's rx_ready, then runs the network
+// worker as the kernel does on the interrupt's way out (worker_run). Returns
+// whether it fired.
 bool fake_nic_irq(int i);
+
+// A timer tick and the network worker's run on its way out, as the
+// kernel does (kernel/main.c: worker_note_tick, then worker_run).
+void io_tick(void);
 
 // The device finishes the next n queued packets (all: n < 0).
 void fake_nic_tx_complete(int i, int n);

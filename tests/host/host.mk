@@ -14,9 +14,10 @@ HOST_BIN := $(HOST_DIR)/unit
 # not among them: fake_proc.c and fake_ata.c stand in. The I/O manager is,
 # over fake NICs behind the netdev seam (fake_netdev.c).
 HOST_KSRC := kernel/res/pmem.c kernel/res/vspace.c kernel/res/vregion.c \
-	kernel/res/vuspace.c kernel/res/res.c kernel/res/io.c kernel/res/io_net.c kernel/res/io_stripe.c kernel/res/io_rel.c kernel/res/io_relay.c kernel/res/io_route.c \
-	kernel/res/io_lb.c kernel/klimit.c \
-	kernel/net/netdev.c kernel/uaccess.c kernel/elf.c kernel/cmdline.c kernel/blkdev.c \
+	kernel/res/vuspace.c kernel/res/res.c kernel/res/io.c kernel/res/io_slot.c kernel/klimit.c \
+	kernel/net/demux.c kernel/net/txbatch.c kernel/net/plain.c kernel/net/stripe.c kernel/net/reliable.c \
+	kernel/net/relay.c kernel/net/route.c kernel/net/balance.c kernel/net/transport.c kernel/net/worker.c \
+	kernel/net/netdev.c kernel/net/shaper.c kernel/uaccess.c kernel/elf.c kernel/cmdline.c kernel/blkdev.c \
 	kernel/sched.c kernel/heap.c kernel/bootinfo.c kernel/fbcon.c lib/fmt.c lib/err.c lib/string.c lib/stats.c \
 	drivers/net/e1000e/e1000e_desc.c lib/fsproto.c lib/fsdisk.c
 HOST_TSRC := $(wildcard tests/host/*.c)

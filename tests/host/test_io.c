@@ -1,4 +1,4 @@
-// io: the I/O manager (kernel/res/io.c, io_net.c) over two fake NICs
+// io: the I/O manager (kernel/res/io.c, io_slot.c, kernel/net/) over two fake NICs
 // (fake_netdev.c), through its system calls as a process makes them: the
 // arguments live in the caller's simulated user memory. Channels and their
 // control operations; received frames dispatched to their channel, copied
@@ -8,6 +8,11 @@
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_priv.h"
+#include "net/txbatch.h"
+#include "net/demux.h"
+#include "net/stripe.h"
+#include "net/worker.h"
+#include "net/shaper.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
 #include <stdlib.h>
@@ -58,7 +63,7 @@ static void setup(void)
 	res_machine_setup();
 	fake_netdev_reset();
 	memset(ios, 0, sizeof(ios));
-	memset(io_nics, 0, sizeof(io_nics));
+	memset(demux_nics, 0, sizeof(demux_nics));
 	memset(next_va, 0, sizeof(next_va));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
@@ -344,14 +349,14 @@ static void test_get_io_decode(void)
 			res_index(b, RES_IO, NIO) >= 0);
 	struct io *ca = chan_of(a), *cr = chan_of(r), *cb = chan_of(b);
 	CU_ASSERT_TRUE(ca->h.used && ca->nic == 1 && ca->dev == &fake_nics[1].nd);
-	CU_ASSERT_TRUE(ca->channel == 0xffff && !ca->raw && ca->owner == 1);
+	CU_ASSERT_TRUE(ca->channel == 0xffff && !ca->x.raw && ca->owner == 1);
 	CU_ASSERT_TRUE(ca->n_in == IO_MAX_BATCH && ca->n_out == IO_MAX_BATCH);
-	CU_ASSERT_TRUE(cr->nic == 0 && cr->raw && cr->channel == 0 && cr->n_in == 0 && cr->n_out == 3);
+	CU_ASSERT_TRUE(cr->nic == 0 && cr->x.raw && cr->channel == 0 && cr->n_in == 0 && cr->n_out == 3);
 	CU_ASSERT_TRUE(cb->nic == 0 && cb->channel == 0x1234 && cb->owner == 2 && cb->n_in == 5);
 	// Each takes its header frames and counts against its owner.
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 3 * IO_HDR_FRAMES);
-	for (int i = 0; i < IO_HDR_FRAMES; i++)
-		CU_ASSERT_TRUE(pmem_is_allocated(ca->hdr[i]));
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 3 * IO_HDR_PAGES);
+	for (int i = 0; i < IO_HDR_PAGES; i++)
+		CU_ASSERT_TRUE(pmem_is_allocated(ca->x.hdr[i]));
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 2);
 	CU_ASSERT_EQUAL(proc_usage(2, LIM_CHANNELS), 1);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 3);
@@ -369,7 +374,7 @@ static void test_get_io_exist(void)
 	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
 	CU_ASSERT(get_io(2, IO_DEV_RAW(0), 0, 1) > 0);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 5);
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 5 * IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - 5 * IO_HDR_PAGES);
 	// Freed, the number is free again, under a new identifier.
 	CU_ASSERT_EQUAL(free_io(1, a), 0);
 	long a2 = get_io(2, IO_DEV_ETHER(0, CH), 1, 1);
@@ -384,7 +389,7 @@ static void test_get_io_exist(void)
 static void test_get_io_limits(void)
 {
 	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = UINT64_MAX, [LIM_REGIONS] = UINT64_MAX,
-				      [LIM_CHANNELS] = 2 };
+				      [LIM_CHANNELS] = 2, [LIM_KHEAP] = UINT64_MAX };
 	proc_set_limits(lim);
 	long a = get_io(1, IO_DEV_ETHER(0, 1), 1, 1);
 	CU_ASSERT(a > 0);
@@ -409,7 +414,7 @@ static void test_get_io_table_full(void)
 		CU_ASSERT(id[i] > 0);
 	}
 	CU_ASSERT_EQUAL(get_io(1, IO_DEV_ETHER(0, 99), 1, 1), -E_NOMEM);
-	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - NIO * IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0 - NIO * IO_HDR_PAGES);
 	for (int i = 0; i < NIO; i++)
 		CU_ASSERT_EQUAL(free_io(1 + i % 2, id[i]), 0);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
@@ -468,7 +473,7 @@ static void test_regions(void)
 	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG); // 8 pages / 3
 	CU_ASSERT_EQUAL(vregion_delete(1, x), -E_BUSY);
 	CU_ASSERT_EQUAL(vregion_delete(1, out), -E_BUSY);
-	CU_ASSERT_EQUAL(chan_of(id)->in_vr, x);
+	CU_ASSERT_EQUAL(chan_of(id)->rg.in_vr, x);
 	// Registered again: the new ones are held, x no longer.
 	CU_ASSERT_EQUAL(set_regions(1, id, in, 8 * PG - 100, out, 2 * PG), 0);
 	CU_ASSERT_EQUAL(stats(1, id).slot_size, 2 * PG);
@@ -522,13 +527,13 @@ static void test_ctrl_ops(void)
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_PEER, USER_BASE + 3 * GiB, 3, 1), -E_FAULT);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, 0, PEER1), -E_INVAL); // NIC 0 is not the channel's
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 3, NETDEV_MAX, PEER1), -E_INVAL);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_valid, 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 3, PEER1), 0);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 15, PEER0), 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_valid, 1u << 3 | 1u << 15);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[3][1], PEER1, 6), 0);
-	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->peer[15][1], PEER0, 6), 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->peer_links[3], 1u << 1);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_valid, 1u << 3 | 1u << 15);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->x.peer[3][1], PEER1, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(chan_of(c.id)->x.peer[15][1], PEER0, 6), 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.peer_links[3], 1u << 1);
 	// Statistics: the NIC's MAC, link, ring; the channel's slot size.
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_STATS, USER_BASE + 3 * GiB, 0), -E_FAULT);
 	struct io_stats s = stats(1, c.id);
@@ -552,7 +557,7 @@ static void test_ctrl_ops(void)
 	CU_ASSERT(fake.tsc >= t0 + 50 * FAKE_TSC_PER_US);
 	CU_ASSERT(fake.tsc < t0 + 60 * FAKE_TSC_PER_US);
 	CU_ASSERT_EQUAL(got_sizes[0], 0xeeeeeeeeeeeeeeeeull); // nothing written
-	CU_ASSERT_FALSE(chan_of(c.id)->waiting);
+	CU_ASSERT_FALSE(chan_of(c.id)->b.waiting);
 	CU_ASSERT_EQUAL(stats(1, c.id).rx_batches, 1);
 }
 
@@ -583,7 +588,7 @@ static void test_input_checks(void)
 	// Its frames go when the channel lets go of it.
 	uint64_t n = pmem_free_count();
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + 2 + IO_HDR_PAGES);
 }
 
 // ================================================================ receive
@@ -902,7 +907,7 @@ static void test_rx_held(void)
 	CU_ASSERT_TRUE(s.frames_held == 3 && s.frames_held_max == 3 && s.rx_packets == 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 4); // 28 of 32 posted: no reserve taken yet
 	CU_ASSERT_EQUAL(pmem_free_count(), n);
-	CU_ASSERT_EQUAL(chan_of(c.id)->pend[chan_of(c.id)->pend_head].buf[0], r0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->pend.q[chan_of(c.id)->pend.head].buf[0], r0);
 	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // nobody waits: interrupts back on
 	CU_ASSERT_EQUAL(input(1, c.id), 2);
 	CU_ASSERT_TRUE(payload_is(&c, 0, 100, 1));
@@ -942,7 +947,7 @@ static void test_rx_held_max(void)
 	CU_ASSERT_TRUE(s.frames_held == IO_PEND - 2 && s.frames_held_max == IO_PEND);
 	// free_io frees the held frames and the header frames.
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
 }
 
@@ -1019,7 +1024,7 @@ static void test_rx_drops(void)
 	// The last drop came while the batch waited: its buffer waits for the
 	// next poll's refill.
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS - 1);
-	CU_ASSERT_EQUAL(io_nics[0].nrefill, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].nrefill, 1);
 	CU_ASSERT_EQUAL(pmem_free_count(), n + 1); // the freed slot page
 }
 
@@ -1088,12 +1093,12 @@ static void test_rx_split_across_polls(void)
 	// device had written only the first one yet.
 	fake_nics[0].rx_filled = 1;
 	CU_ASSERT_TRUE(fake_nic_irq(0));
-	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].partial.nbuf, 1);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
 	fake_nics[0].rx_filled = 1; // the device finishes the second (now the head)
 	CU_ASSERT_EQUAL(input(1, c.id), 1);
 	CU_ASSERT_TRUE(payload_is(&c, 0, 5000, 7));
-	CU_ASSERT_EQUAL(io_nics[0].partial.nbuf, 0);
+	CU_ASSERT_EQUAL(demux_nics[0].partial.nbuf, 0);
 }
 
 // While the process sleeps: a frame and the NIC's interrupt (the batch is
@@ -1107,8 +1112,8 @@ static void hook_irq_then_tick(const void *chan, void *arg)
 	rx(0, CH, 100, 2);
 	CU_ASSERT_TRUE(fake_nic_irq(0));
 	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
-	CU_ASSERT_TRUE(io_nics[0].polling);
-	CU_ASSERT_EQUAL(chan_of(c->id)->got, 2);
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	CU_ASSERT_EQUAL(chan_of(c->id)->b.got, 2);
 	rx(0, CH, 100, 3);
 	CU_ASSERT_FALSE(fake_nic_irq(0)); // masked
 	io_tick();
@@ -1126,7 +1131,7 @@ static void test_rx_irq_polling(void)
 	for (int k = 0; k < 3; k++)
 		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
 	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on); // the batch done: interrupts again
-	CU_ASSERT_FALSE(io_nics[0].polling);
+	CU_ASSERT_FALSE(demux_nics[0].polling);
 	struct io_stats s = stats(1, c.id);
 	CU_ASSERT_TRUE(s.rx_irqs == 1 && s.nic_irqs == 1 && s.rx_packets == 3);
 }
@@ -1235,7 +1240,7 @@ static void test_tx_headers(void)
 		CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + sizes[i]);
 		CU_ASSERT_EQUAL(t->doorbell, 1);
 		CU_ASSERT_EQUAL(t->pkt.cookie & 0xff, res_slot(c.id)); // with the slot's generation above
-		CU_ASSERT_TRUE(seg_is(t, 0, io->hdr[0] + i * IO_HDR_SLOT, WIRE_FRAME_HLEN));
+		CU_ASSERT_TRUE(seg_is(t, 0, io->x.hdr[0] + i * IO_HDR_SLOT, WIRE_FRAME_HLEN));
 	}
 	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
 	paddr_t o2 = vregion_frame(c.out_vr, 2);
@@ -1256,7 +1261,7 @@ static void test_tx_headers(void)
 	CU_ASSERT_EQUAL(hdr_of(&f->tx[5]).flags, WIRE_F_LAST);
 	CU_ASSERT_TRUE(f->tx[3].doorbell == 2 && f->tx[5].doorbell == 2);
 	CU_ASSERT_EQUAL(f->st.doorbells, 2);
-	CU_ASSERT_TRUE(seg_is(&f->tx[3], 0, io->hdr[0], WIRE_FRAME_HLEN)); // header slots reused
+	CU_ASSERT_TRUE(seg_is(&f->tx[3], 0, io->x.hdr[0], WIRE_FRAME_HLEN)); // header slots reused
 	struct io_stats s = stats(1, c.id);
 	CU_ASSERT_EQUAL(s.tx_packets, 6);
 	CU_ASSERT_EQUAL(s.tx_bytes, 2 * 5100);
@@ -1281,13 +1286,13 @@ static void test_tx_full_batch(void)
 	for (int i = 0; i < IO_MAX_BATCH; i++) {
 		uint64_t off = (uint64_t)i * IO_HDR_SLOT;
 		struct hdr h = hdr_of(&f->tx[i]);
-		ok &= seg_is(&f->tx[i], 0, io->hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
+		ok &= seg_is(&f->tx[i], 0, io->x.hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
 		ok &= h.seq == (uint32_t)i && h.len == (uint32_t)i && h.batch == IO_MAX_BATCH;
 		ok &= h.flags == (i == IO_MAX_BATCH - 1 ? WIRE_F_LAST : 0);
 	}
 	CU_ASSERT_TRUE(ok);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[0]), IO_MAX_BATCH / 2);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->hdr[1]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[0]), IO_MAX_BATCH / 2);
+	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[1]), IO_MAX_BATCH / 2);
 	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), IO_MAX_BATCH - 1); // 0 bytes: none
 }
 
@@ -1298,7 +1303,7 @@ static void test_tx_pins_reclaim(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 3);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
-	paddr_t o2 = vregion_frame(c.out_vr, 2), h0 = chan_of(c.id)->hdr[0];
+	paddr_t o2 = vregion_frame(c.out_vr, 2), h0 = chan_of(c.id)->x.hdr[0];
 	const uint64_t peers[2] = { 0, 0 }, sizes[2] = { 100, PG }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), 2);
 	CU_ASSERT_TRUE(pmem_pin_count(o0) == 1 && pmem_pin_count(o1) == 1 && pmem_pin_count(o2) == 0);
@@ -1315,7 +1320,7 @@ static void test_tx_pins_reclaim(void)
 	// The idle loop reclaims too.
 	fake_nic_tx_complete(0, 1);
 	io_idle_poll();
-	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 0);
 	CU_ASSERT_TRUE(pmem_pin_count(o1) == 0 && pmem_pin_count(h0) == 0);
 	CU_ASSERT_EQUAL(fake_nics[0].st.tx_frames, 2);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_RECLAIM, 0, 0), 0);
@@ -1451,7 +1456,7 @@ static void test_tx_driver_refuses(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }),
 			-E_INVAL);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->inflight, 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 0);
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_batches, 0);
 }
 
@@ -1476,7 +1481,7 @@ static void test_free_releases(void)
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_CHANNELS), 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
-	CU_ASSERT_EQUAL(pmem_pin_count(chan_of(c.id)->hdr[0]), 0);
+	CU_ASSERT_EQUAL(pmem_pin_count(chan_of(c.id)->x.hdr[0]), 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
@@ -1490,7 +1495,7 @@ static void test_exit_releases(void)
 	CU_ASSERT(get_io(1, IO_DEV_RAW(0), 0, 1) > 0);
 	struct chan other = chan_new(2, 0, CH + 1, 1, 1, 0, 0);
 	CU_ASSERT_EQUAL(ctrl(2, other.id, IO_OP_TIMEOUT, 10, 0), 0);
-	uint64_t other_frames = IO_HDR_FRAMES + 1 + vspace_tables(s2) - t2;
+	uint64_t other_frames = IO_HDR_PAGES + 1 + vspace_tables(s2) - t2;
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	for (int k = 0; k < 3; k++)
 		rx(0, CH, 1000, (uint8_t)k);
@@ -1563,8 +1568,8 @@ static void test_netdev_registry(void)
 	CU_ASSERT_PTR_NULL(netdev_get(2));
 	CU_ASSERT_PTR_NULL(netdev_get(-1));
 	// io_init installed the stack's callbacks on both.
-	CU_ASSERT_PTR_EQUAL(fake_nics[0].nd.rx_ready, io_rx_ready);
-	CU_ASSERT_PTR_EQUAL(fake_nics[1].nd.rx_ready, io_rx_ready);
+	CU_ASSERT_PTR_EQUAL(fake_nics[0].nd.rx_ready, demux_rx_ready);
+	CU_ASSERT_PTR_EQUAL(fake_nics[1].nd.rx_ready, demux_rx_ready);
 	CU_ASSERT_EQUAL(netdev_frames_owned_all(), 2 * RX_SLOTS);
 	CU_ASSERT_EQUAL(netdev_probe_all(), 2); // no e1000 on the host: the same two
 	// Full at NETDEV_MAX; unregistering renumbers the ones after.
@@ -1572,7 +1577,7 @@ static void test_netdev_registry(void)
 	for (int i = 2; i < NETDEV_MAX; i++) {
 		extra[i] = fake_nics[0].nd;
 		CU_ASSERT_EQUAL(netdev_register(&extra[i]), i);
-		CU_ASSERT_PTR_EQUAL(extra[i].rx_ready, io_rx_ready); // later ones too
+		CU_ASSERT_PTR_EQUAL(extra[i].rx_ready, demux_rx_ready); // later ones too
 	}
 	CU_ASSERT_EQUAL(netdev_register(&extra[0]), -E_NOMEM);
 	netdev_unregister(&fake_nics[1].nd);
@@ -1615,10 +1620,10 @@ static const struct test_case tx_tests[] = {
 // Each of these failed before its fix (a send spinning forever on a ring
 // full of other channels' packets, a panic at exit with a stalled
 // transmitter, channels on a NIC io_init left unused, a partial batch that
-// burned sequence numbers); they say what io.c / io_net.c do now.
+// burned sequence numbers); they say what io.c / plain.c do now.
 
 // A send that finds the ring full of other channels' packets while it has
-// none in flight never reclaims: io_tx_idle(c) returns at once (nothing of
+// none in flight never reclaims: txb_idle(c) returns at once (nothing of
 // c's in flight), tx_batch returns 0 again, forever, interrupts off. Here
 // the NIC has even finished those packets; nobody reclaims them.
 static void test_bug_tx_ring_full_of_others(void)
@@ -1634,7 +1639,7 @@ static void test_bug_tx_ring_full_of_others(void)
 }
 
 // An exit while the NIC never finishes the channel's packets (a stalled
-// transmitter, e.g. the link lost after the send): io_tx_idle gives up and
+// transmitter, e.g. the link lost after the send): txb_idle gives up and
 // free_channel frees the header frames the NIC still has pinned, so
 // pmem_free panics (and the region's pinned frames would follow).
 static void test_bug_exit_with_stalled_tx(void)
@@ -1642,7 +1647,7 @@ static void test_bug_exit_with_stalled_tx(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 1, 1);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	CU_ASSERT_EQUAL(output(1, c.id, 1, (uint64_t[]){ 0 }, (uint64_t[]){ 10 }, (uint64_t[]){ 0 }), 1);
-	paddr_t h0 = chan_of(c.id)->hdr[0];
+	paddr_t h0 = chan_of(c.id)->x.hdr[0];
 	res_release_owner(1);
 	CU_ASSERT_EQUAL(res_live(RES_IO), 0);
 	CU_ASSERT_EQUAL(pmem_pin_count(h0), 1); // the NIC still has it: freed at the unpin
@@ -1861,7 +1866,7 @@ static void test_stripe_drops_and_frees(void)
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 1); // the frame held ahead of order
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used);
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
 	CU_ASSERT_EQUAL(posted(1), RX_SLOTS);
 }
@@ -1893,7 +1898,7 @@ static void test_stripe_out_of_frames(void)
 	unhoard(n);
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	CU_ASSERT_EQUAL(posted(0), RX_SLOTS);
-	CU_ASSERT_EQUAL(pmem_free_count(), n0 + IO_HDR_FRAMES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n0 + IO_HDR_PAGES);
 }
 
 // A channel number is one channel per NIC: a striped channel takes it on
@@ -1915,7 +1920,7 @@ static void test_stripe_pacing(void)
 	struct chan c = chan_new(1, 0, CH, 0, 0, 16, 16 * 3);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
 	fake_nics[0].autocomplete = true;
-	io_pace_set(0, 100); // 100 Mbit/s
+	shaper_set(0, 100); // 100 Mbit/s
 	uint64_t z[16] = { 0 }, sz[16], pos[16];
 	for (int k = 0; k < 16; k++)
 		sz[k] = 8000, pos[k] = (uint64_t)k * 3 * PG;
@@ -1923,11 +1928,11 @@ static void test_stripe_pacing(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 16, z, sz, pos), 16);
 	uint64_t wire = timer_us_to_tsc(16 * (8000 + 30 + 24) * 8 / 100); // µs at 100 Mbit/s
 	uint64_t took = arch_rdtsc() - t0;
-	CU_ASSERT_TRUE(took + io_nics[0].pace_depth >= wire);
+	CU_ASSERT_TRUE(took + shaper_depth(0) >= wire);
 	CU_ASSERT_TRUE(took <= wire);
 	CU_ASSERT_TRUE(stats(1, c.id).tx_pace_waits > 0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 16);
-	io_pace_set(0, 0);
+	shaper_set(0, 0);
 }
 
 static const struct test_case stripe_tests[] = {
@@ -2007,7 +2012,7 @@ static void test_bug_output_args_shared(void)
 	}
 	// Once process 2's packets are done, nothing keeps its page pinned.
 	fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(1);
+	txb_reclaim_nic(1);
 	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(victim_vr, 0)), 0);
 }
 
@@ -2020,8 +2025,8 @@ static void test_bug_paced_links_in_turn(void)
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 0, PEER0), 0);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 0, 1, PEER1), 0);
 	fake_nics[0].autocomplete = fake_nics[1].autocomplete = true;
-	io_pace_set(0, 10);
-	io_pace_set(1, 10);
+	shaper_set(0, 10);
+	shaper_set(1, 10);
 	uint64_t z[16] = { 0 }, sz[16], pos[16];
 	for (int k = 0; k < 16; k++)
 		sz[k] = 8000, pos[k] = (uint64_t)k * 3 * PG;
@@ -2029,11 +2034,11 @@ static void test_bug_paced_links_in_turn(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 16, z, sz, pos), 16);
 	uint64_t took = arch_rdtsc() - t0;
 	uint64_t share = timer_us_to_tsc(8 * (8000 + 30 + 24) * 8 / 10); // one NIC's 8 packets at 10 Mbit/s
-	CU_ASSERT_TRUE(took + io_nics[0].pace_depth >= share);
+	CU_ASSERT_TRUE(took + shaper_depth(0) >= share);
 	CU_ASSERT_TRUE(took < share); // one after the other: about 2 x share - depth
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 8 && fake_nics[1].ntx == 8);
-	io_pace_set(0, 0);
-	io_pace_set(1, 0);
+	shaper_set(0, 0);
+	shaper_set(1, 0);
 }
 
 
@@ -2060,7 +2065,7 @@ static struct io_linkstats linkstats(long id, uint64_t peer)
 {
 	struct io_linkstats l;
 	fake_proc_set_current(1);
-	CU_ASSERT_EQUAL(io_rel_linkstats(chan_of(id), peer, &l), 0);
+	CU_ASSERT_EQUAL(rel_linkstats(chan_of(id), peer, &l), 0);
 	return l;
 }
 
@@ -2074,13 +2079,13 @@ static void test_rel_pinned_until_acked(void)
 	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_TRUE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 3, NULL, 0, 0, 0, 0);
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 3, NULL, 0, 0, 0, 0);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_EQUAL(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)), k == 3);
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 4, NULL, 0, 0, 0, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 4, NULL, 0, 0, 0, 0);
 	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 3)));
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_acked, 4);
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).unacked, 0);
@@ -2096,7 +2101,7 @@ static void test_bug_rel_call_over_window(void)
 	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), -E_2BIG);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
-	CU_ASSERT_EQUAL(chan_of(c.id)->seq[0], 0);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.seq[0], 0);
 	CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, 0)));
 	CU_ASSERT_EQUAL(stats(1, c.id).tx_over_window, 1);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
@@ -2114,7 +2119,7 @@ static void test_rel_link_order_loss(void)
 	CU_ASSERT_EQUAL(output(1, c.id, 4, z, sz, pos), 4);
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 2 && fake_nics[1].ntx == 2);
 	uint8_t sack[1] = { 1u << 2 }; // cum 0: seq 2 held
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, sack, 1, 0, 0, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, sack, 1, 0, 0, 0);
 	int n0 = fake_nics[0].ntx, n1 = fake_nics[1].ntx;
 	CU_ASSERT_EQUAL(n0 + n1, 5);
 	const struct fake_tx *t = n0 == 3 ? &fake_nics[0].tx[2] : &fake_nics[1].tx[2];
@@ -2143,10 +2148,10 @@ static void test_rel_visible_down_and_back(void)
 	CU_ASSERT_TRUE(fake_nics[0].ntx == 4 && fake_nics[1].ntx == 1);
 	fake_nic_set_link(1, true);
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
-	uint32_t probe = chan_of(c.id)->rp[0]->l[1].probe;
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 5, probe - 1, 0); // an old echo
+	uint32_t probe = chan_of(c.id)->x.rp[0]->l[1].probe;
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, NULL, 0, 5, probe - 1, 0); // an old echo
 	CU_ASSERT_EQUAL(linkstats(c.id, 0).state[1], IO_LINK_DEAD);
-	rx_ack(1, PEER1, 77, chan_of(c.id)->session, 0, NULL, 0, 6, probe, 0);
+	rx_ack(1, PEER1, 77, chan_of(c.id)->x.session, 0, NULL, 0, 6, probe, 0);
 	l = linkstats(c.id, 0);
 	CU_ASSERT_TRUE(l.state[1] == IO_LINK_UP && l.recovered[1] == 1);
 }
@@ -2169,7 +2174,7 @@ static void test_rel_receiver_acks(void)
 	struct wire_ctrl w;
 	CU_ASSERT_TRUE(wire_get_flags(b) & WIRE_F_ACK);
 	CU_ASSERT_EQUAL(wire_get_ctrl(b + WIRE_FRAME_HLEN, wire_get_len(b), &w), 0);
-	CU_ASSERT_TRUE(w.cum == 1 && w.session == chan_of(c.id)->session);
+	CU_ASSERT_TRUE(w.cum == 1 && w.session == chan_of(c.id)->x.session);
 	rx_ack(1, PEER1, 77, 0, 0, NULL, 0, 9, 0, WIRE_C_PROBE);
 	const struct fake_tx *t = &fake_nics[1].tx[fake_nics[1].ntx - 1];
 	CU_ASSERT_EQUAL(wire_get_ctrl(t->bytes + WIRE_FRAME_HLEN, wire_get_len(t->bytes), &w), 0);
@@ -2187,7 +2192,7 @@ static void test_rel_bad_control(void)
 	struct chan c = stripe_chan(0, 2);
 	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 0, me, 2, NULL, 0, 0, 0, 0);  // session 0
 	rx_ack(0, PEER0, 77, me, 9, NULL, 0, 0, 0, 0); // beyond what was sent
 	uint8_t *f = frame_buf; // a bitmap claimed longer than the frame
@@ -2212,9 +2217,9 @@ static void test_rel_per_peer(void)
 	static const uint8_t Q0[6] = { 0x02, 0x77, 0, 0, 0, 1 }, Q1[6] = { 0x02, 0x77, 0, 0, 0, 2 };
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 0, Q0), 0);
 	CU_ASSERT_EQUAL(set_peer_link(1, c.id, 1, 1, Q1), 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	struct io *ch = chan_of(c.id);
-	uint64_t period = timer_us_to_tsc(ch->rs.hb_us);
+	uint64_t period = timer_us_to_tsc(ch->x.rs.hb_us);
 	for (int k = 0; k < 8; k++) { // 8 heartbeat periods: peer 0 heard on link 0 only
 		rx_ack(0, PEER0, 77, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
 		rx_ack(0, Q0, 88, me, 0, NULL, 0, (uint32_t)k + 1, 0, 0);
@@ -2234,7 +2239,7 @@ static void test_rel_per_peer(void)
 static void test_rel_dead_peer(void)
 {
 	struct chan c = stripe_chan(2, 2);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, IO_SND_WIN + 1, 0), -E_RANGE);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, 99, 1, 0), -E_INVAL);
@@ -2263,9 +2268,9 @@ static void test_rel_dead_peer(void)
 static void test_bug_rel_peer_back_after_bye(void)
 {
 	struct chan c = stripe_chan(4, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 76, me, 0, NULL, 0, 1, 0, WIRE_C_BYE); // session 76 said goodbye
-	CU_ASSERT_TRUE(chan_of(c.id)->rp[0]->closed);
+	CU_ASSERT_TRUE(chan_of(c.id)->x.rp[0]->closed);
 	int before = fake_nics[0].ntx;
 	fake.tsc += timer_us_to_tsc(20000); // the new channel, a moment later
 	uint32_t n = mkframe(0, CH, 100, 100, 5);
@@ -2285,7 +2290,7 @@ static void test_bug_rel_peer_back_after_bye(void)
 	fake_nic_irq(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, before + 1);
 	rx_ack(0, PEER0, 88, me, 0, NULL, 0, 1, 0, 0); // the new session speaks
-	CU_ASSERT_FALSE(chan_of(c.id)->rp[0]->closed);
+	CU_ASSERT_FALSE(chan_of(c.id)->x.rp[0]->closed);
 	n = mkframe(0, CH, 100, 100, 5); // its retransmission
 	put16(frame_buf + WIRE_ETH_HLEN + 2, WIRE_F_STRIPE | WIRE_F_LAST);
 	put32(frame_buf + WIRE_ETH_HLEN + 4, 0);
@@ -2311,32 +2316,32 @@ static void finish_all_tx(const void *chan, void *arg)
 static void test_bug_rel_close_frames(void)
 {
 	struct chan c = stripe_chan(0, 2);
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 0, NULL, 0, 1, 0, 0); // heard: it says goodbye
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 0, NULL, 0, 1, 0, 0); // heard: it says goodbye
 	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
 	CU_ASSERT_EQUAL(output(1, c.id, 2, z, sz, pos), 2);
-	rx_ack(0, PEER0, 77, chan_of(c.id)->session, 2, NULL, 0, 0, 0, 0);
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 2, NULL, 0, 0, 0, 0);
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	fake_sleep_hook = finish_all_tx; // the NICs send while the closer sleeps (as virtio-net does)
 	uint64_t n = pmem_free_count();
 	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	fake_sleep_hook = NULL;
 	CU_ASSERT_TRUE(fake_nics[0].ntx + fake_nics[1].ntx > sent); // the goodbyes
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES + IO_REL_PAGES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES + IO_REL_PAGES);
 	CU_ASSERT_EQUAL(pmem_deferred(), 0);
 }
 
 // A peer that says goodbye (its free_io) while this side has its window
 // full and more to send: the sender used to wait for the window forever
-// (io_rel_tick skips a closed peer: no link died, no timer ran). Now
+// (rel_tick skips a closed peer: no link died, no timer ran). Now
 // output_io returns -E_LINK dead_us after the goodbye, when what is still
 // unacknowledged is let go (unpinned, tx_bye_lost); then at once, having
 // sent nothing; input_io reports it once.
 static void test_bug_rel_bye_window_full(void)
 {
 	struct chan c = stripe_chan(2, 4);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // heard
@@ -2351,7 +2356,7 @@ static void test_bug_rel_bye_window_full(void)
 	CU_ASSERT_TRUE(dt >= timer_us_to_tsc(50000) && dt < timer_us_to_tsc(60000));
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent); // nothing more to a closed peer
 	fake_nic_tx_complete_all();
-	io_reclaim_nic(0), io_reclaim_nic(1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
 	for (int k = 0; k < 4; k++)
 		CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
 	struct io_stats st = stats(1, c.id);
@@ -2380,7 +2385,7 @@ static void hook_late_ack(const void *chan, void *arg)
 static void test_bug_rel_bye_late_ack(void)
 {
 	struct chan c = stripe_chan(0, 4);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
 	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
@@ -2410,7 +2415,7 @@ static void hook_bye(const void *chan, void *arg)
 static void test_bug_rel_bye_wakes_reader(void)
 {
 	struct chan c = stripe_chan(2, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
 	fake_sleep_hook = hook_bye;
 	fake_sleep_arg = &me;
@@ -2429,7 +2434,7 @@ static void test_bug_rel_bye_wakes_reader(void)
 static void test_bug_rel_hole_bounded(void)
 {
 	struct chan c = stripe_chan(4, 0);
-	uint32_t me = chan_of(c.id)->session;
+	uint32_t me = chan_of(c.id)->x.session;
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_GAPWAIT, 5000, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 100000, 0), 0);
 	uint64_t used = proc_usage(1, LIM_FRAMES), n = pmem_free_count();
@@ -2441,7 +2446,7 @@ static void test_bug_rel_hole_bounded(void)
 		rx_seq(0, s, PEER0, 100, (uint8_t)s);
 	fake_nic_irq(0);
 	struct io_stats st = stats(1, c.id);
-	CU_ASSERT_EQUAL(chan_of(c.id)->ro[0]->held, 5);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.ro[0]->held, 5);
 	CU_ASSERT_EQUAL(st.drop_limit, 7);
 	CU_ASSERT_EQUAL(proc_usage(1, LIM_FRAMES), used + 5);
 	rx_ack(0, PEER0, 1, me, 0, NULL, 0, 2, 0, WIRE_C_BYE);
@@ -2461,8 +2466,140 @@ static void test_bug_rel_hole_bounded(void)
 	fake_sleep_hook = finish_all_tx; // the goodbye leaves while free_io waits
 	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
 	fake_sleep_hook = NULL;
-	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_FRAMES + IO_REL_PAGES);
+	CU_ASSERT_EQUAL(pmem_free_count(), n + IO_HDR_PAGES + IO_REL_PAGES);
 }
+
+// ======================================================= the worker
+
+// The receive interrupt only masks the NIC and marks it polled: the frame
+// stays in the ring until the worker runs (on the interrupt's way out).
+static void test_worker_rx_irq_notes_only(void)
+{
+	struct chan c = chan_new(1, 0, CH, 2, 1, 0, 0);
+	rx(0, CH, 100, 1);
+	netdev_rx_ready(&fake_nics[0].nd); // the handler alone
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	worker_run();
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 1);
+}
+
+// The timer interrupt sends nothing: a heartbeat that is due leaves with
+// the worker's run after it.
+static void test_worker_tick_notes_only(void)
+{
+	struct chan c = stripe_chan(2, 2);
+	uint32_t me = chan_of(c.id)->x.session;
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0); // the peer heard: heartbeats due from now on
+	fake.tsc += timer_us_to_tsc(chan_of(c.id)->x.rs.hb_us) + 1;
+	int sent = fake_nics[0].ntx + fake_nics[1].ntx;
+	worker_note_tick();
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent);
+	worker_run();
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, sent + 2); // one per link
+}
+
+// A run takes at most DEMUX_BUDGET buffers of a NIC, which stays polled
+// (its interrupt masked) for the next run.
+static void test_worker_budget(void)
+{
+	fake_nics[1].nd.ops->detach(&fake_nics[1].nd);
+	fake_nics[0].nd.ops->detach(&fake_nics[0].nd);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, 512, FAKE_NIC_TX_SLOTS), 0);
+	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	for (int i = 0; i < 300; i++)
+		rx(0, CH, 100, (uint8_t)i);
+	CU_ASSERT_TRUE(fake_nic_irq(0));
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 300 - DEMUX_BUDGET);
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	CU_ASSERT_FALSE(fake_nics[0].rx_irq_on);
+	CU_ASSERT_FALSE(worker_run()); // the rest; nobody waits: interrupts again
+	CU_ASSERT_EQUAL(fake_nics[0].rx_filled, 0);
+	CU_ASSERT_FALSE(demux_nics[0].polling);
+	CU_ASSERT_TRUE(fake_nics[0].rx_irq_on);
+	struct io_stats st = stats(1, c.id);
+	CU_ASSERT_EQUAL(st.frames_held + st.drop_noslot, 300);
+}
+
+// ======================================================= kernel heap
+
+#define LIM_HEAP_TEST (1024 * 1024) // a quarter of the 4 MiB heap, as kernel/main.c's default
+
+static long try_peers(int pid, long id, int k)
+{
+	long e = 0;
+	for (int p = 0; p < IO_MAX_PEERS && !e; p++) {
+		const uint8_t m0[6] = { 0x02, 0x55, 0, (uint8_t)k, (uint8_t)p, 0 }, m1[6] = { 0x02, 0x55, 1, (uint8_t)k, (uint8_t)p, 0 };
+		if (!(e = set_peer_link(pid, id, p, 0, m0)))
+			e = set_peer_link(pid, id, p, 1, m1);
+		for (int i = 0; !e && i < 2; i++) { // ahead of order: a window in use
+			rx_seq(i, 1, i ? m1 : m0, 100, (uint8_t)p);
+			fake_nic_irq(i);
+		}
+	}
+	return e;
+}
+
+// One process at its limits (every channel it may have, each striped and
+// reliable with every peer it can add, a packet held ahead of order from
+// each) cannot make another process's get_io, ctrl_io or output_io fail:
+// its channels' kernel heap (send lists, per-peer windows and protocol
+// state, allocated when a peer is added) is charged to it, and a peer past
+// its share is refused with -E_LIMIT, changing nothing. All of it comes
+// back when its channels close.
+static void test_limits_kheap(void)
+{
+	const uint64_t lim[LIM_N] = { [LIM_FRAMES] = UINT64_MAX, [LIM_REGIONS] = UINT64_MAX,
+				      [LIM_CHANNELS] = NIO / 2, [LIM_KHEAP] = LIM_HEAP_TEST };
+	proc_set_limits(lim);
+	long a[NIO / 2] = { 0 }, e = 0, last = 0;
+	for (int k = 0; k < NIO / 2 && !e; k++) {
+		long id = get_io(1, IO_DEV(IO_KIND_ETHER, CH + k, BOTH), 1, 1);
+		if (id < 0) {
+			e = id; // its share spent before the channel's send list
+			break;
+		}
+		a[k] = last = id;
+		e = try_peers(1, id, k);
+	}
+	CU_ASSERT_EQUAL(e, -E_LIMIT);
+	CU_ASSERT(proc_usage(1, LIM_KHEAP) <= LIM_HEAP_TEST);
+	uint64_t before = proc_usage(1, LIM_KHEAP);
+	int free_peer = __builtin_ctz(~chan_of(last)->x.peer_valid);
+	CU_ASSERT_FATAL(free_peer < IO_MAX_PEERS);
+	const uint8_t late[6] = { 0x02, 0x56, 0, 0, 0, 9 };
+	CU_ASSERT_EQUAL(set_peer_link(1, last, free_peer, 0, late), -E_LIMIT);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_KHEAP), before); // refused: nothing kept
+	CU_ASSERT_FALSE(chan_of(last)->x.peer_valid & (1u << free_peer));
+	// The other process: a striped reliable channel, its peers, a send.
+	struct chan b = chan_new_dev(2, IO_DEV(IO_KIND_ETHER, CH + 40, BOTH), 1, 3, 2, 6);
+	CU_ASSERT_FATAL(b.id > 0);
+	for (int p = 0; p < 4; p++) {
+		const uint8_t m0[6] = { 0x02, 0x66, 0, 0, (uint8_t)p, 0 }, m1[6] = { 0x02, 0x66, 1, 0, (uint8_t)p, 0 };
+		CU_ASSERT_EQUAL(set_peer_link(2, b.id, p, 0, m0), 0);
+		CU_ASSERT_EQUAL(set_peer_link(2, b.id, p, 1, m1), 0);
+	}
+	CU_ASSERT_EQUAL(ctrl3(2, b.id, IO_OP_SET, IO_SET_WINDOW, 64, 0), 0);
+	const uint64_t peers[2] = { 0, 3 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	CU_ASSERT_EQUAL(output(2, b.id, 2, peers, sz, pos), 2);
+	for (int k = 0; k < NIO / 2; k++)
+		if (a[k])
+			CU_ASSERT_EQUAL(free_io(1, a[k]), 0);
+	CU_ASSERT_EQUAL(proc_usage(1, LIM_KHEAP), 0);
+}
+
+static const struct test_case heap_tests[] = {
+	TEST(test_limits_kheap),
+};
+
+static const struct test_case worker_tests[] = {
+	TEST(test_worker_rx_irq_notes_only), TEST(test_worker_tick_notes_only), TEST(test_worker_budget),
+};
 
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
@@ -2488,7 +2625,9 @@ int register_io(void)
 		return -1;
 	if (ADD_SUITE("io_faults", setup, teardown, bug_tests) < 0 ||
 	    ADD_SUITE("io_stripe", setup, teardown, stripe_tests) < 0 ||
-	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0)
+	    ADD_SUITE("io_reliable", setup, teardown, rel_tests) < 0 ||
+	    ADD_SUITE("io_worker", setup, teardown, worker_tests) < 0 ||
+	    ADD_SUITE("io_kheap", setup, teardown, heap_tests) < 0)
 		return -1;
 	return ADD_SUITE("io_tx", setup, teardown, tx_tests);
 }

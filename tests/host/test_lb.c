@@ -1,4 +1,4 @@
-// lb: the balancing rule of kernel/res/io_lb.c (lb_decide), case by case
+// lb: the balancing rule of kernel/net/balance.c (lb_decide), case by case
 // over a hand-made past-period state: overload, lowest priority, the others
 // not moved, most spare capacity, the charge of the mover's volume, ties,
 // tlb's unbinding, unusable NICs. Volumes in "kbytes" of a 1000-per-period NIC.
@@ -8,8 +8,10 @@
 #include "host.h"
 #include "res_test.h"
 #include "fake_netdev.h"
-#include "res/io_lb.h"
+#include "net/balance.h"
 #include "res/io_priv.h"
+#include "net/txbatch.h"
+#include "net/demux.h"
 #include "klimit.h"
 #include "arch/x86_64/timer.h"
 #include <io.h>
@@ -222,7 +224,7 @@ static void io_setup(void)
 	res_machine_setup();
 	fake_netdev_reset();
 	memset(ios, 0, sizeof(ios));
-	memset(io_nics, 0, sizeof(io_nics));
+	memset(demux_nics, 0, sizeof(demux_nics));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
 	struct io_options o = { .copy_threshold = 256, .rx_scrub = true };
@@ -322,8 +324,8 @@ static void test_balance_op(void)
 static void sent(long id, int nic, uint64_t bytes)
 {
 	struct io *c = &ios[res_slot(id)];
-	io_lb_on_send(c);
-	io_lb_sent(c, nic, bytes);
+	lb_on_send(c);
+	lb_sent(c, nic, bytes);
 }
 
 static int count_lines(const char *from, const char *prefix)

@@ -1,5 +1,5 @@
-// relay: the hyper-crossbar's topology and routing (kernel/res/io_route.c)
-// and the relay in the receive path (kernel/res/io_relay.c) over two fake
+// relay: the hyper-crossbar's topology and routing (kernel/net/route.c)
+// and the relay in the receive path (kernel/net/relay.c) over two fake
 // NICs: a routed frame for another node leaves on the next hop's NIC in the
 // very buffers it came in, its Ethernet addresses and hop limit rewritten,
 // and the buffers go back to the ring it came from when the NIC is done;
@@ -9,7 +9,10 @@
 #include "res_test.h"
 #include "fake_netdev.h"
 #include "res/io_priv.h"
-#include "res/io_relay.h"
+#include "net/txbatch.h"
+#include "net/demux.h"
+#include "net/relay.h"
+#include "net/reliable.h"
 #include <err.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +20,11 @@
 static const uint8_t MA[6] = { 0x02, 0xaa, 0, 0, 0, 0x01 }; // node 0.0
 static const uint8_t MA2[6] = { 0x02, 0xaa, 0, 0, 0, 0x02 }; // node 0.0, second X link
 static const uint8_t MC[6] = { 0x02, 0xcc, 0, 0, 0, 0x01 }; // node 1.1
+static const uint8_t MC2[6] = { 0x02, 0xcc, 0, 0, 0, 0x02 }; // node 1.1, second Y link
 #define MA_S "02:aa:00:00:00:01"
 #define MA2_S "02:aa:00:00:00:02"
 #define MC_S "02:cc:00:00:00:01"
+#define MC2_S "02:cc:00:00:00:02"
 
 // ================================================================ routing
 
@@ -193,7 +198,7 @@ static void start(const char *nicdim, const char *nb)
 	fake_netdev_reset();
 	nhoard = 0;
 	memset(ios, 0, sizeof(ios));
-	memset(io_nics, 0, sizeof(io_nics));
+	memset(demux_nics, 0, sizeof(demux_nics));
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(0, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 0);
 	CU_ASSERT_EQUAL_FATAL(fake_nic_attach(1, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), 1);
 	struct io_options o = { .copy_threshold = 256, .rx_scrub = true, .node = "1.0", .nicdim = nicdim, .nb = nb };
@@ -208,7 +213,7 @@ static void teardown(void)
 	fake_nic_tx_complete_all();
 	io_idle_poll();
 	fake_io_teardown();
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 }
 
 // A routed frame from a (on nic, to that NIC's MAC) for dst with hops:
@@ -228,7 +233,7 @@ static uint32_t routed(int nic, uint32_t dst, uint8_t hops, uint32_t len)
 static struct io_relaystats rstats(void)
 {
 	struct io_relaystats s;
-	io_relay_get_stats(&s);
+	relay_get_stats(&s);
 	return s;
 }
 
@@ -247,7 +252,7 @@ static void finish(void)
 {
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
 	io_idle_poll();
-	io_poll_nic(0), io_poll_nic(1);
+	demux_poll_nic(0), demux_poll_nic(1);
 }
 
 // A frame for c (1.1) comes from a on NIC 0 and leaves on NIC 1 (Y) in the
@@ -260,7 +265,7 @@ static void forward_case(uint32_t len)
 	int nbuf = fake_nic_rx(0, fb, flen, false);
 	CU_ASSERT_FATAL(nbuf > 0);
 	int before = fake_nics[1].ntx;
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[1].ntx, before + 1);
 	const struct fake_tx *t = &fake_nics[1].tx[before];
 	CU_ASSERT_EQUAL(t->len, flen);
@@ -304,7 +309,7 @@ static void test_forward_batch(void)
 {
 	for (int i = 0; i < 5; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 8, 1000), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 5);
 	CU_ASSERT_EQUAL(fake_nics[1].st.doorbells, 1);
 	struct io_relaystats s = rstats();
@@ -331,24 +336,24 @@ static void test_drops(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, cases[i].dst, cases[i].hops, 64), false) > 0);
-		io_poll_nic(0);
+		demux_poll_nic(0);
 	}
 	// a routed frame cut short: no room for its trailer (the NIC's own drop)
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 200);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n - 3, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	// one "from" this node for this node
 	routed(0, wire_node(1, 0, 0), 4, 64);
 	wire_put_route(fb + WIRE_FRAME_HLEN + 64, &(struct wire_route){ .dst = wire_node(1, 0, 0),
 									.src = wire_node(1, 0, 0), .hops = 4 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 64 + WIRE_RTLEN, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_hops, 1);
 	CU_ASSERT_EQUAL(s.drop_baddst, 3);
 	CU_ASSERT_EQUAL(s.drop_noroute, 1);
 	CU_ASSERT_EQUAL(s.relayed, 0);
-	CU_ASSERT_EQUAL(io_nics[0].drop_badlen, 1);
+	CU_ASSERT_EQUAL(demux_nics[0].drop_badlen, 1);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
@@ -371,19 +376,19 @@ static void test_not_for_this_relay(void)
 		uint32_t len = routed(0, wire_node(1, 1, 0), 4, 64);
 		memcpy(fb, dst[i], 6);
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, len, false) > 0);
-		io_poll_nic(0);
+		demux_poll_nic(0);
 	}
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 0);
 	CU_ASSERT_EQUAL(s.inflight, 0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 0);
-	CU_ASSERT_EQUAL(io_nics[0].drop_notme, (uint64_t)n);
-	CU_ASSERT_EQUAL(io_nics[1].drop_notme, 0);
+	CU_ASSERT_EQUAL(demux_nics[0].drop_notme, (uint64_t)n);
+	CU_ASSERT_EQUAL(demux_nics[1].drop_notme, 0);
 	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 	// The same frame to this NIC's MAC is forwarded.
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().relayed, 1);
 	finish();
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -395,12 +400,12 @@ static void test_down_and_busy(void)
 {
 	fake_nic_set_link(1, false);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_down, 1);
 	fake_nic_set_link(1, true);
 	fake_nics[1].tx_fail = -E_INVAL;
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_busy, 1);
 	CU_ASSERT_EQUAL(s.relayed, 0);
@@ -418,7 +423,7 @@ static void test_stripe_links(void)
 	start("0,0", "0.0/" MA_S "/" MA2_S);
 	for (int i = 0; i < 4; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 2);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	CU_ASSERT_EQUAL(memcmp(fake_nics[0].tx[0].bytes, MA, 6), 0);
@@ -426,10 +431,52 @@ static void test_stripe_links(void)
 	fake_nic_set_link(1, false);
 	for (int i = 0; i < 2; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 4);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	finish();
+	CU_ASSERT_EQUAL(rstats().inflight, 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
+// Two links on X and two on Y: a packet turning from X to Y keeps its
+// lane (X's link j leaves on Y's link j), so each lane is one path end to
+// end and delivers in order; a lane whose link is down is striped over the
+// others as before.
+static void test_lanes(void)
+{
+	teardown();
+	res_machine_setup();
+	fake_netdev_reset();
+	memset(ios, 0, sizeof(ios));
+	memset(demux_nics, 0, sizeof(demux_nics));
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL_FATAL(fake_nic_attach(i, FAKE_NIC_RX_SLOTS, FAKE_NIC_TX_SLOTS), i);
+	struct io_options o = { .copy_threshold = 256, .rx_scrub = true, .node = "1.0", .nicdim = "0,0,1,1",
+				.nb = "0.0/" MA_S "/" MA2_S ",1.1/" MC_S "/" MC2_S };
+	io_init(&o);
+	nfree0 = pmem_free_count();
+	for (int in = 0; in < 2; in++)
+		for (int k = 0; k < 3; k++) {
+			CU_ASSERT_FATAL(fake_nic_rx(in, fb, routed(in, wire_node(1, 1, 0), 4, 300), false) > 0);
+			demux_poll_nic(in);
+			CU_ASSERT_EQUAL(fake_nics[2 + in].ntx, k + 1); // lane in: X link in -> Y link in
+			CU_ASSERT_EQUAL(fake_nics[3 - in].ntx, in ? 3 : 0);
+		}
+	CU_ASSERT_EQUAL(memcmp(fake_nics[2].tx[0].bytes, MC, 6), 0);
+	CU_ASSERT_EQUAL(memcmp(fake_nics[3].tx[0].bytes, MC2, 6), 0);
+	fake_nic_set_link(3, false); // lane 1 down on Y: its packets take the links up
+	for (int k = 0; k < 2; k++) {
+		CU_ASSERT_FATAL(fake_nic_rx(1, fb, routed(1, wire_node(1, 1, 0), 4, 300), false) > 0);
+		demux_poll_nic(1);
+	}
+	CU_ASSERT_EQUAL(fake_nics[2].ntx, 5);
+	CU_ASSERT_EQUAL(fake_nics[3].ntx, 3);
+	for (int i = 0; i < 4; i++)
+		fake_nic_tx_complete(i, -1);
+	io_idle_poll();
+	for (int i = 0; i < 4; i++)
+		demux_poll_nic(i);
 	CU_ASSERT_EQUAL(rstats().inflight, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
@@ -439,9 +486,9 @@ static void test_no_topology(void)
 {
 	teardown();
 	start(NULL, NULL);
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_noroute, 1);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -484,7 +531,7 @@ static void test_no_frame_to_replenish(void)
 	hoard_all_but(0);
 	CU_ASSERT_EQUAL_FATAL(pmem_free_count(), 0);
 	rx_routed(12);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
 	CU_ASSERT_EQUAL(s.relayed, 8);
@@ -499,7 +546,7 @@ static void test_no_frame_to_replenish(void)
 	finish();
 	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
 	rx_routed(6);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 14);
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
@@ -518,14 +565,14 @@ static void test_no_frame_to_replenish(void)
 static void test_replenish_all_or_nothing(void)
 {
 	rx_routed(21); // 21 buffers out on the slow NIC: ring 0 at 11 + 13 fresh = 24
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL_FATAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].rx_posted, 24);
 	uint64_t base = pmem_free_count();
 	hoard_all_but(1);
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 8960);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL(pmem_free_count(), 1);
@@ -533,7 +580,7 @@ static void test_replenish_all_or_nothing(void)
 	unhoard();
 	hoard_all_but(3);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 22);
 	CU_ASSERT_EQUAL(pmem_free_count(), 0);
@@ -569,7 +616,7 @@ static void chan_setup(void)
 	start("0,1", "1.0/" MB_S ",0.1/" MD_S); // NICs and io_init (as node 1.0)
 	struct rt_topo t; // then this node's own place: 0.0
 	CU_ASSERT_EQUAL_FATAL(rt_parse(&t, "0.0", "0,1", "1.0/" MB_S ",0.1/" MD_S), 0);
-	io_relay_init(&t);
+	relay_init(&t);
 	vs1 = proc_new(PID);
 	attach(PID, region_new(PID, 4, VR_MEM_ALL), vs1, VA_SCR);
 	fake_proc_set_current(PID);
@@ -626,30 +673,30 @@ static void test_chan_node(void)
 	long x = chan(1, 3), xy = chan(3, 4);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
 	struct io *c = &ios[res_slot(x)];
-	CU_ASSERT_EQUAL(c->routed, 1u);
-	CU_ASSERT_EQUAL(memcmp(c->peer[0][0], MB, 6), 0);
-	CU_ASSERT_EQUAL(c->route_hops[0], WIRE_HOPS_DEFAULT);
+	CU_ASSERT_EQUAL(c->x.routed, 1u);
+	CU_ASSERT_EQUAL(memcmp(c->x.peer[0][0], MB, 6), 0);
+	CU_ASSERT_EQUAL(c->x.route_hops[0], WIRE_HOPS_DEFAULT);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 1, 3), 0); // a neighbour: direct
-	CU_ASSERT_EQUAL(c->routed, 1u);
+	CU_ASSERT_EQUAL(c->x.routed, 1u);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 1, 0), 2, 0), -E_INVAL); // Y: not this channel's NIC
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 0), 2, 0), -E_INVAL); // itself
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(0, 0, 1), 2, 0), -E_INVAL); // a third dimension
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(5, 5, 0), 2, 0), -E_NOENT);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), IO_MAX_PEERS, 0), -E_INVAL);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 2, 256), -E_INVAL);
-	// striped channels are reliable by default: no relayed peer; rel=0 takes it
-	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), -E_INVAL);
+	// striped channels are reliable by default, and take a relayed peer too
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(0, 1, 0), 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_RELIABLE, 0, 0, 0), 0);
 	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 1, 0), 0);
 	// a MAC given for a peer makes it a neighbour again
 	uwrite(VA_SCR + 256, MB, 6);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_PEER, VA_SCR + 256, 0, 0), 0);
-	CU_ASSERT_EQUAL(c->routed, 0u);
+	CU_ASSERT_EQUAL(c->x.routed, 0u);
 	CU_ASSERT_EQUAL(free_chan(x), 0);
 	CU_ASSERT_EQUAL(free_chan(xy), 0);
 	// no topology at all
-	io_relay_init(&(struct rt_topo){ .me = RT_NONE });
+	relay_init(&(struct rt_topo){ .me = RT_NONE });
 	x = chan(1, 5);
 	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 0, 0), 0, 0), -E_INVAL);
 	CU_ASSERT_EQUAL(free_chan(x), 0);
@@ -714,7 +761,7 @@ static void test_chan_receive_routed(void)
 	wire_put_route(fb + WIRE_FRAME_HLEN + 300, &(struct wire_route){ .dst = wire_node(0, 0, 0),
 									 .src = wire_node(1, 2, 0), .hops = 7 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 300 + WIRE_RTLEN, false) > 0);
-	io_poll_nic(0);
+	demux_poll_nic(0);
 	const uint64_t a[3] = { (uint64_t)xy, VA_SCR + 1024, VA_SCR + 2048 };
 	CU_ASSERT_EQUAL(sys_input_io(a), 1);
 	uint64_t size, pos;
@@ -734,8 +781,80 @@ static void test_chan_receive_routed(void)
 	CU_ASSERT_EQUAL(free_chan(xy), 0);
 }
 
+// Reliable over striped over routed: a reliable striped channel's packet
+// to a node beyond the relay carries the route flag and trailer; the
+// origin's routed acknowledgement settles it, and a routed data packet
+// from it is acknowledged with a routed control packet.
+static void test_chan_reliable_routed(void)
+{
+	long xy = chan(3, 4);
+	CU_ASSERT_EQUAL(ctrl(xy, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 3), 0);
+	struct io *c = &ios[res_slot(xy)];
+	CU_ASSERT_TRUE(c->x.rel);
+	uint8_t pay[60];
+	for (int i = 0; i < 60; i++)
+		pay[i] = (uint8_t)(i ^ 0x3c);
+	uwrite(VA_OUT + 4 * 0x1000000ull, pay, sizeof(pay));
+	uint64_t args[3] = { 0, 60, 0 };
+	uwrite(VA_SCR + 512, &args[0], 8);
+	uwrite(VA_SCR + 520, &args[1], 8);
+	uwrite(VA_SCR + 528, &args[2], 8);
+	const uint64_t a[4] = { (uint64_t)xy, VA_SCR + 512, VA_SCR + 520, VA_SCR + 528 };
+	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1); // X: the relay's dimension
+	const struct fake_tx *t = &fake_nics[0].tx[0];
+	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);
+	CU_ASSERT_EQUAL(memcmp(t->bytes, MB, 6), 0);
+	uint16_t fl = wire_get_flags(t->bytes);
+	CU_ASSERT_TRUE((fl & WIRE_F_ROUTE) && (fl & WIRE_F_STRIPE));
+	CU_ASSERT_EQUAL(memcmp(t->bytes + WIRE_FRAME_HLEN, pay, 60), 0);
+	struct wire_route r;
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + 60, &r);
+	CU_ASSERT_TRUE(r.dst == wire_node(1, 1, 0) && r.src == wire_node(0, 0, 0) && r.hops == 3);
+	fake_nic_tx_complete(0, -1);
+	// c's acknowledgement of it, relayed by b: sequence 0 settled
+	uint8_t ctl[WIRE_CTRL_HLEN];
+	uint32_t len = wire_put_ctrl(ctl, &(struct wire_ctrl){ .session = 0x4321, .your_session = c->x.session,
+								  .cum = 1 });
+	wire_put_eth(fb, fake_nics[0].nd.mac, MB);
+	wire_put_hdr(fb, &(struct wire_fields){ .channel = 4, .flags = WIRE_F_ROUTE | WIRE_F_STRIPE | WIRE_F_ACK,
+						.batch = 1, .len = len });
+	memcpy(fb + WIRE_FRAME_HLEN, ctl, len);
+	wire_put_route(fb + WIRE_FRAME_HLEN + len, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 1, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + len + WIRE_RTLEN, false) > 0);
+	demux_poll_nic(0);
+	CU_ASSERT_EQUAL(c->st.rx_acks, 1);
+	struct io_linkstats ls;
+	CU_ASSERT_EQUAL(rel_linkstats(c, 0, &ls), 0);
+	CU_ASSERT_EQUAL(ls.unacked, 0);
+	CU_ASSERT_EQUAL(ls.peer_session, 0x4321);
+	// c's data packet, the batch's last: acknowledged at once, routed back
+	int ntx = fake_nics[0].ntx;
+	wire_put_hdr(fb, &(struct wire_fields){ .channel = 4, .flags = WIRE_F_ROUTE | WIRE_F_STRIPE | WIRE_F_LAST,
+						.seq = 0, .batch = 0x4321, .len = 100 });
+	wire_put_route(fb + WIRE_FRAME_HLEN + 100, &(struct wire_route){ .dst = wire_node(0, 0, 0),
+									 .src = wire_node(1, 1, 0), .hops = 7 });
+	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 100 + WIRE_RTLEN, false) > 0);
+	demux_poll_nic(0);
+	CU_ASSERT_EQUAL(c->st.link_rx[0], 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, ntx + 1);
+	t = &fake_nics[0].tx[ntx];
+	fl = wire_get_flags(t->bytes);
+	CU_ASSERT_TRUE((fl & WIRE_F_ROUTE) && (fl & WIRE_F_ACK));
+	uint32_t clen = wire_get_len(t->bytes);
+	struct wire_ctrl w;
+	CU_ASSERT_EQUAL(wire_get_ctrl(t->bytes + WIRE_FRAME_HLEN, clen, &w), 0);
+	CU_ASSERT_EQUAL(w.cum, 1);
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + clen, &r);
+	CU_ASSERT_TRUE(r.dst == wire_node(1, 1, 0) && r.src == wire_node(0, 0, 0));
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(free_chan(xy), 0);
+}
+
 static const struct test_case chan_tests[] = {
 	TEST(test_chan_node), TEST(test_chan_send_routed), TEST(test_chan_receive_routed),
+	TEST(test_chan_reliable_routed),
 };
 
 static const struct test_case route_tests[] = {
@@ -746,7 +865,7 @@ static const struct test_case route_tests[] = {
 static const struct test_case relay_tests[] = {
 	TEST(test_forward_short), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
 	TEST(test_forward_batch), TEST(test_drops), TEST(test_not_for_this_relay), TEST(test_down_and_busy),
-	TEST(test_stripe_links), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
+	TEST(test_stripe_links), TEST(test_lanes), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
 	TEST(test_replenish_all_or_nothing),
 };
 

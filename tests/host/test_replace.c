@@ -1,4 +1,4 @@
-// replace: the network receive path's use of regions (io_net.c into_slot).
+// replace: the network receive path's use of regions (io_slot.c into_slot).
 // vregion_check_range vets a slot; vregion_replace puts the NIC's frames
 // behind it and hands the old frames back; every attachment's PTEs follow
 // at once, without allocating.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Replays the balancing decisions a kernel printed against a model of the
-rule written apart from kernel/res/io_lb.c (docs/design.md "Balancing").
+rule written apart from kernel/net/balance.c (docs/design.md "Balancing").
 
 The kernel prints, per balancing domain D (one run of user/lbsend.c; the
 channels that chose one T and threshold; domains may run side by side):

@@ -23,6 +23,14 @@
 # dropped as drop_nomem, not panic the kernel (issue 24, defect 1); then,
 # the frames given back, 32 more are each relayed once, and every frame is
 # back at exit (user/relay.c, pressure mode).
+#
+# Then relay_reliable (tests/qemu/relay/relay-rel.json, about 10 s): the
+# same line with two links on each hop, a at 0.0 on x0 and x1, b at 1.0 on
+# all four, c at 1.1 on y0 and y1. a streams 1024 verified packets to node
+# 1.1 on a striped channel, reliable by default: reliable over striped over
+# routed. c checks every packet (order, count, bytes); the RELIABLE lines
+# show the acknowledgements that crossed b; b forwards on both links of
+# each hop, copies nothing and gets every buffer back.
 # Usage: tests/qemu/relay/run.sh KERNEL   (ONLY=REGEX runs the cases whose name matches)
 kernel=$1
 # shellcheck source=../lib.sh
@@ -45,6 +53,31 @@ pressure_case() {
 want() { [[ -z "${ONLY:-}" || "$1" =~ $ONLY ]]; }
 if want relay_pressure; then
 	pressure_case || failed=1
+fi
+reliable_case() {
+	local out=$logs/relay-rel t0
+	why=()
+	t0=$(date +%s)
+	cluster_run "$out" 90 "$root/tests/qemu/relay/relay-rel.json" --kernel "$kernel"
+	cluster_need "$out" \
+		"b|relay: node 1.0.0, 2 dimension(s), 2 neighbour(s)" \
+		"b| copied=0 " \
+		"b|SUITE relay: 11 passed, 0 failed" \
+		"a|SUITE stream: 6 passed, 0 failed" \
+		"c|SUITE stream: 7 passed, 0 failed" \
+		"c|corrupt=0 missing=0" \
+		"a|~^RELIABLE stream client acked=1024 " \
+		"c|~^RELIABLE stream server " \
+		"b|~^RELAY .* link_tx=[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]* " \
+		"a|KERNEL_EXIT status=0" "b|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
+	if cluster_verdict relay_reliable "$out" "$t0" 'FAIL|stream:|^RELAY|^RELIABLE|relay:' 8; then
+		grep -a -h -E '^RELAY' "$out/b.log" | sed 's/^/    | /'
+	else
+		return 1
+	fi
+}
+if want relay_reliable; then
+	reliable_case || failed=1
 fi
 want relay_line3 || exit $failed
 

@@ -1,7 +1,7 @@
-// The balancing rule of io_lb.c as a pure function over the past-T state,
+// The balancing rule of balance.c as a pure function over the past-T state,
 // so the host tests can drive it case by case (tests/host/test_lb.c).
-#ifndef IO_LB_H
-#define IO_LB_H
+#ifndef NET_BALANCE_H
+#define NET_BALANCE_H
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,4 +44,16 @@ int lb_most_spare(const struct lb_state *st, uint8_t usable, bool history);
 // (history: and their credit on the NIC it leaves).
 int lb_decide(struct lb_state *st, int i, int policy, uint8_t usable, int *why);
 const char *lb_why_name(int why);
+
+// The balancer as a link chooser (balance.c): balanced channels' senders,
+// their domains and decisions.
+struct io;
+struct io_lbstats;
+long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct); // IO_OP_BALANCE
+long lb_stats(struct io *c, struct io_lbstats *s);                       // IO_OP_LBSTATS
+void lb_on_send(struct io *c); // output_io: the period turn, the sender's decision
+// True when a bound sender's packet to peer must not take nic (its NIC can).
+bool lb_skip(struct io *c, int peer, int nic);
+void lb_sent(struct io *c, int nic, uint64_t bytes); // packet bytes that left on nic
+void lb_free(struct io *c);
 #endif

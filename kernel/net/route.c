@@ -1,7 +1,7 @@
 // The node's place in the hyper-crossbar, from its command line, and the
 // routing decision (HXB section 2: dimension-order routing). Pure logic on
-// struct rt_topo; the relay (io_relay.c) and the channels use it.
-#include "io_relay.h"
+// struct rt_topo; the relay (relay.c) and the channels use it.
+#include "route.h"
 #include <err.h>
 #include <string.h>
 

@@ -9,7 +9,7 @@
 // window (empty = no buffers): its buffers are kept as they are and the ring
 // gets reserve frames, so no byte is copied; when the hole before it fills,
 // the run of frames that follows goes to input_io in order, each still
-// exchanged into its slot. On a reliable channel (io_rel.c) a hole is filled
+// exchanged into its slot. On a reliable channel (reliable.c) a hole is filled
 // by retransmission. Otherwise a hole that stays open for gap_us (a frame
 // lost, which nothing brings back) is reported: the
 // batch being collected ends before it, the next input_io returns -E_GAP
@@ -19,44 +19,28 @@
 // Frames held in the window count against the channel owner's frame limit
 // (a hole a sender never fills holds no more than that); one past it is
 // dropped (drop_limit): a reliable sender sends it again, else a gap.
-#include "io_priv.h"
-#include "pmem.h"
-#include "proc.h"
-#include "../heap.h"
+#include "stripe.h"
+#include "demux.h"
+#include "balance.h"
+#include "reliable.h"
+#include "relay.h"
+#include "transport.h"
+#include "../res/io_priv.h"
+#include "../res/pmem.h"
+#include "../res/proc.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
 
-static bool same_mac(const uint8_t *a, const uint8_t *b)
-{
-	return !memcmp(a, b, 6);
-}
+bool stripe_active(const struct io *c) { return c->nicmask & (c->nicmask - 1); }
 
-static bool peer_has(struct io *c, int p, const uint8_t *mac)
-{
-	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[p] & (1u << n)) && same_mac(c->peer[p][n], mac))
-			return true;
-	return false;
-}
-
-int io_peer_of(struct io *c, const uint8_t *mac)
-{
-	if ((c->peer_valid & (1u << c->last_peer)) && peer_has(c, c->last_peer, mac))
-		return c->last_peer;
-	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->peer_valid & (1u << p)) && peer_has(c, p, mac))
-			return c->last_peer = p;
-	return -1;
-}
-
-int io_next_link(struct io *c, uint64_t peer)
+int stripe_next_link(struct io *c, uint64_t peer)
 {
 	for (int k = 0; k < NETDEV_MAX; k++) {
-		int n = (c->rr[peer] + k) % NETDEV_MAX;
-		struct netdev *nd = (c->peer_links[peer] & (1u << n)) && !io_lb_skip(c, (int)peer, n) ? netdev_get(n) : NULL;
+		int n = (c->x.rr[peer] + k) % NETDEV_MAX;
+		struct netdev *nd = (c->x.peer_links[peer] & (1u << n)) && !lb_skip(c, (int)peer, n) ? netdev_get(n) : NULL;
 		if (nd && nd->ops->link_up(nd)) {
-			c->rr[peer] = (uint8_t)(n + 1);
+			c->x.rr[peer] = (uint8_t)(n + 1);
 			return n;
 		}
 	}
@@ -66,15 +50,15 @@ int io_next_link(struct io *c, uint64_t peer)
 // A hole: frames wait in the window but the next in order is not there.
 static void note_hole(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
-	bool hole = r->held && !r->f[c->rx_next[peer] % IO_RO_WIN].nbuf;
+	struct reorder *r = c->x.ro[peer];
+	bool hole = r->held && !r->f[c->x.rx_next[peer] % IO_RO_WIN].nbuf;
 	if (hole && !r->hole)
 		r->since = arch_rdtsc();
 	r->hole = hole;
 }
 
 // Slot s of peer's window lets go of its frame (taken, or given back).
-static void unhold(struct io *c, struct reorder *r, struct frame *s)
+static void unhold(struct io *c, struct reorder *r, struct pkt *s)
 {
 	proc_uncharge(c->owner, LIM_FRAMES, s->nbuf);
 	s->nbuf = 0;
@@ -85,80 +69,80 @@ static void unhold(struct io *c, struct reorder *r, struct frame *s)
 // while it has room for them (else they stay: flow control, not loss).
 static void release_run(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	if (!r)
 		return;
-	uint32_t from = c->rx_next[peer];
+	uint32_t from = c->x.rx_next[peer];
 	while (r->held) {
-		struct frame *s = &r->f[c->rx_next[peer] % IO_RO_WIN];
+		struct pkt *s = &r->f[c->x.rx_next[peer] % IO_RO_WIN];
 		if (!s->nbuf || !io_can_take(c, s))
 			break;
-		struct frame f = *s;
+		struct pkt f = *s;
 		unhold(c, r, s);
-		c->rx_next[peer]++;
+		c->x.rx_next[peer]++;
 		io_take(c, &f);
 	}
 	note_hole(c, peer);
-	if (c->rx_next[peer] != from)
-		io_rel_rx_moved(c, peer); // a reliable sender's window opens
+	if (c->x.rx_next[peer] != from)
+		rel_rx_moved(c, peer); // a reliable sender's window opens
 }
 
-void io_release_waiting(struct io *c)
+void stripe_release(struct io *c)
 {
 	for (int p = 0; p < IO_MAX_PEERS; p++)
 		release_run(c, p);
 }
 
-// Keeps f in the window (io_replenish keeps the ring fed).
-static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct frame *f)
+// Keeps f in the window (demux_replenish keeps the ring fed).
+static void hold_ahead(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 {
-	struct reorder *r = c->ro[peer];
-	if (!r && !(r = c->ro[peer] = kzalloc(sizeof(*r)))) {
+	struct reorder *r = c->x.ro[peer];
+	if (!r) { // a peer's window comes with the peer (stripe_add_peer)
 		c->st.drop_noslot++;
-		io_give_back(f);
+		demux_give_back(f);
 		return;
 	}
-	struct frame *s = &r->f[seq % IO_RO_WIN];
+	struct pkt *s = &r->f[seq % IO_RO_WIN];
 	if (s->nbuf) {
 		c->st.rx_dup++;
-		io_give_back(f);
+		demux_give_back(f);
 		return;
 	}
 	if (pmem_free_count() < f->nbuf) {
 		c->st.drop_noslot++;
-		io_give_back(f);
+		demux_give_back(f);
 		return;
 	}
 	if (proc_charge(c->owner, LIM_FRAMES, f->nbuf)) {
 		c->st.drop_limit++;
-		io_give_back(f);
+		demux_give_back(f);
 		return;
 	}
 	*s = *f;
-	io_replenish(f->nic, f->nbuf);
+	demux_replenish(f->nic, f->nbuf);
 	if (!r->held || (int32_t)(seq + 1 - r->hi) > 0)
 		r->hi = seq + 1;
 	r->held++;
-	if (seq != c->rx_next[peer])
+	if (seq != c->x.rx_next[peer])
 		c->st.rx_reordered++;
 	note_hole(c, peer);
 }
 
-void io_order(struct io *c, int peer, uint32_t seq, const struct frame *f)
+void stripe_order(struct io *c, int peer, uint32_t seq, const struct pkt *f)
 {
-	uint32_t d = seq - c->rx_next[peer];
-	if (d == 0 && (!c->ro[peer] || !c->ro[peer]->held) && io_can_take(c, f)) {
-		c->rx_next[peer]++; // the common case: in order, nothing waiting
+	uint32_t d = seq - c->x.rx_next[peer];
+	if (d == 0 && (!c->x.ro[peer] || !c->x.ro[peer]->held) && io_can_take(c, f)) {
+		c->x.rx_next[peer]++; // the common case: in order, nothing waiting
 		io_take(c, f);
 	} else if (d < IO_RO_WIN) {
 		hold_ahead(c, peer, seq, f);
 		release_run(c, peer);
 	} else if (d >= 0x80000000u) {
 		c->st.rx_dup++; // behind the order: taken already, or given up as lost
-		io_give_back(f);
+		demux_give_back(f);
 	} else {
 		c->st.drop_window++; // becomes a hole, reported like any other
-		io_give_back(f);
+		demux_give_back(f);
 	}
 }
 
@@ -166,15 +150,15 @@ void io_order(struct io *c, int peer, uint32_t seq, const struct frame *f)
 // channel's whose sender will still fill it).
 static uint64_t hole_since(const struct io *c, int peer)
 {
-	const struct reorder *r = c->ro[peer];
+	const struct reorder *r = c->x.ro[peer];
 	if (!r || !r->hole)
 		return 0;
-	return c->rel ? io_rel_hole_since(c, peer, r->since) : r->since;
+	return c->x.rel ? rel_hole_since(c, peer, r->since) : r->since;
 }
 
-uint64_t io_gap_deadline(const struct io *c)
+uint64_t stripe_gap_deadline(const struct io *c)
 {
-	uint64_t first = 0, wait = timer_us_to_tsc(c->gap_us);
+	uint64_t first = 0, wait = timer_us_to_tsc(c->x.gap_us);
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		uint64_t since = hole_since(c, p);
 		if (since && (!first || since + wait < first))
@@ -188,23 +172,23 @@ uint64_t io_gap_deadline(const struct io *c)
 // the pend queue has no room for the marker (input_io drains it first).
 static void declare_gap(struct io *c, int peer)
 {
-	if (c->pend_n >= IO_PEND_RING)
+	if (c->pend.n >= IO_PEND_RING)
 		return;
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	uint32_t lost = 1;
-	while (!r->f[(c->rx_next[peer] + lost) % IO_RO_WIN].nbuf)
+	while (!r->f[(c->x.rx_next[peer] + lost) % IO_RO_WIN].nbuf)
 		lost++;
 	c->st.rx_gaps++;
 	c->st.rx_gap_lost += lost;
-	c->st.gap_peer = (uint64_t)peer, c->st.gap_seq = c->rx_next[peer], c->st.gap_len = lost;
-	c->rx_next[peer] += lost;
-	io_take(c, &(struct frame){ .nbuf = 0 }); // the marker
+	c->st.gap_peer = (uint64_t)peer, c->st.gap_seq = c->x.rx_next[peer], c->st.gap_len = lost;
+	c->x.rx_next[peer] += lost;
+	io_take(c, &(struct pkt){ .nbuf = 0 }); // the marker
 	release_run(c, peer);
 }
 
-void io_gap_expire(struct io *c)
+void stripe_gap_expire(struct io *c)
 {
-	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->gap_us);
+	uint64_t now = arch_rdtsc(), wait = timer_us_to_tsc(c->x.gap_us);
 	for (int p = 0; p < IO_MAX_PEERS; p++) {
 		uint64_t since = hole_since(c, p);
 		if (since && now >= since + wait)
@@ -212,13 +196,13 @@ void io_gap_expire(struct io *c)
 	}
 }
 
-uint32_t io_order_drop(struct io *c, int peer)
+uint32_t stripe_drop_peer(struct io *c, int peer)
 {
-	struct reorder *r = c->ro[peer];
+	struct reorder *r = c->x.ro[peer];
 	uint32_t n = 0;
 	for (int i = 0; r && r->held && i < IO_RO_WIN; i++)
 		if (r->f[i].nbuf) {
-			io_give_back(&r->f[i]); // the caller posts or frees them (flush_refill)
+			demux_give_back(&r->f[i]); // the caller posts or frees them (demux_flush_refill)
 			unhold(c, r, &r->f[i]);
 			n++;
 		}
@@ -227,11 +211,23 @@ uint32_t io_order_drop(struct io *c, int peer)
 	return n;
 }
 
-void io_order_free(struct io *c)
+long stripe_add_peer(struct io *c, int peer)
 {
-	for (int p = 0; p < IO_MAX_PEERS; p++) {
-		io_order_drop(c, p);
-		kfree(c->ro[p]);
-		c->ro[p] = NULL;
-	}
+	long e = 0;
+	if (!c->x.ro[peer])
+		c->x.ro[peer] = xport_kzalloc(c, sizeof(struct reorder), &e);
+	return e;
+}
+
+void stripe_drop_window(struct io *c, int peer)
+{
+	stripe_drop_peer(c, peer);
+	xport_kfree(c, c->x.ro[peer], sizeof(struct reorder));
+	c->x.ro[peer] = NULL;
+}
+
+void stripe_free(struct io *c)
+{
+	for (int p = 0; p < IO_MAX_PEERS; p++)
+		stripe_drop_window(c, p);
 }

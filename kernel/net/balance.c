@@ -15,7 +15,7 @@
 // bytes, share of its capacity, overloaded or not; every sender's NIC,
 // priority and bytes). Each sender then decides once, on its own next
 // send ("LB decide": who, from which NIC to which, why):
-//   rr       no binding: every packet goes round-robin (io_stripe.c).
+//   rr       no binding: every packet goes round-robin (stripe.c).
 //   tlb      every sender is unbound at the turn; it is bound to the NIC
 //            with the most spare capacity (capacity minus the past-period
 //            bytes of the senders already bound to it since the turn), and
@@ -33,13 +33,16 @@
 // with the most spare capacity. Equal spare: fewer senders bound there this
 // period, then the lower NIC number. So a sender changes NIC at most once
 // per period. A bound sender sends each packet whole on its NIC
-// (io_lb_skip): a link that is down sends it elsewhere meanwhile.
+// (lb_skip): a link that is down sends it elsewhere meanwhile.
 // A rebind can put two packets of one sender on two NICs at once; a
 // balanced channel is striped, so its per-peer sequence numbers (and, when
 // reliable, its acknowledgements) restore the order at the receiver.
-#include "io_priv.h"
-#include "io_lb.h"
-#include "proc.h"
+#include "balance.h"
+#include "shaper.h"
+#include "stripe.h"
+#include "demux.h"
+#include "../res/io_priv.h"
+#include "../res/proc.h"
 #include "../kprintf.h"
 #include "../klimit.h"
 #include "../arch/x86_64/timer.h"
@@ -201,7 +204,7 @@ static uint64_t ms_since_epoch(const struct lb_dom *d, uint64_t now)
 // Bytes NIC n carries in one period of d at its paced rate.
 static uint64_t capacity(const struct lb_dom *d, int n)
 {
-	uint64_t kbit_tsc = io_nics[n].tsc_per_kbit;
+	uint64_t kbit_tsc = shaper_tsc_per_kbit(n);
 	uint64_t kbits = kbit_tsc ? period_tsc(d) / kbit_tsc : (uint64_t)LB_UNPACED_MBPS * d->t_ms;
 	return kbits * 125;
 }
@@ -225,7 +228,7 @@ static void init_once(void)
 	}
 }
 
-static int dom_of(const struct io *c) { return chans[c->lb_slot].dom; }
+static int dom_of(const struct io *c) { return chans[c->x.lb_slot].dom; }
 
 // The domain running with these settings, else a free one.
 static int dom_find(uint32_t t_ms, uint32_t pct)
@@ -251,7 +254,7 @@ static void dom_join(struct io *c, int i, int k, uint32_t t_ms, uint32_t pct)
 	d->st.s[i] = (struct lb_sender){ .used = true, .nic = -1, .past_nic = -1 };
 	chans[i] = (struct lb_chan){ .c = c, .dom = (int8_t)k, .last = -1 };
 	memset(chans[i].nic_in, 0xff, sizeof(chans[i].nic_in));
-	c->lb_slot = (int8_t)i;
+	c->x.lb_slot = (int8_t)i;
 	d->nchan++;
 }
 
@@ -263,9 +266,9 @@ static void dom_leave(struct io *c)
 	struct lb_dom *d = &doms[k];
 	if (d->epoch && klimit_take(&lb_log, 1))
 		kprintf("LB leave period=%u dom=%d chan=%u pid=%d\n", d->period, k, c->channel, c->owner);
-	d->st.s[c->lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
-	chans[c->lb_slot].c = NULL;
-	c->lb_slot = -1;
+	d->st.s[c->x.lb_slot] = (struct lb_sender){ .nic = -1, .past_nic = -1 };
+	chans[c->x.lb_slot].c = NULL;
+	c->x.lb_slot = -1;
 	if (--d->nchan == 0) {
 		if (d->epoch && klimit_take(&lb_log, 1))
 			kprintf("LB end dom=%d periods=%u\n", k, d->period + 1);
@@ -278,18 +281,18 @@ static void dom_leave(struct io *c)
 // join another domain, so no channel's choice binds another's.
 static long lb_check(const struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 {
-	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !io_striped(c) || c->raw || pct > 100 ||
+	if (policy < IO_LB_RR || policy > IO_LB_HISTORY || !stripe_active(c) || c->x.raw || pct > 100 ||
 	    t_ms > 3600000)
 		return -E_INVAL;
-	if (c->lb_slot >= 0)
-		return chans[c->lb_slot].decided || doms[dom_of(c)].st.s[c->lb_slot].vol ? -E_BUSY : 0;
+	if (c->x.lb_slot >= 0)
+		return chans[c->x.lb_slot].decided || doms[dom_of(c)].st.s[c->x.lb_slot].vol ? -E_BUSY : 0;
 	for (int i = 0; i < LB_MAX; i++)
 		if (!chans[i].c)
 			return 0;
 	return -E_NOMEM; // LB_MAX balanced channels already
 }
 
-long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
+long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 {
 	init_once();
 	t_ms = t_ms ? t_ms : LB_DEFAULT_T_MS;
@@ -299,7 +302,7 @@ long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 		refused++;
 		return e;
 	}
-	int i = c->lb_slot;
+	int i = c->x.lb_slot;
 	if (i >= 0 && (doms[dom_of(c)].t_ms != t_ms || doms[dom_of(c)].pct != pct)) {
 		dom_leave(c); // not sent yet: it moves to its new settings' domain
 		i = -1;
@@ -310,7 +313,7 @@ long io_lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 			i++;
 		dom_join(c, i, dom_find((uint32_t)t_ms, (uint32_t)pct), (uint32_t)t_ms, (uint32_t)pct);
 	}
-	c->lb_policy = (uint8_t)policy;
+	c->x.lb_policy = (uint8_t)policy;
 	return 0;
 }
 
@@ -335,7 +338,7 @@ static void print_turn(int k, uint32_t to, uint64_t now)
 		const struct lb_sender *s = &d->st.s[i];
 		if (s->used)
 			kprintf("LB past period=%u dom=%d chan=%u pid=%d policy=%s prio=%u nic=%d bytes=%lu\n", to, k,
-				chans[i].c->channel, chans[i].c->owner, policy_names[chans[i].c->lb_policy], s->prio,
+				chans[i].c->channel, chans[i].c->owner, policy_names[chans[i].c->x.lb_policy], s->prio,
 				s->past_nic, s->past_vol);
 	}
 }
@@ -359,7 +362,7 @@ static void roll(int k, uint32_t p, uint64_t now)
 		s->past_vol = next ? s->vol : 0;
 		s->vol = 0;
 		s->moved = false;
-		if (chans[i].c->lb_policy == IO_LB_TLB)
+		if (chans[i].c->x.lb_policy == IO_LB_TLB)
 			s->nic = -1; // balance-tlb unbinds everyone
 	}
 	d->period = p;
@@ -369,12 +372,12 @@ static void roll(int k, uint32_t p, uint64_t now)
 // The NICs a sender may be bound to: those its peer is known on (peer 0:
 // a balanced sender names one receiver) with the link up. A reliable
 // channel's view of a link (suspect, dead) does not rebind it: meanwhile
-// its packets take another link (io_lb_skip), and it comes back.
+// its packets take another link (lb_skip), and it comes back.
 static uint8_t usable_nics(struct io *c)
 {
 	uint8_t m = 0;
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->peer_links[0] & (1u << n)) && io_nics[n].link_up)
+		if ((c->x.peer_links[0] & (1u << n)) && demux_nics[n].link_up)
 			m |= (uint8_t)(1u << n);
 	return m;
 }
@@ -385,17 +388,17 @@ static void dom_start(int k, uint64_t now)
 	struct lb_dom *d = &doms[k];
 	d->epoch = now ? now : 1, d->period = 0;
 	for (int n = 0; n < LB_NICS; n++)
-		d->st.cap[n] = n < netdev_count() && io_nic_usable(n) ? capacity(d, n) : 0;
+		d->st.cap[n] = n < netdev_count() && demux_nic_usable(n) ? capacity(d, n) : 0;
 	if (klimit_take(&lb_log, 1))
 		kprintf("LB start dom=%d T_ms=%u overload_pct=%u cap0=%lu cap1=%lu\n", k, d->t_ms, d->pct,
 			d->st.cap[0], d->st.cap[1]);
 }
 
-void io_lb_on_send(struct io *c)
+void lb_on_send(struct io *c)
 {
-	if (c->lb_slot < 0)
+	if (c->x.lb_slot < 0)
 		return;
-	int i = c->lb_slot, k = dom_of(c);
+	int i = c->x.lb_slot, k = dom_of(c);
 	struct lb_dom *d = &doms[k];
 	uint64_t now = arch_rdtsc();
 	if (!d->epoch)
@@ -409,11 +412,11 @@ void io_lb_on_send(struct io *c)
 	s->prio = prio >= 0 ? (uint8_t)prio : 0;
 	uint8_t usable = usable_nics(c);
 	bool due = ch->decided != d->period + 1 || s->nic < 0 || !(usable & (1u << s->nic));
-	if (c->lb_policy == IO_LB_RR || !due || !usable)
+	if (c->x.lb_policy == IO_LB_RR || !due || !usable)
 		return;
 	int from = s->nic, why;
 	bool again = ch->decided == d->period + 1; // its NIC became unusable in this period
-	int to = lb_decide(&d->st, i, c->lb_policy, usable, &why);
+	int to = lb_decide(&d->st, i, c->x.lb_policy, usable, &why);
 	ch->decided = d->period + 1;
 	ch->decisions++;
 	if (ch->last >= 0 && to != ch->last)
@@ -424,53 +427,53 @@ void io_lb_on_send(struct io *c)
 	if (klimit_take(&lb_log, 1))
 		kprintf("LB decide period=%u dom=%d at_ms=%lu chan=%u pid=%d policy=%s prio=%u nic%d->nic%d why=%s "
 			"past_bytes=%lu spare0=%ld spare1=%ld\n",
-			d->period, k, ms_since_epoch(d, now), c->channel, c->owner, policy_names[c->lb_policy],
+			d->period, k, ms_since_epoch(d, now), c->channel, c->owner, policy_names[c->x.lb_policy],
 			s->prio, from, to, lb_why_name(why), s->past_vol,
-			lb_spare(&d->st, 0, c->lb_policy == IO_LB_HISTORY),
-			lb_spare(&d->st, 1, c->lb_policy == IO_LB_HISTORY));
+			lb_spare(&d->st, 0, c->x.lb_policy == IO_LB_HISTORY),
+			lb_spare(&d->st, 1, c->x.lb_policy == IO_LB_HISTORY));
 }
 
-bool io_lb_skip(struct io *c, int peer, int nic)
+bool lb_skip(struct io *c, int peer, int nic)
 {
-	if (c->lb_slot < 0 || c->lb_policy == IO_LB_RR)
+	if (c->x.lb_slot < 0 || c->x.lb_policy == IO_LB_RR)
 		return false;
-	int b = doms[dom_of(c)].st.s[c->lb_slot].nic;
-	if (b < 0 || b == nic || !(c->peer_links[peer] & (1u << b)) || !io_nics[b].link_up)
+	int b = doms[dom_of(c)].st.s[c->x.lb_slot].nic;
+	if (b < 0 || b == nic || !(c->x.peer_links[peer] & (1u << b)) || !demux_nics[b].link_up)
 		return false; // unbound, or its NIC cannot reach the peer now: any link
-	if (c->rel && c->rp[peer] && c->rp[peer]->l[b].state != IO_LINK_UP)
+	if (c->x.rel && c->x.rp[peer] && c->x.rp[peer]->l[b].state != IO_LINK_UP)
 		return false;
 	return true;
 }
 
-void io_lb_sent(struct io *c, int nic, uint64_t bytes)
+void lb_sent(struct io *c, int nic, uint64_t bytes)
 {
-	if (c->lb_slot < 0 || nic < 0 || nic >= LB_NICS)
+	if (c->x.lb_slot < 0 || nic < 0 || nic >= LB_NICS)
 		return;
 	struct lb_dom *d = &doms[dom_of(c)];
-	struct lb_chan *ch = &chans[c->lb_slot];
+	struct lb_chan *ch = &chans[c->x.lb_slot];
 	if (!d->epoch)
 		return;
 	d->vol[nic] += bytes;
-	d->st.s[c->lb_slot].vol += bytes;
+	d->st.s[c->x.lb_slot].vol += bytes;
 	if (d->period < IO_LB_HIST) {
 		d->nic_bytes[d->period][nic] += bytes;
 		ch->bytes[d->period] += bytes;
 	}
 }
 
-long io_lb_stats(struct io *c, struct io_lbstats *s)
+long lb_stats(struct io *c, struct io_lbstats *s)
 {
 	init_once();
 	memset(s, 0, sizeof(*s));
 	s->refused = refused;
-	if (c->lb_slot < 0) {
+	if (c->x.lb_slot < 0) {
 		s->nic = -1;
 		return 0;
 	}
-	const struct lb_chan *ch = &chans[c->lb_slot];
+	const struct lb_chan *ch = &chans[c->x.lb_slot];
 	const struct lb_dom *d = &doms[ch->dom];
-	s->policy = c->lb_policy;
-	s->nic = d->st.s[c->lb_slot].nic;
+	s->policy = c->x.lb_policy;
+	s->nic = d->st.s[c->x.lb_slot].nic;
 	s->period = d->period, s->period_ms = d->t_ms, s->overload_pct = d->pct;
 	s->decisions = ch->decisions, s->rebinds = ch->rebinds;
 	memcpy(s->bytes, ch->bytes, sizeof(s->bytes));
@@ -484,8 +487,8 @@ long io_lb_stats(struct io *c, struct io_lbstats *s)
 	return 0;
 }
 
-void io_lb_free(struct io *c)
+void lb_free(struct io *c)
 {
-	if (c->lb_slot >= 0)
+	if (c->x.lb_slot >= 0)
 		dom_leave(c);
 }

@@ -2,7 +2,7 @@
 // path in the buffers it arrived in (HXB section 3.4). Its Ethernet
 // addresses, the wire header's link and the trailer's hop limit are
 // rewritten in place; the same buffers are queued on the outgoing NIC, one
-// doorbell per outgoing NIC per receive poll (io_relay_flush); when the NIC
+// doorbell per outgoing NIC per receive poll (relay_flush); when the NIC
 // is done with them they go back to the receive ring they came from. No
 // payload byte is copied and no buffer is allocated.
 //
@@ -18,8 +18,12 @@
 // Channels use the topology too: IO_OP_NODE names a peer by node; a
 // neighbour gets its MACs on the dimension's links, another node the first
 // relay's, and the route trailer on every frame.
-#include "io_priv.h"
-#include "io_relay.h"
+#include "relay.h"
+#include "shaper.h"
+#include "demux.h"
+#include "txbatch.h"
+#include "transport.h"
+#include "../res/io_priv.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
 #include <err.h>
@@ -27,11 +31,10 @@
 
 #define RELAY_SLOTS 512        // forwarded frames in flight at once
 #define RELAY_BATCH 64         // queued per outgoing NIC before a doorbell
-#define RELAY_COOKIE_TAG 0xfeu // a cookie's low byte: no channel index is this
 
-struct rt_topo io_topo = { .me = RT_NONE };
+struct rt_topo route_topo = { .me = RT_NONE };
 
-static struct frame inflight[RELAY_SLOTS];
+static struct pkt inflight[RELAY_SLOTS];
 static uint16_t free_slot[RELAY_SLOTS];
 static int nfree;
 static struct netpkt queue[NETDEV_MAX][RELAY_BATCH];
@@ -39,9 +42,9 @@ static int nqueued[NETDEV_MAX];
 static uint8_t next_link[RT_MAX_NB]; // per neighbour: striping over its links
 static struct io_relaystats rst;
 
-void io_relay_init(const struct rt_topo *t)
+void relay_init(const struct rt_topo *t)
 {
-	io_topo = *t;
+	route_topo = *t;
 	nfree = RELAY_SLOTS;
 	for (int i = 0; i < RELAY_SLOTS; i++)
 		free_slot[i] = (uint16_t)(RELAY_SLOTS - 1 - i);
@@ -61,32 +64,32 @@ void io_relay_init(const struct rt_topo *t)
 
 // The frame's bytes [off, off + n) lie in its buffers, each a whole page
 // but the last; n <= 8 bytes may straddle two.
-static uint8_t *frame_byte(const struct frame *f, uint32_t off)
+static uint8_t *pkt_byte(const struct pkt *f, uint32_t off)
 {
 	return (uint8_t *)arch_p2v(f->buf[off / PAGE_SIZE]) + off % PAGE_SIZE;
 }
 
-static void frame_read(const struct frame *f, uint32_t off, uint8_t *out, uint32_t n)
+static void pkt_read(const struct pkt *f, uint32_t off, uint8_t *out, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		out[i] = *frame_byte(f, off + i);
+		out[i] = *pkt_byte(f, off + i);
 }
 
-static void frame_write(const struct frame *f, uint32_t off, const uint8_t *in, uint32_t n)
+static void pkt_write(const struct pkt *f, uint32_t off, const uint8_t *in, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		*frame_byte(f, off + i) = in[i];
+		*pkt_byte(f, off + i) = in[i];
 }
 
 // The link (NIC) a frame to neighbour n goes on: round-robin over the
 // dimension's links the neighbour has, skipping those down; -1: none up.
 static int pick_link(int n)
 {
-	const struct rt_nb *nb = &io_topo.nb[n];
+	const struct rt_nb *nb = &route_topo.nb[n];
 	for (int k = 0; k < nb->nlinks; k++) {
 		int j = (next_link[n] + k) % nb->nlinks;
-		int nic = io_topo.dimnics[nb->dim][j];
-		if (io_nic_usable(nic) && io_nics[nic].link_up) {
+		int nic = route_topo.dimnics[nb->dim][j];
+		if (demux_nic_usable(nic) && demux_nics[nic].link_up) {
 			next_link[n] = (uint8_t)(j + 1);
 			return j;
 		}
@@ -94,29 +97,49 @@ static int pick_link(int n)
 	return -1;
 }
 
-static void drop(const struct frame *f, uint64_t *counter)
+// The link a forwarded packet takes to neighbour n: its lane (its link
+// number in the dimension it came by) when it turns into another dimension
+// that has a link of that number up, so each lane is one path end to end
+// and delivers in order, which a reliable sender's loss detection (link
+// order) and per-link heartbeats rely on; else round-robin (pick_link).
+static int lane_link(int n, int in_nic)
+{
+	const struct rt_nb *nb = &route_topo.nb[n];
+	int d = in_nic >= 0 && in_nic < NETDEV_MAX ? route_topo.nicdim[in_nic] : -1;
+	if (d < 0 || d == nb->dim)
+		return pick_link(n);
+	int lane = 0;
+	while (lane < route_topo.ndimnics[d] && route_topo.dimnics[d][lane] != in_nic)
+		lane++;
+	int nic = lane < nb->nlinks ? route_topo.dimnics[nb->dim][lane] : -1;
+	if (nic >= 0 && demux_nic_usable(nic) && demux_nics[nic].link_up)
+		return lane;
+	return pick_link(n);
+}
+
+static void drop(const struct pkt *f, uint64_t *counter)
 {
 	(*counter)++;
-	io_give_back(f);
+	demux_give_back(f);
 }
 
 // Rewrites f for neighbour n on its link j and queues it on that NIC. Its
 // buffers stay out of their ring until the NIC is done: free frames take
 // their place there first, or (none free) the frame is dropped.
-static void forward(const struct frame *f, uint32_t flen, uint32_t toff, int n, int j)
+static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, int j)
 {
-	int nic = io_topo.dimnics[io_topo.nb[n].dim][j];
+	int nic = route_topo.dimnics[route_topo.nb[n].dim][j];
 	if (!nfree)
 		return drop(f, &rst.drop_busy);
 	if (nqueued[nic] == RELAY_BATCH)
-		io_relay_flush(); // finished sends' buffers back to their rings too
-	if (io_replenish(f->nic, f->nbuf) < 0)
+		relay_flush(); // finished sends' buffers back to their rings too
+	if (demux_replenish(f->nic, f->nbuf) < 0)
 		return drop(f, &rst.drop_nomem);
 	uint8_t *h = arch_p2v(f->buf[0]);
-	wire_put_eth(h, io_topo.nb[n].mac[j], netdev_get(nic)->mac);
+	wire_put_eth(h, route_topo.nb[n].mac[j], netdev_get(nic)->mac);
 	wire_put16(h + WIRE_OFF(link), (uint16_t)nic);
-	uint8_t hops = (uint8_t)(*frame_byte(f, toff + 6) - 1);
-	frame_write(f, toff + 6, &hops, 1);
+	uint8_t hops = (uint8_t)(*pkt_byte(f, toff + 6) - 1);
+	pkt_write(f, toff + 6, &hops, 1);
 	uint16_t slot = free_slot[--nfree];
 	inflight[slot] = *f;
 	struct netpkt *p = &queue[nic][nqueued[nic]++];
@@ -125,26 +148,26 @@ static void forward(const struct frame *f, uint32_t flen, uint32_t toff, int n, 
 		uint32_t len = flen - off < PAGE_SIZE ? flen - off : PAGE_SIZE;
 		p->seg[p->nseg++] = (struct netseg){ f->buf[off / PAGE_SIZE], len };
 	}
-	p->cookie = (uint64_t)slot << 8 | RELAY_COOKIE_TAG;
-	io_pace_charge(nic, flen); // its wire time counts against the NIC's own senders
+	p->cookie = txb_cookie_relay(slot);
+	shaper_charge(nic, flen); // its wire time counts against the NIC's own senders
 	rst.relayed++;
 	rst.relayed_bytes += flen;
 	rst.link_tx[nic]++;
 }
 
-bool io_relay_rx(const struct frame *f, uint32_t len, uint32_t *src)
+bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 {
 	uint32_t toff = WIRE_FRAME_HLEN + len;
 	uint8_t t[WIRE_RTLEN];
 	struct wire_route r;
-	frame_read(f, toff, t, WIRE_RTLEN);
+	pkt_read(f, toff, t, WIRE_RTLEN);
 	wire_get_route(t, &r);
-	if (io_topo.me == RT_NONE) {
+	if (route_topo.me == RT_NONE) {
 		drop(f, &rst.drop_noroute);
 		return true;
 	}
-	if (r.dst == io_topo.me) {
-		if (r.src == io_topo.me) {
+	if (r.dst == route_topo.me) {
+		if (r.src == route_topo.me) {
 			drop(f, &rst.drop_baddst);
 			return true;
 		}
@@ -160,12 +183,12 @@ bool io_relay_rx(const struct frame *f, uint32_t len, uint32_t *src)
 		drop(f, &rst.drop_hops);
 		return true;
 	}
-	long n = rt_next_hop(&io_topo, r.dst);
+	long n = rt_next_hop(&route_topo, r.dst);
 	if (n < 0) {
 		drop(f, n == -E_INVAL ? &rst.drop_baddst : &rst.drop_noroute);
 		return true;
 	}
-	int j = pick_link((int)n);
+	int j = lane_link((int)n, f->nic);
 	if (j < 0) {
 		drop(f, &rst.drop_down);
 		return true;
@@ -174,14 +197,11 @@ bool io_relay_rx(const struct frame *f, uint32_t len, uint32_t *src)
 	return true;
 }
 
-bool io_relay_cookie(uint64_t cookie) { return !(cookie >> 63) && (cookie & 0xff) == RELAY_COOKIE_TAG; }
-
-void io_relay_done(uint64_t cookie)
+void relay_done(uint32_t slot)
 {
-	uint32_t slot = (uint32_t)(cookie >> 8);
 	if (slot >= RELAY_SLOTS || !inflight[slot].nbuf)
 		return;
-	io_give_back(&inflight[slot]);
+	demux_give_back(&inflight[slot]);
 	inflight[slot].nbuf = 0;
 	free_slot[nfree++] = (uint16_t)slot;
 }
@@ -194,28 +214,28 @@ static void flush_nic(int nic)
 	struct netdev *nd = netdev_get(nic);
 	int n = nqueued[nic];
 	nqueued[nic] = 0;
-	io_reclaim_nic(nic);
+	txb_reclaim_nic(nic);
 	int r = nd->ops->tx_batch(nd, queue[nic], n);
 	if (r < 0)
 		r = 0;
 	for (int i = r; i < n; i++) {
-		uint64_t cookie = queue[nic][i].cookie;
+		uint32_t slot = (uint32_t)(queue[nic][i].cookie >> 8);
 		rst.drop_busy++;
 		rst.relayed--; // counted as it was queued
 		for (int s = 0; s < queue[nic][i].nseg; s++)
 			rst.relayed_bytes -= queue[nic][i].seg[s].len;
 		rst.link_tx[nic]--;
-		io_relay_done(cookie);
+		relay_done(slot);
 	}
 	if (r > 0)
 		rst.batches++, rst.doorbells++;
 	uint64_t held = (uint64_t)(RELAY_SLOTS - nfree);
 	if (held > rst.inflight_max)
 		rst.inflight_max = held;
-	io_reclaim_nic(nic); // QEMU's e1000 sends inside the doorbell write
+	txb_reclaim_nic(nic); // QEMU's e1000 sends inside the doorbell write
 }
 
-void io_relay_flush(void)
+void relay_flush(void)
 {
 	for (int nic = 0; nic < NETDEV_MAX; nic++)
 		if (nqueued[nic])
@@ -224,67 +244,59 @@ void io_relay_flush(void)
 
 // ------------------------------------------------------------ channels
 
-long io_relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
+long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 {
-	if (peer >= IO_MAX_PEERS || node >> 24 || hops > 255 || io_topo.me == RT_NONE)
+	if (peer >= IO_MAX_PEERS || node >> 24 || hops > 255 || route_topo.me == RT_NONE)
 		return -E_INVAL;
-	long n = rt_next_hop(&io_topo, (uint32_t)node);
+	long n = rt_next_hop(&route_topo, (uint32_t)node);
 	if (n < 0)
 		return n;
-	bool routed = io_topo.nb[n].node != node;
-	if (routed && c->rel)
-		return -E_INVAL; // a reliable channel's per-link state ends at the first relay
-	const struct rt_nb *nb = &io_topo.nb[n];
+	// A routed peer of a reliable channel: its link state is that of the
+	// links to the first relay, its acknowledgements end to end.
+	bool routed = route_topo.nb[n].node != node;
+	const struct rt_nb *nb = &route_topo.nb[n];
 	uint8_t links = 0;
 	for (int j = 0; j < nb->nlinks; j++) {
-		int nic = io_topo.dimnics[nb->dim][j];
+		int nic = route_topo.dimnics[nb->dim][j];
 		if (c->nicmask & (1u << nic))
 			links |= (uint8_t)(1u << nic);
 	}
 	if (!links)
 		return -E_INVAL; // the channel has none of the dimension's NICs
-	long e = io_rel_add_peer(c, (int)peer);
+	long e = xport_add_peer_state(c, (int)peer);
 	if (e)
 		return e;
 	for (int j = 0; j < nb->nlinks; j++)
-		memcpy(c->peer[peer][io_topo.dimnics[nb->dim][j]], nb->mac[j], 6);
-	c->peer_links[peer] = links;
-	c->peer_valid |= 1u << peer;
-	c->routed = routed ? c->routed | 1u << peer : c->routed & ~(1u << peer);
-	c->route_node[peer] = (uint32_t)node;
-	c->route_hops[peer] = (uint8_t)(hops ? hops : WIRE_HOPS_DEFAULT);
+		memcpy(c->x.peer[peer][route_topo.dimnics[nb->dim][j]], nb->mac[j], 6);
+	c->x.peer_links[peer] = links;
+	c->x.peer_valid |= 1u << peer;
+	c->x.routed = routed ? c->x.routed | 1u << peer : c->x.routed & ~(1u << peer);
+	c->x.route_node[peer] = (uint32_t)node;
+	c->x.route_hops[peer] = (uint8_t)(hops ? hops : WIRE_HOPS_DEFAULT);
 	return 0;
 }
 
-void io_relay_get_stats(struct io_relaystats *s)
+void relay_get_stats(struct io_relaystats *s)
 {
 	*s = rst;
 	s->inflight = (uint64_t)(RELAY_SLOTS - nfree);
 }
 
-long io_relay_stats(uint64_t uptr)
+long relay_stats(uint64_t uptr)
 {
 	struct io_relaystats s;
-	io_relay_get_stats(&s);
+	relay_get_stats(&s);
 	return copy_to_user(uptr, &s, sizeof(s));
 }
 
-int io_relay_peer_of(struct io *c, uint32_t src)
+uint16_t relay_flag(const struct io *c, uint64_t peer)
 {
-	for (int p = 0; p < IO_MAX_PEERS; p++)
-		if ((c->routed & (1u << p)) && c->route_node[p] == src)
-			return p;
-	return -1;
+	return (c->x.routed >> peer) & 1 ? WIRE_F_ROUTE : 0;
 }
 
-uint16_t io_relay_flag(const struct io *c, uint64_t peer)
+void relay_trailer(const struct io *c, uint64_t peer, uint8_t *t, paddr_t pa, struct netpkt *p)
 {
-	return (c->routed >> peer) & 1 ? WIRE_F_ROUTE : 0;
-}
-
-void io_relay_trailer(const struct io *c, uint64_t peer, uint8_t *t, paddr_t pa, struct netpkt *p)
-{
-	wire_put_route(t, &(struct wire_route){ .dst = c->route_node[peer], .src = io_topo.me,
-						.hops = c->route_hops[peer] });
+	wire_put_route(t, &(struct wire_route){ .dst = c->x.route_node[peer], .src = route_topo.me,
+						.hops = c->x.route_hops[peer] });
 	p->seg[p->nseg++] = (struct netseg){ pa, WIRE_RTLEN };
 }

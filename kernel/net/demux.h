@@ -1,0 +1,57 @@
+// Receive demultiplexing and refill (demux.c): per NIC, the packet being
+// assembled, the drops no channel can own, the buffers waiting to go back
+// to the ring, and whether it is polled.
+#ifndef NET_DEMUX_H
+#define NET_DEMUX_H
+#include "netdev.h"
+#include "pkt.h"
+
+#define IO_RING_MAX 1024 // receive buffers a NIC may post (larger rings are refused)
+
+struct io;
+
+// Per NIC: the receive side's state and the drops no channel can own.
+struct demux_nic {
+	bool polling;          // RX interrupts masked; packets are polled
+	bool link_up;          // the NIC's link, as its link-change interrupts last said
+	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
+	uint64_t drop_notme;   // addressed to another MAC (another station, a group address)
+	struct pkt partial;    // buffers of a packet whose EOP has not come yet
+	bool overlong;         // partial had more buffers than PKT_MAX_BUFS
+	// Buffers waiting to go back to this NIC's ring: posted in groups, since
+	// every RDT write is a device register write (an exit under emulation).
+	paddr_t refill[IO_RING_MAX + PKT_MAX_BUFS];
+	int nrefill;
+};
+
+extern struct demux_nic demux_nics[NETDEV_MAX];
+
+// A NIC the I/O path drives: its receive ring fits the refill list.
+static inline bool demux_nic_usable(int nic)
+{
+	return nic >= 0 && nic < netdev_count() && netdev_get(nic)->rx_slots <= IO_RING_MAX;
+}
+// Takes every packet the NIC has; polling mode ends once no channel on it
+// waits for packets ("poll until empty, unmask, poll once more": no
+// wake-up is lost).
+void demux_poll_nic(int nic);
+// The same with at most budget buffers; true while the NIC stays polled.
+bool demux_poll_nic_budget(int nic, int budget);
+#define DEMUX_BUDGET 192 // buffers per NIC per worker run: 64 of the longest packets
+// NICs in polling mode are polled, budget buffers each; true while any
+// still is.
+bool demux_poll_polling(int budget);
+// The NIC's receive interrupt (netdev's rx_ready): masks it and marks the
+// NIC polled; the worker takes its packets.
+void demux_rx_ready(struct netdev *nd, void *arg);
+// Polls every NIC of c (a striped channel's in turns).
+void demux_poll_channel(struct io *c);
+void demux_give_back(const struct pkt *f); // to the ring of f->nic
+void demux_refill_add(int nic, paddr_t pa);
+// Posts the buffers collected for nic's ring; what it cannot take is freed.
+void demux_flush_refill(int nic);
+// n buffers were kept out of nic's ring: free pages replace those that
+// leave it below three quarters posted. -E_NOMEM, taking none, when there
+// are too few free pages (the caller gives the buffers back instead).
+long demux_replenish(int nic, int n);
+#endif

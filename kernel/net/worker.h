@@ -1,0 +1,11 @@
+// The deferred protocol worker (worker.c).
+#ifndef NET_WORKER_H
+#define NET_WORKER_H
+#include <stdbool.h>
+
+// The timer interrupt: protocol timers are due (the worker runs them).
+void worker_note_tick(void);
+// One budgeted run: polled NICs, then the timers if due. True while a NIC
+// is still polled (its budget ran out, or a channel on it waits).
+bool worker_run(void);
+#endif
