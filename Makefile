@@ -262,8 +262,9 @@ test-interop: $(KERNEL) linux-baseline
 
 # The include graph: drivers, managers and arch point one way.
 .PHONY: test-layers
-test-layers:
-	tools/check-layers.sh
+test-layers: $(KERNEL)
+	python3 tools/check-layers.py --selftest
+	python3 tools/check-layers.py --build $(BUILD)
 	python3 tools/check-scratch.py --selftest
 	python3 tools/check-scratch.py
 

@@ -1,7 +1,12 @@
 // What the boot loader told us, in one shape for Multiboot1 and Multiboot2.
 #ifndef BOOTINFO_H
 #define BOOTINFO_H
-#include "res/pmem.h"
+#include "arch/x86_64/arch.h" // paddr_t
+
+// A range of physical memory the firmware reports usable.
+struct mem_range {
+	uint64_t base, len;
+};
 
 #define BOOT_MAX_RANGES 64
 

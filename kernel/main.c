@@ -6,6 +6,7 @@
 #include "runner.h"
 #include "heap.h"
 #include "bench.h"
+#include "nics.h"
 #include "fbcon.h"
 #include "res/pmem.h"
 #include "res/vspace.h"
@@ -245,7 +246,8 @@ void kmain(uint32_t magic, uint32_t info)
 	// promisc=1: NICs take every frame (the I/O manager still drops what
 	// is not addressed to them); for tests of that check.
 	netdev_set_promisc(option_is("promisc", "1"));
-	netdev_probe_all(); // every NIC family in net/netdev.c's table, e1000 first
+	nics_register();
+	netdev_probe_all(); // every NIC family in kernel/nics.c's table, e1000 first
 	syscall_msr_init();
 	ata_init();
 	proc_init();

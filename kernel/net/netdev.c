@@ -1,17 +1,10 @@
-// The netdev registry and the driver table: the one place that names the
-// NIC families. Adding a family is its files plus one line in `drivers`.
+// The netdev registry, and the driver table it is given (kernel/nics.c,
+// above the drivers, is the one place that names the NIC families).
 #include "netdev.h"
 #include <err.h>
 
-int e1000_probe_all(void);
-int virtio_net_probe_all(void);
-int e1000e_probe_all(void);
-
-static const struct netdev_driver drivers[] = {
-	{ "e1000", e1000_probe_all },
-	{ "virtio-net", virtio_net_probe_all },
-	{ "e1000e", e1000e_probe_all },
-};
+static const struct netdev_driver *drivers;
+static int ndrivers;
 
 static struct netdev *devs[NETDEV_MAX];
 static int ndevs;
@@ -70,9 +63,15 @@ uint64_t netdev_frames_owned_all(void)
 	return n;
 }
 
+void netdev_set_drivers(const struct netdev_driver *table, int n)
+{
+	drivers = table;
+	ndrivers = n;
+}
+
 int netdev_probe_all(void)
 {
-	for (unsigned i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++)
+	for (int i = 0; i < ndrivers; i++)
 		drivers[i].probe_all();
 	return ndevs;
 }

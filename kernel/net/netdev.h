@@ -115,14 +115,17 @@ struct netdev *netdev_get(int idx); // NULL past the end
 // Frames all registered drivers hold now.
 uint64_t netdev_frames_owned_all(void);
 
-// Driver table (netdev.c): one line per NIC family; each probe attaches
-// the family's NICs on the PCI bus and registers them.
+// Driver table (kernel/nics.c, given to netdev_set_drivers at boot): one
+// line per NIC family; each probe attaches the family's NICs on the PCI bus
+// and registers them.
 struct netdev_driver {
 	const char *family;
 	int (*probe_all)(void); // returns how many NICs it attached
 };
 // Calls every driver's probe; returns the NICs in the registry.
 int netdev_probe_all(void);
+// The table netdev_probe_all walks (none before: it probes nothing).
+void netdev_set_drivers(const struct netdev_driver *table, int n);
 
 // The receive filter of every NIC attached from now on. Off (the
 // default): a NIC takes frames to its own MAC and broadcast only, as far

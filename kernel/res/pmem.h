@@ -3,10 +3,7 @@
 #ifndef PMEM_H
 #define PMEM_H
 #include "../arch/x86_64/arch.h"
-
-struct mem_range {
-	uint64_t base, len;
-};
+#include "../bootinfo.h" // struct mem_range
 
 // Usable RAM ranges; [resv_lo, resv_hi) is taken (kernel image, boot data).
 void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv_hi);

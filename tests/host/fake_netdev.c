@@ -13,10 +13,6 @@
 struct fake_nic fake_nics[FAKE_NIC_MAX];
 static const struct netdev_ops fake_ops;
 
-int e1000_probe_all(void) { return 0; }
-int virtio_net_probe_all(void) { return 0; }
-int e1000e_probe_all(void) { return 0; }
-
 static struct fake_nic *of(struct netdev *nd) { return (struct fake_nic *)nd; }
 
 static struct fake_nic *nic(int i)
