@@ -20,8 +20,10 @@ if [ -z "${COMPARE_IN_NETNS:-}" ]; then
 	git -C "$root" worktree add --detach "$src" "$rev" >/dev/null
 	trap 'git -C "$root" worktree remove --force "$src" 2>/dev/null || true' EXIT
 	make -C "$src" BUILD="$old" "$old/kernel.elf" >/dev/null
-	echo "bench-compare: $(git -C "$root" rev-parse --short HEAD) against $(git -C "$src" rev-parse --short HEAD)"
-	export COMPARE_OLD=$old/kernel.elf
+	KERNEL_REV_KERNEL=$(git -C "$root" describe --always --dirty)
+	KERNEL_REV_KERNEL_OLD=$(git -C "$src" rev-parse --short HEAD)
+	echo "bench-compare: $KERNEL_REV_KERNEL against $KERNEL_REV_KERNEL_OLD"
+	export COMPARE_OLD=$old/kernel.elf KERNEL_REV_KERNEL KERNEL_REV_KERNEL_OLD
 	if [ "$(id -u)" -eq 0 ] && unshare -n true 2>/dev/null; then
 		COMPARE_IN_NETNS=1 unshare -n "$0" "$@"
 		exit

@@ -58,12 +58,17 @@ def compare(outdir, new="kernel", old="kernel-old"):
                              "ratio": round(nv / ov, 3) if nv is not None and ov else None,
                              "new_boots": nb, "old_boots": ob, "better": better,
                              "verdict": verdict(nv, ov, nb, ob, better)})
-    return {"bench": "compare", "env": {"new": new, "old": old, "runs": envs}, "rows": rows}
+    revs = {k: envs["rtt"][k].get("kernel_rev") for k in ("new", "old")}
+    return {"bench": "compare", "env": {"new": new, "old": old, "revs": revs, "runs": envs}, "rows": rows}
 
 
 def markdown(doc):
     e = doc["env"]
-    out = [f"| figure | bytes | {e['new']} | {e['old']} | ratio | verdict |", "|---|---:|---:|---:|---:|---|"]
+    revs = e.get("revs") or {}
+    out = [f"{e['new']} ({revs.get('new')}) against {e['old']} ({revs.get('old')}), one run, "
+           f"{e['runs']['rtt']['new'].get('runs')} boot pairs each, alternating; T1 and R1 from one "
+           "-icount pair each (no per-boot spread: any difference counts).", "",
+           f"| figure | bytes | {e['new']} | {e['old']} | ratio | verdict |", "|---|---:|---:|---:|---:|---|"]
     for r in doc["rows"]:
         out.append(f"| {r['figure']} | {r['bytes']} | {r['new']} | {r['old']} | {r['ratio']} | {r['verdict']} |")
     return "\n".join(out) + "\n"

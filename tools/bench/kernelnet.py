@@ -364,7 +364,9 @@ def main():
         e["host_other_cores"] = ",".join(map(str, OTHER.get(name, [])))
         if configs[name]:
             e["kargs_known"] = known(a.kernel, configs[name])
-        e["kernel_image"] = kernel_of(name, os.path.abspath(a.kernel))
+        e["kernel_image"] = os.path.relpath(kernel_of(name, os.path.abspath(a.kernel)), ROOT)
+        if os.environ.get("KERNEL_REV_" + name.replace("-", "_").upper()):
+            e["kernel_rev"] = os.environ["KERNEL_REV_" + name.replace("-", "_").upper()]
         out = os.path.join(a.outdir, f"{name}-{which}.json")
         with open(out, "w") as f:
             json.dump({"bench": which, "env": e, "rows": rows}, f, indent=1)
