@@ -306,6 +306,13 @@ void demux_poll_channel(struct io *c)
 		demux_poll_nic(n);
 }
 
+void demux_flush_idle(uint32_t nicmask)
+{
+	for (int n = 0; n < netdev_count(); n++)
+		if ((nicmask & (1u << n)) && demux_nics[n].nrefill && !someone_waits(n))
+			demux_flush_refill(n);
+}
+
 bool demux_poll_polling(int budget)
 {
 	bool polling = false;

@@ -46,6 +46,10 @@ bool demux_poll_polling(int budget);
 void demux_rx_ready(struct netdev *nd, void *arg);
 // Polls every NIC of c (a striped channel's in turns).
 void demux_poll_channel(struct io *c);
+// A batch ended: the buffers that wait to go back to the rings of nicmask
+// go now where no other batch waits (a frame dropped on one link while the
+// batch waited, and the batch completed on another, left it there).
+void demux_flush_idle(uint32_t nicmask);
 void demux_give_back(const struct pkt *f); // to the ring of f->nic
 void demux_refill_add(int nic, paddr_t pa);
 // Posts the buffers collected for nic's ring; what it cannot take is freed.

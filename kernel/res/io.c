@@ -269,6 +269,7 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	demux_poll_channel(c);
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->b.waiting = false;
+	demux_flush_idle(c->nicmask); // between batches the rings get everything back
 	copy_to_user(usizes, c->b.sizes, c->b.got * 8ul);
 	copy_to_user(upos, c->b.pos, c->b.got * 8ul);
 	if (c->b.got)
