@@ -283,17 +283,6 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	return -E_TIMEOUT;
 }
 
-// One output_io's arguments and the frames under its payloads, the
-// caller's own for the whole call: plain_send and rel_send may sleep (a
-// busy ring, a full window) and read them after, while other processes'
-// calls run. One per process slot, like the kernel stacks: a process makes
-// one system call at a time. Never shared across processes.
-struct out_call {
-	uint64_t peer[IO_MAX_BATCH], size[IO_MAX_BATCH], pos[IO_MAX_BATCH];
-	struct io_pktpages pf[IO_MAX_BATCH];
-};
-static struct out_call out_calls[NPROC];
-
 // The frames under [pos, pos+size) of the output region, all backed.
 static long payload_pages(struct io *c, uint64_t pos, uint64_t size, struct io_pktpages *pf)
 {
@@ -309,7 +298,7 @@ static long payload_pages(struct io *c, uint64_t pos, uint64_t size, struct io_p
 
 // Every packet's peer is known, its size fits a frame, and its bytes lie
 // in backed pages of the output region (whose frames go to oc->pf).
-static long check_sends(struct io *c, struct out_call *oc)
+static long check_sends(struct io *c, struct io_outcall *oc)
 {
 	const uint64_t *size = oc->size, *pos = oc->pos;
 	long e = 0, refused = 0;
@@ -336,10 +325,7 @@ static long output_io(int caller, long id, const uint64_t *a)
 		return -E_INVAL;
 	if ((e = vregion_access(caller, c->rg.out_vr)))
 		return e;
-	int slot = proc_slot(caller);
-	if (slot < 0)
-		return -E_SRCH;
-	struct out_call *oc = &out_calls[slot];
+	struct io_outcall *oc = &c->out;
 	uint64_t *vals[3] = { oc->peer, oc->size, oc->pos };
 	for (int k = 0; k < 3; k++)
 		if ((e = copy_from_user(vals[k], a[k], c->n_out * 8ul)))

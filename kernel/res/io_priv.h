@@ -42,6 +42,21 @@ struct io_pendq {
 	uint32_t head, n;
 };
 
+// The pages under one packet's payload, looked up when the send is checked.
+#define IO_PKT_PAGES 4 // 8960 bytes at any offset span at most 4 pages
+struct io_pktpages {
+	paddr_t f[IO_PKT_PAGES];
+};
+
+// One output_io's arguments and the frames under its payloads. The
+// channel's own: only its owner calls output_io on it, one call at a time,
+// and the call may sleep (a busy ring, a full window) and read them after
+// while other processes' calls run on their own channels.
+struct io_outcall {
+	uint64_t peer[IO_MAX_BATCH], size[IO_MAX_BATCH], pos[IO_MAX_BATCH];
+	struct io_pktpages pf[IO_MAX_BATCH];
+};
+
 // A channel: the resource's part (identity, owner, regions, the batch,
 // held packets, counters) and its transport (x, kernel/net's alone).
 struct io {
@@ -57,18 +72,13 @@ struct io {
 	struct io_batch b;
 	struct io_pendq pend;
 	struct io_stats st;
+	struct io_outcall out; // the output_io in progress
 	struct xport x;
 };
 
 extern struct io ios[NIO];
 extern uint64_t io_copy_threshold;
 extern bool io_rx_scrub;
-
-// The pages under one packet's payload, looked up when the send is checked.
-#define IO_PKT_PAGES 4 // 8960 bytes at any offset span at most 4 pages
-struct io_pktpages {
-	paddr_t f[IO_PKT_PAGES];
-};
 
 // io_slot.c: the channel's sink.
 // True while an input_io collects a batch that has room.

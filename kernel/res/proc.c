@@ -66,14 +66,6 @@ static struct proc *proc_by_pid(int pid)
 
 bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
 
-int proc_slot(int pid)
-{
-	if (current && current->pid == pid) // a system call's caller: no table walk
-		return slot(current);
-	struct proc *p = pid > 0 ? proc_by_pid(pid) : NULL;
-	return p ? slot(p) : -1;
-}
-
 // A process that spawns faulting children makes one line each: limited.
 static struct klimit fault_log = KLIMIT("proc", 32, 10);
 

@@ -25,10 +25,6 @@ long proc_spawn(const char *prog, const char *args, int prio, int ppid);
 int proc_self(void);
 // True while pid names a process (running, sleeping or not yet reaped).
 bool proc_exists(int pid);
-// pid's index in the process table, [0, NPROC), while it exists; else -1.
-// Per-process kernel storage (its kernel stack, a system call's arguments)
-// is indexed by it: a process makes one system call at a time.
-int proc_slot(int pid);
 // Kills the running process for a fault: prints why, exits with status.
 void proc_fault(int status, const char *why) __attribute__((noreturn));
 void proc_exit(int status) __attribute__((noreturn));

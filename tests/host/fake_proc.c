@@ -47,12 +47,6 @@ static struct proc *proc_by_pid(int pid)
 
 bool proc_exists(int pid) { return pid > 0 && proc_by_pid(pid); }
 
-int proc_slot(int pid)
-{
-	struct proc *p = pid > 0 ? proc_by_pid(pid) : NULL;
-	return p ? (int)(p - procs) : -1;
-}
-
 void fake_proc_add(int pid, long vs)
 {
 	if (pid <= 0 || pid > FAKE_MAX_PID || proc_by_pid(pid))
