@@ -29,6 +29,8 @@ if [ -z "${COMPARE_IN_NETNS:-}" ]; then
 		exit
 	fi
 fi
+# T1 and R1 from three -icount pairs per kernel, so they have a spread.
+export ICOUNT_PAIRS=${ICOUNT_PAIRS:-3}
 [ -n "${COMPARE_IN_NETNS:-}" ] && sysctl -qw net.unix.max_dgram_qlen=512 || true
 mkdir -p "$out"
 for b in rtt burst; do

@@ -5,9 +5,11 @@ Reads OUTDIR/NEW-rtt.json, NEW-burst.json, OLD-rtt.json, OLD-burst.json
 (kernelnet.py rtt|burst ... --kernel-variant OLD=IMAGE: the two kernels'
 boot pairs alternated in one run) and gives, per size, NEW / OLD for the
 round trip (median), the burst rate (median), T1 and R1 (guest
-instructions per burst and per packet, -icount pair). The noise of a
-figure is the spread of its per-boot medians: a ratio whose two
-per-boot ranges overlap is "within noise". Writes OUTDIR/compare.json
+instructions per burst and per packet, -icount pairs). The noise of a
+figure is the spread of its per-boot medians (per -icount pair for T1 and
+R1, ICOUNT_PAIRS of them): a ratio whose two per-boot ranges overlap is
+"within noise". With one -icount pair T1 and R1 have no spread, and any
+difference counts. Writes OUTDIR/compare.json
 (bench "compare") and OUTDIR/compare.md.
 Usage: compare.py OUTDIR [NEW [OLD]]   (default kernel and kernel-old)
 """
@@ -18,8 +20,8 @@ import sys
 FIGS = [  # (file, field, per-boot field or None, better)
     ("rtt", "median_us", "boot_median_us", "lower"),
     ("burst", "mbps", "boot_median_mbps", "higher"),
-    ("burst", "t1_insns", None, "lower"),
-    ("burst", "r1_insns_per_pkt", None, "lower"),
+    ("burst", "t1_insns", "t1_insns_per_pair", "lower"),
+    ("burst", "r1_insns_per_pkt", "r1_insns_per_pkt_per_pair", "lower"),
 ]
 
 
@@ -34,7 +36,7 @@ def verdict(new, old, nb, ob, better):
     ranges: instruction counts, where any change is real)."""
     if new is None or old is None:
         return "not measured"
-    if nb and ob and min(nb) <= max(ob) and min(ob) <= max(nb):
+    if nb and ob and len(nb) > 1 and len(ob) > 1 and min(nb) <= max(ob) and min(ob) <= max(nb):
         return "within noise"
     if new == old:
         return "same"
@@ -65,12 +67,17 @@ def compare(outdir, new="kernel", old="kernel-old"):
 def markdown(doc):
     e = doc["env"]
     revs = e.get("revs") or {}
+    pairs = max((len(r["new_boots"] or []) for r in doc["rows"] if r["figure"] == "t1_insns"), default=1)
     out = [f"{e['new']} ({revs.get('new')}) against {e['old']} ({revs.get('old')}), one run, "
-           f"{e['runs']['rtt']['new'].get('runs')} boot pairs each, alternating; T1 and R1 from one "
-           "-icount pair each (no per-boot spread: any difference counts).", "",
-           f"| figure | bytes | {e['new']} | {e['old']} | ratio | verdict |", "|---|---:|---:|---:|---:|---|"]
+           f"{e['runs']['rtt']['new'].get('runs')} boot pairs each, alternating; T1 and R1 from "
+           f"{max(pairs, 1)} -icount pair(s) each, alternating"
+           + (" (no spread: any difference counts)." if pairs < 2 else "; noise: the per-pair range."),
+           "", f"| figure | bytes | {e['new']} | {e['old']} | ratio | {e['new']} per boot or pair "
+           f"| {e['old']} per boot or pair | verdict |", "|---|---:|---:|---:|---:|---|---|---|"]
+    span = lambda v: f"{min(v)}-{max(v)}" if v else ""  # noqa: E731
     for r in doc["rows"]:
-        out.append(f"| {r['figure']} | {r['bytes']} | {r['new']} | {r['old']} | {r['ratio']} | {r['verdict']} |")
+        out.append(f"| {r['figure']} | {r['bytes']} | {r['new']} | {r['old']} | {r['ratio']} | "
+                   f"{span(r['new_boots'])} | {span(r['old_boots'])} | {r['verdict']} |")
     return "\n".join(out) + "\n"
 
 

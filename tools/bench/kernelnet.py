@@ -54,6 +54,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZES = [64, 128, 256, 512, 1024, 1500, 2048, 4096, 8192]
 BATCH = 128
 WARM = 1  # warm-up bursts per size and boot
+ICOUNT_PAIRS = int(os.environ.get("ICOUNT_PAIRS", "1"))  # -icount burst pairs per system
 MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 BUSY_RETRIES = int(os.environ.get("LB_BUSY_RETRIES", "2"))
 OTHER = {}  # configuration -> other processes' cores during each kept pair
@@ -182,15 +183,27 @@ def burst(kernel, runs, sizes, quick, configs):
             # Only its CPU windows count: the other figures keep the planned pairs.
             real[name].append(([], {}, {}, extra[3], [], []))
             cpu_pairs[name] += 1
-    for name, kargs in configs.items():
-        print(f"bench-burst: {name} -icount pair ({len(sizes)} sizes)", flush=True)
-        insn[name] = burst_pair(name, kernel_of(name, kernel), sizes, quick, kargs, True)
+    # -icount pairs alternate system by system too (ICOUNT_PAIRS, default 1):
+    # R1 depends on how many frames each wake-up finds, which the host's
+    # timing decides even under -icount, so one pair gives no spread.
+    for i in range(ICOUNT_PAIRS):
+        for name, kargs in configs.items():
+            print(f"bench-burst: {name} -icount pair {i + 1}/{ICOUNT_PAIRS} ({len(sizes)} sizes)",
+                  flush=True)
+            insn.setdefault(name, []).append(
+                burst_pair(name, kernel_of(name, kernel), sizes, quick, kargs, True))
     return {name: [burst_row(name, s, real[name], insn[name], cpu_pairs[name]) for s in sizes]
             for name in configs}
 
 
-def burst_row(name, size, boots, icount, cpu_pairs=None):
-    insn, r1s = icount[0], [d for d in icount[5] if int(d["bytes"]) == size]
+def burst_row(name, size, boots, icounts, cpu_pairs=None):
+    insn = [d for ic in icounts for d in ic[0]]
+    r1s = [d for ic in icounts for d in ic[5] if int(d["bytes"]) == size]
+    # Per -icount pair medians: the spread bench-compare calls noise.
+    t1_pairs = [int(stats.median(v)) for v in
+                ([int(d["t1_tsc"]) for d in ic[0] if int(d["bytes"]) == size] for ic in icounts) if v]
+    r1_pairs = [stats.rnd(stats.median(v), 1) for v in
+                ([int(d["r1_tsc"]) for d in ic[5] if int(d["bytes"]) == size] for ic in icounts) if v]
     per_boot = [[d for d in b[0] if int(d["bytes"]) == size] for b in boots if b[0]]
     ds = stats.pooled(per_boot)
     hz = int(ds[0]["tsc_hz"])
@@ -226,6 +239,7 @@ def burst_row(name, size, boots, icount, cpu_pairs=None):
         "doorbells_per_batch": stats.rnd(sum(int(d["doorbells"]) for d in ds) / len(ds), 3),
         "irqs_per_batch": stats.rnd(total(srv, "irqs") / batches, 3) if batches else None,
         "n": len(ds), "n_insns": len(ins),
+        "t1_insns_per_pair": t1_pairs, "r1_insns_per_pkt_per_pair": r1_pairs,
         "boot_median_mbps": [stats.rnd(stats.median([mbps(d) for d in b]), 2) for b in per_boot if b],
         "host_cpu_bursts": sum(w[1] for w in windows),
         "host_cpu_windows": len(windows),
