@@ -283,17 +283,20 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	return -E_TIMEOUT;
 }
 
-// The frames under [pos, pos+size) of the output region, all backed.
-static long payload_pages(struct io *c, uint64_t pos, uint64_t size, struct io_pktpages *pf)
+// The frames under [pos, pos+size) of the output region (its frame table
+// fr, np pages), all backed.
+static long payload_pages(const paddr_t *fr, uint64_t np, uint64_t pos, uint64_t size,
+			  struct io_pktpages *pf)
 {
 	if (!size)
 		return 0;
 	uint64_t first = pos / PAGE_SIZE, n = (pos + size - 1) / PAGE_SIZE - first + 1;
-	long e = vregion_frames(c->rg.out_vr, first, n, pf->f);
-	for (uint64_t p = 0; !e && p < n; p++)
-		if (!pf->f[p])
-			e = -E_NOTBACKED;
-	return e;
+	if (first > np || n > np - first)
+		return -E_RANGE;
+	for (uint64_t p = 0; p < n; p++)
+		if (!(pf->f[p] = fr[first + p]))
+			return -E_NOTBACKED;
+	return 0;
 }
 
 // Every packet's peer is known, its size fits a frame, and its bytes lie
@@ -306,10 +309,14 @@ static long check_sends(struct io *c, struct io_outcall *oc)
 	// for each packet, so a packet before the first it refuses may still
 	// fail here first, as in one loop.
 	uint32_t k = xport_check(c, oc->peer, size, c->n_out, &refused);
+	const paddr_t *fr;
+	uint64_t np;
+	if (k && (e = vregion_frame_table(c->rg.out_vr, &fr, &np)))
+		return e; // one lookup of the region for the whole call
 	for (uint32_t i = 0; i < k; i++) {
 		if (pos[i] > c->rg.out_size || size[i] > c->rg.out_size - pos[i])
 			return -E_RANGE;
-		if ((e = payload_pages(c, pos[i], size[i], &oc->pf[i])))
+		if ((e = payload_pages(fr, np, pos[i], size[i], &oc->pf[i])))
 			return e;
 	}
 	return k < c->n_out ? refused : xport_check_call(c);

@@ -73,15 +73,13 @@ paddr_t vregion_frame(long id, uint64_t page)
 	return r && page < r->npages ? r->frames[page] : 0;
 }
 
-long vregion_frames(long id, uint64_t first, uint64_t n, paddr_t *out)
+long vregion_frame_table(long id, const paddr_t **frames, uint64_t *npages)
 {
 	struct vregion *r = get(id);
 	if (!r)
 		return -E_BADID;
-	if (first > r->npages || n > r->npages - first)
-		return -E_RANGE;
-	for (uint64_t i = 0; i < n; i++)
-		out[i] = r->frames[first + i];
+	*frames = r->frames;
+	*npages = r->npages;
 	return 0;
 }
 

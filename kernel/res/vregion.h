@@ -21,9 +21,10 @@ long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t of
 long vregion_access(int caller, long id);
 uint64_t vregion_pages(long id); // 0 for a bad id
 paddr_t vregion_frame(long id, uint64_t page); // 0 when not backed
-// Frames behind pages [first, first+n) into out (0: not backed); -E_BADID,
-// -E_RANGE. One lookup for a run of pages (the send path's gather).
-long vregion_frames(long id, uint64_t first, uint64_t n, paddr_t *out);
+// The frames behind id's pages, read-only, *npages of them (0: not backed),
+// for a caller that reads many in one go (output_io's gather); valid until
+// the region's pages change or it is freed. 0 or -E_BADID.
+long vregion_frame_table(long id, const paddr_t **frames, uint64_t *npages);
 int64_t vregion_disk(long id);
 // Checks [off, off+len) is page-aligned, inside, backed and unpinned.
 long vregion_check_range(long id, uint64_t off, uint64_t len);
