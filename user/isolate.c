@@ -440,6 +440,8 @@ static int listener(void)
 	return utest_failed;
 }
 
+#define LIVE_HANG_US 10000000 // a call that took longer hung (the runner allows 90 s)
+
 static void test_liveness(void)
 {
 	struct chan tx, rx;
@@ -462,13 +464,16 @@ static void test_liveness(void)
 	sleep(50000);
 	long slept = now_us() - t0;
 	printf("STATS liveness sleep_50ms_took_us=%ld\n", slept);
-	CHECK("liveness: a 50 ms sleep ends on time while a batch is polled", slept < 500000);
+	// Bounds against a hang, not a speed: a loaded host stalls a TCG guest
+	// for a second at times, and a test must not fail by timing. Starved
+	// timers (the defect this catches) never fire at all.
+	CHECK("liveness: a 50 ms sleep ends while a batch is polled", slept >= 50000 && slept < LIVE_HANG_US);
 	ctrl_io(rx.io, IO_OP_TIMEOUT, 100000, 0, 0);
 	t0 = now_us();
 	CHECK_EQ("liveness: another channel's timeout fires", input_io(rx.io, rx.sizes, rx.pos), -E_TIMEOUT);
 	long waited = now_us() - t0;
 	printf("STATS liveness timeout_100ms_took_us=%ld\n", waited);
-	CHECK("liveness: ... on time", waited >= 90000 && waited < 600000);
+	CHECK("liveness: ... not early, not starved", waited >= 90000 && waited < LIVE_HANG_US);
 	// A CPU-bound process runs; the batch still completes meanwhile.
 	long spin = spawn("spin", "loops=300000000", PRIO_DEFAULT);
 	sleep(20000);
@@ -483,10 +488,10 @@ static void test_liveness(void)
 	wait(spin, &st);
 	long spin_end = now_us() - t0;
 	printf("STATS liveness batch_done_us=%ld spin_done_us=%ld\n", done, spin_end);
-	// Polled on the tick, the batch completes within a few time slices;
-	// polled only when the CPU is idle, not before the spinner ends.
-	CHECK("liveness: the batch completed while the CPU-bound process ran",
-	      done < 250000 && done < spin_end);
+	// Polled on the tick, the batch completes while the spinner runs;
+	// polled only when the CPU is idle, not before it ends. An order, not
+	// a time: a slow host stretches both alike.
+	CHECK("liveness: the batch completed while the CPU-bound process ran", done < spin_end);
 	chan_close(&tx);
 	chan_close(&rx);
 }
