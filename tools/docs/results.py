@@ -10,11 +10,13 @@ A page quotes a measured figure only inside a generated block:
 FILE is a committed result (bench/results/**/*.json). The block is a
 table when the opening comment ends its line, else inline text. Views:
 
-  table  rows=F cols=F value=F[:LABEL][,F:LABEL...] [label=TEXT]
-         one line per value of F `rows`, one column per value of `cols`
-         (and per value field); a first line names the file and the run's
-         environment (env=no leaves it out)
-  value  field=F [agg=one|min|max|range|median] [scale=N]
+  table  rows=F[+F..] [cols=F[+F..]] value=F[:LABEL][,F:LABEL...] [label=TEXT]
+         [agg=one|median|median-range|count]
+         one line per value of the rows fields, one column per value field
+         (and per value of the cols fields); a cell of several rows needs
+         agg= (median-range: "median (min-max)"); a first line names the
+         file and the run's environment (env=no leaves it out)
+  value  field=F|env.KEY [agg=one|min|max|range|median] [scale=N]
          one number (agg=one: exactly one row must match), or min-max
   env    the run's environment in words (QEMU, NIC, backend, runs)
 
@@ -35,6 +37,8 @@ investigation with its own raw data) go between <!-- example --> and
                           count) outside generated and example blocks and
                           it is not a setting (see SETTING below)
   results.py --selftest   break each of those on purpose: every one must fail
+  results.py --show SPEC  print what a block of that spec would hold
+  results.py --root DIR   work on another checkout's pages
 
 Pages: README.md, docs/*.md, tools/**/README.md, tests/**/README.md.
 """
@@ -69,11 +73,26 @@ SETTING_BEFORE = re.compile(
     r"timeouts|every|wait|waits|sleep|sleeps|delay|delayed by|added|adds|target|targets|"
     r"goal|at most|at least|up to|no more than|more than|limit|bound|windows? of|"
     r"period|interval|threshold|=|set to|shaped to|restored|later|each way|"
-    r"paper|paper's|the paper reports|SRFS's|RI2N's|calibrated at|budget|capacity of)"
+    r"paper|paper's|the paper reports|SRFS's|RI2N's|calibrated at|budget|capacity of|"
+    r"card|rounded down to|×)"
     r"(?:\s+(?:of|to|at|is|by|for|in|about))?\W{0,3}$", re.I)
 SETTING_AFTER = re.compile(
-    r"^\W{0,3}(?:by default|default|later|apart|timeout|tick|ticks|each way|"
+    r"^\W{0,3}(?:by default|default|later|apart|timeout|tick|ticks|each way|card|cards|NICs?|links?|"
     r"before|after|long|target|window|windows|of wire time|budget|at most)", re.I)
+
+
+# A time is a setting or a bound more often than not (a 10 ms window, a
+# 600 s timeout); it counts as measured when it is a range, approximate
+# (~, about, took) or precise (three significant digits or more: 961 ms).
+TIME_UNIT = re.compile(r"(?<![A-Za-z/])(?:µs|us|ms|ns|s|seconds?|minutes?|min|hours?)$")
+APPROX = re.compile(r"(?:about|around|roughly|nearly|takes|took|lasts|lasted)\W{0,3}$", re.I)
+
+
+def sig_digits(num):
+    d = num.replace(",", "").lstrip("0.")
+    if "." not in num:
+        d = d.rstrip("0")
+    return len(d.replace(".", ""))
 
 
 class Bad(Exception):
@@ -163,7 +182,7 @@ def env_words(data):
     if e.get("backend"):
         parts.append(f"backend {e['backend']}")
     if e.get("runs") is not None:
-        parts.append(f"{e['runs']} runs")
+        parts.append(f"{e['runs']} run" + ("" if e["runs"] == 1 else "s"))
     if e.get("cpu"):
         parts.append(f"host CPU {e['cpu']}")
     return ", ".join(parts)
@@ -180,36 +199,65 @@ def ordered(values):
         return out
 
 
+def key_of(row, fields):
+    return tuple(row.get(f) for f in fields)
+
+
+def cell(rows, f, fmt, agg, path, where):
+    vals = [r.get(f) for r in rows]
+    if len(rows) == 1 or agg == "one":
+        if len(rows) > 1:
+            raise Bad(f"{path}: {where}: {len(rows)} rows, add a filter or agg=")
+        return fmtnum(vals[0], fmt)
+    if agg == "count":
+        return str(len(rows))
+    nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if not nums:
+        words = ordered(str(v) for v in vals if v is not None)
+        return " ".join(f"{w} {sum(str(v) == w for v in vals)}" for w in words) or "-"
+    med = fmtnum(statistics.median(nums), fmt)
+    if agg == "median":
+        return med
+    if agg == "median-range":
+        lo, hi = fmtnum(min(nums), fmt), fmtnum(max(nums), fmt)
+        return med if lo == hi else f"{med} ({lo}-{hi})"
+    raise Bad(f"results: {path}: agg={agg}: want one, median, median-range or count")
+
+
 def view_table(data, opts, path):
-    for k in ("rows", "cols", "value"):
+    """rows=F[+F..] [cols=F[+F..]] value=F[:LABEL],...: one line per rows key,
+    one column per value field and cols key; several rows in a cell need agg=."""
+    for k in ("rows", "value"):
         if k not in opts:
             raise Bad(f"results: table {path}: wants {k}=")
     rows = select(data, opts, path)
-    rk, ck, fmt = opts["rows"], opts["cols"], opts.get("fmt", "")
+    rk = opts["rows"].split("+")
+    ck = opts["cols"].split("+") if opts.get("cols") else []
+    fmt, agg = opts.get("fmt", ""), opts.get("agg", "one")
     values = []
     for v in opts["value"].split(","):
         f, _, label = v.partition(":")
-        values.append((f, label))
-    rvals = ordered(r.get(rk) for r in rows)
-    cvals = ordered(r.get(ck) for r in rows)
-    head = [opts.get("label", rk)]
-    for f, label in values:
+        values.append((f, label or f))
+    rvals = ordered(key_of(r, rk) for r in rows)
+    cvals = ordered(key_of(r, ck) for r in rows) if ck else [()]
+    head = [opts.get("label", " ".join(rk))]
+    for _, label in values:
         for c in cvals:
-            head.append(f"{c} {label}".strip() if len(values) > 1 or label else str(c))
+            words = ([label] if len(values) > 1 or not ck else []) + [str(x) for x in c]
+            head.append(" ".join(words))
     lines = []
     if opts.get("env") != "no":
         lines.append(f"From `{path}` ({env_words(data)}):")
         lines.append("")
     lines.append("| " + " | ".join(head) + " |")
-    lines.append("|" + "---:|" * len(head))
+    lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
     for rv in rvals:
-        cells = [fmtnum(rv, "")]
+        cells = [" ".join(fmtnum(x, "") for x in rv)]
         for f, _ in values:
             for c in cvals:
-                hit = [r for r in rows if r.get(rk) == rv and r.get(ck) == c]
-                if len(hit) > 1:
-                    raise Bad(f"{path}: {rk}={rv} {ck}={c}: {len(hit)} rows, add a filter")
-                cells.append(fmtnum(hit[0].get(f), fmt) if hit else "-")
+                hit = [r for r in rows if key_of(r, rk) == rv and key_of(r, ck) == c]
+                where = " ".join(f"{k}={v}" for k, v in zip(rk + ck, rv + c))
+                cells.append(cell(hit, f, fmt, agg, path, where) if hit else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -217,7 +265,15 @@ def view_table(data, opts, path):
 def view_value(data, opts, path):
     if "field" not in opts:
         raise Bad(f"results: value {path}: wants field=")
-    rows, f = select(data, opts, path), opts["field"]
+    f = opts["field"]
+    if f.startswith("env."):
+        v = data.get("env", {})
+        for k in f[4:].split("."):
+            if not isinstance(v, dict) or k not in v:
+                raise Bad(f"{path}: no {f}")
+            v = v[k]
+        return fmtnum(v, opts.get("fmt", ""))
+    rows = select(data, opts, path)
     fmt, agg = opts.get("fmt", ""), opts.get("agg", "one")
     scale = float(opts.get("scale", "1"))
     vals = [r[f] * scale for r in rows if isinstance(r.get(f), (int, float))]
@@ -289,7 +345,8 @@ def strays(text, name):
         return problems  # written from the code by its own tool: the code's constants
     for m in EXAMPLE.finditer(text):
         kind, shown = m.group(1), COMMENT.sub("", m.group(2))
-        before = COMMENT.sub("", text[max(0, text.rfind("\n", 0, max(0, m.start() - 1))):m.start()])
+        # the block's own text, or the paragraph just before it
+        before = COMMENT.sub("", text[:m.start()]).rstrip().split("\n\n")[-1]
         if not SAYS[kind].search(shown) and not SAYS[kind].search(before):
             problems.append(f"{name}:{line_of(text, m.start())}: an {kind} block that does not say "
                             + ("in words that it is an example or illustration" if kind == "example"
@@ -305,10 +362,15 @@ def strays(text, name):
             continue  # a part number (8254x), not a ratio
         before = t[max(0, m.start() - 40):m.start()]
         # the clause the number sits in
-        before = re.split(r"[.;:()|\n]\s", before)[-1]
-        after = t[m.end():m.end() + 20]
+        before = re.split(r"[.;:()|]\s|\n\s*\n", before)[-1]
+        before = re.sub(r"\s+", " ", before)
+        after = re.sub(r"\s+", " ", t[m.end():m.end() + 20])
         if SETTING_BEFORE.search(before) or SETTING_AFTER.search(after):
             continue
+        if TIME_UNIT.search(tail) and not ("-" in tail or "–" in tail or " to " in tail
+                                           or tail.startswith(("~", "±"))
+                                           or APPROX.search(before) or sig_digits(m.group(1)) >= 3):
+            continue  # a round time alone (10 ms, 1 s, 600 s): a setting or a bound
         problems.append(f"{name}:{line_of(t, m.start())}: measured figure \"{' '.join(m.group(0).split())}\" "
                         "outside a generated block (<!-- results: ... -->) or an example")
     return problems
@@ -360,6 +422,9 @@ def selftest():
     cases = {
         "a figure typed by hand": ("A burst reaches 860 Mbit/s.\n", 1),
         "a ratio typed by hand": ("The kernel is 0.35x of Linux.\n", 1),
+        "a time typed by hand": ("The test takes about 25 s.\n", 1),
+        "a precise time typed by hand": ("A read took 611 µs.\n", 1),
+        "a round time, a setting": ("Heartbeats every link each 10 ms; the runner stops after 600 s.\n", 0),
         "instructions typed by hand": ("R1 costs 683 instructions per packet.\n", 1),
         "a generated block edited by hand": (None, 1),
         "a block naming no file": ("<!-- results: value bench/results/nope.json field=x -->1<!-- /results -->\n", 1),
@@ -409,6 +474,9 @@ def selftest():
 
 
 if __name__ == "__main__":
+    if "--show" in sys.argv:  # one block's text, to try a spec
+        print(generate(ROOT, sys.argv[sys.argv.index("--show") + 1], {}))
+        sys.exit(0)
     if "--selftest" in sys.argv:
         sys.exit(selftest())
     root = ROOT
