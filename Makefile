@@ -233,11 +233,13 @@ test-lb: $(KERNEL)
 # is what lib/syscalls.def and the headers say (cheap, so it runs first).
 # Then make new-program's own test: bad names refused, a skeleton generated
 # into a scratch tree, built and booted once (about 15 s; one VM).
-.PHONY: test-docs syscalls-doc new-program
+.PHONY: test-docs syscalls-doc new-program docs-results
 test-docs: deps $(KERNEL)
 	tools/check-standalone.sh
 	python3 tools/docs/syscalls.py --selftest
 	python3 tools/docs/syscalls.py --check
+	python3 tools/docs/results.py --selftest
+	python3 tools/docs/results.py --check
 	tools/new-program/selftest.sh $(BUILD)
 
 # make new-program NAME=x: user/x.c from a tested skeleton (a channel on a
@@ -306,6 +308,13 @@ bench-exchange: bench-deps $(KERNEL)
 # Everything, both systems side by side: JSON, plots and REPORT.md in $(BENCH_OUT).
 bench: bench-deps $(KERNEL) linux-baseline
 	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+	python3 tools/docs/results.py
+
+# The measured figures in README.md, docs/ and the tools' READMEs, written
+# again from bench/results/**/*.json between <!-- results: ... --> markers
+# (tools/docs/results.py; make test-docs checks they agree).
+docs-results:
+	python3 tools/docs/results.py
 
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'
