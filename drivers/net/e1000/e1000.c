@@ -243,24 +243,9 @@ static void irq_setup(struct e1000_dev *d)
 // ---- the netdev seam ----
 
 static struct e1000_dev *of(struct netdev *nd) { return (struct e1000_dev *)nd; }
+// The ring operations (e1000_nd_*) are e1000_ring.c's own: a polled
+// packet goes from the stack straight into the ring's file.
 
-static int nd_tx_batch(struct netdev *nd, const struct netpkt *p, int n)
-{
-	return e1000_tx_batch(of(nd), p, n);
-}
-static int nd_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg)
-{
-	return e1000_tx_reclaim(of(nd), done, arg);
-}
-static int nd_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
-{
-	return e1000_rx_poll(of(nd), out, max);
-}
-static int nd_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
-{
-	return e1000_rx_refill(of(nd), pages, n);
-}
-static int nd_rx_free_slots(struct netdev *nd) { return e1000_rx_free_slots(of(nd)); }
 static void nd_rx_irq(struct netdev *nd, bool on) { e1000_rx_irq(of(nd), on); }
 static bool nd_link_up(struct netdev *nd) { return e1000_link_up(of(nd)); }
 static void nd_detach(struct netdev *nd);
@@ -280,8 +265,8 @@ static void nd_get_stats(struct netdev *nd, struct netdev_stats *s)
 }
 
 static const struct netdev_ops e1000_netdev_ops = {
-	.tx_batch = nd_tx_batch, .tx_reclaim = nd_tx_reclaim, .rx_poll = nd_rx_poll,
-	.rx_refill = nd_rx_refill, .rx_free_slots = nd_rx_free_slots, .rx_irq = nd_rx_irq,
+	.tx_batch = e1000_nd_tx_batch, .tx_reclaim = e1000_nd_tx_reclaim, .rx_poll = e1000_nd_rx_poll,
+	.rx_refill = e1000_nd_rx_refill, .rx_free_slots = e1000_nd_rx_free_slots, .rx_irq = nd_rx_irq,
 	.link_up = nd_link_up, .get_stats = nd_get_stats, .detach = nd_detach,
 };
 

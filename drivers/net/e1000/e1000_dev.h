@@ -96,4 +96,12 @@ int e1000_rings_alloc(struct e1000_dev *d); // -E_NOMEM, changing nothing
 uint64_t e1000_rings_free(struct e1000_dev *d); // returns frames freed
 void e1000_tx_drop(struct e1000_dev *d);      // forgets queued sends, unpinning them
 
+// The netdev seam's ring operations (kernel/net/netdev.h's contracts), in
+// e1000_ring.c: e1000.c's ops table names them.
+int e1000_nd_tx_batch(struct netdev *nd, const struct netpkt *p, int n);
+int e1000_nd_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg);
+int e1000_nd_rx_poll(struct netdev *nd, struct rxfrag *out, int max);
+int e1000_nd_rx_refill(struct netdev *nd, const paddr_t *pages, int n);
+int e1000_nd_rx_free_slots(struct netdev *nd);
+
 #endif

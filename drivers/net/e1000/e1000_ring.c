@@ -244,3 +244,30 @@ int e1000_rx_refill(struct e1000_dev *d, const paddr_t *frames, int n)
 	}
 	return k;
 }
+
+// ---- the netdev seam's ring operations ----
+// struct netdev is the device's first member: the cast is container_of.
+
+static struct e1000_dev *dev_of(struct netdev *nd) { return (struct e1000_dev *)nd; }
+
+int e1000_nd_tx_batch(struct netdev *nd, const struct netpkt *p, int n)
+{
+	return e1000_tx_batch(dev_of(nd), p, n);
+}
+
+int e1000_nd_tx_reclaim(struct netdev *nd, void (*done)(uint64_t, void *), void *arg)
+{
+	return e1000_tx_reclaim(dev_of(nd), done, arg);
+}
+
+int e1000_nd_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
+{
+	return e1000_rx_poll(dev_of(nd), out, max);
+}
+
+int e1000_nd_rx_refill(struct netdev *nd, const paddr_t *pages, int n)
+{
+	return e1000_rx_refill(dev_of(nd), pages, n);
+}
+
+int e1000_nd_rx_free_slots(struct netdev *nd) { return e1000_rx_free_slots(dev_of(nd)); }
