@@ -15,7 +15,8 @@ HOST_BIN := $(HOST_DIR)/unit
 # over fake NICs behind the netdev seam (fake_netdev.c).
 HOST_KSRC := kernel/res/pmem.c kernel/res/vspace.c kernel/res/vregion.c \
 	kernel/res/vuspace.c kernel/res/res.c kernel/res/io.c kernel/res/io_slot.c kernel/klimit.c \
-	kernel/net/demux.c kernel/net/txbatch.c kernel/net/plain.c kernel/net/stripe.c kernel/net/reliable.c \
+	kernel/net/demux.c kernel/net/txbatch.c kernel/net/plain.c kernel/net/stripe.c \
+	kernel/net/reliable.c kernel/net/reliable_ack.c kernel/net/reliable_call.c \
 	kernel/net/relay.c kernel/net/route.c kernel/net/balance.c kernel/net/transport.c kernel/net/worker.c \
 	kernel/net/netdev.c kernel/net/shaper.c kernel/uaccess.c kernel/elf.c kernel/cmdline.c kernel/blkdev.c \
 	kernel/sched.c kernel/heap.c kernel/bootinfo.c kernel/fbcon.c lib/fmt.c lib/err.c lib/string.c lib/stats.c \
