@@ -13,7 +13,8 @@
 // timeout_ms=. The server prints RESULT stream ... with Mbit/s, the
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
-// under -icount, kernel and program together); the client its own.
+// under -icount, kernel and program together); the client its own
+// (busy_per_pkt, busy_x1000: from its first send to the last ack).
 // gaps=N lets the server accept up to N reported holes (a cut test on a
 // channel made unreliable with rel=0). A reliable channel (striped, or
 // rel=1) prints RELIABLE and LINK lines: per peer and link, what was sent,
@@ -301,7 +302,9 @@ static void client(uint64_t hz)
 		c.osize[i] = size;
 	}
 	chan_stats(&c, &s0);
-	uint64_t t0 = rdtsc();
+	struct sysinfo si;
+	sysinfo(&si);
+	uint64_t t0 = rdtsc(), idle0 = si.idle_tsc;
 	printf("START stream client tsc_ms=%lu\n", t0 / (hz / 1000));
 	while (sent < count && !bad) {
 		while (!bad && sent - acked >= (uint64_t)window * batch)
@@ -322,14 +325,16 @@ static void client(uint64_t hz)
 	}
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
-	uint64_t t1 = rdtsc();
+	sysinfo(&si);
+	uint64_t t1 = rdtsc(), busy = t1 - t0 - (si.idle_tsc - idle0);
 	chan_stats(&c, &s);
 	uint64_t tx = s.tx_packets - s0.tx_packets;
 	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
-	       "doorbells=%lu pace_waits=%lu\n",
+	       "doorbells=%lu pace_waits=%lu busy_per_pkt=%lu busy_x1000=%lu\n",
 	       size, tx, __builtin_popcount(c.dev_no & 0xff), mbps((uint64_t)count * size, t1 - t0, hz),
 	       kbps((uint64_t)count * size, t1 - t0, hz),
-	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits);
+	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits, tx ? busy / tx : 0,
+	       t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
 	print_links("client tx", s.link_tx, tx);
 	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);

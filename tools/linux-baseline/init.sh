@@ -35,6 +35,8 @@
 #     per 100 ms bin printed live; pkt.proto as for stream)
 #   pkt.loglevel=N (console log level once configured, e.g. 6 so that
 #     bonding's link messages reach the serial console)
+# Tuning: pkt.sysctl=NAME:VALUE[,NAME:VALUE...] (written to /proc/sys/NAME,
+#   dots as slashes, before the benchmark, e.g. net.ipv4.tcp_reordering:127)
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
 # Load balancing (bench-lb.sh): pkt.mode=lb runs /bin/lbbench instead of
@@ -55,7 +57,7 @@ mount -t sysfs sysfs /sys
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT=
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -91,6 +93,7 @@ for w in $(cat /proc/cmdline); do
 	pkt.flowms=*) FLOWMS=$v ;;
 	pkt.loglevel=*) LOGLEVEL=$v ;;
 	pkt.lbopt=*) LBOPT=$v ;;
+	pkt.sysctl=*) SYSCTL=$v ;;
 	esac
 done
 
@@ -255,7 +258,16 @@ bond_options() {
 	done
 }
 
-if ! pace_nics || ! configure_ip; then
+# pkt.sysctl: each NAME:VALUE written to /proc/sys (and echoed back).
+set_sysctls() {
+	for o in $(echo "$SYSCTL" | tr , ' '); do
+		f=/proc/sys/$(echo "${o%%:*}" | tr . /)
+		echo "${o#*:}" >"$f" || return 1
+		echo "SYSCTL ${o%%:*}=$(cat "$f")"
+	done
+}
+
+if ! pace_nics || ! configure_ip || ! set_sysctls; then
 	echo "DONE fail cannot configure pacing, addresses or MPTCP"
 	halt_now
 fi

@@ -1326,6 +1326,48 @@ static long long snmp_get(const char *path, const char *prefix, const char *name
 
 static const char *proto_name(int proto) { return proto == IPPROTO_MPTCP ? "mptcp" : "tcp"; }
 
+// This machine's busy time so far in ns: CLOCK_MONOTONIC less cpu0's idle
+// time from /proc/timer_list (".idle_sleeptime" and ".iowait_sleeptime",
+// kept by the nohz code exactly: idle stops on every interrupt entry). The
+// guest has one CPU; under -icount shift=0 a busy ns is one guest
+// instruction. -1 when the kernel does not show its idle time.
+static long long busy_ns(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[512];
+	long long idle = 0;
+	int found = 0;
+	uint64_t mono = now_ns();
+	if (!f)
+		return -1;
+	while (found < 2 && fgets(line, sizeof line, f)) {
+		char *p = strstr(line, ".idle_sleeptime");
+		if (!p)
+			p = strstr(line, ".iowait_sleeptime");
+		if (p && (p = strchr(p, ':')))
+			idle += atoll(p + 1), found++;
+	}
+	fclose(f);
+	return found ? (long long)mono - idle : -1;
+}
+
+// What one busy_ns() window costs when it holds nothing (the reads' own
+// work, on either side of the clock), the least of 3: subtracted from a
+// measured window by the collector.
+static long long busy_mark_ns(void)
+{
+	static long long cost = -2;
+	if (cost != -2)
+		return cost;
+	cost = -1;
+	for (int i = 0; i < 3; i++) {
+		long long a = busy_ns(), b = busy_ns();
+		if (a >= 0 && b >= a && (cost < 0 || b - a < cost))
+			cost = b - a;
+	}
+	return cost;
+}
+
 // Serves one connection; returns 1 when it was the quit.
 static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 {
@@ -1342,6 +1384,7 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	// MPTCP's own, across subflows.
 	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
 	long long mofo0 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
+	long long mark = busy_mark_ns(), b0 = busy_ns(), w0 = (long long)now_ns();
 	while (got < total) {
 		size_t want = total - got < PB_STREAM_RXBUF ? (size_t)(total - got) : PB_STREAM_RXBUF;
 		ssize_t r = read(c, buf, want);
@@ -1363,6 +1406,7 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 		}
 		got += (uint64_t)r;
 	}
+	long long b1 = busy_ns(), w1 = (long long)now_ns();
 	if (status == ST_OK && got != total)
 		status = ST_SHORT;
 	bool fb;
@@ -1381,11 +1425,13 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	if (total == 0)
 		return 1;
 	printf("SRVSTAT stream proto=%s bytes=%u total=%llu received=%llu verified=%llu status=%u "
-	       "us=%.1f mbps=%.3f subflows=%d fallback=%d ofo=%lld mptcp_ofo=%lld nic_rx=",
+	       "us=%.1f mbps=%.3f subflows=%d fallback=%d ofo=%lld mptcp_ofo=%lld busy_ns=%lld win_ns=%lld "
+	       "mark_ns=%lld nic_rx=",
 	       proto_name(o->proto), size, (unsigned long long)total, (unsigned long long)got,
 	       (unsigned long long)good, status, (double)ns / 1000.0,
 	       ns ? (double)got * 8000.0 / (double)ns : 0.0, sub, fb,
-	       ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, mofo0 >= 0 && mofo1 >= 0 ? mofo1 - mofo0 : -1);
+	       ofo0 >= 0 && ofo1 >= 0 ? ofo1 - ofo0 : -1, mofo0 >= 0 && mofo1 >= 0 ? mofo1 - mofo0 : -1,
+	       b0 >= 0 && b1 >= 0 ? b1 - b0 : -1, w1 - w0, mark);
 	for (int i = 0; i < nics; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));
 	printf("\n");
@@ -1460,6 +1506,7 @@ static int stream_connect(const struct opts *o)
 
 struct stream_result {
 	uint64_t ns, total;
+	long long busy_ns, win_ns; // the client's busy time over the connection, and the window
 	long long retrans;
 	double client_us;
 	int subflows;
@@ -1472,6 +1519,7 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	uint8_t hdr[16], ans[32];
 	int fd = stream_connect(o);
 	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	long long b0 = busy_ns();
 	uint64_t t0 = now_ns();
 	if (total) // a mark for harnesses that act during a transfer (link cuts)
 		printf("STREAM begin bytes=%u total=%llu\n", size, (unsigned long long)total);
@@ -1490,7 +1538,11 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	r->subflows = mptcp_subflows(fd, &r->fallback);
 	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != PB_STREAM_MAGIC)
 		die("stream bytes=%u: no answer from the server: %s", size, strerror(errno));
-	r->client_us = (double)(now_ns() - t0) / 1000.0;
+	uint64_t t1 = now_ns();
+	long long b1 = busy_ns();
+	r->client_us = (double)(t1 - t0) / 1000.0;
+	r->busy_ns = b0 >= 0 && b1 >= 0 ? b1 - b0 : -1;
+	r->win_ns = (long long)(t1 - t0);
 	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
 	r->retrans = re0 >= 0 && re1 >= 0 ? re1 - re0 : -1;
 	close(fd);
@@ -1518,11 +1570,12 @@ static int run_stream_client(const struct opts *o)
 			if (rep < 0)
 				continue;
 			printf("RESULT stream proto=%s bytes=%u rep=%d total=%llu verified=%llu us=%.1f "
-			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d retrans=%lld\n",
+			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d retrans=%lld busy_ns=%lld "
+			       "win_ns=%lld mark_ns=%lld\n",
 			       proto_name(o->proto), o->sizes[i], rep, (unsigned long long)r.total,
 			       (unsigned long long)r.total, (double)r.ns / 1000.0,
 			       r.ns ? (double)r.total * 8000.0 / (double)r.ns : 0.0, r.client_us, r.subflows,
-			       r.fallback, r.retrans);
+			       r.fallback, r.retrans, r.busy_ns, r.win_ns, busy_mark_ns());
 		}
 	}
 	struct stream_result q;
