@@ -69,6 +69,11 @@ ROWS = {
         "mbps": ("num", "all"), "per_link_mbps": ("list", "kernel"),
         "out_of_order": ("num", "optional"), "r1_insns_per_pkt": ("num", "optional"),
         "n": ("int", "all"),
+        # CPU-work rows (mode cpu or unpaced, under -icount) carry these; the paced rows do not.
+        "mode": ("str", "optional"), "offered_mbps": ("num", "optional"),
+        "busy_insns_per_pkt": ("num", "optional"), "busy_insns_per_byte": ("num", "optional"),
+        "busy_frac_rx": ("num", "optional"), "busy_frac_tx": ("num", "optional"),
+        "cpu_bound_mbps": ("num", "optional"),
     },
     # A stream through a link cut and restore (make bench-failover): one row per system, link
     # count, kind of cut and run. Linux may not detect a cut at all (null detect_ms).
@@ -155,6 +160,11 @@ def check_row(bench, i, row, faults):
 def consistent(bench, where, row, faults):
     """Fields that are computed from others must agree with them."""
     num = lambda k: type_ok(row.get(k), "num")  # noqa: E731
+    if bench == "multilink" and row.get("mode") in ("cpu", "unpaced"):
+        for k in ("offered_mbps", "busy_insns_per_pkt", "busy_insns_per_byte", "busy_frac_rx", "busy_frac_tx",
+                  "cpu_bound_mbps"):
+            if not num(k):
+                faults.append(f"{where}: a {row['mode']} row without {k}")
     if bench == "fs" and not (num("mbps") or num("median_us")):
         faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \

@@ -20,9 +20,30 @@ idle CPU halts between polls on a 20 us tick): the server's machine's busy
 ticks (elapsed minus halted, sysinfo.idle_tsc) per packet, kernel and
 program together, payload check and the polls included.
 
+CPU work (--cpu: the many-link figure that can tell the systems apart),
+every pair under -icount shift=0 with poll=timer, one run per call so that
+multilink.sh can interleave it with the Linux boots:
+  cpu      every NIC paced to --cpu-mbps (the same offered load for Linux,
+           chosen far below what either system's CPU carries), a stream of
+           --cpu-seconds at that load;
+  unpaced  no pacing, --cpu-bytes a stream: the CPU (guest instructions, the
+           -icount clock) rather than the host's speed is the limit, and
+           Mbit/s is read on the guest clock.
+cpu_bound_mbps is the rate the busier end's CPU alone would allow: bytes
+per packet over its busy instructions per packet, at the -icount clock's
+one instruction per ns. Both ends report their machine's busy instructions (elapsed minus halted,
+sysinfo.idle_tsc): the server from its first batch to its last, per packet
+after the first batch; the client from its first send to its last ack, per
+packet sent. Each call appends its samples to OUTDIR/kernel-multilink-cpu.raw.json
+and rewrites OUTDIR/kernel-multilink-cpu.json (rows of mode cpu and unpaced,
+medians over every run so far; --cpu-first starts the raw file afresh).
+
 Usage: multilink.py KERNEL OUTDIR RUNS [--links 1,2,3,4] [--sizes 1500,4096,8192]
                     [--mbps R] [--seconds S] [--quick]
-Writes OUTDIR/kernel-multilink.json (rows per links and size).
+       multilink.py KERNEL OUTDIR 1 --cpu [--cpu-first] [--links 1,2,3,4] [--sizes 1500,8192]
+                    [--cpu-mbps R] [--cpu-seconds S] [--cpu-bytes B]
+Writes OUTDIR/kernel-multilink.json (rows per links and size), or with --cpu
+OUTDIR/kernel-multilink-cpu.json.
 """
 import argparse
 import json
@@ -88,6 +109,83 @@ def count_for(mbps, links, size, seconds):
     return max(4 * BATCH, (n + BATCH - 1) // BATCH * BATCH)
 
 
+def cpu_count(links, size, mbps, seconds, nbytes):
+    """Packets of a CPU-work stream: the paced load for `seconds`, or `nbytes`
+    unpaced; the same bytes as the Linux connections (cpu_bytes), rounded to
+    whole batches."""
+    want = cpu_bytes(links, mbps, seconds, nbytes)
+    return max(4 * BATCH, round(want / size / BATCH) * BATCH)
+
+
+def cpu_bytes(links, mbps, seconds, nbytes):
+    """Stream bytes of a CPU-work point (tools/linux-baseline/bench-multilink.sh
+    computes the same for Linux)."""
+    return int(links * mbps * 1e6 / 8 * seconds) if mbps else nbytes
+
+
+def cpu_sample(kernel, mode, links, size, a):
+    """One -icount pair of a CPU-work point: a dict of what both ends measured."""
+    mbps = a.cpu_mbps if mode == "cpu" else 0
+    count = cpu_count(links, size, mbps, a.cpu_seconds, a.cpu_bytes)
+    s, c, sh = pair(kernel, links, size, count, mbps, icount=True, timeout=600)
+    if int(s.get("corrupt", 1)) or int(s.get("missing", 1)):
+        raise RuntimeError(f"cpu {mode} links={links} size={size}: corrupt {s.get('corrupt')} "
+                           f"missing {s.get('missing')}")
+    return {"mode": mode, "links": links, "bytes": size, "offered_mbps": mbps * links, "packets": count,
+            "stream_bytes": count * size, "mbps": int(s["kbps"]) / 1000,
+            "rx_per_pkt": int(s["busy_per_pkt"]), "tx_per_pkt": int(c["busy_per_pkt"]),
+            "rx_frac": int(s["busy_x1000"]) / 1000, "tx_frac": int(c["busy_x1000"]) / 1000,
+            "reordered": int(s["reordered"]), "shares": {str(k): v for k, v in sh.items()}}
+
+
+def cpu_rows(samples):
+    """Rows of mode cpu and unpaced from every sample so far: medians per point;
+    busy_insns_per_pkt is both ends' medians added."""
+    pts = {}
+    for x in samples:
+        pts.setdefault((x["mode"], x["links"], x["bytes"]), []).append(x)
+    rows = []
+    for (mode, n, size), xs in sorted(pts.items()):
+        med = lambda k: stats.median([x[k] for x in xs])  # noqa: E731
+        rx, tx, mb = med("rx_per_pkt"), med("tx_per_pkt"), med("mbps")
+        share = [stats.median([x["shares"].get(str(k), 0) for x in xs]) / 1000 for k in range(n)]
+        rows.append({
+            "system": "kernel", "mode": mode, "links": n, "bytes": size, "mbps": stats.rnd(mb, 2),
+            "offered_mbps": xs[0]["offered_mbps"], "stream_bytes": xs[0]["stream_bytes"],
+            "per_link_mbps": [stats.rnd(mb * f) for f in share],
+            "busy_insns_per_pkt": round(rx + tx), "busy_insns_per_pkt_rx": round(rx),
+            "busy_insns_per_pkt_tx": round(tx), "busy_insns_per_byte": stats.rnd((rx + tx) / size, 3),
+            "busy_frac_rx": stats.rnd(med("rx_frac"), 3), "busy_frac_tx": stats.rnd(med("tx_frac"), 3),
+            "cpu_bound_mbps": stats.rnd(size * 8 * 1000 / max(rx, tx, 1), 1),
+            "out_of_order": med("reordered"), "r1_insns_per_pkt": round(rx), "n": len(xs),
+            "runs_busy_insns_per_pkt": [x["rx_per_pkt"] + x["tx_per_pkt"] for x in xs],
+        })
+    return rows
+
+
+def cpu_main(a, links, sizes):
+    raw = os.path.join(a.out, "kernel-multilink-cpu.raw.json")
+    samples = [] if a.cpu_first or not os.path.exists(raw) else json.load(open(raw))
+    for n in links:
+        for size in sizes:
+            for mode in ("cpu", "unpaced"):
+                x = cpu_sample(a.kernel, mode, n, size, a)
+                samples.append(x)
+                print(f"multilink: cpu {mode} links={n} bytes={size}: {x['mbps']} Mbit/s (guest clock), "
+                      f"busy insns/pkt rx {x['rx_per_pkt']} tx {x['tx_per_pkt']} "
+                      f"(busy {x['rx_frac']:.3f} / {x['tx_frac']:.3f})", flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    with open(raw, "w") as f:
+        json.dump(samples, f)
+    rows = cpu_rows(samples)
+    doc = {"bench": "multilink", "env": env("tcg", "icount", max(r["n"] for r in rows), "dgram", "e1000"),
+           "cpu_clock": "-icount shift=0 on both VMs, poll=timer: busy ticks = guest instructions",
+           "cpu_mbps_per_link": a.cpu_mbps, "rows": rows}
+    with open(os.path.join(a.out, "kernel-multilink-cpu.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"multilink: wrote {os.path.join(a.out, 'kernel-multilink-cpu.json')}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernel")
@@ -98,9 +196,16 @@ def main():
     ap.add_argument("--mbps", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cpu", action="store_true", help="one run of the CPU-work points only")
+    ap.add_argument("--cpu-first", action="store_true", help="start kernel-multilink-cpu.raw.json afresh")
+    ap.add_argument("--cpu-mbps", type=int, default=25, help="offered load per link (mode cpu)")
+    ap.add_argument("--cpu-seconds", type=float, default=2.0)
+    ap.add_argument("--cpu-bytes", type=int, default=8 << 20, help="bytes of an unpaced stream")
     a = ap.parse_args()
     links = [int(x) for x in a.links.split(",")]
     sizes = [int(x) for x in a.sizes.split(",")]
+    if a.cpu:
+        return cpu_main(a, links, sizes)
     calib = None
     if a.mbps:
         rate = a.mbps

@@ -124,5 +124,65 @@ class HostCpuWindows(unittest.TestCase):
         self.assertIn("no host CPU window", by[8192]["host_cpu_s_per_gb_null"])
 
 
+class CpuWorkRows(unittest.TestCase):
+    """The many-link CPU-work rows: Linux's busy_ns windows less the mark cost,
+    per write-size piece; the kernel's per-run samples; the report's ratios."""
+
+    def linux_rows(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "linux-baseline"))
+        import importlib
+        cm = importlib.import_module("collect-multilink")
+        raw = ["PAIR kind=cpu-rr links=4 boot=1 warmup=1 mbps=25",
+               # the warm-up connection (server only) then two measured ones
+               "SRVSTAT stream proto=tcp bytes=8192 total=819200 received=819200 verified=819200 status=0 "
+               "us=1 mbps=99 ofo=0 mptcp_ofo=0 busy_ns=9999999 win_ns=20000000 mark_ns=1000 nic_rx=1,1,1,1",
+               "SRVSTAT stream proto=tcp bytes=8192 total=819200 received=819200 verified=819200 status=0 "
+               "us=1 mbps=98 ofo=3 mptcp_ofo=0 busy_ns=2001000 win_ns=20000000 mark_ns=1000 nic_rx=1,1,1,1",
+               "SRVSTAT stream proto=tcp bytes=8192 total=819200 received=819200 verified=819200 status=0 "
+               "us=1 mbps=96 ofo=5 mptcp_ofo=0 busy_ns=4001000 win_ns=20000000 mark_ns=1000 nic_rx=1,1,1,1",
+               "RESULT stream proto=tcp bytes=8192 rep=0 total=819200 verified=819200 us=1 mbps=98 "
+               "busy_ns=1001000 win_ns=20000000 mark_ns=1000",
+               "RESULT stream proto=tcp bytes=8192 rep=1 total=819200 verified=819200 us=1 mbps=96 "
+               "busy_ns=1001000 win_ns=20000000 mark_ns=1000"]
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("\n".join(raw) + "\n")
+        try:
+            return cm.cpu_rows([cm.parse(f.name)])
+        finally:
+            os.unlink(f.name)
+
+    def test_linux_busy_per_piece(self):
+        rows = self.linux_rows()
+        r = rows[("rr", "cpu", 4, 8192)]
+        # 100 pieces of 8192 bytes; the warm-up's 9999999 left out; medians 30000 rx, 10000 tx
+        self.assertEqual((r["busy_insns_per_pkt_rx"], r["busy_insns_per_pkt_tx"]), (30000, 10000))
+        self.assertEqual(r["busy_insns_per_pkt"], 40000)
+        self.assertEqual(r["offered_mbps"], 100)
+        self.assertEqual(r["system"], "linux-bond-rr-tcp")
+        self.assertAlmostEqual(r["cpu_bound_mbps"], 8192 * 8 * 1000 / 30000, places=0)
+        faults = []
+        check_schema.check_row("multilink", 0, r, faults)
+        self.assertEqual(faults, [])
+        faults = []
+        check_schema.check_row("multilink", 0, dict(r, busy_insns_per_pkt=None), faults)
+        self.assertTrue(faults)
+
+    def test_report_ratio_and_targets(self):
+        import multilink
+        import multilink_report
+        k = [{"mode": m, "links": 4, "bytes": 8192, "offered_mbps": 100 if m == "cpu" else 0, "packets": 64,
+              "stream_bytes": 524288, "mbps": 90.0, "rx_per_pkt": 6000, "tx_per_pkt": 2000, "rx_frac": 0.01,
+              "tx_frac": 0.005, "reordered": 1, "shares": {"0": 250, "1": 250, "2": 250, "3": 250}}
+             for m in ("cpu", "unpaced")]
+        rows = multilink.cpu_rows(k) + list(self.linux_rows().values())
+        lu = dict(rows[-1], mode="unpaced")
+        rows.append(lu)
+        text = "\n".join(multilink_report.cpu_section({"cpu_mbps_per_link": 25}, rows))
+        self.assertIn("| 4 | 8192 | 100 | 6000 | 2000 | 8000 |", text)
+        self.assertIn("0.20x (linux-bond-rr-tcp)", text)  # 8000 / 40000
+        self.assertIn("Worst: 0.20x at 8192 bytes (against linux-bond-rr-tcp): met", text)
+        self.assertIn("Worst: 5.00x at 8192 bytes (against linux-bond-rr-tcp): met", text)  # 30000 / 6000
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -16,6 +16,15 @@ mbps pools every measured repetition of every boot pair and takes the median
 per_link_mbps splits each stream's rate by the bytes each of the server's
 NICs received (medians per link); r1_insns_per_pkt is the burst receiver's
 instructions per packet from the -icount pairs (server SRVSTAT r1_tsc).
+CPU work (bench-multilink.sh step 4), kinds cpu-rr, cpu-mptcp (paced: the
+offered load) and unp-rr, unp-mptcp (unpaced), all under -icount shift=0:
+rows of mode "cpu" and "unpaced" for linux-bond-rr-tcp and linux-mptcp.
+Per connection and end, busy = busy_ns (CLOCK_MONOTONIC less idle time,
+one ns a guest instruction) less mark_ns (what an empty pair of reads
+costs), per packet = busy / (connection bytes / write size): a "packet" is
+one write-size piece of the stream, the kernel's packet payload; rx is the
+server, tx the client; busy_insns_per_pkt adds the two ends' medians;
+cpu_bound_mbps = bytes x 8 / the busier end's instructions per packet (one a ns).
 Standard library only.
 """
 import argparse
@@ -154,6 +163,63 @@ def burst_rows(pairs):
     return rows
 
 
+def cpu_rows(pairs):
+    """{(kind, mode, links, size): row} of the CPU-work pairs."""
+    acc = {}
+    for head, lines in pairs:
+        mode, _, kind = head["kind"].partition("-")
+        if mode not in ("cpu", "unp") or kind not in SYSTEMS:
+            continue
+        links, w = int(head["links"]), int(head["warmup"])
+        srv_all = measured(lines, "SRVSTAT", "stream", w)
+        cli_all = measured(lines, "RESULT", "stream", 0)
+        for size, srv in srv_all.items():
+            a = acc.setdefault((kind, mode, links, size), {"mbps": [], "rx": [], "tx": [], "rxf": [], "txf": [],
+                                                            "ofo": [], "share": [], "bytes": set(),
+                                                            "offered": int(head["mbps"]) * links, "bad": 0})
+            for f in srv:
+                busy, mark, win = int(f.get("busy_ns", -1)), int(f.get("mark_ns", 0)), int(f.get("win_ns", 0))
+                pkts = int(f["total"]) / size
+                a["mbps"].append(float(f["mbps"]))
+                a["bytes"].add(int(f["total"]))
+                if busy >= 0 and pkts:
+                    a["rx"].append((busy - max(0, mark)) / pkts)
+                    a["rxf"].append(busy / win if win else 0)
+                rx = [int(x) for x in f.get("nic_rx", "").split(",") if x]
+                if sum(rx) > 0:
+                    a["share"].append([float(f["mbps"]) * x / sum(rx) for x in rx[:links]])
+                ofo = int(f.get("mptcp_ofo" if kind == "mptcp" else "ofo", -1))
+                if ofo >= 0:
+                    a["ofo"].append(ofo)
+                if f.get("status") != "0" or f.get("verified") != f.get("total"):
+                    a["bad"] += 1
+            for f in cli_all.get(size, []):
+                busy, mark, win = int(f.get("busy_ns", -1)), int(f.get("mark_ns", 0)), int(f.get("win_ns", 0))
+                pkts = int(f["total"]) / size
+                if busy >= 0 and pkts:
+                    a["tx"].append((busy - max(0, mark)) / pkts)
+                    a["txf"].append(busy / win if win else 0)
+    rows = {}
+    for (kind, mode, links, size), a in acc.items():
+        if not a["rx"] or not a["tx"]:
+            continue
+        rx, tx = stats.median(a["rx"]), stats.median(a["tx"])
+        rows[(kind, mode, links, size)] = {
+            "system": SYSTEMS[kind], "mode": "cpu" if mode == "cpu" else "unpaced", "links": links,
+            "bytes": size, "mbps": med(a["mbps"]), "offered_mbps": a["offered"],
+            "stream_bytes": max(a["bytes"]),
+            "per_link_mbps": [med([s[i] for s in a["share"] if len(s) > i]) for i in range(links)],
+            "busy_insns_per_pkt": round(rx + tx), "busy_insns_per_pkt_rx": round(rx),
+            "busy_insns_per_pkt_tx": round(tx), "busy_insns_per_byte": stats.rnd((rx + tx) / size, 3),
+            "busy_frac_rx": stats.rnd(stats.median(a["rxf"]), 3), "busy_frac_tx": stats.rnd(stats.median(a["txf"]), 3),
+            "cpu_bound_mbps": stats.rnd(size * 8 * 1000 / max(rx, tx, 1), 1),
+            "out_of_order": med(a["ofo"], 1) if a["ofo"] else None, "r1_insns_per_pkt": round(rx),
+            "n": len(a["rx"]), "runs_busy_insns_per_pkt": [round(x + y) for x, y in zip(a["rx"], a["tx"])],
+            "bytes_unverified_conns": a["bad"],
+        }
+    return rows
+
+
 def calibration(pairs):
     """The unpaced one-link medians: {"tcp": {size: mbps}, "packet": {...}}."""
     tcp, raw = {}, {}
@@ -188,6 +254,8 @@ def main():
     rows.update({("packet", k): r for k, r in burst_rows(pairs).items()})
     order = {"rr": 0, "packet": 1, "mptcp": 2}
     out = [rows[k] for k in sorted(rows, key=lambda k: (order[k[0]], k[1]))]
+    cpu = cpu_rows(pairs)
+    out += [cpu[k] for k in sorted(cpu, key=lambda k: (k[1], order[k[0]], k[2], k[3]))]
     if not out:
         sys.exit("collect-multilink.py: no measurements in %s" % " ".join(a.raw))
     env = parse_env(a.env)
