@@ -2,7 +2,8 @@
 """Relaying through intermediate nodes (HXB section 5, Table 6): make
 bench-relay, this kernel's part.
 
-Nodes of this kernel in a line on the cluster runner's bridges: hops=0 is
+Nodes of this kernel in a line on the cluster runner's dgram wires (one
+point-to-point wire per link and hop, as the Linux line): hops=0 is
 two nodes on one network (direct), hops=1 three (a, one relay, z), hops=2
 four (a, two relays, z). The line is a hyper-crossbar with nodes missing:
 node k has coordinates (1 x k, 0 ...) in hops+1 dimensions (0.0, 1.0, 1.1
@@ -58,7 +59,8 @@ def line(kernel, hops, links, server, client, relay_icount=False, name="relay"):
     """The topology: nodes n0 (client) .. n{hops+1} (server)."""
     dims, n = hops + 1, hops + 2
     names = [f"n{k}" for k in range(n)]
-    nets = [{"name": f"d{d}l{j}"} for d in range(hops + 1) for j in range(links)]
+    # One point-to-point dgram wire per link and hop, as the Linux line (run-relay.py).
+    nets = [{"name": f"d{d}l{j}", "wire": "dgram"} for d in range(hops + 1) for j in range(links)]
     nodes = []
     for k in range(n):
         nics, nicdim, nb = [], [], []
@@ -139,10 +141,16 @@ def rtt(kernel, hops, links):
     return out, relays(logs, hops)
 
 
-def measure_insns(kernel, hops, links, size):
-    _, rl = stream(kernel, hops, links, size, icount=True)
-    return (round(statistics.mean(int(x["net_per_fwd"]) for x in rl)),
-            round(statistics.mean(int(x["busy_per_fwd"]) for x in rl)))
+def measure_insns(kernel, hops, links, size, runs=1):
+    """The relays' instructions per forwarded packet (net of the quiet baseline,
+    and raw): the mean over the relays of a boot, the median over `runs` boots
+    (as many as the Linux routers' -icount boots)."""
+    net, raw = [], []
+    for _ in range(runs):
+        _, rl = stream(kernel, hops, links, size, icount=True)
+        net.append(statistics.mean(int(x["net_per_fwd"]) for x in rl))
+        raw.append(statistics.mean(int(x["busy_per_fwd"]) for x in rl))
+    return round(statistics.median(net)), round(statistics.median(raw))
 
 
 def insns_only(a, kernel):
@@ -150,7 +158,8 @@ def insns_only(a, kernel):
     doc = json.load(open(path))
     for r in doc["rows"]:
         if r["hops"] and str(r["hops"]) in a.hops.split(",") and str(r["links"]) in a.links.split(","):
-            r["relay_insns_per_pkt"], r["relay_insns_raw_per_pkt"] = measure_insns(kernel, r["hops"], r["links"], r["bytes"])
+            r["relay_insns_per_pkt"], r["relay_insns_raw_per_pkt"] = measure_insns(kernel, r["hops"], r["links"],
+                                                                                   r["bytes"], a.runs)
             print(f"relay: {r['hops']} relay(s), {r['links']} link(s), {r['bytes']} B: "
                   f"{r['relay_insns_per_pkt']} instructions per forwarded packet "
                   f"({r['relay_insns_raw_per_pkt']} before the quiet baseline)", flush=True)
@@ -193,7 +202,7 @@ def main():
             for size in SIZES:
                 insns = raw = None
                 if hops:
-                    insns, raw = measure_insns(kernel, hops, links, size)
+                    insns, raw = measure_insns(kernel, hops, links, size, a.runs)
                     print(f"  relay instructions per forwarded packet, {size} B: {insns} ({raw} before the "
                           "quiet baseline)", flush=True)
                 rows.append({
@@ -207,9 +216,9 @@ def main():
                     "relay_forwarded": fwd if hops else None,
                     "relay_drops": drops if hops else None,
                 })
-    doc = {"bench": "relay", "env": env("tcg", "real", a.runs, backend="bridge+tap (cluster runner)",
+    doc = {"bench": "relay", "env": env("tcg", "real", a.runs, backend="dgram-unix-per-link (cluster runner)",
                                         nic="e1000"),
-           "insns_clock": "icount (relays only, separate boots)", "stream_count": COUNT, "rows": rows}
+           "insns_clock": f"icount (relays only, separate boots: {a.runs} per point, median)", "stream_count": COUNT, "rows": rows}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "kernel-relay.json"), "w") as f:
         json.dump(doc, f, indent=1)

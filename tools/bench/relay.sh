@@ -8,7 +8,8 @@
 # RUNS: this kernel's runs per hop count and link count.
 # Environment: RELAY_HOPS (0,1,2: two relays boot 4 VMs at once, ask for it
 # only on a host with nothing else running), RELAY_LINKS (1,2),
-# RELAY_LINUX_RUNS (1), BENCH_HOST_SETTING (what else ran on the host, as
+# RELAY_LINUX_RUNS (RUNS: the same run count for both systems, real-time
+# and -icount boots alike), BENCH_HOST_SETTING (what else ran on the host, as
 # the operator states it: recorded in both parts' env and the report),
 # BENCH_PY, LB_BUILD.
 set -euo pipefail
@@ -25,7 +26,7 @@ echo "bench-relay: [1/3] this kernel, $hops relay(s), $links link(s) per hop ($(
 rm -f "$out/linux-relay.json"
 if [ -x "$linux" ]; then
 	echo "bench-relay: [2/3] Linux IP routers ($(date +%T))"
-	LB_BUILD=$guest "$linux" --runs "${RELAY_LINUX_RUNS:-1}" --hops "$hops" --links "$links" \
+	LB_BUILD=$guest "$linux" --runs "${RELAY_LINUX_RUNS:-$runs}" --hops "$hops" --links "$links" \
 		"$out/linux-relay.json" || echo "bench-relay: the Linux part failed: kernel rows only"
 else
 	echo "bench-relay: [2/3] no Linux relay benchmark in this tree: kernel rows only"

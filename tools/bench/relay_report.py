@@ -74,6 +74,14 @@ def verdict(ok):
     return "met" if ok else "missed"
 
 
+def linux_best(lr, lt, h, ln, size):
+    """The Linux router's lowest instructions per forwarded packet at a point:
+    UDP or TCP (whose count includes the ACKs it forwards), None if neither."""
+    v = [x for x in (cell(lr, h, ln, size, "relay_insns_per_pkt"), cell(lt, h, ln, size, "relay_insns_per_pkt"))
+         if x]
+    return min(v) if v else None
+
+
 def section(doc):
     k = rows_of(doc, "kernel")
     lt = rows_of(doc, "linux-router", "tcp")
@@ -83,7 +91,8 @@ def section(doc):
     sizes = sorted({r["bytes"] for r in k})
     e = doc.get("env", {})
     out = [BEGIN, "## Relaying through intermediate nodes (make bench-relay)", "",
-           f"Nodes of each system in a line (this kernel's on the cluster runner's bridges; QEMU "
+           f"Nodes of each system in a line (this kernel's on the cluster runner's "
+           f"{'bridges' if 'bridge' in e.get('backend', '') else 'dgram wires, one per link and hop, as Linux'}; QEMU "
            f"{e.get('qemu', '?')}, {e.get('accel', 'tcg')}, e1000, unpaced links), 0, 1 or 2 relays between the two ends, "
            "1 or 2 links per hop. This kernel: a verified stream (every packet's order, count and bytes "
            "checked at the far end) addressed to the far node's coordinates, relayed in each middle "
@@ -124,17 +133,19 @@ def section(doc):
                 hx = f"{HXB_RTT[h]}" if ln == 2 and size == 8192 and h in HXB_RTT else ""
                 out.append(f"| {h} | {ln} | {size} | {fmt(r)} | {add} | {fmt(lin)} | {hx} |")
     out += ["", "| relays | links | bytes | kernel relay instructions / forwarded packet | Linux router (TCP) | "
-            "Linux router (UDP) | ratio | bytes copied per relayed packet |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "Linux router (UDP) | kernel / Linux UDP | kernel / Linux best | bytes copied per relayed packet |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for ln in links:
         for size in sizes:
             for h in [h for h in hops if h]:
                 ki = cell(k, h, ln, size, "relay_insns_per_pkt")
                 li = cell(lr, h, ln, size, "relay_insns_per_pkt")
                 lti = cell(lt, h, ln, size, "relay_insns_per_pkt")
-                ref = li or lti
-                ratio = f"{ki / ref:.1%}" if ki and ref else "–"
+                best = linux_best(lr, lt, h, ln, size)
+                ratio = f"{ki / li:.1%}" if ki and li else "–"
+                rbest = f"{ki / best:.1%}" if ki and best else "–"
                 out.append(f"| {h} | {ln} | {size} | {fmt(ki, 0)} | {fmt(lti, 0)} | {fmt(li, 0)} | {ratio} | "
-                           f"{fmt(cell(k, h, ln, size, 'relay_copy_bytes_per_pkt'), 0)} |")
+                           f"{rbest} | {fmt(cell(k, h, ln, size, 'relay_copy_bytes_per_pkt'), 0)} |")
     # Targets (issue 14).
     out += ["", "Targets:", ""]
     for h, want in ((1, 0.95), (2, 0.9)):
@@ -150,17 +161,22 @@ def section(doc):
         if worst is not None:
             out.append(f"- through {h} relay(s) at least {want}× direct: {verdict(worst >= want)} "
                        f"(lowest {worst:.2f}× over link counts and sizes)")
-    worst = None
+    worst = worst_udp = None
     for r in k:
         if r["hops"] and r.get("relay_insns_per_pkt"):
-            ref = cell(lr, r["hops"], r["links"], r["bytes"], "relay_insns_per_pkt") or \
-                cell(lt, r["hops"], r["links"], r["bytes"], "relay_insns_per_pkt")
-            if ref:
-                f = r["relay_insns_per_pkt"] / ref
+            best = linux_best(lr, lt, r["hops"], r["links"], r["bytes"])
+            udp = cell(lr, r["hops"], r["links"], r["bytes"], "relay_insns_per_pkt")
+            if best:
+                f = r["relay_insns_per_pkt"] / best
                 worst = max(worst, f) if worst is not None else f
-    out.append("- relay instructions per forwarded packet at most 10 % of the Linux router's: " +
-               (f"{verdict(worst <= 0.10)} (highest {worst:.1%})" if worst is not None else
-                "no Linux router rows to compare with"))
+            if udp:
+                f = r["relay_insns_per_pkt"] / udp
+                worst_udp = max(worst_udp, f) if worst_udp is not None else f
+    out.append("- relay instructions per forwarded packet at most 10 % of the Linux router's at every size and "
+               "link count, against its best (the lower of TCP and UDP): " +
+               (f"{verdict(worst <= 0.10)} (highest {worst:.1%}" + (f"; against UDP alone, the same one-way data "
+                f"as the kernel's stream: highest {worst_udp:.1%}" if worst_udp is not None else "") + ")"
+                if worst is not None else "no Linux router rows to compare with"))
     copied = [r.get("relay_copy_bytes_per_pkt") for r in k if r["hops"]]
     out.append("- zero bytes copied per relayed packet: " +
                (verdict(all(c == 0 for c in copied)) + " (counted by the relays)" if copied else "not measured"))

@@ -10,9 +10,9 @@
 # Per run (--runs, default 1) and per hop count and link count: one
 # real-time boot (TCP: 3 connections of 8 MiB per size after a warm-up;
 # raw: 20 bursts of 128 datagrams per size; rtt: 50 round trips per size).
-# Then per hop count >= 1 and link count: one boot with the routers under
-# -icount shift=0 (2 connections, 10 bursts per size) for
-# relay_insns_per_pkt.  hops 2 boots 4 VMs (client, two routers, server):
+# Then, per run, per hop count >= 1 and link count: one boot with the
+# routers under -icount shift=0 (2 connections, 10 bursts per size) for
+# relay_insns_per_pkt (the median over the runs' boots).  hops 2 boots 4 VMs (client, two routers, server):
 # ask for it only when nothing else runs on the host.  --quick: the
 # self-check, one boot of 3 VMs (1 router, 1 link, 8192 bytes, router under
 # -icount), every byte verified, rows written (about 90 s, more on a busy
@@ -100,17 +100,16 @@ else
 				boot "r$r-h$h-l$l" --hops "$h" --links "$l" --sizes "$SIZES" --timeout 600
 			done
 		done
-	done
-	if [ -n "$ICOUNT" ]; then
+		[ -n "$ICOUNT" ] || continue
 		for h in $(echo "$HOPS" | tr , ' '); do
 			[ "$h" = 0 ] && continue
 			for l in $(echo "$LINKS" | tr , ' '); do
-				lb_log "icount: hops=$h links=$l"
-				boot "icount-h$h-l$l" --hops "$h" --links "$l" --icount --sizes "$SIZES" \
+				lb_log "run $r/$RUNS, icount: hops=$h links=$l"
+				boot "icount-r$r-h$h-l$l" --hops "$h" --links "$l" --icount --sizes "$SIZES" \
 					--modes tcp,raw --runs 2 --bursts 10 --timeout 900
 			done
 		done
-	fi
+	done
 fi
 secs=$(($(date +%s) - start))
 mkdir -p "$(dirname "$OUT")"
