@@ -64,7 +64,12 @@ def cpu_section(doc, rows):
            "measured connection(s) a size.", ""]
     if k_cpu:
         out += [f"At a fixed offered load: every NIC of both systems paced to **{doc.get('cpu_mbps_per_link')} "
-                "Mbit/s** (on the guest clock), far below what either CPU carries (busy fractions below).", "",
+                "Mbit/s** (on the guest clock), far below what either CPU carries (busy fractions below). "
+                "This kernel's receiver waits for each batch with its NICs in polling mode, which under "
+                "`poll=timer` is a 20 µs tick: that cost accrues per unit of time, not per packet, so at a low "
+                "load it weighs on every packet (the unpaced rows below spread it over more packets per second); "
+                "Linux's receiver sleeps until an interrupt. Delivered rates are given beside: a system that "
+                "delivers less than offered spreads its time-bound costs over fewer packets.", "",
                 "| links | bytes | offered Mbit/s | kernel rx | kernel tx | kernel insns/pkt | kernel insns/byte | "
                 + "".join(f"{s} insns/pkt | " for s in lsys) + "kernel / Linux best | delivered Mbit/s "
                 "kernel / Linux best | busy rx kernel / Linux best |",
