@@ -6,6 +6,8 @@
 # (tools/bench/multilink_report.py). Like run-all.sh, the VM pairs run in a
 # private network namespace with net.unix.max_dgram_qlen=512; everything
 # that needs the network is done first.
+# Linux gets the kernel's run count (one measured connection a size per boot
+# round, RUNS rounds) and stream length (MULTILINK_SECONDS of the paced rate).
 # Then the CPU work (the figure that can tell the systems apart): every pair
 # of both systems under -icount shift=0, busy instructions per packet at
 # both ends, at a fixed offered load and unpaced (multilink.py --cpu;
@@ -69,7 +71,8 @@ rm -f "$out/linux-multilink.json"
 if [ -x "$linux" ]; then
 	rate=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link_mbps"])' "$out/kernel-multilink.json")
 	echo "bench-multilink: [2/3] Linux bonding at $rate Mbit/s a link ($(date +%T))"
-	LB_PREBUILT=1 LB_BUILD=$guest ML_BOOTS=$runs ML_LINKS=$links ML_SIZES=$sizes ML_MBPS=$rate \
+	LB_PREBUILT=1 LB_BUILD=$guest ML_BOOTS=$runs ML_RUNS=1 ML_SECONDS=${MULTILINK_SECONDS:-2} \
+		ML_LINKS=$links ML_SIZES=$sizes ML_MBPS=$rate \
 		"$linux" "$out"
 else
 	echo "bench-multilink: [2/3] no Linux multi-link benchmark in this tree: kernel rows only"
