@@ -34,7 +34,7 @@ per packet over its busy instructions per packet, at the -icount clock's
 one instruction per ns. Both ends report their machine's busy instructions (elapsed minus halted,
 sysinfo.idle_tsc): the server from its first batch to its last, per packet
 after the first batch; the client from its first send to its last ack, per
-packet sent. Each call appends its samples to OUTDIR/kernel-multilink-cpu.raw.json
+packet sent. Each call appends its samples to OUTDIR/kernel-multilink-cpu.samples.jsonl
 and rewrites OUTDIR/kernel-multilink-cpu.json (rows of mode cpu and unpaced,
 medians over every run so far; --cpu-first starts the raw file afresh).
 
@@ -164,8 +164,8 @@ def cpu_rows(samples):
 
 
 def cpu_main(a, links, sizes):
-    raw = os.path.join(a.out, "kernel-multilink-cpu.raw.json")
-    samples = [] if a.cpu_first or not os.path.exists(raw) else json.load(open(raw))
+    raw = os.path.join(a.out, "kernel-multilink-cpu.samples.jsonl")  # one sample a line
+    samples = [] if a.cpu_first or not os.path.exists(raw) else [json.loads(x) for x in open(raw) if x.strip()]
     for n in links:
         for size in sizes:
             for mode in ("cpu", "unpaced"):
@@ -176,7 +176,7 @@ def cpu_main(a, links, sizes):
                       f"(busy {x['rx_frac']:.3f} / {x['tx_frac']:.3f})", flush=True)
     os.makedirs(a.out, exist_ok=True)
     with open(raw, "w") as f:
-        json.dump(samples, f)
+        f.writelines(json.dumps(x) + "\n" for x in samples)
     rows = cpu_rows(samples)
     doc = {"bench": "multilink", "env": env("tcg", "icount", max(r["n"] for r in rows), "dgram", "e1000"),
            "cpu_clock": "-icount shift=0 on both VMs, poll=timer: busy ticks = guest instructions",
@@ -197,7 +197,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cpu", action="store_true", help="one run of the CPU-work points only")
-    ap.add_argument("--cpu-first", action="store_true", help="start kernel-multilink-cpu.raw.json afresh")
+    ap.add_argument("--cpu-first", action="store_true", help="start kernel-multilink-cpu.samples.jsonl afresh")
     ap.add_argument("--cpu-mbps", type=int, default=25, help="offered load per link (mode cpu)")
     ap.add_argument("--cpu-seconds", type=float, default=2.0)
     ap.add_argument("--cpu-bytes", type=int, default=8 << 20, help="bytes of an unpaced stream")
