@@ -71,7 +71,7 @@ def cpu_section(doc, rows):
                 "Linux's receiver sleeps until an interrupt. Delivered rates are given beside: a system that "
                 "delivers less than offered spreads its time-bound costs over fewer packets.", "",
                 "| links | bytes | offered Mbit/s | kernel rx | kernel tx | kernel insns/pkt | kernel insns/byte | "
-                + "".join(f"{s} insns/pkt | " for s in lsys) + "kernel / Linux best | delivered Mbit/s "
+                + "".join(f"{s} insns/pkt (rx + tx) | " for s in lsys) + "kernel / Linux best | delivered Mbit/s "
                 "kernel / Linux best | busy rx kernel / Linux best |",
                 "|" + "---:|" * (10 + len(lsys))]
         for (n, size), r in sorted(k_cpu.items()):
@@ -80,7 +80,8 @@ def cpu_section(doc, rows):
                      str(r["busy_insns_per_pkt_tx"]), str(r["busy_insns_per_pkt"]), f"{r['busy_insns_per_byte']:g}"]
             for s_ in lsys:
                 o = by(rows, s_, "cpu").get((n, size))
-                cells.append(str(o["busy_insns_per_pkt"]) if o else "")
+                cells.append(f"{o['busy_insns_per_pkt']} ({o['busy_insns_per_pkt_rx']} + "
+                             f"{o['busy_insns_per_pkt_tx']})" if o else "")
             bo = by(rows, best[1], "cpu")[(n, size)] if best else None
             cells.append(f"{r['busy_insns_per_pkt'] / best[0]:.2f}x ({best[1]})" if best else "")
             cells.append(f"{r['mbps']:g} / {bo['mbps']:g}" if bo else f"{r['mbps']:g} / ")
