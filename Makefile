@@ -326,8 +326,11 @@ COMPARE_RUNS ?= 3
 bench-compare: bench-deps $(KERNEL)
 	tools/bench/compare-kernels.sh $(KERNEL) $(COMPARE_REV) $(COMPARE_RUNS) $(BUILD)/compare
 
-# Striped streams over 1-4 paced links, this kernel and Linux bonding:
-# multilink.json, multilink.png and REPORT.md's multi-link section.
+# Striped streams over 1-4 paced links, this kernel and Linux bonding, then
+# the CPU work of both (busy instructions per packet under -icount, both
+# ends, at a fixed offered load and unpaced; about 30 min a round of
+# MULTILINK_CPU_RUNS, default BENCH_RUNS; MULTILINK_CPU_ONLY=1 runs only
+# that): multilink.json, multilink.png and REPORT.md's multi-link section.
 .PHONY: bench-multilink
 bench-multilink: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/multilink.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
