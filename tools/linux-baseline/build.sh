@@ -7,7 +7,10 @@
 #               needs (load order in /lib/modules/virtio.order), e1000e.ko
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
-#               /init (init.sh), /bin/pktbench, /bin/lbbench
+#               /init (init.sh), /bin/pktbench, /bin/lbbench, and libxdp's
+#               XDP dispatcher object in /usr/lib/x86_64-linux-gnu/bpf
+#               (pktbench links libxdp, libbpf, libelf and zlib statically;
+#               libxdp has the AF_XDP redirect program built in)
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
@@ -27,7 +30,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
 NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
@@ -69,7 +72,7 @@ resolve_kernel() {
 inputs_hash() {
 	{
 		echo "$KPKG $KVER"
-		dpkg-query -W -f='${Package} ${Version}\n' busybox-static
+		dpkg-query -W -f='${Package} ${Version}\n' busybox-static "${XDP_PKGS[@]}"
 		gcc --version | sed -n 1p
 		sha256sum "${SOURCES[@]}" | cut -d' ' -f1
 	} | sha256sum | cut -d' ' -f1
@@ -169,8 +172,13 @@ order_module() {
 	kos+=("$ko")
 }
 
+# pktbench's AF_XDP variant (xdpport.h): the libraries, static, and the
+# dispatcher libxdp loads from its object directory.
+XDP_PKGS=(libxdp-dev libbpf-dev libelf-dev zlib1g-dev)
+XDP_OBJ_DIR=/usr/lib/x86_64-linux-gnu/bpf
+
 build_pktbench() {
-	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c"
+	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c" -lxdp -lbpf -lelf -lz
 	"$OUT/pktbench" --selfcheck >/dev/null || lb_die "pktbench --selfcheck failed"
 	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/lbbench" "$HERE/lbbench.c"
 	"$OUT/lbbench" --selfcheck >/dev/null || lb_die "lbbench --selfcheck failed"
@@ -189,6 +197,8 @@ build_initramfs() {
 	strip "$r/bin/pktbench"
 	install -m 755 "$OUT/lbbench" "$r/bin/lbbench"
 	strip "$r/bin/lbbench"
+	mkdir -p "$r$XDP_OBJ_DIR"
+	cp "$XDP_OBJ_DIR/xdp-dispatcher.o" "$r$XDP_OBJ_DIR/"
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
 	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"
@@ -205,7 +215,7 @@ build_initramfs() {
 }
 
 main() {
-	lb_need_pkgs busybox-static gcc libc6-dev binutils
+	lb_need_pkgs busybox-static gcc libc6-dev binutils "${XDP_PKGS[@]}"
 	resolve_kernel
 	local hash
 	hash=$(inputs_hash)
