@@ -123,7 +123,7 @@ for side in client server; do
 	touch "$LOGDIR/$side.log"
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
-grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
+grep -E '^(RESULT|SUMMARY|PORT|SKIP) ' "$LOGDIR/client.txt" || true
 grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
 
 verdict() { # SIDE: empty if every run (mode and variant) ended well, else why not
