@@ -86,4 +86,5 @@ step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets)"
 lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
+"$py" "$root/tools/bench/peers_report.py" "$out"
 "$py" "$root/tools/bench/check_schema.py" "$out"
