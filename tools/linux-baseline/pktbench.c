@@ -20,6 +20,7 @@
 //           recvmmsg() of up to 64 frames in a non-blocking spin;
 //   tuned-mmap  a TPACKET_V2 TX ring on a qdisc-bypassing TX socket, and a
 //           TPACKET_V3 RX ring (1 ms block retire timer) spun on.
+//   xdp-sg  xdp with XDP multi-buffer (Linux 6.6 on): jumbo frames too.
 //   Each of these prints a PORT line naming its settings.
 // Roles: `server` echoes, `client` measures.  With --reorder (over a bond,
 // whose balance-rr reorders frames across links) a burst server takes a
@@ -123,7 +124,7 @@
 
 enum role { ROLE_SERVER, ROLE_CLIENT };
 enum mode { MODE_RTT, MODE_BURST, MODE_STREAM, MODE_FLOW };
-enum variant { VAR_PACKET, VAR_MMAP, VAR_XDP, VAR_TUNED, VAR_TUNED_MMAP, VAR_COUNT };
+enum variant { VAR_PACKET, VAR_MMAP, VAR_XDP, VAR_TUNED, VAR_TUNED_MMAP, VAR_XDP_SG, VAR_COUNT };
 
 struct opts {
 	enum role role;
@@ -196,7 +197,7 @@ struct pkt {
 	uint8_t *payload;
 };
 
-static const char *variant_name[] = { "packet", "mmap", "xdp", "tuned", "tuned-mmap" };
+static const char *variant_name[] = { "packet", "mmap", "xdp", "tuned", "tuned-mmap", "xdp-sg" };
 
 // ---------------------------------------------------------------- utilities
 
@@ -557,6 +558,8 @@ static void port_open(struct port *p, const struct opts *o, int timeout_ms)
 	p->variant = o->variant;
 	p->timeout_ms = timeout_ms;
 	p->max_frame = WIRE_MAX_FRAME;
+	if (p->variant == VAR_XDP_SG)
+		p->variant = VAR_XDP; // the same port, multi-buffer
 	if (p->variant == VAR_XDP) {
 		static struct xport xp;
 		int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -564,7 +567,7 @@ static void port_open(struct port *p, const struct opts *o, int timeout_ms)
 			die("socket: %s", strerror(errno));
 		if_info(fd, o->ifname, p->mac);
 		close(fd);
-		xp_open(&xp, o->ifname);
+		xp_open(&xp, o->ifname, o->variant == VAR_XDP_SG);
 		p->xp = &xp;
 		p->fd = p->txfd = xp.fd;
 		p->max_frame = xp.max_frame;
@@ -1049,7 +1052,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	long irqs = irq_count(sv->irqname);
 	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
-	       variant_name[sv->p->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
+	       variant_name[g_opts->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));

@@ -16,6 +16,11 @@
 // non-blocking recvfrom() (which drives the NIC's NAPI where the kernel can)
 // while it is empty.  Frames are whole UMEM chunks of 4 KiB: without XDP
 // multi-buffer (6.1) the largest frame is a chunk less XDP_PACKET_HEADROOM.
+// Multi-buffer (the `xdp-sg` variant, Linux 6.6 on): XDP_USE_SG and a
+// redirect program of our own loaded with BPF_F_XDP_HAS_FRAGS (libxdp 1.3's
+// built-in one is single-buffer): a frame spans up to XP_MAX_SEGS chunks,
+// all but the last flagged XDP_PKT_CONTD; a received multi-chunk frame is
+// gathered into one buffer (a copy, counted in the receiver's work).
 // Included by pktbench.c after benchnet.h (one translation unit).
 #ifndef XDPPORT_H
 #define XDPPORT_H
@@ -27,8 +32,20 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <stddef.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
+
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4) // Linux 6.6's if_xdp.h
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#define XP_MAX_SEGS 3u // a 9014-byte frame in 4 KiB chunks (3840 bytes on RX)
 
 static void sleep_ms(int ms);
 
@@ -54,6 +71,12 @@ struct xport {
 	const char *ifname;
 	enum xp_mode mode;
 	bool busy_poll;    // the busy-poll options took
+	bool sg;           // multi-buffer: our own program, XDP_USE_SG
+	int prog_fd, map_fd, ifindex;
+	uint32_t xdp_flags; // the program's attach mode (sg)
+	uint32_t rx_segs;  // descriptors the held frame spans
+	uint64_t rx_seg_addr[XP_MAX_SEGS];
+	uint8_t *gather;   // a multi-chunk frame, gathered
 	uint32_t max_frame; // largest frame both ways
 	int mtu_saved;     // the MTU before native XDP lowered it (0: untouched)
 	uint64_t tx_free[XP_FRAMES - XP_RX_FRAMES];
@@ -111,8 +134,9 @@ static int xp_try(struct xport *x, uint32_t xdp_flags, uint16_t bind_flags)
 	struct xsk_socket_config cfg = {
 		.rx_size = XP_RING,
 		.tx_size = XP_RING,
+		.libxdp_flags = x->sg ? XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD : 0,
 		.xdp_flags = xdp_flags,
-		.bind_flags = (uint16_t)(bind_flags | XDP_USE_NEED_WAKEUP),
+		.bind_flags = (uint16_t)(bind_flags | XDP_USE_NEED_WAKEUP | (x->sg ? XDP_USE_SG : 0)),
 	};
 	int e;
 	// A failed attempt's socket leaves the queue only once the kernel's
@@ -132,6 +156,49 @@ static int xp_try(struct xport *x, uint32_t xdp_flags, uint16_t bind_flags)
 		sleep_ms(20);
 	}
 	return e;
+}
+
+// The multi-buffer redirect program: every frame of queue i to the socket
+// in xsks[i], XDP_PASS when there is none (bpf_redirect_map's fallback).
+static int xp_sg_prog(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
+		  .off = offsetof(struct xdp_md, rx_queue_index) },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect_map },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	return bpf_prog_load(BPF_PROG_TYPE_XDP, "pb_xsk_frags", "GPL", insns, sizeof insns / sizeof insns[0], &o);
+}
+
+// Multi-buffer: our program attached natively or else generically, then
+// the socket (zero-copy first) put into its map.
+static void xp_bind_sg(struct xport *x)
+{
+	static const uint32_t modes[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	x->ifindex = (int)if_nametoindex(x->ifname);
+	x->map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "pb_xsks", 4, 4, 64, NULL);
+	if (x->map_fd < 0 || (x->prog_fd = xp_sg_prog(x->map_fd)) < 0)
+		die("multi-buffer XDP program: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		if (bpf_xdp_attach(x->ifindex, x->prog_fd, modes[i], NULL) < 0)
+			continue;
+		x->xdp_flags = modes[i];
+		bool drv = modes[i] == XDP_FLAGS_DRV_MODE;
+		if ((drv && xp_try(x, modes[i], XDP_ZEROCOPY) == 0 && (x->mode = XP_ZEROCOPY, true)) ||
+		    (xp_try(x, modes[i], XDP_COPY) == 0 && (x->mode = drv ? XP_NATIVE : XP_GENERIC, true))) {
+			int e = xsk_socket__update_xskmap(x->xsk, x->map_fd);
+			if (e)
+				die("XSKMAP update: %s", strerror(-e));
+			return;
+		}
+		bpf_xdp_detach(x->ifindex, modes[i], NULL);
+	}
+	die("AF_XDP multi-buffer socket on %s: no mode took (XDP_USE_SG needs Linux 6.6)", x->ifname);
 }
 
 // The modes in order of preference (see the header).  Native XDP on a
@@ -173,17 +240,23 @@ static void xp_busy_poll(struct xport *x)
 
 // Opens the port on ifname: UMEM, socket in the best mode, every RX frame
 // on the fill ring, the TX frames on the free list.
-static void xp_open(struct xport *x, const char *ifname)
+static void xp_open(struct xport *x, const char *ifname, bool sg)
 {
 	uint32_t idx;
 	memset(x, 0, sizeof *x);
 	x->ifname = ifname;
+	x->sg = sg;
+	if (sg && !(x->gather = malloc((size_t)XP_MAX_SEGS * XP_FRAME)))
+		die("out of memory");
 	libxdp_set_print(xp_print);
 	x->area = mmap(NULL, (size_t)XP_FRAMES * XP_FRAME, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (x->area == MAP_FAILED)
 		die("UMEM mmap: %s", strerror(errno));
-	xp_bind_best(x);
+	if (sg)
+		xp_bind_sg(x);
+	else
+		xp_bind_best(x);
 	x->fd = xsk_socket__fd(x->xsk);
 	if (xsk_ring_prod__reserve(&x->fill, XP_RX_FRAMES, &idx) != XP_RX_FRAMES)
 		die("fill ring: no room for %u frames", XP_RX_FRAMES);
@@ -194,11 +267,12 @@ static void xp_open(struct xport *x, const char *ifname)
 		x->tx_free[x->ntx_free++] = (uint64_t)i * XP_FRAME;
 	xp_busy_poll(x);
 	int mtu = xp_get_mtu(ifname);
-	x->max_frame = XP_FRAME - XP_HEADROOM;
+	x->max_frame = sg ? XP_MAX_SEGS * (XP_FRAME - XP_HEADROOM) : XP_FRAME - XP_HEADROOM;
 	if (mtu > 0 && (uint32_t)mtu + 14 < x->max_frame)
 		x->max_frame = (uint32_t)mtu + 14;
-	printf("PORT variant=xdp xdp_mode=%s need_wakeup=1 busy_poll=%d busy_us=%d max_frame=%u mtu=%d\n",
-	       xp_mode_name[x->mode], x->busy_poll, XP_BUSY_US, x->max_frame, mtu);
+	printf("PORT variant=%s xdp_mode=%s multi_buffer=%d need_wakeup=1 busy_poll=%d busy_us=%d max_frame=%u "
+	       "mtu=%d\n", sg ? "xdp-sg" : "xdp", xp_mode_name[x->mode], sg, x->busy_poll, XP_BUSY_US,
+	       x->max_frame, mtu);
 }
 
 static void xp_close(struct xport *x)
@@ -208,6 +282,8 @@ static void xp_close(struct xport *x)
 	xsk_socket__delete(x->xsk);
 	xsk_umem__delete(x->umem);
 	x->xsk = NULL;
+	if (x->sg)
+		bpf_xdp_detach(x->ifindex, x->xdp_flags, NULL);
 	if (x->mtu_saved)
 		xp_set_mtu(x->ifname, x->mtu_saved);
 }
@@ -223,6 +299,34 @@ static void xp_wake(struct xport *x, bool tx)
 		die("AF_XDP %s wake-up: %s", tx ? "TX" : "RX", strerror(errno));
 }
 
+// A frame that continues in the next descriptors (multi-buffer): its
+// chunks copied one after the other into x->gather.  The kernel posts a
+// frame's descriptors together; a longer one than XP_MAX_SEGS is cut.
+static int xp_gather(struct xport *x, uint32_t idx, uint8_t **data, uint32_t *len, uint64_t deadline)
+{
+	uint32_t n = *len, more = 0;
+	memcpy(x->gather, *data, n);
+	for (const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx); d->options & XDP_PKT_CONTD;) {
+		uint32_t i;
+		while (xsk_ring_cons__peek(&x->rx, 1, &i) != 1)
+			if (now_ns() >= deadline)
+				die("AF_XDP: a frame's continuation never came");
+		d = xsk_ring_cons__rx_desc(&x->rx, i);
+		more++;
+		if (x->rx_segs < XP_MAX_SEGS) {
+			x->rx_seg_addr[x->rx_segs++] = d->addr;
+			memcpy(x->gather + n, xsk_umem__get_data(x->area, d->addr), d->len);
+			n += d->len;
+		} else {
+			n = 0; // too long for us: make it fail the parse
+		}
+	}
+	x->rx_segs = 1 + more;
+	*data = x->gather;
+	*len = n;
+	return 0;
+}
+
 // Spins until the RX ring holds a frame. 0: got one (call xp_release), 1: timeout.
 static int xp_recv(struct xport *x, uint8_t **data, uint32_t *len, int timeout_ms)
 {
@@ -236,8 +340,12 @@ static int xp_recv(struct xport *x, uint8_t **data, uint32_t *len, int timeout_m
 	}
 	const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx);
 	x->rx_addr = d->addr;
+	x->rx_seg_addr[0] = d->addr;
+	x->rx_segs = 1;
 	*data = xsk_umem__get_data(x->area, d->addr);
 	*len = d->len;
+	if (d->options & XDP_PKT_CONTD)
+		return xp_gather(x, idx, data, len, deadline);
 	return 0;
 }
 
@@ -245,12 +353,13 @@ static int xp_recv(struct xport *x, uint8_t **data, uint32_t *len, int timeout_m
 // always has room: it is as large as the RX frames).
 static void xp_release(struct xport *x)
 {
-	uint32_t idx;
-	xsk_ring_cons__release(&x->rx, 1);
-	if (xsk_ring_prod__reserve(&x->fill, 1, &idx) != 1)
+	uint32_t idx, n = x->rx_segs < XP_MAX_SEGS ? x->rx_segs : XP_MAX_SEGS;
+	xsk_ring_cons__release(&x->rx, x->rx_segs);
+	if (xsk_ring_prod__reserve(&x->fill, n, &idx) != n)
 		die("fill ring full");
-	*xsk_ring_prod__fill_addr(&x->fill, idx) = xsk_umem__extract_addr(x->rx_addr);
-	xsk_ring_prod__submit(&x->fill, 1);
+	for (uint32_t i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&x->fill, idx + i) = xsk_umem__extract_addr(x->rx_seg_addr[i]);
+	xsk_ring_prod__submit(&x->fill, n);
 }
 
 // Sent frames whose transmission completed, back on the free list.
@@ -266,6 +375,8 @@ static void xp_reap(struct xport *x)
 static void xp_tx_ready(struct xport *x, uint32_t n, int timeout_ms)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	if (x->sg)
+		n *= XP_MAX_SEGS;
 	for (xp_reap(x); x->ntx_free < n; xp_reap(x)) {
 		xp_wake(x, true);
 		if (now_ns() > deadline)
@@ -278,17 +389,23 @@ static void xp_tx_ready(struct xport *x, uint32_t n, int timeout_ms)
 // 32 descriptors per call), kicks until it has taken every descriptor.
 static void xp_send(struct xport *x, uint8_t *const *frames, const uint32_t *lens, uint32_t n, int timeout_ms)
 {
-	uint32_t idx;
-	if (n > x->ntx_free || xsk_ring_prod__reserve(&x->tx, n, &idx) != n)
+	uint32_t idx, descs = 0;
+	for (uint32_t i = 0; i < n; i++)
+		descs += x->sg ? (lens[i] + XP_FRAME - 1) / XP_FRAME : 1;
+	if (descs > x->ntx_free || xsk_ring_prod__reserve(&x->tx, descs, &idx) != descs)
 		die("AF_XDP TX: no room for %u frames", n);
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = x->tx_free[--x->ntx_free];
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
-		memcpy(x->area + a, frames[i], lens[i]);
-		d->addr = a;
-		d->len = lens[i];
+		for (uint32_t off = 0; off < lens[i]; off += XP_FRAME) { // one pass unless sg
+			uint64_t a = x->tx_free[--x->ntx_free];
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx++);
+			uint32_t part = x->sg && lens[i] - off > XP_FRAME ? XP_FRAME : lens[i] - off;
+			memcpy(x->area + a, frames[i] + off, part);
+			d->addr = a;
+			d->len = part;
+			d->options = off + part < lens[i] ? XDP_PKT_CONTD : 0;
+		}
 	}
-	xsk_ring_prod__submit(&x->tx, n);
+	xsk_ring_prod__submit(&x->tx, descs);
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 	while (xsk_prod_nb_free(&x->tx, XP_RING) < XP_RING && xsk_ring_prod__needs_wakeup(&x->tx)) {
 		xp_wake(x, true);
