@@ -167,7 +167,7 @@ def check_row(bench, i, row, faults):
 def consistent(bench, where, row, faults):
     """Fields that are computed from others must agree with them."""
     num = lambda k: type_ok(row.get(k), "num")  # noqa: E731
-    if row.get("system") == "linux-afxdp" and bench in ("rtt", "burst") and (
+    if str(row.get("system")).startswith("linux-afxdp") and bench in ("rtt", "burst") and (
             not type_ok(row.get("guest_kernel"), "str")
             or not all(m in XDP_MODES for m in str(row.get("xdp_mode") or "?").split("/"))):
         faults.append(f"{where}: an AF_XDP row names its xdp_mode ({'/'.join(XDP_MODES)}) and guest_kernel")

@@ -32,7 +32,7 @@ import hostcpu  # noqa: E402
 import stats  # noqa: E402
 
 SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap", "xdp": "linux-afxdp",
-          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned"}
+          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned", "xdp-sg": "linux-afxdp-mb"}
 ORDER = {v: i for i, v in enumerate(SYSTEM)}  # rows: in SYSTEM's order, by size
 BURST_N = 128
 

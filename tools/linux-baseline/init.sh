@@ -3,7 +3,7 @@
 # arguments given on the kernel command line, print to the serial console and
 # power off.  Kernel command line keys (all optional except pkt.role):
 #   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]
-#   pkt.variant=packet|mmap|xdp|tuned|tuned-mmap[,...]
+#   pkt.variant=packet|mmap|xdp|xdp-sg|tuned|tuned-mmap[,...]
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)

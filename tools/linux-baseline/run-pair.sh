@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
 done
 case "$MODE" in rtt | burst) ;; *) usage ;; esac
 for v in ${VARIANT//,/ }; do
-	case "$v" in packet | mmap | xdp | tuned | tuned-mmap) ;; *) usage ;; esac
+	case "$v" in packet | mmap | xdp | xdp-sg | tuned | tuned-mmap) ;; *) usage ;; esac
 done
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
