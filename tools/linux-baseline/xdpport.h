@@ -83,6 +83,7 @@ struct xport {
 	uint32_t ntx_free;
 	uint64_t rx_addr;  // the held RX descriptor's address
 	uint64_t kicks;    // sendto() wake-ups, for STATS
+	char tried[160];   // the modes that failed and why, for the PORT line
 };
 
 static int xp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
@@ -155,6 +156,9 @@ static int xp_try(struct xport *x, uint32_t xdp_flags, uint16_t bind_flags)
 			break;
 		sleep_ms(20);
 	}
+	size_t n = strlen(x->tried);
+	snprintf(x->tried + n, sizeof x->tried - n, "%s%s-%s:%d", n ? "," : "",
+	         xdp_flags & XDP_FLAGS_SKB_MODE ? "skb" : "drv", bind_flags & XDP_ZEROCOPY ? "zc" : "copy", -e);
 	return e;
 }
 
@@ -216,11 +220,16 @@ static void xp_bind_best(struct xport *x)
 	}
 	int mtu = xp_get_mtu(x->ifname);
 	if (e != -EOPNOTSUPP && mtu > XP_VIRTIO_MTU && xp_set_mtu(x->ifname, XP_VIRTIO_MTU) == 0) {
-		if (xp_try(x, XDP_FLAGS_DRV_MODE, XDP_COPY) == 0) {
-			x->mode = XP_NATIVE;
-			x->mtu_saved = mtu;
+		x->mtu_saved = mtu;
+		if (xp_try(x, XDP_FLAGS_DRV_MODE, XDP_ZEROCOPY) == 0) {
+			x->mode = XP_ZEROCOPY;
 			return;
 		}
+		if (xp_try(x, XDP_FLAGS_DRV_MODE, XDP_COPY) == 0) {
+			x->mode = XP_NATIVE;
+			return;
+		}
+		x->mtu_saved = 0;
 		xp_set_mtu(x->ifname, mtu);
 	}
 	if ((e = xp_try(x, XDP_FLAGS_SKB_MODE, XDP_COPY)) == 0) {
@@ -271,8 +280,8 @@ static void xp_open(struct xport *x, const char *ifname, bool sg)
 	if (mtu > 0 && (uint32_t)mtu + 14 < x->max_frame)
 		x->max_frame = (uint32_t)mtu + 14;
 	printf("PORT variant=%s xdp_mode=%s multi_buffer=%d need_wakeup=1 busy_poll=%d busy_us=%d max_frame=%u "
-	       "mtu=%d\n", sg ? "xdp-sg" : "xdp", xp_mode_name[x->mode], sg, x->busy_poll, XP_BUSY_US,
-	       x->max_frame, mtu);
+	       "mtu=%d failed=%s\n", sg ? "xdp-sg" : "xdp", xp_mode_name[x->mode], sg, x->busy_poll, XP_BUSY_US,
+	       x->max_frame, mtu, x->tried[0] ? x->tried : "none");
 }
 
 static void xp_close(struct xport *x)
