@@ -7,6 +7,9 @@ when this kernel's rows are in the directory (rtt.json and burst.json of
 make bench), the kernel against that best.  Every figure comes from the
 directory's JSON files.
 Usage: peers_report.py RESULTS_DIR   (writes the section into RESULTS_DIR/REPORT.md)
+       peers_report.py --summary OUT.md DIR...   (the section of each DIR, each
+       with its NIC and guest kernel, after one table of every DIR's AF_XDP and
+       best Linux figures per size: runs of several NICs and kernels side by side)
 """
 import os
 import sys
@@ -102,7 +105,45 @@ def section(d):
     return "\n".join(out)
 
 
+def summary(dirs):
+    """One table over several runs: per run and size, AF_XDP's mode and
+    figures and the best Linux configuration."""
+    out = ["# Linux peers: AF_XDP and tuned packet sockets, run by run", "",
+           "Written by `tools/bench/peers_report.py --summary` from the JSON files beside each "
+           "section; each run measured its own variants in the same boot pairs.", "",
+           "| run | NIC | guest kernel | bytes | AF_XDP mode | AF_XDP rtt (µs) | AF_XDP burst (Mbit/s) | "
+           "best rtt | best burst |", "|---|---|---|---|---|---|---|---|---|"]
+    for d in dirs:
+        rt = sections.load(os.path.join(d, "linux-rtt.json"))
+        br = sections.load(os.path.join(d, "linux-burst.json"))
+        if not rt or not br:
+            continue
+        env = br["env"]
+        for b in sorted({r["bytes"] for r in rt["rows"] + br["rows"]}):
+            xr = [r for r in rt["rows"] if r["bytes"] == b and r["system"].startswith("linux-afxdp")]
+            xb = [r for r in br["rows"] if r["bytes"] == b and r["system"].startswith("linux-afxdp")]
+            best = lambda rows: next((r for r in rows if r["bytes"] == b and r.get("best_linux")), None)  # noqa: E731
+            rb, bb = best(rt["rows"]), best(br["rows"])
+            out.append(f"| {os.path.basename(d.rstrip('/'))} | {env.get('nic')} | {env.get('guest_kernel', '?')} | {b} | "
+                       + (" / ".join(f"{r['system'][len('linux-'):]} {r.get('xdp_mode', '?')}" for r in xb) or "—")
+                       + " | " + (" / ".join(fmt(r["median_us"]) for r in xr) or "—")
+                       + " | " + (" / ".join(fmt(r["mbps"]) for r in xb) or "—")
+                       + f" | {rb['system'] + ' ' + fmt(rb['median_us']) if rb else '—'}"
+                       + f" | {bb['system'] + ' ' + fmt(bb['mbps']) if bb else '—'} |")
+    out.append("")
+    for d in dirs:
+        text = section(d)
+        if text:
+            out += [text.replace("## Linux peers", f"## {os.path.basename(d.rstrip('/'))}: Linux peers", 1)]
+    return "\n".join(out)
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--summary":
+        with open(sys.argv[2], "w") as f:
+            f.write(summary(sys.argv[3:]))
+        print(f"peers_report: wrote {sys.argv[2]}")
+        return
     d = sys.argv[1]
     text = section(d)
     if text is None:
