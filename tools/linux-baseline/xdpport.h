@@ -189,8 +189,12 @@ static void xp_bind_sg(struct xport *x)
 	if (x->map_fd < 0 || (x->prog_fd = xp_sg_prog(x->map_fd)) < 0)
 		die("multi-buffer XDP program: %s", strerror(errno));
 	for (int i = 0; i < 2; i++) {
-		if (bpf_xdp_attach(x->ifindex, x->prog_fd, modes[i], NULL) < 0)
+		if (bpf_xdp_attach(x->ifindex, x->prog_fd, modes[i], NULL) < 0) {
+			size_t n = strlen(x->tried);
+			snprintf(x->tried + n, sizeof x->tried - n, "%s%s-attach:%d", n ? "," : "",
+			         modes[i] == XDP_FLAGS_DRV_MODE ? "drv" : "skb", errno);
 			continue;
+		}
 		x->xdp_flags = modes[i];
 		bool drv = modes[i] == XDP_FLAGS_DRV_MODE;
 		if ((drv && xp_try(x, modes[i], XDP_ZEROCOPY) == 0 && (x->mode = XP_ZEROCOPY, true)) ||
