@@ -110,7 +110,11 @@ def summary(dirs):
     figures and the best Linux configuration."""
     out = ["# Linux peers: AF_XDP and tuned packet sockets, run by run", "",
            "Written by `tools/bench/peers_report.py --summary` from the JSON files beside each "
-           "section; each run measured its own variants in the same boot pairs.", "",
+           "section; each run measured its own variants in the same boot pairs. Where a run's "
+           "directory also holds this kernel's rows (`kernel-*.json`, `ceiling.json`, merged into "
+           "`rtt.json` and `burst.json` with its own REPORT.md by report.py), they were measured "
+           "by kernelnet.py as a separate step, as `make bench` does; a run without a ceiling of "
+           "its own names the one its fractions use in `env.ceiling_from`.", "",
            "| run | NIC | guest kernel | bytes | AF_XDP mode | AF_XDP rtt (µs) | AF_XDP burst (Mbit/s) | "
            "best rtt | best burst |", "|---|---|---|---|---|---|---|---|---|"]
     for d in dirs:
