@@ -34,6 +34,14 @@ NICS = ("e1000", "virtio", "e1000e", "none")
 #   measured  every row carries it; null only beside a non-empty string NAME_null
 #             saying why the measurement caught nothing (host CPU windows a guest's
 #             exit outran, for example), never a silent gap
+# The Linux guest's rows of rtt and burst (tools/linux-baseline/collect.py):
+# the guest's kernel, the variant's settings, AF_XDP's mode, and the best
+# Linux configuration at each size (see consistent: linux-afxdp rows must
+# name their mode and kernel).
+LINUX_PEER = {"guest_kernel": ("str", "optional"), "config": ("str", "optional"),
+              "xdp_mode": ("str", "optional"), "best_linux": ("bool", "optional")}
+XDP_MODES = ("generic", "native", "zerocopy")
+
 ROWS = {
     "exchange": {
         "bytes": ("int", "all"), "copy_cycles": ("num", "all"), "exchange_cycles": ("num", "all"),
@@ -45,6 +53,7 @@ ROWS = {
         "system": ("str", "all"), "bytes": ("int", "all"), "median_us": ("num", "all"),
         "p99_us": ("num", "all"), "min_us": ("num", "all"), "n": ("int", "all"),
         "boot_median_us": ("list", "all"),
+        **LINUX_PEER,
     },
     "burst": {
         "system": ("str", "all"), "bytes": ("int", "all"), "mbps": ("num", "all"),
@@ -55,6 +64,7 @@ ROWS = {
         "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
         "r1_insns_per_pkt": ("num", "all"), "ceiling_mbps": ("num", "all"),
         "ceiling_frac": ("num", "all"),
+        **LINUX_PEER,
     },
     # The emulated link's ceiling: one row per way of waiting (mode) and size.
     "ceiling": {
@@ -134,6 +144,8 @@ def type_ok(v, t):
         return isinstance(v, str) and v != ""
     if t == "list":
         return isinstance(v, list) and len(v) > 0
+    if t == "bool":
+        return isinstance(v, bool)
     raise ValueError(t)
 
 
@@ -165,6 +177,10 @@ def consistent(bench, where, row, faults):
                   "cpu_bound_mbps"):
             if not num(k):
                 faults.append(f"{where}: a {row['mode']} row without {k}")
+    if str(row.get("system")).startswith("linux-afxdp") and bench in ("rtt", "burst") and (
+            not type_ok(row.get("guest_kernel"), "str")
+            or not all(m in XDP_MODES for m in str(row.get("xdp_mode") or "?").split("/"))):
+        faults.append(f"{where}: an AF_XDP row names its xdp_mode ({'/'.join(XDP_MODES)}) and guest_kernel")
     if bench == "fs" and not (num("mbps") or num("median_us")):
         faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \

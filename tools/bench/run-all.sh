@@ -53,6 +53,9 @@ quick=()
 if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
 	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_FAIL_RETRIES=0 LB_CPU_MS=200
+	# make test's budget: the AF_XDP and tuned variants have their smoke in
+	# test-linux-baseline-virtio (selftest.sh).
+	export LB_VARIANTS=${LB_VARIANTS:-packet mmap}
 fi
 variants=()
 for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do
@@ -71,7 +74,7 @@ step 1 "exchange versus copy, in the kernel (no NIC involved)"
 step 2 "round trips, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 3 "round trips, Linux (AF_PACKET and PACKET_MMAP)"
+step 3 "round trips, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets)"
 lb rtt
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
@@ -79,8 +82,9 @@ step 4 "bursts, this kernel (and its configurations)"
 step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer, no program)"
 "$py" "$root/tools/bench/kernelnet.py" ceiling "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	--nic "$nic"
-step 6 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
+step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets)"
 lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
+"$py" "$root/tools/bench/peers_report.py" "$out"
 "$py" "$root/tools/bench/check_schema.py" "$out"

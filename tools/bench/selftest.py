@@ -123,6 +123,38 @@ class HostCpuWindows(unittest.TestCase):
         self.assertIsNone(by[8192]["host_cpu_s_per_gb"])
         self.assertIn("no host CPU window", by[8192]["host_cpu_s_per_gb_null"])
 
+    def test_linux_peers_labelled(self):
+        """The AF_XDP and tuned rows name their mode and settings, a skipped
+        size has no row, and the best Linux row per size is marked."""
+        lines = ["PORT variant=xdp xdp_mode=generic need_wakeup=1 busy_poll=1 max_frame=3840",
+                 "PORT variant=tuned qdisc_bypass=1 busy_poll_us=50",
+                 "SKIP burst variant=xdp bytes=8192 max_frame=3840"]
+        for v, mbps in (("packet", 50), ("xdp", 70), ("tuned", 60)):
+            for s in (64, 8192):
+                if v == "xdp" and s == 8192:
+                    continue
+                lines.append(f"RESULT burst variant={v} bytes={s} rep=0 t0_us=100 t1_us=40 "
+                             f"t2_us=60 mbps={mbps + s // 100} irqs=2")
+                lines.append(f"SRVSTAT burst variant={v} bytes={s} irqs=3 good=1 bad=0 missing=0 ooo=0 r1_tsc=9")
+        boots = [[p for p in map(collect.parse_line, lines) if p]]
+        rows = collect.burst_rows(boots, boots)
+        env = {"guest_kernel": "6.1.0-56-amd64"}
+        collect.label(rows, boots, env, "mbps", max)
+        by = {(r["system"], r["bytes"]): r for r in rows}
+        self.assertNotIn(("linux-afxdp", 8192), by)
+        self.assertEqual(collect.skipped(boots), ["linux-afxdp 8192 (max_frame=3840)"])
+        self.assertEqual(by[("linux-afxdp", 64)]["xdp_mode"], "generic")
+        self.assertTrue(by[("linux-afxdp", 64)]["best_linux"])
+        self.assertTrue(by[("linux-packet-tuned", 8192)]["best_linux"])
+        self.assertFalse(by[("linux-packet", 8192)]["best_linux"])
+        self.assertIn("qdisc_bypass=1", by[("linux-packet-tuned", 64)]["config"])
+        faults = []
+        row = dict(by[("linux-afxdp", 64)], ceiling_mbps=1000.0, ceiling_frac=0.07)
+        check_schema.consistent("burst", "x", row, faults)
+        self.assertEqual(faults, [])
+        check_schema.consistent("burst", "x", dict(row, xdp_mode="turbo"), faults)
+        self.assertEqual(len(faults), 1, "an AF_XDP row must name a known mode")
+
 
 class CpuWorkRows(unittest.TestCase):
     """The many-link CPU-work rows: Linux's busy_ns windows less the mark cost,

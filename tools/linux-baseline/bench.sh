@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench.sh rtt|burst [RESULTS_DIR]: measure the Linux baseline (both
-# variants, every size) and write RESULTS_DIR/linux-rtt.json or
+# bench.sh rtt|burst [RESULTS_DIR]: measure the Linux baseline (every
+# variant, every size) and write RESULTS_DIR/linux-rtt.json or
 # linux-burst.json (default RESULTS_DIR: bench/results under the repository).
 #
 # Each boot pair measures every size of one variant; the variants alternate
@@ -26,6 +26,12 @@
 #                   timeout) is run again this many times (default 1; 0 in make
 #                   bench-smoke, which is make test's check of the Linux guest)
 #   LB_NIC          e1000 (default), virtio or e1000e: the guests' NIC (run-pair.sh --nic)
+#   LB_VARIANTS     pktbench variants, space-separated (default "packet mmap xdp
+#                   tuned tuned-mmap": AF_PACKET, PACKET_MMAP, AF_XDP and the two
+#                   tuned packet sockets; systems linux-packet, linux-mmap,
+#                   linux-afxdp, linux-packet-tuned, linux-mmap-tuned)
+#   LB_ITR          e1000/e1000e InterruptThrottleRate for every variant (pkt.itr;
+#                   default: the driver's own), recorded in env.itr
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
 #                   bench runs this inside a network namespace: no network)
@@ -48,7 +54,10 @@ CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
 FAIL_RETRIES=${LB_FAIL_RETRIES:-1}
-VARIANTS=(packet mmap)
+read -r -a VARIANTS <<<"${LB_VARIANTS:-packet mmap xdp tuned tuned-mmap}"
+ITR=${LB_ITR:-}
+ITR_ARGS=()
+[ -n "$ITR" ] && ITR_ARGS=(--append "pkt.itr=$ITR")
 NIC=${LB_NIC:-${NIC:-e1000}}
 case "$NIC" in
 e1000) GUEST_NIC="e1000.ko RxDescriptors=4096, other parameters default; MTU 9000" ;;
@@ -96,6 +105,16 @@ cpu_unwatch() {
 	cat "$RAW/$name.cpu" >>"$RAW/$name.txt"
 }
 
+# sizes_run RAW: $SIZES less those the pair's variant skipped (SKIP lines:
+# AF_XDP's frames over one UMEM chunk), which no CPU window can catch.
+sizes_run() {
+	local s out=
+	for s in ${SIZES//,/ }; do
+		grep -q "^SKIP .* bytes=$s " "$1" || out="$out,$s"
+	done
+	echo "${out#,}"
+}
+
 # [CPU_MS=N] pair NAME ARGS...: one boot pair into $RAW/NAME.txt, with host
 # CPU windows of N ms per size.  A failed pair is run again LB_FAIL_RETRIES
 # times; a pair disturbed by other processes is measured again, and so is one
@@ -110,7 +129,9 @@ pair() {
 		try=$((try + 1))
 		mark
 		[ "$cpu" -gt 0 ] && cpu_watch "$LOGS/$name.$try"
+		# A pair running every variant in turn gets 300 s for each.
 		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --nic "$NIC" --sizes "$SIZES" \
+			--timeout $((300 * ${#VARIANTS[@]})) "${ITR_ARGS[@]}" \
 			--logdir "$LOGS/$name.$try" "$@" >"$RAW/$name.txt"; then
 			[ "$cpu" -gt 0 ] && cpu_unwatch
 			failures=$((failures + 1))
@@ -121,7 +142,7 @@ pair() {
 		[ "$cpu" -gt 0 ] && cpu_unwatch
 		other=$(other_cores)
 		if [ "$cpu" -gt 0 ] && [ "$cpu_tries" -lt "${HOSTCPU_RETRIES:-2}" ]; then
-			lost=$(python3 "$ROOT/tools/bench/hostcpu.py" uncaught "$RAW/$name.cpu" "$SIZES")
+			lost=$(python3 "$ROOT/tools/bench/hostcpu.py" uncaught "$RAW/$name.cpu" "$(sizes_run "$RAW/$name.txt")")
 			if [ -n "$lost" ]; then
 				cpu_tries=$((cpu_tries + 1))
 				progress "$name: no host CPU window caught at $lost B; measuring again"
@@ -172,7 +193,9 @@ ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=
 	--env backend=dgram-unix --env "cpu=$CPU" --env "runs=$BOOTS"
 	--env "boots=$BOOTS" --env "runs_per_boot=$RUNS" --env "warmup_per_boot=$WARMUP"
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max"
-	--env "guest_nic=$GUEST_NIC"
+	--env "guest_nic=$GUEST_NIC" --env "guest_kernel=$KERNEL_RELEASE" --env "itr=${ITR:-default}"
+	--env "variants=${VARIANTS[*]}"
+	--env "host_setting=${BENCH_HOST_SETTING:-host defaults (net.unix.max_dgram_qlen=$(cat /proc/sys/net/unix/max_dgram_qlen))}"
 	--env "host_other_cores=$(IFS=,; echo "${OTHER[*]}")")
 if [ "$BENCH" = rtt ]; then
 	OUT="$RESULTS/linux-rtt.json"

@@ -7,7 +7,10 @@
 #               needs (load order in /lib/modules/virtio.order), e1000e.ko
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
-#               /init (init.sh), /bin/pktbench, /bin/lbbench
+#               /init (init.sh), /bin/pktbench, /bin/lbbench, and libxdp's
+#               XDP dispatcher object in /usr/lib/x86_64-linux-gnu/bpf
+#               (pktbench links libxdp, libbpf, libelf and zlib statically;
+#               libxdp has the AF_XDP redirect program built in)
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
@@ -15,6 +18,12 @@
 # version, pktbench.c, lbbench.c, benchnet.h, wire.h, init.sh, this script,
 # busybox and gcc versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
 # kernel package instead of following linux-image-amd64.
+# LB_KERNEL_SUITE=bookworm-backports (or trixie) takes the kernel from that
+# suite instead (linux-image-amd64 there: 6.12), through a private apt
+# sources list and lists in OUTDIR/apt (the host's apt is left alone; mirror
+# LB_KERNEL_MIRROR, default http://deb.debian.org/debian).  Such a kernel's
+# compressed modules (.ko.xz) are unpacked for busybox's insmod, modules it
+# has built in (modules.builtin) are not looked for, and it gets no NFS guest.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -27,10 +36,21 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
 NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
+
+# apt options: the host's lists, or LB_KERNEL_SUITE's private ones.
+APT_OPTS=()
+KERNEL_RE='linux-image-6\.1\.0-[0-9]*-amd64'
+if [ -n "${LB_KERNEL_SUITE:-}" ]; then
+	mkdir -p "$OUT/apt/lists/partial" "$OUT/apt/cache/archives/partial"
+	echo "deb ${LB_KERNEL_MIRROR:-http://deb.debian.org/debian} $LB_KERNEL_SUITE main" >"$OUT/apt/sources.list"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$OUT/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$OUT/apt/lists" -o "Dir::Cache=$OUT/apt/cache")
+	KERNEL_RE='linux-image-[0-9][^ ]*-amd64'
+fi
 
 # Name of the kernel package behind linux-image-amd64, e.g. linux-image-6.1.0-56-amd64.
 kernel_pkg_name() {
@@ -39,12 +59,22 @@ kernel_pkg_name() {
 		return
 	fi
 	# (A pipeline cut short by an early exit must not trip pipefail.)
-	{ apt-cache depends linux-image-amd64 2>/dev/null || true; } |
-		sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-amd64\)$/\1/p;T;q'
+	{ apt-cache "${APT_OPTS[@]}" depends linux-image-amd64 2>/dev/null || true; } |
+		sed -n "s/^ *Depends: \\($KERNEL_RE\\)\$/\\1/p;T;q"
 }
 
 kernel_pkg_version() {
-	{ apt-cache policy "$1" 2>/dev/null || true; } | sed -n '/(none)/d;s/^ *Candidate: //p;T;q'
+	{ apt-cache "${APT_OPTS[@]}" policy "$1" 2>/dev/null || true; } | sed -n '/(none)/d;s/^ *Candidate: //p;T;q'
+}
+
+# The private lists of LB_KERNEL_SUITE, fetched once per build.
+kernel_apt_update() {
+	if [ -n "${LB_KERNEL_SUITE:-}" ]; then
+		lb_log "apt-get update ($LB_KERNEL_SUITE, private lists in $OUT/apt)"
+		apt-get "${APT_OPTS[@]}" update -qq || lb_log "apt-get update of $LB_KERNEL_SUITE failed (offline?)"
+	else
+		lb_apt_update
+	fi
 }
 
 # Sets KPKG and KVER, updating the package lists only if they know no kernel;
@@ -53,7 +83,7 @@ resolve_kernel() {
 	KPKG=$(kernel_pkg_name)
 	[ -n "$KPKG" ] && KVER=$(kernel_pkg_version "$KPKG")
 	if [ -z "$KPKG" ] || [ -z "${KVER:-}" ]; then
-		lb_apt_update
+		kernel_apt_update
 		KPKG=$(kernel_pkg_name)
 		[ -n "$KPKG" ] && KVER=$(kernel_pkg_version "$KPKG")
 	fi
@@ -69,7 +99,7 @@ resolve_kernel() {
 inputs_hash() {
 	{
 		echo "$KPKG $KVER"
-		dpkg-query -W -f='${Package} ${Version}\n' busybox-static
+		dpkg-query -W -f='${Package} ${Version}\n' busybox-static "${XDP_PKGS[@]}"
 		gcc --version | sed -n 1p
 		sha256sum "${SOURCES[@]}" | cut -d' ' -f1
 	} | sha256sum | cut -d' ' -f1
@@ -108,7 +138,7 @@ fetch_kernel_deb() {
 		lb_log "apt-get download $KPKG=$KVER"
 		# _apt cannot write into root-owned build directories; that only
 		# costs the download sandbox, so silence the warning.
-		(cd "$OUT/cache" && apt-get download -q "$KPKG=$KVER" 2>&1 | grep -v 'unsandboxed' >&2) || true
+		(cd "$OUT/cache" && apt-get "${APT_OPTS[@]}" download -q "$KPKG=$KVER" 2>&1 | grep -v 'unsandboxed' >&2) || true
 		deb="$OUT/cache/${KPKG}_${KVER}_amd64.deb"
 		[ -f "$deb" ] || lb_die "download of $KPKG=$KVER failed"
 		find "$OUT/cache" -name '*.deb' ! -name "$(basename "$deb")" -delete
@@ -122,11 +152,11 @@ fetch_kernel_deb() {
 # e1000e with whatever PTP/PPS modules its "depends" names (none in
 # Debian's 6.1, where PTP is built in).
 extract_kernel() {
-	local deb=$1 x="$OUT/kernel-x"
+	local deb=$1 x="$OUT/kernel-x" members nfs=("${NFS_KERNEL_MEMBERS[@]}")
 	rm -rf "$x"
 	mkdir -p "$x"
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards \
-		'./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko' \
+	[ -n "${LB_KERNEL_SUITE:-}" ] && nfs=('./lib/modules/*/modules.builtin')
+	members=('./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko' \
 		'./lib/modules/*/kernel/drivers/net/virtio_net.ko' \
 		'./lib/modules/*/kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko' \
 		'./lib/modules/*/kernel/drivers/ptp/*.ko' './lib/modules/*/kernel/drivers/pps/*.ko' \
@@ -135,7 +165,10 @@ extract_kernel() {
 		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
 		'./lib/modules/*/kernel/drivers/net/bonding/bonding.ko' \
 		'./lib/modules/*/kernel/net/tls/*.ko' \
-		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${NFS_KERNEL_MEMBERS[@]}"
+		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${nfs[@]}")
+	# A newer kernel's modules are .ko.xz: match both, unpack the latter.
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards "${members[@]/%.ko/.ko*}"
+	find "$x" -name '*.ko.xz' -exec xz -d {} +
 	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
@@ -163,14 +196,21 @@ order_module() {
 	local -n order="${list}_ORDER" kos="${list}_KOS"
 	case " ${order[*]} " in *" $m "*) return 0 ;; esac
 	ko=$(find "$dir" -name "$m.ko" | head -n 1)
+	# Built into the kernel (6.12's virtio_pci): nothing to load.
+	[ -z "$ko" ] && grep -q "/$m\.ko\$" "$dir/modules.builtin" 2>/dev/null && return 0
 	[ -n "$ko" ] || lb_die "module $m (for $list) not found in the kernel package"
 	for d in $(module_deps "$ko"); do order_module "$dir" "$list" "$d"; done
 	order+=("$m")
 	kos+=("$ko")
 }
 
+# pktbench's AF_XDP variant (xdpport.h): the libraries, static, and the
+# dispatcher libxdp loads from its object directory.
+XDP_PKGS=(libxdp-dev libbpf-dev libelf-dev zlib1g-dev)
+XDP_OBJ_DIR=/usr/lib/x86_64-linux-gnu/bpf
+
 build_pktbench() {
-	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c"
+	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/pktbench" "$HERE/pktbench.c" -lxdp -lbpf -lelf -lz
 	"$OUT/pktbench" --selfcheck >/dev/null || lb_die "pktbench --selfcheck failed"
 	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/lbbench" "$HERE/lbbench.c"
 	"$OUT/lbbench" --selfcheck >/dev/null || lb_die "lbbench --selfcheck failed"
@@ -189,6 +229,8 @@ build_initramfs() {
 	strip "$r/bin/pktbench"
 	install -m 755 "$OUT/lbbench" "$r/bin/lbbench"
 	strip "$r/bin/lbbench"
+	mkdir -p "$r$XDP_OBJ_DIR"
+	cp "$XDP_OBJ_DIR/xdp-dispatcher.o" "$r$XDP_OBJ_DIR/"
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"
 	cp "${VIRTIO_KOS[@]}" "$r/lib/modules/"
 	printf '%s\n' "${VIRTIO_ORDER[@]}" >"$r/lib/modules/virtio.order"
@@ -205,7 +247,7 @@ build_initramfs() {
 }
 
 main() {
-	lb_need_pkgs busybox-static gcc libc6-dev binutils
+	lb_need_pkgs busybox-static gcc libc6-dev binutils "${XDP_PKGS[@]}"
 	resolve_kernel
 	local hash
 	hash=$(inputs_hash)

@@ -11,7 +11,15 @@ boots the same way as this kernel's (tools/bench/stats.py), plus the per-boot
 medians so that boot-to-boot spread stays visible.  Burst rows take t1_insns
 and r1_insns_per_pkt (the server's SRVSTAT r1_tsc, warm-ups left out by
 --icount-warmup) from the --icount files (runs under QEMU -icount shift=0, where the guest TSC
-counts instructions).  Standard library only.
+counts instructions).  The variants beyond packet and mmap (pktbench's xdp,
+tuned and tuned-mmap) become systems of their own; their rows name the
+settings the client's PORT line gave (config, and xdp_mode for AF_XDP),
+every row the guest's kernel (guest_kernel, from --env guest_kernel), and
+the Linux row with the best median at each size carries best_linux=true
+(burst: the most Mbit/s; rtt: the least median_us), the configuration a
+user would pick.  Sizes a variant skipped (SKIP lines: AF_XDP frames over
+one UMEM chunk) have no row and are listed in env.skipped.  Standard
+library only.
 """
 import argparse
 import json
@@ -23,17 +31,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import hostcpu  # noqa: E402
 import stats  # noqa: E402
 
-SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
-ORDER = {"packet": 0, "mmap": 1}  # rows: packet first, then mmap, by size
+SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap", "xdp": "linux-afxdp",
+          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned", "xdp-sg": "linux-afxdp-mb"}
+ORDER = {v: i for i, v in enumerate(SYSTEM)}  # rows: in SYSTEM's order, by size
 BURST_N = 128
 
 
 def parse_line(line):
     """('RESULT', 'rtt', {'variant': 'packet', ...}) or None."""
     words = line.strip().split()
-    if words and words[0] == "HOSTCPU":
-        words.insert(1, "burst")
-    if len(words) < 2 or words[0] not in ("RESULT", "SRVSTAT", "HOSTCPU"):
+    if words and words[0] in ("HOSTCPU", "PORT"):
+        words.insert(1, "burst" if words[0] == "HOSTCPU" else "port")
+    if len(words) < 2 or words[0] not in ("RESULT", "SRVSTAT", "HOSTCPU", "PORT", "SKIP"):
         return None
     fields = {}
     for w in words[2:]:
@@ -144,6 +153,54 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
     return rows
 
 
+def port_settings(boots):
+    """{variant: (config, xdp_mode)} from the PORT lines: the settings
+    words, and AF_XDP's mode (several if boots differed, joined by '/')."""
+    out = {}
+    for boot in boots:
+        for k, _, f in boot:
+            if k != "PORT" or "variant" not in f:
+                continue
+            cfg = " ".join(f"{a}={b}" for a, b in f.items() if a not in ("variant", "xdp_mode"))
+            old = out.get(f["variant"], ("", ""))
+            modes = [m for m in old[1].split("/") if m]
+            if f.get("xdp_mode") and f["xdp_mode"] not in modes:
+                modes.append(f["xdp_mode"])
+            out[f["variant"]] = (old[0] or cfg, "/".join(modes))
+    return out
+
+
+def skipped(boots):
+    """'SYSTEM BYTES (max_frame=N)' for every size a variant skipped."""
+    out = set()
+    for boot in boots:
+        for k, _, f in boot:
+            if k == "SKIP":
+                out.add((ORDER.get(f["variant"], 99), int(f["bytes"]),
+                         f"{SYSTEM.get(f['variant'], f['variant'])} {f['bytes']} (max_frame={f.get('max_frame')})"))
+    return [t for _, _, t in sorted(out)]
+
+
+def label(rows, boots, env, key, better):
+    """Names each row's settings and kernel; marks the best Linux row per size."""
+    inv = {v: k for k, v in SYSTEM.items()}
+    ports = port_settings(boots)
+    for r in rows:
+        cfg, mode = ports.get(inv.get(r["system"]), ("", ""))
+        if cfg:
+            r["config"] = cfg
+        if mode:
+            r["xdp_mode"] = mode
+        if env.get("guest_kernel"):
+            r["guest_kernel"] = env["guest_kernel"]
+    for size in sorted({r["bytes"] for r in rows}):
+        cands = [r for r in rows if r["bytes"] == size and r.get(key) is not None]
+        if cands:
+            best = better(cands, key=lambda r: r[key])
+            for r in cands:
+                r["best_linux"] = r is best
+
+
 def parse_env(pairs):
     env = {}
     for p in pairs:
@@ -180,7 +237,11 @@ def main():
         rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:
         sys.exit("collect.py: no RESULT lines in %s" % " ".join(a.raw))
-    doc = {"bench": a.bench, "env": parse_env(a.env), "rows": rows}
+    env = parse_env(a.env)
+    label(rows, boots, env, *(("median_us", min) if a.bench == "rtt" else ("mbps", max)))
+    if skipped(boots):
+        env["skipped"] = skipped(boots)
+    doc = {"bench": a.bench, "env": env, "rows": rows}
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

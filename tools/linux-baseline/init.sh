@@ -2,7 +2,8 @@
 # /init of the Linux baseline guest: bring up the NIC, run pktbench with the
 # arguments given on the kernel command line, print to the serial console and
 # power off.  Kernel command line keys (all optional except pkt.role):
-#   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]  pkt.variant=packet|mmap[,...]
+#   pkt.role=server|client  pkt.mode=rtt|burst|stream[,...]
+#   pkt.variant=packet|mmap|xdp|xdp-sg|tuned|tuned-mmap[,...]
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
@@ -49,6 +50,8 @@ exec 0</dev/console 1>/dev/console 2>&1
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# libxdp pins its XDP dispatcher in bpffs (pktbench --variant xdp).
+mount -t bpf bpf /sys/fs/bpf
 
 # RxDescriptors: the driver's default 256 receive descriptors hold only ~85
 # jumbo frames (3 page buffers each), and QEMU's e1000 drops (not delays) a

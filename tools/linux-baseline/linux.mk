@@ -7,7 +7,7 @@
 #   make bench-linux-rtt       bench/results/linux-rtt.json   (~1.5 min idle host, TCG)
 #   make bench-linux-burst     bench/results/linux-burst.json (~3 min idle host, TCG)
 #   make bench-linux           both
-#   make test-linux-baseline   short end-to-end check, both variants (~35 s)
+#   make test-linux-baseline   short end-to-end check, every variant (~1 min)
 #   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
 #   make test-linux-bond       two guests over two links: balance-rr TCP stream
 #                              and raw bursts over bond0, active-backup with link

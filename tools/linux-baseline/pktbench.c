@@ -11,6 +11,17 @@
 //           polls the RX ring.  V2, not V3: a V3 block reaches user space
 //           only when full or when its retire timer (>= 1 ms) fires, which
 //           would swamp a round trip.
+//   xdp     AF_XDP through libxdp (xdpport.h): the best mode the kernel
+//           and NIC offer (zerocopy, native or generic), need_wakeup, busy
+//           polling, the receiver spinning on its RX ring; sizes whose frame
+//           exceeds a UMEM chunk (no multi-buffer) are skipped ("SKIP").
+//   tuned   the socket of `packet` as a user would tune it: qdisc bypass,
+//           SO_BUSY_POLL (+ SO_PREFER_BUSY_POLL), one sendmmsg() per batch,
+//           recvmmsg() of up to 64 frames in a non-blocking spin;
+//   tuned-mmap  a TPACKET_V2 TX ring on a qdisc-bypassing TX socket, and a
+//           TPACKET_V3 RX ring (1 ms block retire timer) spun on.
+//   xdp-sg  xdp with XDP multi-buffer (Linux 6.6 on): jumbo frames too.
+//   Each of these prints a PORT line naming its settings.
 // Roles: `server` echoes, `client` measures.  With --reorder (over a bond,
 // whose balance-rr reorders frames across links) a burst server takes a
 // burst's packets in any order and answers once it has all of them.  Modes: `rtt` and `burst`, and
@@ -80,6 +91,7 @@
 
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
+#include "xdpport.h"
 
 #define PB_CH_DATA 1
 #define PB_CH_CTRL 0xFFFF
@@ -99,9 +111,20 @@
 // Where a TX frame's data starts inside its slot (no PACKET_TX_HAS_OFF).
 #define RING_TX_DATA (TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))
 
+// tuned-mmap's TPACKET_V3 receive ring: 16 KiB blocks (one jumbo frame
+// fits), 256 of them; a block not yet full is handed over after 1 ms (the
+// smallest retire timeout).  tuned's recvmmsg takes up to MM_BATCH frames.
+#define V3_BLOCK 16384u
+#define V3_BLOCKS 256u
+#define V3_FRAME 2048u // only for the ring's size checks: V3 packs frames
+#define V3_RETIRE_MS 1
+#define MM_BATCH 64u
+#define MM_BUF 16384u
+#define TUNED_BUSY_US 50 // SO_BUSY_POLL
+
 enum role { ROLE_SERVER, ROLE_CLIENT };
 enum mode { MODE_RTT, MODE_BURST, MODE_STREAM, MODE_FLOW };
-enum variant { VAR_PACKET, VAR_MMAP };
+enum variant { VAR_PACKET, VAR_MMAP, VAR_XDP, VAR_TUNED, VAR_TUNED_MMAP, VAR_XDP_SG, VAR_COUNT };
 
 struct opts {
 	enum role role;
@@ -132,14 +155,28 @@ struct ring {
 	uint32_t head; // next slot we look at; mirrors the kernel's own head
 };
 
-// One bound AF_PACKET socket, either variant.
+// tuned-mmap's receive side: the block at `block`, `left` frames of it
+// not yet taken, `pkt` the next one.
+struct v3ring {
+	uint8_t *base;
+	uint32_t block, left;
+	struct tpacket3_hdr *pkt;
+};
+
+// One bound socket, any variant.
 struct port {
 	int fd;
+	int txfd;            // the socket that sends: fd, but tuned-mmap's own
 	enum variant variant;
 	uint8_t mac[6];
 	int timeout_ms;
-	struct ring rx, tx;  // mmap variant
+	uint32_t max_frame;  // the largest frame this port carries both ways
+	struct ring rx, tx;  // mmap (both), tuned-mmap (tx)
+	struct v3ring v3;    // tuned-mmap
 	uint8_t *rxbuf;      // packet variant
+	struct mmsghdr *mm;  // tuned: the last recvmmsg batch,
+	uint32_t mm_n, mm_i; // its size and the next frame to hand out
+	struct xport *xp;    // xdp
 	bool rx_held;        // mmap: the RX slot at rx.head is ours
 	int rcvtimeo_ms;     // packet: SO_RCVTIMEO now in force
 	uint64_t ignored;    // frames not in our format
@@ -160,7 +197,7 @@ struct pkt {
 	uint8_t *payload;
 };
 
-static const char *variant_name[] = { "packet", "mmap" };
+static const char *variant_name[] = { "packet", "mmap", "xdp", "tuned", "tuned-mmap", "xdp-sg" };
 
 // ---------------------------------------------------------------- utilities
 
@@ -437,14 +474,109 @@ static void setup_rings(struct port *p)
 	p->tx.base = m + ring_bytes;
 }
 
+// The tuned variants' socket options: qdisc bypass (frames go straight to
+// the driver) and busy polling (a receive call polls the NIC's queue for up
+// to TUNED_BUSY_US before it gives up).
+static void tune_socket(int fd, bool busy)
+{
+	int us = TUNED_BUSY_US, on = 1;
+	set_int_opt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1, "PACKET_QDISC_BYPASS");
+	if (busy) {
+		set_int_opt(fd, SOL_SOCKET, SO_BUSY_POLL, us, "SO_BUSY_POLL");
+		setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &on, sizeof on); // 5.11+
+	}
+}
+
+// tuned-mmap: a TX-only socket (protocol 0: it receives nothing) with a
+// TPACKET_V2 TX ring, and a TPACKET_V3 RX ring on the receiving socket.
+static void setup_tuned_rings(struct port *p, int ifindex)
+{
+	struct tpacket_req tx = {
+		.tp_block_size = RING_BLOCK_SIZE,
+		.tp_block_nr = RING_FRAMES * RING_FRAME_SIZE / RING_BLOCK_SIZE,
+		.tp_frame_size = RING_FRAME_SIZE,
+		.tp_frame_nr = RING_FRAMES,
+	};
+	struct tpacket_req3 rx = {
+		.tp_block_size = V3_BLOCK,
+		.tp_block_nr = V3_BLOCKS,
+		.tp_frame_size = V3_FRAME,
+		.tp_frame_nr = V3_BLOCKS * (V3_BLOCK / V3_FRAME),
+		.tp_retire_blk_tov = V3_RETIRE_MS,
+	};
+	p->txfd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (p->txfd < 0)
+		die("socket AF_PACKET (TX): %s", strerror(errno));
+	tune_socket(p->txfd, false);
+	set_int_opt(p->txfd, SOL_PACKET, PACKET_VERSION, TPACKET_V2, "PACKET_VERSION (TX)");
+	if (setsockopt(p->txfd, SOL_PACKET, PACKET_TX_RING, &tx, sizeof tx) < 0)
+		die("PACKET_TX_RING: %s", strerror(errno));
+	p->tx.base = mmap(NULL, (size_t)RING_FRAMES * RING_FRAME_SIZE, PROT_READ | PROT_WRITE,
+	                  MAP_SHARED | MAP_POPULATE, p->txfd, 0);
+	if (p->tx.base == MAP_FAILED)
+		die("mmap TX ring: %s", strerror(errno));
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = 0, .sll_ifindex = ifindex };
+	if (bind(p->txfd, (struct sockaddr *)&sll, sizeof sll) < 0)
+		die("bind TX socket: %s", strerror(errno));
+	set_int_opt(p->fd, SOL_PACKET, PACKET_VERSION, TPACKET_V3, "PACKET_VERSION (RX)");
+	if (setsockopt(p->fd, SOL_PACKET, PACKET_RX_RING, &rx, sizeof rx) < 0)
+		die("PACKET_RX_RING (V3): %s", strerror(errno));
+	p->v3.base = mmap(NULL, (size_t)V3_BLOCKS * V3_BLOCK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+	                  p->fd, 0);
+	if (p->v3.base == MAP_FAILED)
+		die("mmap V3 RX ring: %s", strerror(errno));
+}
+
+// tuned: MM_BATCH receive buffers for recvmmsg, each with its own iovec.
+static void setup_mmsg(struct port *p)
+{
+	struct iovec *iov = calloc(MM_BATCH, sizeof *iov);
+	uint8_t *buf = malloc((size_t)MM_BATCH * MM_BUF);
+	p->mm = calloc(MM_BATCH, sizeof *p->mm);
+	if (!iov || !buf || !p->mm)
+		die("out of memory");
+	for (uint32_t i = 0; i < MM_BATCH; i++) {
+		iov[i] = (struct iovec){ buf + (size_t)i * MM_BUF, MM_BUF };
+		p->mm[i].msg_hdr.msg_iov = &iov[i];
+		p->mm[i].msg_hdr.msg_iovlen = 1;
+	}
+}
+
+static void port_describe(const struct port *p)
+{
+	if (p->variant == VAR_TUNED)
+		printf("PORT variant=tuned qdisc_bypass=1 busy_poll_us=%d rx=recvmmsg/%u tx=sendmmsg spin=1\n",
+		       TUNED_BUSY_US, MM_BATCH);
+	else if (p->variant == VAR_TUNED_MMAP)
+		printf("PORT variant=tuned-mmap qdisc_bypass=1 rx=tpacket_v3/%ux%u retire_ms=%d tx=tpacket_v2 "
+		       "spin=1\n", V3_BLOCKS, V3_BLOCK, V3_RETIRE_MS);
+}
+
 static void port_open(struct port *p, const struct opts *o, int timeout_ms)
 {
 	memset(p, 0, sizeof *p);
 	p->variant = o->variant;
 	p->timeout_ms = timeout_ms;
+	p->max_frame = WIRE_MAX_FRAME;
+	if (p->variant == VAR_XDP_SG)
+		p->variant = VAR_XDP; // the same port, multi-buffer
+	if (p->variant == VAR_XDP) {
+		static struct xport xp;
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			die("socket: %s", strerror(errno));
+		if_info(fd, o->ifname, p->mac);
+		close(fd);
+		xp_open(&xp, o->ifname, o->variant == VAR_XDP_SG);
+		p->xp = &xp;
+		p->fd = p->txfd = xp.fd;
+		p->max_frame = xp.max_frame;
+		return;
+	}
 	p->fd = socket(AF_PACKET, SOCK_RAW, htons(WIRE_ETHERTYPE));
 	if (p->fd < 0)
 		die("socket AF_PACKET: %s", strerror(errno));
+	p->txfd = p->fd;
 	int ifindex = if_info(p->fd, o->ifname, p->mac);
 	// A burst of 128 jumbo frames is ~1.2 MB: make the socket buffers large
 	// enough that neither side blocks on its own accounting (we are root).
@@ -452,6 +584,12 @@ static void port_open(struct port *p, const struct opts *o, int timeout_ms)
 	set_int_opt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20, "SO_RCVBUFFORCE");
 	if (p->variant == VAR_MMAP) {
 		setup_rings(p);
+	} else if (p->variant == VAR_TUNED_MMAP) {
+		tune_socket(p->fd, true);
+		setup_tuned_rings(p, ifindex);
+	} else if (p->variant == VAR_TUNED) {
+		tune_socket(p->fd, true);
+		setup_mmsg(p);
 	} else {
 		p->rxbuf = malloc(65536);
 		if (!p->rxbuf)
@@ -465,6 +603,13 @@ static void port_open(struct port *p, const struct opts *o, int timeout_ms)
 	};
 	if (bind(p->fd, (struct sockaddr *)&sll, sizeof sll) < 0)
 		die("bind %s: %s", o->ifname, strerror(errno));
+	port_describe(p);
+}
+
+static void port_close(struct port *p)
+{
+	if (p->variant == VAR_XDP)
+		xp_close(p->xp);
 }
 
 static struct tpacket2_hdr *slot(struct ring *r, uint32_t i)
@@ -541,28 +686,117 @@ static int sock_recv(struct port *p, struct frame *f, int timeout_ms)
 	}
 }
 
+// tuned: frames from one recvmmsg batch, the next batch fetched by a
+// non-blocking recvmmsg in a spin (each call busy-polls the NIC first).
+static int mm_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	if (p->mm_i >= p->mm_n) {
+		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+		p->mm_i = p->mm_n = 0;
+		for (uint32_t spin = 1;; spin++) {
+			int n = recvmmsg(p->fd, p->mm, MM_BATCH, MSG_DONTWAIT, NULL);
+			if (n > 0) {
+				p->mm_n = (uint32_t)n;
+				break;
+			}
+			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				die("recvmmsg: %s", strerror(errno));
+			if ((spin & 15) == 0 && now_ns() >= deadline)
+				return 1;
+		}
+	}
+	struct mmsghdr *m = &p->mm[p->mm_i++];
+	f->data = m->msg_hdr.msg_iov->iov_base;
+	f->len = (m->msg_hdr.msg_flags & MSG_TRUNC) ? 0 : m->msg_len;
+	return 0;
+}
+
+static struct tpacket_block_desc *v3_block(struct port *p)
+{
+	return (struct tpacket_block_desc *)(p->v3.base + (size_t)(p->v3.block % V3_BLOCKS) * V3_BLOCK);
+}
+
+static uint32_t v3_status(struct tpacket_block_desc *b)
+{
+	return __atomic_load_n(&b->hdr.bh1.block_status, __ATOMIC_ACQUIRE);
+}
+
+// tuned-mmap: spins (no system call) until the current V3 block is ours,
+// then hands out its frames in order.  0: got one, 1: timeout.
+static int v3_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	while (!p->v3.left) {
+		struct tpacket_block_desc *b = v3_block(p);
+		for (uint32_t spin = 1; !(v3_status(b) & TP_STATUS_USER); spin++)
+			if ((spin & 255) == 0 && now_ns() >= deadline)
+				return 1;
+		p->v3.left = b->hdr.bh1.num_pkts;
+		p->v3.pkt = (struct tpacket3_hdr *)((uint8_t *)b + b->hdr.bh1.offset_to_first_pkt);
+		if (!p->v3.left) { // never expected: the kernel closes no empty block
+			__atomic_store_n(&b->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+			p->v3.block++;
+		}
+	}
+	struct tpacket3_hdr *h = p->v3.pkt;
+	p->rx_held = true;
+	f->data = (uint8_t *)h + h->tp_mac;
+	f->len = h->tp_snaplen < h->tp_len ? 0 : h->tp_snaplen;
+	return 0;
+}
+
+static void v3_release(struct port *p)
+{
+	if (--p->v3.left) {
+		p->v3.pkt = (struct tpacket3_hdr *)((uint8_t *)p->v3.pkt + p->v3.pkt->tp_next_offset);
+		return;
+	}
+	__atomic_store_n(&v3_block(p)->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	p->v3.block++;
+}
+
+static int xdp_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	if (xp_recv(p->xp, &f->data, &f->len, timeout_ms))
+		return 1;
+	p->rx_held = true;
+	return 0;
+}
+
 // Receives one frame. 0: got it (call port_release after), 1: timeout.
 static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 {
-	if (p->variant == VAR_MMAP)
-		return ring_recv(p, f, timeout_ms);
-	return sock_recv(p, f, timeout_ms);
+	switch (p->variant) {
+	case VAR_MMAP: return ring_recv(p, f, timeout_ms);
+	case VAR_TUNED_MMAP: return v3_recv(p, f, timeout_ms);
+	case VAR_TUNED: return mm_recv(p, f, timeout_ms);
+	case VAR_XDP: return xdp_recv(p, f, timeout_ms);
+	default: return sock_recv(p, f, timeout_ms);
+	}
 }
 
 static void port_release(struct port *p)
 {
-	if (p->variant != VAR_MMAP || !p->rx_held)
+	if (!p->rx_held)
 		return;
-	slot_set_status(slot(&p->rx, p->rx.head), TP_STATUS_KERNEL);
-	p->rx.head = (p->rx.head + 1) % RING_FRAMES;
 	p->rx_held = false;
+	if (p->variant == VAR_TUNED_MMAP) {
+		v3_release(p);
+	} else if (p->variant == VAR_XDP) {
+		xp_release(p->xp);
+	} else {
+		slot_set_status(slot(&p->rx, p->rx.head), TP_STATUS_KERNEL);
+		p->rx.head = (p->rx.head + 1) % RING_FRAMES;
+	}
 }
 
 // mmap: waits (outside any measured window) until the next n TX slots are
 // free again, i.e. the previous batch's frames have left the device.
 static void port_tx_ready(struct port *p, uint32_t n)
 {
-	if (p->variant != VAR_MMAP)
+	if (p->variant == VAR_XDP)
+		xp_tx_ready(p->xp, n, p->timeout_ms);
+	if (p->variant != VAR_MMAP && p->variant != VAR_TUNED_MMAP)
 		return;
 	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
 	for (uint32_t i = 0; i < n; i++) {
@@ -573,7 +807,7 @@ static void port_tx_ready(struct port *p, uint32_t n)
 				die("TX ring slot %u: wrong format", (p->tx.head + i) % RING_FRAMES);
 			if (now_ns() > deadline)
 				die("TX ring slot %u stuck in status %u", (p->tx.head + i) % RING_FRAMES, s);
-			struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+			struct pollfd pfd = { .fd = p->txfd, .events = POLLOUT };
 			poll(&pfd, 1, 1);
 		}
 	}
@@ -588,7 +822,7 @@ static void ring_kick(struct port *p, uint64_t total)
 	uint64_t sent = 0;
 	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
 	while (sent < total) {
-		ssize_t r = send(p->fd, NULL, 0, MSG_DONTWAIT);
+		ssize_t r = send(p->txfd, NULL, 0, MSG_DONTWAIT);
 		if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
 			die("TX ring send: %s", strerror(errno));
 		if (r > 0)
@@ -598,18 +832,62 @@ static void ring_kick(struct port *p, uint64_t total)
 	}
 }
 
+// tuned-mmap: with the qdisc bypassed a full driver queue fails a send()
+// (ENOBUFS) and leaves the frame's slot SEND_REQUEST, counting no bytes for
+// the frames sent before it in that call: kick until the last slot of the
+// batch has left SEND_REQUEST (the kernel takes the slots in order).
+static void ring_kick_bypass(struct port *p, struct tpacket2_hdr *last)
+{
+	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
+	while (slot_status(last) == TP_STATUS_SEND_REQUEST) {
+		ssize_t r = send(p->txfd, NULL, 0, MSG_DONTWAIT);
+		if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
+			die("TX ring send: %s", strerror(errno));
+		if (now_ns() > deadline)
+			die("TX ring send: frames still queued after %d ms", p->timeout_ms);
+	}
+}
+
 static void ring_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
 {
 	uint64_t total = 0;
+	struct tpacket2_hdr *h = NULL;
 	for (uint32_t i = 0; i < n; i++) {
-		struct tpacket2_hdr *h = slot(&p->tx, p->tx.head);
+		h = slot(&p->tx, p->tx.head);
 		memcpy((uint8_t *)h + RING_TX_DATA, frames[i], lens[i]);
 		h->tp_len = lens[i];
 		slot_set_status(h, TP_STATUS_SEND_REQUEST);
 		p->tx.head = (p->tx.head + 1) % RING_FRAMES;
 		total += lens[i];
 	}
-	ring_kick(p, total);
+	if (p->variant == VAR_TUNED_MMAP)
+		ring_kick_bypass(p, h);
+	else
+		ring_kick(p, total);
+}
+
+// tuned: one sendmmsg for the batch, again from the first frame not sent
+// (with the qdisc bypassed a full driver queue fails it with ENOBUFS).
+static void mm_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
+{
+	static struct mmsghdr m[PB_BURST_N];
+	static struct iovec v[PB_BURST_N];
+	uint64_t deadline = now_ns() + (uint64_t)p->timeout_ms * 1000000u;
+	if (n > PB_BURST_N)
+		die("sendmmsg: %u frames", n);
+	for (uint32_t i = 0; i < n; i++) {
+		v[i] = (struct iovec){ frames[i], lens[i] };
+		m[i].msg_hdr = (struct msghdr){ .msg_iov = &v[i], .msg_iovlen = 1 };
+	}
+	for (uint32_t done = 0; done < n;) {
+		int r = sendmmsg(p->fd, m + done, n - done, 0);
+		if (r < 0 && errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
+			die("sendmmsg: %s", strerror(errno));
+		if (r > 0)
+			done += (uint32_t)r;
+		if (done < n && now_ns() > deadline)
+			die("sendmmsg: %u of %u frames after %d ms", done, n, p->timeout_ms);
+	}
 }
 
 static void sock_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
@@ -624,14 +902,23 @@ static void sock_send(struct port *p, uint8_t *const *frames, const uint32_t *le
 // Sends n whole frames: the call whose duration is T1.
 static void port_send(struct port *p, uint8_t *const *frames, const uint32_t *lens, uint32_t n)
 {
-	if (p->variant == VAR_MMAP)
-		ring_send(p, frames, lens, n);
-	else
-		sock_send(p, frames, lens, n);
+	switch (p->variant) {
+	case VAR_MMAP:
+	case VAR_TUNED_MMAP: ring_send(p, frames, lens, n); break;
+	case VAR_TUNED: mm_send(p, frames, lens, n); break;
+	case VAR_XDP: xp_send(p->xp, frames, lens, n, p->timeout_ms); break;
+	default: sock_send(p, frames, lens, n);
+	}
 }
 
 static void port_stats(struct port *p)
 {
+	if (p->variant == VAR_XDP) {
+		xp_stats(p->xp);
+		printf("STATS variant=xdp ignored=%llu stale=%llu\n", (unsigned long long)p->ignored,
+		       (unsigned long long)p->stale);
+		return;
+	}
 	struct tpacket_stats st = { 0 };
 	socklen_t l = sizeof st;
 	getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &l);
@@ -664,7 +951,14 @@ static void send_bye_best_effort(struct port *p, const struct opts *o)
 	uint8_t buf[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
 	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
-	if (p->variant != VAR_MMAP) {
+	uint8_t *f = buf;
+	if (p->variant == VAR_XDP) {
+		xp_reap(p->xp);
+		if (p->xp->ntx_free)
+			xp_send(p->xp, &f, &len, 1, 100);
+		return;
+	}
+	if (p->variant != VAR_MMAP && p->variant != VAR_TUNED_MMAP) {
 		send(p->fd, buf, len, MSG_DONTWAIT);
 		return;
 	}
@@ -675,7 +969,7 @@ static void send_bye_best_effort(struct port *p, const struct opts *o)
 	t->tp_len = len;
 	slot_set_status(t, TP_STATUS_SEND_REQUEST);
 	p->tx.head = (p->tx.head + 1) % RING_FRAMES;
-	send(p->fd, NULL, 0, MSG_DONTWAIT);
+	send(p->txfd, NULL, 0, MSG_DONTWAIT);
 }
 
 // On failure: what the kernel saw, and (client) a "bye" so that the server
@@ -758,7 +1052,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	long irqs = irq_count(sv->irqname);
 	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
-	       variant_name[sv->p->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
+	       variant_name[g_opts->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
@@ -886,6 +1180,7 @@ static int run_server(const struct opts *o)
 			quit = true;
 	}
 	port_stats(&p);
+	port_close(&p);
 	print_netdev(o->ifname);
 	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
 	       (unsigned long long)sv.bad_bursts);
@@ -938,7 +1233,7 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 		// The packet variant waits the full timeout per recv() (changing
 		// SO_RCVTIMEO per call would cost a system call); the deadline
 		// still bounds the loop.
-		int left = p->variant == VAR_MMAP ? (int)((deadline - now + 999999) / 1000000) : timeout_ms;
+		int left = p->variant != VAR_PACKET ? (int)((deadline - now + 999999) / 1000000) : timeout_ms;
 		if (port_recv(p, f, left))
 			return 1;
 		if (parse_frame(f, k) < 0) {
@@ -1173,6 +1468,12 @@ static int run_client(const struct opts *o)
 	g_opts = o;
 	probe_server(&p, o);
 	for (int i = 0; i < o->nsizes; i++) {
+		// AF_XDP without multi-buffer carries one UMEM chunk per frame.
+		if (frame_len_for(o->sizes[i]) > p.max_frame) {
+			printf("SKIP %s variant=%s bytes=%u max_frame=%u\n", o->mode == MODE_RTT ? "rtt" : "burst",
+			       variant_name[o->variant], o->sizes[i], p.max_frame);
+			continue;
+		}
 		if (o->mode == MODE_RTT)
 			run_rtt_size(&p, o, o->sizes[i], &seq);
 		else
@@ -1186,6 +1487,7 @@ static int run_client(const struct opts *o)
 		send_quit(&p, o, seq);
 	say_bye(&p, o);
 	port_stats(&p);
+	port_close(&p);
 	print_netdev(o->ifname);
 	printf("DONE ok\n");
 	return 0;
@@ -2044,7 +2346,7 @@ static int netcfg(int argc, char **argv)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: pktbench --role server|client [--mode rtt|burst|stream|flow] [--variant packet|mmap]\n"
+	        "usage: pktbench --role server|client [--mode rtt|burst|stream|flow] [--variant packet|mmap|xdp|tuned|tuned-mmap]\n"
 	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
@@ -2082,6 +2384,15 @@ static int pick(const char *v, const char *a, const char *b)
 	return -1;
 }
 
+static enum variant pick_variant(const char *v)
+{
+	for (int i = 0; i < VAR_COUNT; i++)
+		if (strcmp(v, variant_name[i]) == 0)
+			return (enum variant)i;
+	usage();
+	return VAR_PACKET;
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -2116,7 +2427,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'R': o->reorder = true; break;
 		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
-		case 'v': o->variant = pick(optarg, "packet", "mmap"); break;
+		case 'v': o->variant = pick_variant(optarg); break;
 		case 'i': o->ifname = optarg; break;
 		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
 		case 's': if (parse_sizes(optarg, o) < 0) usage(); break;

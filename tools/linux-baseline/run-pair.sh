@@ -4,7 +4,7 @@
 # measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
 # server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
-#   run-pair.sh [--mode rtt|burst] [--variant packet|mmap|packet,mmap] [--sizes 64,8192]
+#   run-pair.sh [--mode rtt|burst] [--variant V[,V...]] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
@@ -53,7 +53,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$MODE" in rtt | burst) ;; *) usage ;; esac
-case "$VARIANT" in packet | mmap | packet,mmap | mmap,packet) ;; *) usage ;; esac
+for v in ${VARIANT//,/ }; do
+	case "$v" in packet | mmap | xdp | xdp-sg | tuned | tuned-mmap) ;; *) usage ;; esac
+done
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
@@ -121,7 +123,7 @@ for side in client server; do
 	touch "$LOGDIR/$side.log"
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
-grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
+grep -E '^(RESULT|SUMMARY|PORT|SKIP) ' "$LOGDIR/client.txt" || true
 grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
 
 verdict() { # SIDE: empty if every run (mode and variant) ended well, else why not
