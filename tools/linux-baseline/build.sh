@@ -9,6 +9,7 @@
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
 #               /init (init.sh), /bin/pktbench, /bin/lbbench
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
+#   initrd-dpdk.gz the same plus DPDK and /bin/dpdkbench (build-dpdk.sh)
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -22,6 +23,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 # shellcheck source=build-nfs.sh
 . "$HERE/build-nfs.sh"
+# shellcheck source=build-dpdk.sh
+. "$HERE/build-dpdk.sh"
 
 OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
@@ -135,7 +138,7 @@ extract_kernel() {
 		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
 		'./lib/modules/*/kernel/drivers/net/bonding/bonding.ko' \
 		'./lib/modules/*/kernel/net/tls/*.ko' \
-		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${NFS_KERNEL_MEMBERS[@]}"
+		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${NFS_KERNEL_MEMBERS[@]}" "${DPDK_KERNEL_MEMBERS[@]}"
 	KREL=$(basename "$x"/boot/vmlinuz-* | sed 's/^vmlinuz-//')
 	cp "$x/boot/vmlinuz-$KREL" "$OUT/vmlinuz"
 	E1000_KO="$x/lib/modules/$KREL/kernel/drivers/net/ethernet/intel/e1000/e1000.ko"
@@ -213,6 +216,8 @@ main() {
 		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ]; then
 		lb_log "guest up to date ($KPKG $KVER)"
 		[ -z "${LB_NFS:-}" ] || nfs_main
+		dpdk_main
+		rm -rf "$OUT/kernel-x"
 		return 0
 	fi
 	rm -f "$OUT/stamp"
@@ -223,6 +228,7 @@ main() {
 	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
 	echo "$hash" >"$OUT/stamp"
 	[ -z "${LB_NFS:-}" ] || nfs_main
+	dpdk_main
 	rm -rf "$OUT/kernel-x"
 	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
 		"virtio-net modules: ${VIRTIO_ORDER[*]}; e1000e: ${E1000E_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"
