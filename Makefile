@@ -156,7 +156,7 @@ TESTS_KERNEL += test-relay
 TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
 TESTS_KERNEL += test-netboot
-TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
+TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
 # One part after another (tools/run-tests.sh), the ten slowest named at the end.
 test:
 	@tools/run-tests.sh $(TESTS_KERNEL) $(TESTS_LINUX)

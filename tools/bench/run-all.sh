@@ -71,15 +71,17 @@ step 1 "exchange versus copy, in the kernel (no NIC involved)"
 step 2 "round trips, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 3 "round trips, Linux (AF_PACKET and PACKET_MMAP)"
+step 3 "round trips, Linux (AF_PACKET, PACKET_MMAP and DPDK)"
 lb rtt
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer, no program)"
+step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer; DPDK txonly/rxonly)"
 "$py" "$root/tools/bench/kernelnet.py" ceiling "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	--nic "$nic"
-step 6 "bursts, Linux (AF_PACKET and PACKET_MMAP)"
+# DPDK's txonly sender into its rxonly receiver, beside it (linux-dpdk-ceiling.json).
+case " ${LB_VARIANTS:-dpdk} " in *" dpdk "*) LB_CEIL_MS=${LB_CEIL_MS:-${BENCH_QUICK:+300}} lb ceiling ;; esac
+step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP and DPDK)"
 lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"

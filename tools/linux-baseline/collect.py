@@ -3,6 +3,7 @@
 
     collect.py rtt   --out FILE [--env K=V ...] RAW...
     collect.py burst --out FILE [--env K=V ...] RAW... [--icount RAW...]
+    collect.py ceiling --out FILE [--env K=V ...] RAW...
 
 Each RAW file is the stdout of one run-pair.sh (one boot pair): RESULT lines
 from the client and SRVSTAT lines from the server, and for burst pairs the
@@ -11,7 +12,10 @@ boots the same way as this kernel's (tools/bench/stats.py), plus the per-boot
 medians so that boot-to-boot spread stays visible.  Burst rows take t1_insns
 and r1_insns_per_pkt (the server's SRVSTAT r1_tsc, warm-ups left out by
 --icount-warmup) from the --icount files (runs under QEMU -icount shift=0, where the guest TSC
-counts instructions).  Standard library only.
+counts instructions).  Ceiling pairs (dpdkbench --mode ceiling: a txonly
+sender into an rxonly receiver) give one row per size: the median of the
+receiver's 100 ms windows over every boot, as ceiling.json's rows.
+Standard library only.
 """
 import argparse
 import json
@@ -23,8 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import hostcpu  # noqa: E402
 import stats  # noqa: E402
 
-SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
-ORDER = {"packet": 0, "mmap": 1}  # rows: packet first, then mmap, by size
+SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap", "dpdk": "linux-dpdk"}
+ORDER = {"packet": 0, "mmap": 1, "dpdk": 2}  # rows: packet, mmap, dpdk, by size
 BURST_N = 128
 
 
@@ -105,6 +109,9 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
           for key, pb in group(icount_boots, "SRVSTAT", "burst", "r1_tsc").items()}
     r1_check = {key: [b[icount_warmup:] for b in pb]
                 for key, pb in group(icount_boots, "SRVSTAT", "burst", "check_tsc").items()}
+    # dpdkbench only: the receiver's empty polls inside R1 (it never sleeps).
+    r1_idle = {key: [b[icount_warmup:] for b in pb]
+               for key, pb in group(icount_boots, "SRVSTAT", "burst", "idle_tsc").items()}
     srv = {f: group(boots, "SRVSTAT", "burst", f) for f in ("irqs", "good", "bad", "missing", "ooo")}
     variants = [variant_of(b) for b in boots]
     cpu = {f: group(boots, "HOSTCPU", "burst", f, variants) for f in ("bursts", "cpu_s")}
@@ -126,6 +133,7 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
             "t0_insns_icount": int(med(flat(ins_t0[key]), 0)) if key in ins_t0 else None,
             "r1_insns_per_pkt": med(flat(r1[key]), 1) if flat(r1.get(key, [])) else None,
             "r1_check_insns_per_pkt": med(flat(r1_check[key]), 1) if flat(r1_check.get(key, [])) else None,
+            "r1_idle_insns_per_pkt": med(flat(r1_idle[key]), 1) if flat(r1_idle.get(key, [])) else None,
             "n_r1": len(flat(r1.get(key, []))),
             "host_cpu_s_per_gb": cpu_gb,
             "host_cpu_s_per_gb_null": cpu_null,
@@ -140,6 +148,26 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
             "host_cpu_bursts": int(sum(bursts)), "host_cpu_windows": len(cpu_s),
             "packets_lost_or_corrupt": int(sum(s["bad"]) + sum(s["missing"])),
             "bursts_checked_by_server": len(s["good"]),
+        })
+    return rows
+
+
+def ceiling_rows(boots):
+    """One row per size: the receiver's windows pooled over the boots (the
+    first window of a size, which starts at its first frame, included)."""
+    wins = group(boots, "RESULT", "ceiling", "mbps")
+    frames = group(boots, "SRVSTAT", "ceiling", "frames")
+    sent = group(boots, "SRVSTAT", "ceiling", "sent")
+    rows = []
+    for key in sorted(wins, key=lambda k: row_key((k, None))):
+        variant, size = key
+        got, out = int(sum(flat(frames.get(key, [])))), int(sum(flat(sent.get(key, []))))
+        rows.append({
+            "system": SYSTEM[variant], "mode": "txonly-rxonly", "bytes": size,
+            "mbps": med(flat(wins[key]), 2), "n": len(flat(wins[key])),
+            "boot_median_mbps": [med(b, 2) for b in wins[key] if b],
+            "frames": got, "frames_sent": out, "frames_lost": max(out - got, 0),
+            "window_ms": 100, "ceiling_mbps": med(flat(wins[key]), 2), "ceiling_mode": "txonly-rxonly",
         })
     return rows
 
@@ -165,7 +193,7 @@ def rundirs_parser(doc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bench", choices=("rtt", "burst"))
+    ap.add_argument("bench", choices=("rtt", "burst", "ceiling"))
     ap.add_argument("raw", nargs="+", help="run-pair.sh outputs, one per boot pair")
     ap.add_argument("--icount", nargs="*", default=[], help="burst outputs under -icount")
     ap.add_argument("--icount-warmup", type=int, default=0,
@@ -176,6 +204,8 @@ def main():
     boots = read_raw(a.raw)
     if a.bench == "rtt":
         rows = rtt_rows(boots)
+    elif a.bench == "ceiling":
+        rows = ceiling_rows(boots)
     else:
         rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:

@@ -12,14 +12,16 @@
 //   RESULT rtt variant=dpdk bytes=.. iter=.. us=.. tsc=..
 //   SUMMARY rtt variant=dpdk bytes=.. n=.. median_us=.. p99_us=..
 //   RESULT burst variant=dpdk bytes=.. rep=.. t0_us=.. t1_us=.. t2_us=..
-//          t0_tsc=.. t1_tsc=.. mbps=.. irqs=-1
+//          t0_tsc=.. t1_tsc=.. mbps=.. irqs=..
 //   SRVSTAT burst variant=dpdk bytes=.. good=.. bad=.. missing=.. ooo=..
-//          irqs=-1 r1_tsc=.. check_tsc=.. empty_polls=..
+//          irqs=.. r1_tsc=.. check_tsc=.. empty_polls=.. idle_tsc=..
 //   MARK burst bytes=.. cpu begin|end bursts=..
 //   STATS / DONE ok | DONE fail <reason>
 // Clocks as pktbench's: CLOCK_MONOTONIC for times, rdtsc between lfences
-// for T1 and R1 (guest instructions under QEMU -icount shift=0).  The
-// poll-mode driver takes no interrupts: irqs is -1 (not counted).
+// for T1 and R1 (guest instructions under QEMU -icount shift=0).  irqs
+// counts the interrupts of the NIC's line (/proc/interrupts, the line
+// uio_pci_generic registered): the poll-mode driver enables none, so 0
+// unless something is wrong.
 //
 // What the DPDK program does in the measured windows, chosen as a DPDK
 // application would: T1 takes an mbuf per frame from the pool, copies the
@@ -28,8 +30,8 @@
 // the received mbuf round in place (MACs swapped, REPLY set) and transmits
 // that same mbuf, copying nothing.  R1 runs from the burst's first frame
 // returned by rte_eth_rx_burst to the reply handed to the driver; it counts
-// the empty polls between frames (reported as empty_polls), the price of
-// never sleeping.
+// the empty polls between frames (reported as empty_polls, and their ticks
+// per packet as idle_tsc), the price of never sleeping.
 //
 // Mode `ceiling` (a neutral ceiling of the emulated link): the client is a
 // txonly sender, the server an rxonly receiver.  Per size the client sends
@@ -102,6 +104,7 @@ struct port {
 	uint16_t rx_n, rx_i;
 	struct rte_mbuf *held;
 	uint64_t ignored, stale, empty_polls;
+	uint64_t idle_tsc; // TSC ticks spent in polls that found nothing
 };
 
 struct frame {
@@ -152,6 +155,33 @@ static double percentile(const double *v, int n, double p)
 	int k = (int)(p / 100.0 * n + 0.999999);
 	k = k < 1 ? 1 : k > n ? n : k;
 	return v[k - 1];
+}
+
+// Interrupts taken so far on the lines uio_pci_generic holds (the NIC's),
+// from /proc/interrupts; -1 if there is no such line.
+static long irq_count(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[1024];
+	long total = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (!colon || !strstr(colon, "uio_pci_generic"))
+			continue;
+		total = total < 0 ? 0 : total;
+		for (char *p = colon;;) {
+			char *q;
+			long v = strtol(p + 1, &q, 10);
+			if (q == p + 1)
+				break;
+			total += v;
+			p = q;
+		}
+	}
+	fclose(f);
+	return total;
 }
 
 // ---------------------------------------------------------------- pattern
@@ -308,13 +338,19 @@ static void mbuf_frame(struct rte_mbuf *m, struct frame *f)
 static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 {
 	if (p->rx_i == p->rx_n) {
-		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u, w0 = 0;
 		p->rx_i = p->rx_n = 0;
 		while ((p->rx_n = rte_eth_rx_burst(p->id, 0, p->rx, DB_RX_BURST)) == 0) {
+			if (!w0)
+				w0 = tsc_now();
 			p->empty_polls++;
-			if ((p->empty_polls & 63) == 0 && now_ns() >= deadline)
+			if ((p->empty_polls & 63) == 0 && now_ns() >= deadline) {
+				p->idle_tsc += tsc_now() - w0;
 				return 1;
+			}
 		}
+		if (w0)
+			p->idle_tsc += tsc_now() - w0;
 	}
 	p->held = p->rx[p->rx_i++];
 	mbuf_frame(p->held, f);
@@ -401,7 +437,8 @@ static void diag(void)
 
 struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
-	uint64_t first_tsc, check_tsc, polls_mark;
+	uint64_t first_tsc, check_tsc, polls_mark, idle_mark;
+	long irqs_mark; // NIC interrupts when the previous burst was answered
 };
 
 struct server {
@@ -433,15 +470,19 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h, true));
 	uint64_t sent = tsc_now();
 	uint32_t n = b->good + b->bad;
-	printf("SRVSTAT burst variant=dpdk bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=-1 "
-	       "r1_tsc=%llu check_tsc=%llu empty_polls=%llu\n",
-	       b->bytes, b->good, b->bad, b->missing, b->ooo, (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
+	long irqs = irq_count();
+	printf("SRVSTAT burst variant=dpdk bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	       "r1_tsc=%llu check_tsc=%llu empty_polls=%llu idle_tsc=%llu\n",
+	       b->bytes, b->good, b->bad, b->missing, b->ooo, irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
+	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0),
-	       (unsigned long long)(sv->p->empty_polls - b->polls_mark));
+	       (unsigned long long)(sv->p->empty_polls - b->polls_mark),
+	       (unsigned long long)(n ? (sv->p->idle_tsc - b->idle_mark) / n : 0));
 	fflush(stdout);
 	if (b->bad || b->missing || b->ooo)
 		sv->bad_bursts++;
 	memset(b, 0, sizeof *b);
+	b->irqs_mark = irq_count();
 }
 
 // One packet of a burst (in order, as on one link): checks order and
@@ -452,11 +493,14 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 	if (k->seq == 0 && b->expect != 0) {
 		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
+		long mark = b->irqs_mark;
 		memset(b, 0, sizeof *b);
+		b->irqs_mark = mark;
 	}
 	if (!b->first_tsc) {
 		b->first_tsc = arrived;
 		b->polls_mark = sv->p->empty_polls;
+		b->idle_mark = sv->p->idle_tsc;
 	}
 	if (k->seq > b->expect)
 		b->missing += k->seq - b->expect;
@@ -543,7 +587,7 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 static int run_server(const struct opts *o)
 {
 	struct port *p = &g_port;
-	struct server sv = { .p = p };
+	struct server sv = { .p = p, .b.irqs_mark = irq_count() };
 	printf("READY role=server variant=dpdk mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n", p->mac[0],
 	       p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], pat_fast);
 	fflush(stdout);
@@ -700,6 +744,7 @@ static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, ui
 
 struct burst_result {
 	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
+	long irqs;
 };
 
 struct burst_frames {
@@ -728,6 +773,7 @@ static void burst_once(struct port *p, const struct opts *o, struct burst_frames
 	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
 	struct frame f;
 	struct pkt k;
+	long irq0 = irq_count();
 	uint64_t c0 = tsc_now(), t0 = now_ns();
 	port_send(p, bf->frames, bf->lens, PB_BURST_N);
 	uint64_t c1 = tsc_now(), t1 = now_ns();
@@ -737,16 +783,17 @@ static void burst_once(struct port *p, const struct opts *o, struct burst_frames
 	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
 		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
 	port_release(p);
-	*r = (struct burst_result){ t2 - t0, t1 - t0, c2 - c0, c1 - c0 };
+	long irq1 = irq_count();
+	*r = (struct burst_result){ t2 - t0, t1 - t0, c2 - c0, c1 - c0, irq0 >= 0 && irq1 >= 0 ? irq1 - irq0 : -1 };
 }
 
 static void print_burst(uint32_t size, int rep, const struct burst_result *r)
 {
 	double t0 = (double)r->t0_ns / 1000.0, t1 = (double)r->t1_ns / 1000.0;
 	printf("RESULT burst variant=dpdk bytes=%u rep=%d t0_us=%.1f t1_us=%.1f t2_us=%.1f "
-	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=-1\n",
+	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=%ld\n",
 	       size, rep, t0, t1, t0 - t1, (unsigned long long)r->t0_tsc, (unsigned long long)r->t1_tsc,
-	       (double)PB_BURST_N * size * 8.0 / t0);
+	       (double)PB_BURST_N * size * 8.0 / t0, r->irqs);
 }
 
 // As pktbench's: bursts for cpu_ms between two MARK lines (host CPU time).
@@ -796,7 +843,6 @@ static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
 static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size)
 {
 	struct rte_mbuf *m[DB_RX_BURST];
-	uint8_t buf[PB_FRAME_BUF];
 	uint64_t sent = 0;
 	if (rte_pktmbuf_alloc_bulk(p->pool, m, DB_RX_BURST) != 0)
 		die("mbuf pool empty");
@@ -828,7 +874,6 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 	rte_pktmbuf_free_bulk(m, DB_RX_BURST);
 	printf("CEILING variant=dpdk bytes=%u sent=%llu ms=%d\n", size, (unsigned long long)sent, o->ceiling_ms);
 	fflush(stdout);
-	(void)buf;
 }
 
 static void send_quit(struct port *p, const struct opts *o, uint32_t seq)

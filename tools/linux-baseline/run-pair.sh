@@ -4,7 +4,7 @@
 # measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
 # server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
-#   run-pair.sh [--mode rtt|burst|ceiling] [--variant packet|mmap|packet,mmap|dpdk]
+#   run-pair.sh [--mode rtt|burst|rtt,burst|ceiling] [--variant packet|mmap|packet,mmap|dpdk]
 #               [--server-variant V] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 SERVER_VARIANT=${SERVER_VARIANT:-$VARIANT}
-case "$MODE" in rtt | burst | ceiling) ;; *) usage ;; esac
+case "$MODE" in rtt | burst | rtt,burst | ceiling) ;; *) usage ;; esac
 for v in "$VARIANT" "$SERVER_VARIANT"; do
 	case "$v" in packet | mmap | packet,mmap | mmap,packet | dpdk) ;; *) usage ;; esac
 done
