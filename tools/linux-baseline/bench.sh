@@ -211,7 +211,8 @@ if [ -n "$DPDK" ]; then
 	case "$NIC" in virtio) PMD=net_virtio ;; *) PMD=net_e1000_em ;; esac
 	DPDK_ENV="DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null) (Debian libdpdk-dev), PMD $PMD,"
 	DPDK_ENV+=" NIC bound to uio_pci_generic, 64 x 2 MB hugepages, 512 MiB guest, one RX and one TX queue"
-	DPDK_ENV+=" of 512 descriptors, 16 KiB mbufs; the program polls (never sleeps)"
+	DPDK_ENV+=" of 512 descriptors, 16 KiB mbufs; frames sent from mbufs built before T1 (no copy);"
+	DPDK_ENV+=" the program polls (never sleeps)"
 	ENV+=(--env "dpdk=$DPDK_ENV" --env "dpdk_pmd=$PMD")
 fi
 if [ "$BENCH" = ceiling ]; then
