@@ -51,8 +51,8 @@ def dpdk_section(d, rt, br):
     sizes = sorted(set(kb) | set(db) | set(kr) | set(dr))
     out = ["## Against DPDK (the Linux guest's NIC in a poll-mode driver)", "",
            "linux-dpdk is the same Linux guest with no kernel driver on the NIC: it is bound to "
-           "`uio_pci_generic` and driven from user space by dpdkbench through Debian's DPDK "
-           f"({env.get('dpdk', 'DPDK 22.11')}). It speaks the same wire format and protocol as "
+           "`uio_pci_generic` and driven from user space by dpdkbench (tools/linux-baseline/dpdkbench.c). "
+           f"Setup: {env.get('dpdk', 'not recorded')}. It speaks the same wire format and protocol as "
            "pktbench, checks every byte, and reads the same clocks. It polls and never sleeps: "
            "its receiver's R1 includes the empty polls between frames (given apart as idle), and "
            "its VM keeps a host core busy while it waits, which on this two-core host also takes "
@@ -94,6 +94,11 @@ def dpdk_section(d, rt, br):
         verdict = _verdict(all(known) if known else None)
         out.append(f"- Target (issue 25): {name}: {verdict} ("
                    + ", ".join(f"{b} B {_fmt(q, 2)}" for b, q, _ in cells) + ").")
+    out.append("- How to read them: T1 and R1 are guest instructions under `-icount` (the programs' own "
+               "work, whatever the host does); round trips, bursts and host CPU are real time on a host "
+               "that other processes shared (other processes' cores during each Linux burst pair: "
+               f"{env.get('host_other_cores', 'not recorded')}), where a spinning guest competes with "
+               "the QEMU threads of both VMs for two cores.")
     out += [""] + _ceiling_lines(d)
     return out
 
