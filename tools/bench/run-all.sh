@@ -22,7 +22,10 @@
 # Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
 # Environment: NIC (e1000, the default; virtio: QEMU's
 # virtio-net-pci,disable-legacy=on; e1000e: QEMU's 82574L; in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
-# BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
+# BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke; Linux's
+# AF_PACKET and PACKET_MMAP only unless LB_VARIANTS names dpdk too),
+# LB_VARIANTS (the Linux systems, default "packet mmap dpdk"; with dpdk, step 5
+# also measures DPDK's txonly/rxonly ceiling),
 # BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
 # BENCH_PY (a Python that has Debian's python3-matplotlib; default
 # /usr/bin/python3), LB_BUILD (the Linux guest's directory).
@@ -53,6 +56,9 @@ quick=()
 if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
 	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_FAIL_RETRIES=0 LB_CPU_MS=200
+	# make test's DPDK smoke is test-linux-dpdk; the harness smoke keeps to
+	# the socket variants unless asked (it must stay a few minutes).
+	export LB_VARIANTS=${LB_VARIANTS:-packet mmap}
 fi
 variants=()
 for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do
