@@ -158,7 +158,7 @@ TESTS_KERNEL += test-bochs
 TESTS_KERNEL += test-netboot
 # test-linux-baseline-virtio runs every pktbench variant, AF_XDP (native XDP)
 # and the tuned sockets included, in its two boot pairs.
-TESTS_LINUX = test-linux-baseline-virtio test-linux-bond test-interop bench-smoke
+TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
 # One part after another (tools/run-tests.sh), the ten slowest named at the end.
 test:
 	@tools/run-tests.sh $(TESTS_KERNEL) $(TESTS_LINUX)

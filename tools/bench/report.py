@@ -16,6 +16,8 @@ import re
 import subprocess
 import sys
 
+from dpdk_report import dpdk_section
+
 SYSTEMS = ["kernel", "linux-packet", "linux-mmap"]
 # Configurations of this kernel that measure a fix by turning it off.
 FIXES = {"kernel-noscrub": "the receive-buffer scrub (isolation), off with `rxscrub=0`",
@@ -491,6 +493,7 @@ def main():
     if ex:
         lines += exchange_section(ex, thr)
     lines += burst_section(br, thr) + ceiling_section(ceil, br) + rtt_section(rt, thr) + fixes_section(rt, br)
+    lines += dpdk_section(d, rt, br)
     open(os.path.join(d, "REPORT.md"), "w").write("\n".join(lines) + "\n")
     plots(d)
     print(f"report: wrote {d}/REPORT.md, rtt.json, burst.json")

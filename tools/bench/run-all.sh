@@ -22,7 +22,11 @@
 # Usage: tools/bench/run-all.sh KERNEL RUNS OUTDIR
 # Environment: NIC (e1000, the default; virtio: QEMU's
 # virtio-net-pci,disable-legacy=on; e1000e: QEMU's 82574L; in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
-# BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke),
+# BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke; Linux's
+# AF_PACKET and PACKET_MMAP only unless LB_VARIANTS names dpdk too),
+# LB_VARIANTS (the Linux systems, default "packet mmap xdp tuned tuned-mmap
+# dpdk", tools/linux-baseline/bench.sh; with dpdk, step 5
+# also measures DPDK's txonly/rxonly ceiling),
 # BENCH_VARIANTS (default "kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin"),
 # BENCH_PY (a Python that has Debian's python3-matplotlib; default
 # /usr/bin/python3), LB_BUILD (the Linux guest's directory).
@@ -54,7 +58,8 @@ if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
 	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_FAIL_RETRIES=0 LB_CPU_MS=200
 	# make test's budget: the AF_XDP and tuned variants have their smoke in
-	# test-linux-baseline-virtio (selftest.sh).
+	# test-linux-baseline-virtio (selftest.sh), DPDK in test-linux-dpdk; the
+	# harness smoke keeps to AF_PACKET and PACKET_MMAP unless asked.
 	export LB_VARIANTS=${LB_VARIANTS:-packet mmap}
 fi
 variants=()
@@ -74,15 +79,17 @@ step 1 "exchange versus copy, in the kernel (no NIC involved)"
 step 2 "round trips, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 3 "round trips, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets)"
+step 3 "round trips, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets, DPDK)"
 lb rtt
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
-step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer, no program)"
+step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer; DPDK txonly/rxonly)"
 "$py" "$root/tools/bench/kernelnet.py" ceiling "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	--nic "$nic"
-step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets)"
+# DPDK's txonly sender into its rxonly receiver, beside it (linux-dpdk-ceiling.json).
+case " ${LB_VARIANTS:-dpdk} " in *" dpdk "*) LB_CEIL_MS=${LB_CEIL_MS:-${BENCH_QUICK:+300}} lb ceiling ;; esac
+step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets, DPDK)"
 lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# bench.sh rtt|burst [RESULTS_DIR]: measure the Linux baseline (every
+# bench.sh rtt|burst|ceiling [RESULTS_DIR]: measure the Linux baseline (every
 # variant, every size) and write RESULTS_DIR/linux-rtt.json or
-# linux-burst.json (default RESULTS_DIR: bench/results under the repository).
+# linux-burst.json (default RESULTS_DIR: bench/results under the repository);
+# ceiling: DPDK's txonly sender into its rxonly receiver, per size, in
+# RESULTS_DIR/linux-dpdk-ceiling.json.
 #
 # Each boot pair measures every size of one variant; the variants alternate
 # boot by boot, so slow drifts of the host hit both alike.  Burst runs add one
@@ -26,12 +28,15 @@
 #                   timeout) is run again this many times (default 1; 0 in make
 #                   bench-smoke, which is make test's check of the Linux guest)
 #   LB_NIC          e1000 (default), virtio or e1000e: the guests' NIC (run-pair.sh --nic)
-#   LB_VARIANTS     pktbench variants, space-separated (default "packet mmap xdp
-#                   tuned tuned-mmap": AF_PACKET, PACKET_MMAP, AF_XDP and the two
-#                   tuned packet sockets; systems linux-packet, linux-mmap,
-#                   linux-afxdp, linux-packet-tuned, linux-mmap-tuned)
+#   LB_VARIANTS     the Linux systems, space-separated (default "packet mmap xdp
+#                   tuned tuned-mmap dpdk"): AF_PACKET, PACKET_MMAP, AF_XDP, the two
+#                   tuned packet sockets (systems linux-packet, linux-mmap,
+#                   linux-afxdp, linux-packet-tuned, linux-mmap-tuned) and dpdkbench
+#                   (DPDK's poll-mode driver, in its own boot pairs: the NIC is bound
+#                   to uio_pci_generic, not the kernel; linux-dpdk)
 #   LB_ITR          e1000/e1000e InterruptThrottleRate for every variant (pkt.itr;
 #                   default: the driver's own), recorded in env.itr
+#   LB_CEIL_MS      ceiling: how long the sender sends per size (default 1000)
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
 #                   bench runs this inside a network namespace: no network)
@@ -42,7 +47,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 BENCH=${1:-}
-case "$BENCH" in rtt | burst) ;; *) echo "usage: $0 rtt|burst [RESULTS_DIR]" >&2; exit 2 ;; esac
+case "$BENCH" in rtt | burst | ceiling) ;; *) echo "usage: $0 rtt|burst|ceiling [RESULTS_DIR]" >&2; exit 2 ;; esac
 RESULTS=${2:-$ROOT/bench/results}
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 SIZES=${LB_SIZES:-64,128,256,512,1024,1500,2048,4096,8192}
@@ -54,10 +59,20 @@ CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
 BUSY_RETRIES=${LB_BUSY_RETRIES:-2}
 FAIL_RETRIES=${LB_FAIL_RETRIES:-1}
-read -r -a VARIANTS <<<"${LB_VARIANTS:-packet mmap xdp tuned tuned-mmap}"
+read -r -a VARIANTS <<<"${LB_VARIANTS:-packet mmap xdp tuned tuned-mmap dpdk}"
 ITR=${LB_ITR:-}
 ITR_ARGS=()
 [ -n "$ITR" ] && ITR_ARGS=(--append "pkt.itr=$ITR")
+# The socket variants share a boot pair where they can; DPDK has its own.
+SOCK=() DPDK=
+for v in "${VARIANTS[@]}"; do
+	case "$v" in
+	packet | mmap | xdp | xdp-sg | tuned | tuned-mmap) SOCK+=("$v") ;;
+	dpdk) DPDK=1 ;;
+	*) lb_die "LB_VARIANTS: $v is not packet, mmap, xdp, xdp-sg, tuned, tuned-mmap or dpdk" ;;
+	esac
+done
+[ "$BENCH" != ceiling ] || [ -n "$DPDK" ] || lb_die "the ceiling needs the dpdk variant"
 NIC=${LB_NIC:-${NIC:-e1000}}
 case "$NIC" in
 e1000) GUEST_NIC="e1000.ko RxDescriptors=4096, other parameters default; MTU 9000" ;;
@@ -163,13 +178,27 @@ pair() {
 # run every variant in one boot pair, one after the other (init.sh), as
 # their lines name their variant; real-time bursts keep a pair per
 # variant, since a CPU window's line does not.
-ALL=$(IFS=,; echo "${VARIANTS[*]}")
+ALL=$(IFS=,; echo "${SOCK[*]}")
 REAL=() ICOUNT=()
 for boot in $(seq 1 "$BOOTS"); do
+	if [ "$BENCH" = ceiling ]; then
+		progress "ceiling dpdk txonly/rxonly ($NIC) boot $boot/$BOOTS: sizes $SIZES, ${LB_CEIL_MS:-1000} ms each"
+		CPU_MS=0 pair "dpdk-ceiling-$boot" --mode ceiling --variant dpdk --runs 1 --warmup 0 \
+			--append "pkt.ceilms=${LB_CEIL_MS:-1000}"
+		REAL+=("$RAW/dpdk-ceiling-$boot.txt")
+		continue
+	fi
 	if [ "$BENCH" = rtt ]; then
-		progress "rtt $ALL ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
-		CPU_MS=0 pair "all-real-$boot" --mode rtt --variant "$ALL" --runs "$RUNS" --warmup "$WARMUP"
-		REAL+=("$RAW/all-real-$boot.txt")
+		if [ -n "$ALL" ]; then
+			progress "rtt $ALL ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+			CPU_MS=0 pair "all-real-$boot" --mode rtt --variant "$ALL" --runs "$RUNS" --warmup "$WARMUP"
+			REAL+=("$RAW/all-real-$boot.txt")
+		fi
+		if [ -n "$DPDK" ]; then
+			progress "rtt dpdk ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+			CPU_MS=0 pair "dpdk-real-$boot" --mode rtt --variant dpdk --runs "$RUNS" --warmup "$WARMUP"
+			REAL+=("$RAW/dpdk-real-$boot.txt")
+		fi
 		continue
 	fi
 	for v in "${VARIANTS[@]}"; do
@@ -179,11 +208,13 @@ for boot in $(seq 1 "$BOOTS"); do
 	done
 done
 if [ "$BENCH" = burst ]; then
-	progress "burst $ALL under -icount shift=0: $ICOUNT_RUNS runs each"
 	# Instruction counts do not depend on host load: no busy retries.
-	CPU_MS=0 BUSY_RETRIES=0 pair "all-icount" --mode burst --variant "$ALL" --runs "$ICOUNT_RUNS" \
-		--warmup "$ICOUNT_WARMUP" --icount
-	ICOUNT+=("$RAW/all-icount.txt")
+	for v in ${ALL:+"$ALL"} ${DPDK:+dpdk}; do
+		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
+		CPU_MS=0 BUSY_RETRIES=0 pair "${v%%,*}-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" \
+			--warmup "$ICOUNT_WARMUP" --icount
+		ICOUNT+=("$RAW/${v%%,*}-icount.txt")
+	done
 fi
 
 # shellcheck disable=SC1091
@@ -197,7 +228,18 @@ ENV=(--env accel=tcg --env clock=real --env "qemu=$(lb_qemu_version)" --env nic=
 	--env "variants=${VARIANTS[*]}"
 	--env "host_setting=${BENCH_HOST_SETTING:-host defaults (net.unix.max_dgram_qlen=$(cat /proc/sys/net/unix/max_dgram_qlen))}"
 	--env "host_other_cores=$(IFS=,; echo "${OTHER[*]}")")
-if [ "$BENCH" = rtt ]; then
+if [ -n "$DPDK" ]; then
+	case "$NIC" in virtio) PMD=net_virtio ;; *) PMD=net_e1000_em ;; esac
+	DPDK_ENV="DPDK $(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null) (Debian libdpdk-dev), PMD $PMD,"
+	DPDK_ENV+=" NIC bound to uio_pci_generic, 64 x 2 MB hugepages, 512 MiB guest, one RX and one TX queue"
+	DPDK_ENV+=" of 512 descriptors, 16 KiB mbufs; frames sent from mbufs built before T1 (no copy);"
+	DPDK_ENV+=" the program polls (never sleeps)"
+	ENV+=(--env "dpdk=$DPDK_ENV" --env "dpdk_pmd=$PMD")
+fi
+if [ "$BENCH" = ceiling ]; then
+	OUT="$RESULTS/linux-dpdk-ceiling.json"
+	python3 "$HERE/collect.py" ceiling --out "$OUT" "${ENV[@]}" --env "ceiling_ms=${LB_CEIL_MS:-1000}" "${REAL[@]}"
+elif [ "$BENCH" = rtt ]; then
 	OUT="$RESULTS/linux-rtt.json"
 	python3 "$HERE/collect.py" rtt --out "$OUT" "${ENV[@]}" "${REAL[@]}"
 else

@@ -12,6 +12,7 @@
 #               (pktbench links libxdp, libbpf, libelf and zlib statically;
 #               libxdp has the AF_XDP redirect program built in)
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
+#   initrd-dpdk.gz the same plus DPDK and /bin/dpdkbench (build-dpdk.sh)
 #   pktbench, lbbench  the same programs, for the host-side self-checks
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
@@ -31,6 +32,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 # shellcheck source=build-nfs.sh
 . "$HERE/build-nfs.sh"
+# shellcheck source=build-dpdk.sh
+. "$HERE/build-dpdk.sh"
 
 OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
@@ -152,10 +155,13 @@ fetch_kernel_deb() {
 # e1000e with whatever PTP/PPS modules its "depends" names (none in
 # Debian's 6.1, where PTP is built in).
 extract_kernel() {
-	local deb=$1 x="$OUT/kernel-x" members nfs=("${NFS_KERNEL_MEMBERS[@]}")
+	local deb=$1 x="$OUT/kernel-x" members nfs=("${NFS_KERNEL_MEMBERS[@]}") dpdk=("${DPDK_KERNEL_MEMBERS[@]}")
 	rm -rf "$x"
 	mkdir -p "$x"
-	[ -n "${LB_KERNEL_SUITE:-}" ] && nfs=('./lib/modules/*/modules.builtin')
+	if [ -n "${LB_KERNEL_SUITE:-}" ]; then # the newer kernel: the packet peers only
+		nfs=('./lib/modules/*/modules.builtin')
+		dpdk=()
+	fi
 	members=('./boot/vmlinuz-*' './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko' \
 		'./lib/modules/*/kernel/drivers/net/virtio_net.ko' \
 		'./lib/modules/*/kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko' \
@@ -165,7 +171,7 @@ extract_kernel() {
 		'./lib/modules/*/kernel/drivers/virtio/*.ko' \
 		'./lib/modules/*/kernel/drivers/net/bonding/bonding.ko' \
 		'./lib/modules/*/kernel/net/tls/*.ko' \
-		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${nfs[@]}")
+		'./lib/modules/*/kernel/net/sched/sch_tbf.ko' "${nfs[@]}" "${dpdk[@]}")
 	# A newer kernel's modules are .ko.xz: match both, unpack the latter.
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards "${members[@]/%.ko/.ko*}"
 	find "$x" -name '*.ko.xz' -exec xz -d {} +
@@ -255,6 +261,8 @@ main() {
 		[ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.gz" ]; then
 		lb_log "guest up to date ($KPKG $KVER)"
 		[ -z "${LB_NFS:-}" ] || nfs_main
+		dpdk_main
+		rm -rf "$OUT/kernel-x"
 		return 0
 	fi
 	rm -f "$OUT/stamp"
@@ -265,6 +273,7 @@ main() {
 	printf 'KERNEL_PKG=%s\nKERNEL_VER=%s\nKERNEL_RELEASE=%s\n' "$KPKG" "$KVER" "$KREL" >"$OUT/guest.env"
 	echo "$hash" >"$OUT/stamp"
 	[ -z "${LB_NFS:-}" ] || nfs_main
+	dpdk_main
 	rm -rf "$OUT/kernel-x"
 	lb_log "guest ready: $OUT/vmlinuz $OUT/initrd.gz ($(du -h "$OUT/initrd.gz" | cut -f1));" \
 		"virtio-net modules: ${VIRTIO_ORDER[*]}; e1000e: ${E1000E_ORDER[*]}; bonding and pacing: ${BOND_ORDER[*]}"

@@ -3,6 +3,7 @@
 
     collect.py rtt   --out FILE [--env K=V ...] RAW...
     collect.py burst --out FILE [--env K=V ...] RAW... [--icount RAW...]
+    collect.py ceiling --out FILE [--env K=V ...] RAW...
 
 Each RAW file is the stdout of one run-pair.sh (one boot pair): RESULT lines
 from the client and SRVSTAT lines from the server, and for burst pairs the
@@ -18,8 +19,10 @@ every row the guest's kernel (guest_kernel, from --env guest_kernel), and
 the Linux row with the best median at each size carries best_linux=true
 (burst: the most Mbit/s; rtt: the least median_us), the configuration a
 user would pick.  Sizes a variant skipped (SKIP lines: AF_XDP frames over
-one UMEM chunk) have no row and are listed in env.skipped.  Standard
-library only.
+one UMEM chunk) have no row and are listed in env.skipped.  Ceiling pairs
+(dpdkbench --mode ceiling: a txonly sender into an rxonly receiver) give
+one row per size: the median of the receiver's 100 ms windows over every
+boot, as ceiling.json's rows.  Standard library only.
 """
 import argparse
 import json
@@ -32,7 +35,8 @@ import hostcpu  # noqa: E402
 import stats  # noqa: E402
 
 SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap", "xdp": "linux-afxdp",
-          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned", "xdp-sg": "linux-afxdp-mb"}
+          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned", "xdp-sg": "linux-afxdp-mb",
+          "dpdk": "linux-dpdk"}
 ORDER = {v: i for i, v in enumerate(SYSTEM)}  # rows: in SYSTEM's order, by size
 BURST_N = 128
 
@@ -114,6 +118,9 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
           for key, pb in group(icount_boots, "SRVSTAT", "burst", "r1_tsc").items()}
     r1_check = {key: [b[icount_warmup:] for b in pb]
                 for key, pb in group(icount_boots, "SRVSTAT", "burst", "check_tsc").items()}
+    # dpdkbench only: the receiver's empty polls inside R1 (it never sleeps).
+    r1_idle = {key: [b[icount_warmup:] for b in pb]
+               for key, pb in group(icount_boots, "SRVSTAT", "burst", "idle_tsc").items()}
     srv = {f: group(boots, "SRVSTAT", "burst", f) for f in ("irqs", "good", "bad", "missing", "ooo")}
     variants = [variant_of(b) for b in boots]
     cpu = {f: group(boots, "HOSTCPU", "burst", f, variants) for f in ("bursts", "cpu_s")}
@@ -135,6 +142,7 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
             "t0_insns_icount": int(med(flat(ins_t0[key]), 0)) if key in ins_t0 else None,
             "r1_insns_per_pkt": med(flat(r1[key]), 1) if flat(r1.get(key, [])) else None,
             "r1_check_insns_per_pkt": med(flat(r1_check[key]), 1) if flat(r1_check.get(key, [])) else None,
+            "r1_idle_insns_per_pkt": med(flat(r1_idle[key]), 1) if flat(r1_idle.get(key, [])) else None,
             "n_r1": len(flat(r1.get(key, []))),
             "host_cpu_s_per_gb": cpu_gb,
             "host_cpu_s_per_gb_null": cpu_null,
@@ -201,6 +209,26 @@ def label(rows, boots, env, key, better):
                 r["best_linux"] = r is best
 
 
+def ceiling_rows(boots):
+    """One row per size: the receiver's windows pooled over the boots (the
+    first window of a size, which starts at its first frame, included)."""
+    wins = group(boots, "RESULT", "ceiling", "mbps")
+    frames = group(boots, "SRVSTAT", "ceiling", "frames")
+    sent = group(boots, "SRVSTAT", "ceiling", "sent")
+    rows = []
+    for key in sorted(wins, key=lambda k: row_key((k, None))):
+        variant, size = key
+        got, out = int(sum(flat(frames.get(key, [])))), int(sum(flat(sent.get(key, []))))
+        rows.append({
+            "system": SYSTEM[variant], "mode": "txonly-rxonly", "bytes": size,
+            "mbps": med(flat(wins[key]), 2), "n": len(flat(wins[key])),
+            "boot_median_mbps": [med(b, 2) for b in wins[key] if b],
+            "frames": got, "frames_sent": out, "frames_lost": max(out - got, 0),
+            "window_ms": 100, "ceiling_mbps": med(flat(wins[key]), 2), "ceiling_mode": "txonly-rxonly",
+        })
+    return rows
+
+
 def parse_env(pairs):
     env = {}
     for p in pairs:
@@ -222,7 +250,7 @@ def rundirs_parser(doc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bench", choices=("rtt", "burst"))
+    ap.add_argument("bench", choices=("rtt", "burst", "ceiling"))
     ap.add_argument("raw", nargs="+", help="run-pair.sh outputs, one per boot pair")
     ap.add_argument("--icount", nargs="*", default=[], help="burst outputs under -icount")
     ap.add_argument("--icount-warmup", type=int, default=0,
@@ -233,12 +261,15 @@ def main():
     boots = read_raw(a.raw)
     if a.bench == "rtt":
         rows = rtt_rows(boots)
+    elif a.bench == "ceiling":
+        rows = ceiling_rows(boots)
     else:
         rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:
         sys.exit("collect.py: no RESULT lines in %s" % " ".join(a.raw))
     env = parse_env(a.env)
-    label(rows, boots, env, *(("median_us", min) if a.bench == "rtt" else ("mbps", max)))
+    if a.bench != "ceiling":
+        label(rows, boots, env, *(("median_us", min) if a.bench == "rtt" else ("mbps", max)))
     if skipped(boots):
         env["skipped"] = skipped(boots)
     doc = {"bench": a.bench, "env": env, "rows": rows}

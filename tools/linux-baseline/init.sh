@@ -12,6 +12,8 @@
 #   pkt.rxd=N pkt.txd=N pkt.itr=N (e1000 RxDescriptors, TxDescriptors,
 #   InterruptThrottleRate; an empty value keeps the driver's default)
 #   pkt.shell=1 (a shell instead of the benchmark, for debugging)
+#   pkt.variant=dpdk (initrd-dpdk.gz): /bin/dpdk-guest.sh runs dpdkbench
+#     instead, the NIC bound to uio_pci_generic (its pkt.hugepages, pkt.ceilms)
 # Several links (each key optional; all are plain words, so a runner can put
 # them in an "append" string, e.g. "pkt.nics=@NICS@ pkt.mbps=@MBPS@"):
 #   pkt.nics=N (NICs used, eth0..ethN-1; default: every NIC the driver found)
@@ -236,6 +238,11 @@ configure_ip() {
 	return 0
 }
 
+# pkt.variant=dpdk: the NIC is DPDK's, not the kernel's (initrd-dpdk.gz).
+if [ "$VARIANT" = dpdk ]; then
+	[ -f /bin/dpdk-guest.sh ] || { echo "DONE fail pkt.variant=dpdk needs initrd-dpdk.gz"; halt_now; }
+	. /bin/dpdk-guest.sh
+fi
 if ! bring_up_nics; then
 	echo "DONE fail the NICs did not come up"
 	halt_now

@@ -9,6 +9,9 @@
 #   make bench-linux           both
 #   make test-linux-baseline   short end-to-end check, every variant (~1 min)
 #   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
+#   make test-linux-dpdk       the DPDK peer (dpdkbench, initrd-dpdk.gz) against
+#                              pktbench both ways on the e1000: rtt and bursts,
+#                              every byte verified (~40 s)
 #   make test-linux-bond       two guests over two links: balance-rr TCP stream
 #                              and raw bursts over bond0, active-backup with link
 #                              0 cut mid-stream (~70 s)
@@ -52,7 +55,7 @@ NIC ?= e1000
 LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
-	test-linux-baseline-virtio test-linux-bond bench-linux-multilink bench-linux-failover \
+	test-linux-baseline-virtio test-linux-dpdk test-linux-bond bench-linux-multilink bench-linux-failover \
 	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb \
 	bench-linux-relay test-linux-relay
 
@@ -74,6 +77,9 @@ test-linux-baseline: linux-baseline
 
 test-linux-baseline-virtio: linux-baseline
 	LB_PREBUILT=1 NIC=virtio $(LINUX_BASELINE_SRC)/selftest.sh $(LINUX_BASELINE_OUT)
+
+test-linux-dpdk: linux-baseline
+	LB_PREBUILT=1 $(LINUX_BASELINE_SRC)/selftest-dpdk.sh $(LINUX_BASELINE_OUT)
 
 test-linux-bond: linux-baseline
 	LB_PREBUILT=1 $(LINUX_BASELINE_SRC)/selftest-bond.sh $(LINUX_BASELINE_OUT)

@@ -4,7 +4,8 @@
 # measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
 # server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
-#   run-pair.sh [--mode rtt|burst] [--variant V[,V...]] [--sizes 64,8192]
+#   run-pair.sh [--mode rtt|burst|rtt,burst|ceiling] [--variant V[,V...]]
+#               [--server-variant V[,V...]] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
@@ -19,6 +20,10 @@
 # after the server has echoed one of its probes (pktbench retries them), so
 # the two boots need no other synchronisation.  Serial logs go to --logdir
 # (kept) or to a temporary directory (removed).
+# --variant dpdk runs dpdkbench (the NIC in a DPDK poll-mode driver) in both
+# guests, --server-variant in the server only (e.g. a DPDK client facing a
+# pktbench server); either boots initrd-dpdk.gz with 512 MiB in both guests.
+# --mode ceiling (dpdk only): a txonly sender into an rxonly receiver.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -26,7 +31,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2 CPU_MS=0
-APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1 NIC=${NIC:-e1000}
+APPEND= GUEST=$ROOT/build/linux-baseline SERVER_VARIANT= LOGDIR= BUILD=1 NIC=${NIC:-e1000}
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
 
@@ -36,6 +41,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--mode) MODE=$2; shift ;;
 	--variant) VARIANT=$2; shift ;;
+	--server-variant) SERVER_VARIANT=$2; shift ;;
 	--sizes) SIZES=$2; shift ;;
 	--runs) RUNS=$2; shift ;;
 	--warmup) WARMUP=$2; shift ;;
@@ -52,10 +58,14 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-case "$MODE" in rtt | burst) ;; *) usage ;; esac
-for v in ${VARIANT//,/ }; do
-	case "$v" in packet | mmap | xdp | xdp-sg | tuned | tuned-mmap) ;; *) usage ;; esac
+SERVER_VARIANT=${SERVER_VARIANT:-$VARIANT}
+case "$MODE" in rtt | burst | rtt,burst | ceiling) ;; *) usage ;; esac
+for v in ${VARIANT//,/ } ${SERVER_VARIANT//,/ }; do
+	case "$v" in packet | mmap | xdp | xdp-sg | tuned | tuned-mmap | dpdk) ;; *) usage ;; esac
 done
+INITRD=initrd.gz MEM=256M
+case " $VARIANT $SERVER_VARIANT " in *" dpdk "*) INITRD=initrd-dpdk.gz MEM=512M ;; esac
+[ "$MODE" != ceiling ] || [ "$VARIANT$SERVER_VARIANT" = dpdkdpdk ] || usage
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
@@ -76,7 +86,7 @@ esac
 lb_need_pkgs qemu-system-x86
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
+[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$INITRD" ] || lb_die "no guest in $GUEST (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-pair.XXXXXX)
 if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
@@ -98,10 +108,10 @@ boot() {
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	# romfile= drops the NIC's iPXE option ROM: it only slows the boot.
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-serial "file:$LOGDIR/$name.log" \
-		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
+		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/$INITRD" \
 		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
 		-device "$NIC_DEV,netdev=n0,mac=$mac,romfile=" \
@@ -110,7 +120,7 @@ boot() {
 }
 
 common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP pkt.cpu=$CPU_MS"
-boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common"
+boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common pkt.variant=$SERVER_VARIANT"
 SERVER_PID=$BOOT_PID
 boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common"
 CLIENT_PID=$BOOT_PID
@@ -124,7 +134,7 @@ for side in client server; do
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
 grep -E '^(RESULT|SUMMARY|PORT|SKIP) ' "$LOGDIR/client.txt" || true
-grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
+grep -E '^(SRVSTAT|RESULT ceiling) ' "$LOGDIR/server.txt" || true
 
 verdict() { # SIDE: empty if every run (mode and variant) ended well, else why not
 	local bad

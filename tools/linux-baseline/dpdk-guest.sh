@@ -1,0 +1,78 @@
+# dpdk-guest.sh: pkt.variant=dpdk in the Linux baseline guest (sourced by
+# init.sh instead of bringing the NIC up in the kernel; in initrd-dpdk.gz
+# only, see build-dpdk.sh).  No kernel driver ever takes the NIC: it is
+# bound to uio_pci_generic, 2 MB hugepages are mounted, and /bin/dpdkbench
+# runs each pkt.mode in turn with the driver for the NIC (net_e1000_em on
+# the e1000 and e1000e, net_virtio on virtio-net).  Kernel command line
+# keys as init.sh's, plus pkt.hugepages=N (2 MB pages, default 64) and
+# pkt.ceilms=MS (mode ceiling: how long the sender sends per size).
+HUGEPAGES=64 CEILMS=1000
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	pkt.hugepages=*) HUGEPAGES=${w#*=} ;;
+	pkt.ceilms=*) CEILMS=${w#*=} ;;
+	esac
+done
+
+dpdk_fail() {
+	echo "DONE fail $*"
+	halt_now
+}
+
+# The first Ethernet controller (PCI class 0x0200) on the bus; sets BDF.
+dpdk_find_nic() {
+	for d in /sys/bus/pci/devices/*; do
+		case "$(cat "$d/class")" in 0x0200*) BDF=${d##*/}; return 0 ;; esac
+	done
+	return 1
+}
+
+# Binds $BDF to uio_pci_generic by its vendor and device IDs (no other
+# driver holds it: init.sh loaded none).
+dpdk_bind_nic() {
+	local d=/sys/bus/pci/devices/$BDF v i=0
+	for m in $(cat /lib/modules/dpdk.order); do insmod "/lib/modules/$m.ko" || return 1; done
+	v=$(cat "$d/vendor") i=$(cat "$d/device")
+	echo "${v#0x} ${i#0x}" >/sys/bus/pci/drivers/uio_pci_generic/new_id || return 1
+	i=0
+	while [ "$(basename "$(readlink "$d/driver" 2>/dev/null)")" != uio_pci_generic ]; do
+		i=$((i + 1))
+		[ $i -gt 50 ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+dpdk_hugepages() {
+	mkdir -p /mnt/huge
+	mount -t hugetlbfs -o pagesize=2M nodev /mnt/huge || return 1
+	echo "$HUGEPAGES" >/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+	[ "$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)" -ge "$HUGEPAGES" ]
+}
+
+# EAL loads no driver from a world-writable path (the initramfs's root is
+# one) and keeps its runtime files under /var/run/dpdk.
+chmod 755 / /lib /lib/dpdk
+mkdir -p /var/run/dpdk
+dpdk_find_nic || dpdk_fail "no Ethernet controller on the PCI bus"
+dpdk_hugepages || dpdk_fail "cannot reserve $HUGEPAGES hugepages of 2 MB"
+dpdk_bind_nic || dpdk_fail "cannot bind $BDF to uio_pci_generic"
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
+set --
+for so in /lib/dpdk/*.so*; do set -- "$@" -d "$so"; done
+EAL="-l 0 -n 1 --in-memory --huge-dir /mnt/huge --iova-mode=pa --no-telemetry -a $BDF $*"
+echo "GUEST up kernel=$(uname -r) nic=$NIC bdf=$BDF id=$(cat "/sys/bus/pci/devices/$BDF/vendor"):$(cat \
+	"/sys/bus/pci/devices/$BDF/device") bound=uio_pci_generic hugepages=${HUGEPAGES}x2M" \
+	"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+[ -n "$ROLE" ] || dpdk_fail "no pkt.role on the kernel command line"
+for m in $(echo "$MODE" | tr , ' '); do
+	set -- --role "$ROLE" --mode "$m" --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" \
+		--timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" --cpu-ms "$CPU" --ceiling-ms "$CEILMS"
+	[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+	# shellcheck disable=SC2086
+	/bin/dpdkbench $EAL -- "$@"
+	rc=$?
+	echo "PKTBENCH mode=$m variant=dpdk exit=$rc"
+	[ $rc = 0 ] || break
+done
+halt_now

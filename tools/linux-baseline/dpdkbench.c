@@ -1,0 +1,1049 @@
+// dpdkbench: a DPDK peer for pktbench, on the same emulated NICs.
+//
+// It runs in the Linux baseline guest (build-dpdk.sh puts it and Debian's
+// DPDK 22.11 libraries into the initramfs; init.sh binds the NIC to
+// uio_pci_generic and mounts 2 MB hugepages) and drives the NIC from user
+// space through a poll-mode driver: net_e1000_em on the e1000 (82540EM) and
+// e1000e (82574L), net_virtio on virtio-net.  It speaks pktbench's wire
+// format and protocol (pktbench.c's header comment: rtt echo, 128-frame
+// bursts answered by one reply, probes, quit and bye), checks every payload
+// byte the same way and prints the same lines with variant=dpdk, so either
+// end of a pair can be pktbench, this program or the research kernel:
+//   RESULT rtt variant=dpdk bytes=.. iter=.. us=.. tsc=..
+//   SUMMARY rtt variant=dpdk bytes=.. n=.. median_us=.. p99_us=..
+//   RESULT burst variant=dpdk bytes=.. rep=.. t0_us=.. t1_us=.. t2_us=..
+//          t0_tsc=.. t1_tsc=.. mbps=.. irqs=..
+//   SRVSTAT burst variant=dpdk bytes=.. good=.. bad=.. missing=.. ooo=..
+//          irqs=.. r1_tsc=.. check_tsc=.. empty_polls=.. idle_tsc=..
+//   MARK burst bytes=.. cpu begin|end bursts=..
+//   STATS / DONE ok | DONE fail <reason>
+// Clocks as pktbench's: CLOCK_MONOTONIC for times, rdtsc between lfences
+// for T1 and R1 (guest instructions under QEMU -icount shift=0).  irqs
+// counts the interrupts of the NIC's line (/proc/interrupts, the line
+// uio_pci_generic registered): the poll-mode driver enables none, so 0
+// unless something is wrong.
+//
+// What the DPDK program does in the measured windows, chosen as the
+// strongest DPDK application would: frames are built outside the timing
+// straight into mbufs of the pool (hugepage memory the NIC reads), as an
+// application writes its data where the driver sends it from; T1 takes a
+// reference on each of the burst's 128 mbufs (so that the driver's free
+// after transmission leaves them for the next burst) and hands them to
+// rte_eth_tx_burst, copying nothing; a round trip's request is one such
+// mbuf.  (pktbench's send() and ring fill copy each frame inside T1; the
+// kernel exchanges pages.)  The echo server turns
+// the received mbuf round in place (MACs swapped, REPLY set) and transmits
+// that same mbuf, copying nothing.  R1 runs from the burst's first frame
+// returned by rte_eth_rx_burst to the reply handed to the driver; it counts
+// the empty polls between frames (reported as empty_polls, and their ticks
+// per packet as idle_tsc), the price of never sleeping.
+//
+// Mode `ceiling` (a neutral ceiling of the emulated link): the client is a
+// txonly sender, the server an rxonly receiver.  Per size the client sends
+// frames of channel 2 (PB_CH_CEIL; payload not filled in, not checked) as
+// fast as the driver takes them for --ceiling-ms, then a frame with
+// WIRE_F_LAST that the server answers; the server counts frames in 100 ms
+// windows of its own clock from the first frame on:
+//   RESULT ceiling variant=dpdk bytes=.. win=.. frames=.. us=.. mbps=..
+//   SRVSTAT ceiling variant=dpdk bytes=.. frames=.. sent=.. (from the LAST frame's seq)
+//
+// Usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling]
+//        [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]
+//        [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]
+//        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]
+//        dpdkbench --selfcheck   (the pattern code against wire.h; no EAL)
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "../../lib/include/wire.h"
+#include "benchnet.h"
+
+#define PB_CH_DATA 1
+#define PB_CH_CEIL 2
+#define PB_CH_CTRL 0xFFFF
+#define PB_CTRL_BYE 1
+#define PB_PROBE_SEQ 0x80000000u
+#define PB_QUIT_GRACE_MS 1000
+#define PB_BURST_N 128u
+#define PB_MAX_SIZES 32
+#define PB_FRAME_BUF 9216u
+#define PB_CEIL_WINDOW_NS 100000000ull // the kernel's ceiling loop's 100 ms
+
+// Driver resources: one queue each way.  An mbuf holds a whole jumbo frame
+// (16 KiB of data room: the em driver's buffer sizes are 2, 4, 8 or 16 KiB),
+// so no frame is ever chained; 512 receive descriptors hold four bursts.
+#define DB_RX_DESC 512
+#define DB_TX_DESC 512
+#define DB_POOL_N 2047
+#define DB_MBUF_DATA (16384 + RTE_PKTMBUF_HEADROOM)
+#define DB_RX_BURST 32
+#define DB_MTU 9000
+
+enum role { ROLE_SERVER, ROLE_CLIENT };
+enum mode { MODE_RTT, MODE_BURST, MODE_CEILING };
+
+struct opts {
+	enum role role;
+	enum mode mode;
+	uint8_t peer[6];
+	bool have_peer;
+	uint32_t sizes[PB_MAX_SIZES];
+	int nsizes;
+	int runs, warmup;
+	int timeout_ms, probe_timeout_ms, idle_timeout_ms, gap_ms, cpu_ms, ceiling_ms;
+};
+
+// The NIC's port: received mbufs not yet handed out, the one held.
+struct port {
+	uint16_t id;
+	struct rte_mempool *pool;
+	uint8_t mac[6];
+	struct rte_mbuf *rx[DB_RX_BURST];
+	uint16_t rx_n, rx_i;
+	struct rte_mbuf *held;
+	uint64_t ignored, stale, empty_polls;
+	uint64_t idle_tsc; // TSC ticks spent in polls that found nothing
+};
+
+struct frame {
+	uint8_t *data;
+	uint32_t len;
+};
+
+struct pkt {
+	uint8_t src[6];
+	uint16_t channel, flags, batch, link;
+	uint32_t seq, len;
+	uint8_t *payload;
+};
+
+// ---------------------------------------------------------------- utilities
+
+static inline uint64_t tsc_now(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double percentile(const double *v, int n, double p)
+{
+	int k = (int)(p / 100.0 * n + 0.999999);
+	k = k < 1 ? 1 : k > n ? n : k;
+	return v[k - 1];
+}
+
+// Interrupts taken so far on the lines uio_pci_generic holds (the NIC's),
+// from /proc/interrupts; -1 if there is no such line.
+static long irq_count(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[1024];
+	long total = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (!colon || !strstr(colon, "uio_pci_generic"))
+			continue;
+		total = total < 0 ? 0 : total;
+		for (char *p = colon;;) {
+			char *q;
+			long v = strtol(p + 1, &q, 10);
+			if (q == p + 1)
+				break;
+			total += v;
+			p = q;
+		}
+	}
+	fclose(f);
+	return total;
+}
+
+// ---------------------------------------------------------------- pattern
+//
+// pktbench.c's fast pattern code, unchanged: wire_pattern(seq, i) is a
+// per-index base XOR a per-packet byte, filled and checked 8 bytes at a
+// time; pattern_init checks the identity against wire.h.
+
+static uint8_t pat_base[WIRE_MAX_PAYLOAD + 8];
+static bool pat_fast;
+
+static uint8_t pat_key(uint32_t seq) { return (uint8_t)(wire_pattern(seq, 0) ^ wire_pattern(0, 0)); }
+
+static void pattern_init(void)
+{
+	static const uint32_t probe[] = { 1, 2, 127, 128, 255, 256, 0x12345678u, PB_PROBE_SEQ + 5 };
+	for (uint32_t i = 0; i < sizeof pat_base; i++)
+		pat_base[i] = wire_pattern(0, i);
+	pat_fast = true;
+	for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
+			if (wire_pattern(probe[k], i) != (uint8_t)(pat_base[i] ^ pat_key(probe[k])))
+				pat_fast = false;
+}
+
+static void pattern_fill(uint8_t *p, uint32_t n, uint32_t seq)
+{
+	uint32_t i = 0;
+	if (pat_fast) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq);
+		for (; i + 8 <= n; i += 8) {
+			uint64_t b;
+			memcpy(&b, pat_base + i, 8);
+			b ^= k;
+			memcpy(p + i, &b, 8);
+		}
+	}
+	for (; i < n; i++)
+		p[i] = wire_pattern(seq, i);
+}
+
+// Index of the first byte that differs from the pattern, or n if none.
+static uint32_t pattern_check(const uint8_t *p, uint32_t n, uint32_t seq)
+{
+	uint32_t i = 0;
+	if (pat_fast) {
+		uint64_t k = 0x0101010101010101ull * pat_key(seq);
+		for (; i + 8 <= n; i += 8) {
+			uint64_t a, b;
+			memcpy(&a, p + i, 8);
+			memcpy(&b, pat_base + i, 8);
+			if ((a ^ k) != b)
+				break;
+		}
+	}
+	for (; i < n; i++)
+		if (p[i] != wire_pattern(seq, i))
+			return i;
+	return n;
+}
+
+// ---------------------------------------------------------------- frames
+
+static uint32_t frame_len_for(uint32_t payload)
+{
+	uint32_t n = WIRE_FRAME_HLEN + payload;
+	return n < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : n;
+}
+
+// Builds a whole frame of our format (payload filled unless `fill` is
+// false); returns its length on the wire.
+static uint32_t build_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const struct pkt *h, bool fill)
+{
+	struct wire_fields w = { h->channel, h->flags, h->seq, h->batch, h->link, h->len };
+	uint32_t flen = frame_len_for(h->len);
+	wire_put_eth(f, dst, src);
+	wire_put_hdr(f, &w);
+	if (fill)
+		pattern_fill(f + WIRE_FRAME_HLEN, h->len, h->seq);
+	memset(f + WIRE_FRAME_HLEN + h->len, 0, flen - WIRE_FRAME_HLEN - h->len);
+	return flen;
+}
+
+// 0 if `f` is one of ours (right EtherType, header and length consistent).
+static int parse_frame(const struct frame *f, struct pkt *p)
+{
+	struct wire_fields w;
+	if (f->len < WIRE_FRAME_HLEN || wire_get_eth(f->data, NULL, p->src) != WIRE_ETHERTYPE)
+		return -1;
+	wire_get_hdr(f->data, &w);
+	*p = (struct pkt){ .channel = w.channel, .flags = w.flags, .seq = w.seq, .batch = w.batch,
+		           .link = w.link, .len = w.len, .payload = f->data + WIRE_FRAME_HLEN };
+	wire_get_eth(f->data, NULL, p->src);
+	return p->len > WIRE_MAX_PAYLOAD || p->len > f->len - WIRE_FRAME_HLEN ? -1 : 0;
+}
+
+// ---------------------------------------------------------------- port
+
+static struct port g_port;
+static const struct opts *g_opts;
+
+// The first port EAL found (the allowlisted NIC), one RX and one TX queue,
+// MTU 9000, started and with its link up.
+static void port_open(struct port *p)
+{
+	struct rte_eth_conf conf = { .rxmode = { .mtu = DB_MTU } };
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	struct rte_eth_link link;
+	uint16_t nrx = DB_RX_DESC, ntx = DB_TX_DESC;
+	int rc;
+	memset(p, 0, sizeof *p);
+	if (rte_eth_dev_count_avail() < 1)
+		die("no DPDK port (is the NIC bound to uio_pci_generic and its PMD loaded?)");
+	p->id = (uint16_t)rte_eth_find_next(0);
+	if ((rc = rte_eth_dev_info_get(p->id, &info)) != 0)
+		die("rte_eth_dev_info_get: %d", rc);
+	if (info.max_rx_pktlen < DB_MTU + RTE_ETHER_HDR_LEN)
+		die("%s: frames of at most %u bytes", info.driver_name, info.max_rx_pktlen);
+	p->pool = rte_pktmbuf_pool_create("frames", DB_POOL_N, 64, 0, DB_MBUF_DATA, (int)rte_socket_id());
+	if (!p->pool)
+		die("mbuf pool: %s", rte_strerror(rte_errno));
+	if ((rc = rte_eth_dev_configure(p->id, 1, 1, &conf)) != 0)
+		die("rte_eth_dev_configure (%s): %d", info.driver_name, rc);
+	if ((rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &nrx, &ntx)) != 0)
+		die("rte_eth_dev_adjust_nb_rx_tx_desc: %d", rc);
+	if ((rc = rte_eth_rx_queue_setup(p->id, 0, nrx, rte_eth_dev_socket_id(p->id), NULL, p->pool)) != 0)
+		die("rte_eth_rx_queue_setup %u: %d", nrx, rc);
+	if ((rc = rte_eth_tx_queue_setup(p->id, 0, ntx, rte_eth_dev_socket_id(p->id), NULL)) != 0)
+		die("rte_eth_tx_queue_setup %u: %d", ntx, rc);
+	if ((rc = rte_eth_dev_start(p->id)) != 0)
+		die("rte_eth_dev_start: %d", rc);
+	rte_eth_macaddr_get(p->id, &mac);
+	memcpy(p->mac, mac.addr_bytes, 6);
+	rte_eth_link_get(p->id, &link); // waits for the link (up to 9 s)
+	struct rte_eth_rxq_info rxq = { 0 };
+	rte_eth_rx_queue_info_get(p->id, 0, &rxq);
+	printf("DPDK port=%u driver=%s rxd=%u txd=%u mtu=%u link=%s speed=%u scattered_rx=%d\n", p->id,
+	       info.driver_name, nrx, ntx, DB_MTU, link.link_status ? "up" : "down", link.link_speed,
+	       rxq.scattered_rx);
+	fflush(stdout);
+}
+
+// A received mbuf as a frame; a chained one (never expected, see
+// DB_MBUF_DATA) is reported as length 0, which parse_frame rejects.
+static void mbuf_frame(struct rte_mbuf *m, struct frame *f)
+{
+	f->data = rte_pktmbuf_mtod(m, uint8_t *);
+	f->len = m->nb_segs == 1 ? m->pkt_len : 0;
+}
+
+// Polls for one frame until timeout_ms. 0: got it (call port_release
+// after, or hand it on with echo_held), 1: timeout.
+static int port_recv(struct port *p, struct frame *f, int timeout_ms)
+{
+	if (p->rx_i == p->rx_n) {
+		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u, w0 = 0;
+		p->rx_i = p->rx_n = 0;
+		while ((p->rx_n = rte_eth_rx_burst(p->id, 0, p->rx, DB_RX_BURST)) == 0) {
+			if (!w0)
+				w0 = tsc_now();
+			p->empty_polls++;
+			if ((p->empty_polls & 63) == 0 && now_ns() >= deadline) {
+				p->idle_tsc += tsc_now() - w0;
+				return 1;
+			}
+		}
+		if (w0)
+			p->idle_tsc += tsc_now() - w0;
+	}
+	p->held = p->rx[p->rx_i++];
+	mbuf_frame(p->held, f);
+	return 0;
+}
+
+static void port_release(struct port *p)
+{
+	if (p->held)
+		rte_pktmbuf_free(p->held);
+	p->held = NULL;
+}
+
+// Hands n mbufs to the driver, retrying while its ring is full (bounded by
+// the timeout): every frame goes out.
+static void port_tx(struct port *p, struct rte_mbuf **m, uint32_t n)
+{
+	uint64_t deadline = 0;
+	uint32_t done = 0;
+	while (done < n) {
+		done += rte_eth_tx_burst(p->id, 0, m + done, (uint16_t)(n - done));
+		if (done == n)
+			break;
+		if (!deadline)
+			deadline = now_ns() + 5000000000ull;
+		else if (now_ns() > deadline)
+			die("rte_eth_tx_burst: %u of %u frames taken in 5 s", done, n);
+	}
+}
+
+// A frame copied into an mbuf of the pool, ready for port_tx.
+static struct rte_mbuf *frame_mbuf(struct port *p, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	if (!m)
+		die("mbuf pool empty");
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), f, len);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return m;
+}
+
+static void send_one(struct port *p, uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = frame_mbuf(p, f, len);
+	port_tx(p, &m, 1);
+}
+
+static void port_stats(struct port *p)
+{
+	struct rte_eth_stats st = { 0 };
+	rte_eth_stats_get(p->id, &st);
+	printf("STATS variant=dpdk ipackets=%llu opackets=%llu imissed=%llu ierrors=%llu oerrors=%llu "
+	       "rx_nombuf=%llu ignored=%llu stale=%llu\n",
+	       (unsigned long long)st.ipackets, (unsigned long long)st.opackets, (unsigned long long)st.imissed,
+	       (unsigned long long)st.ierrors, (unsigned long long)st.oerrors, (unsigned long long)st.rx_nombuf,
+	       (unsigned long long)p->ignored, (unsigned long long)p->stale);
+}
+
+// On failure: the driver's counters, and (client) a bye so that the server
+// prints its own view and stops instead of waiting for its timeout.
+static void diag(void)
+{
+	static bool once;
+	if (once || !g_opts)
+		return;
+	once = true;
+	port_stats(&g_port);
+	if (g_opts->role == ROLE_CLIENT) {
+		uint8_t buf[WIRE_MIN_FRAME];
+		struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1 };
+		struct rte_mbuf *m = rte_pktmbuf_alloc(g_port.pool);
+		uint32_t len = build_frame(buf, g_opts->peer, g_port.mac, &h, true);
+		if (m) {
+			memcpy(rte_pktmbuf_mtod(m, uint8_t *), buf, len);
+			m->data_len = (uint16_t)len;
+			m->pkt_len = len;
+			if (rte_eth_tx_burst(g_port.id, 0, &m, 1) != 1)
+				rte_pktmbuf_free(m);
+		}
+	}
+}
+
+// ---------------------------------------------------------------- server
+
+struct burst_state {
+	uint32_t expect, good, bad, missing, ooo, bytes;
+	uint64_t first_tsc, check_tsc, polls_mark, idle_mark;
+	long irqs_mark; // NIC interrupts when the previous burst was answered
+};
+
+struct server {
+	struct port *p;
+	struct burst_state b;
+	uint64_t bad_echo, bad_bursts;
+	// ceiling: the current size's frames and window
+	uint32_t c_bytes, c_win;
+	uint64_t c_frames, c_win_frames, c_win_start;
+};
+
+// Answers the held frame in place and transmits that mbuf.
+static void echo_held(struct port *p, struct frame *f)
+{
+	uint8_t src[6];
+	struct rte_mbuf *m = p->held;
+	wire_get_eth(f->data, NULL, src);
+	wire_put_eth(f->data, src, p->mac);
+	wire_set_flags(f->data, (uint16_t)(wire_get_flags(f->data) | WIRE_F_REPLY));
+	p->held = NULL;
+	port_tx(p, &m, 1);
+}
+
+static void burst_reply(struct server *sv, const uint8_t dst[6])
+{
+	struct burst_state *b = &sv->b;
+	uint8_t f[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h, true));
+	uint64_t sent = tsc_now();
+	uint32_t n = b->good + b->bad;
+	long irqs = irq_count();
+	printf("SRVSTAT burst variant=dpdk bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	       "r1_tsc=%llu check_tsc=%llu empty_polls=%llu idle_tsc=%llu\n",
+	       b->bytes, b->good, b->bad, b->missing, b->ooo, irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
+	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
+	       (unsigned long long)(n ? b->check_tsc / n : 0),
+	       (unsigned long long)(sv->p->empty_polls - b->polls_mark),
+	       (unsigned long long)(n ? (sv->p->idle_tsc - b->idle_mark) / n : 0));
+	fflush(stdout);
+	if (b->bad || b->missing || b->ooo)
+		sv->bad_bursts++;
+	memset(b, 0, sizeof *b);
+	b->irqs_mark = irq_count();
+}
+
+// One packet of a burst (in order, as on one link): checks order and
+// payload; answers after the last.
+static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
+{
+	struct burst_state *b = &sv->b;
+	if (k->seq == 0 && b->expect != 0) {
+		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
+		sv->bad_bursts++;
+		long mark = b->irqs_mark;
+		memset(b, 0, sizeof *b);
+		b->irqs_mark = mark;
+	}
+	if (!b->first_tsc) {
+		b->first_tsc = arrived;
+		b->polls_mark = sv->p->empty_polls;
+		b->idle_mark = sv->p->idle_tsc;
+	}
+	if (k->seq > b->expect)
+		b->missing += k->seq - b->expect;
+	else if (k->seq < b->expect)
+		b->ooo++;
+	b->expect = k->seq + 1;
+	b->bytes = k->len;
+	uint64_t c0 = tsc_now();
+	if (pattern_check(k->payload, k->len, k->seq) == k->len)
+		b->good++;
+	else
+		b->bad++;
+	b->check_tsc += tsc_now() - c0;
+	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
+		burst_reply(sv, k->src);
+}
+
+static void ceiling_window_end(struct server *sv, uint64_t now)
+{
+	uint64_t ns = now - sv->c_win_start;
+	printf("RESULT ceiling variant=dpdk bytes=%u win=%u frames=%llu us=%.1f mbps=%.3f\n", sv->c_bytes, sv->c_win,
+	       (unsigned long long)sv->c_win_frames, (double)ns / 1000.0,
+	       (double)sv->c_win_frames * sv->c_bytes * 8.0 / ((double)ns / 1000.0));
+	sv->c_win++;
+	sv->c_win_frames = 0;
+	sv->c_win_start = now;
+}
+
+// rxonly: counts the frames of a size in 100 ms windows; the LAST frame
+// (seq = frames the sender sent) ends the size and is answered.
+static void ceiling_take(struct server *sv, const struct pkt *k, struct frame *f)
+{
+	uint64_t now = now_ns();
+	if (k->flags & WIRE_F_LAST) {
+		printf("SRVSTAT ceiling variant=dpdk bytes=%u frames=%llu sent=%u windows=%u\n", sv->c_bytes,
+		       (unsigned long long)sv->c_frames, k->seq, sv->c_win);
+		fflush(stdout);
+		sv->c_bytes = 0;
+		echo_held(sv->p, f);
+		return;
+	}
+	if (k->len != sv->c_bytes) { // a new size: its first window starts now
+		sv->c_bytes = k->len;
+		sv->c_frames = sv->c_win_frames = 0;
+		sv->c_win = 0;
+		sv->c_win_start = now;
+	}
+	sv->c_frames++;
+	sv->c_win_frames++;
+	if (now - sv->c_win_start >= PB_CEIL_WINDOW_NS)
+		ceiling_window_end(sv, now);
+}
+
+// 1 when the server should stop; 2 after echoing a quit.
+static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
+{
+	struct pkt k;
+	if (parse_frame(f, &k) < 0 || (k.flags & WIRE_F_REPLY)) {
+		sv->p->ignored++;
+		return 0;
+	}
+	if (k.channel == PB_CH_CTRL && k.seq == PB_CTRL_BYE) {
+		echo_held(sv->p, f);
+		return 1;
+	}
+	if (k.channel == PB_CH_CEIL) {
+		ceiling_take(sv, &k, f);
+		return 0;
+	}
+	if (k.channel != PB_CH_DATA) {
+		sv->p->ignored++;
+		return 0;
+	}
+	if (k.batch > 1) {
+		burst_take(sv, &k, arrived);
+		return 0;
+	}
+	if (pattern_check(k.payload, k.len, k.seq) != k.len)
+		sv->bad_echo++;
+	echo_held(sv->p, f);
+	return k.len == 0 ? 2 : 0;
+}
+
+static int run_server(const struct opts *o)
+{
+	struct port *p = &g_port;
+	struct server sv = { .p = p, .b.irqs_mark = irq_count() };
+	printf("READY role=server variant=dpdk mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n", p->mac[0],
+	       p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], pat_fast);
+	fflush(stdout);
+	bool quit = false;
+	for (;;) {
+		struct frame f;
+		if (port_recv(p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
+			if (quit)
+				break;
+			die("server idle for %d ms", o->idle_timeout_ms);
+		}
+		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
+		port_release(p);
+		if (stop == 1)
+			break;
+		if (stop == 2)
+			quit = true;
+	}
+	port_stats(p);
+	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
+	       (unsigned long long)sv.bad_bursts);
+	if (sv.bad_echo || sv.bad_bursts)
+		die("%llu damaged rtt requests, %llu damaged bursts", (unsigned long long)sv.bad_echo,
+		    (unsigned long long)sv.bad_bursts);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// ---------------------------------------------------------------- client
+
+struct want {
+	uint16_t channel;
+	uint32_t seq_lo, seq_hi; // accepted seq range, inclusive
+	uint32_t len;            // payload length, or UINT32_MAX for any
+	bool echo;               // also matched by length and payload (a kernel echo)
+};
+
+// As pktbench's: an echo whose header is not ours (the research kernel's
+// pingpong) answers a request of seq_lo..seq_hi if its payload matches.
+static bool echo_payload_matches(const struct want *w, const struct pkt *k)
+{
+	if (!w->echo || k->channel != w->channel || k->len != w->len)
+		return false;
+	for (uint32_t s = w->seq_lo, n = 0; n < 256; s++, n++) {
+		if (pattern_check(k->payload, k->len, s) == k->len)
+			return true;
+		if (s == w->seq_hi)
+			break;
+	}
+	return false;
+}
+
+// Receives until a reply matching `w` arrives. 0: got it (held), 1: timeout.
+static int await_reply(struct port *p, const struct want *w, int timeout_ms, struct frame *f, struct pkt *k)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= deadline || port_recv(p, f, (int)((deadline - now + 999999) / 1000000)))
+			return 1;
+		if (parse_frame(f, k) < 0)
+			p->ignored++;
+		else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
+		         k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len))
+			return 0;
+		else if (echo_payload_matches(w, k))
+			return 0;
+		else
+			p->stale++;
+		port_release(p);
+	}
+}
+
+static void probe_server(struct port *p, const struct opts *o)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	uint64_t t0 = now_ns();
+	for (uint32_t n = 0;; n++) {
+		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
+		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
+		struct frame f;
+		struct pkt k;
+		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+		if (await_reply(p, &w, 200, &f, &k) == 0) {
+			port_release(p);
+			printf("READY role=client variant=dpdk probes=%u wait_ms=%llu fastpattern=%d\n", n + 1,
+			       (unsigned long long)((now_ns() - t0) / 1000000), pat_fast);
+			fflush(stdout);
+			return;
+		}
+		if (now_ns() - t0 > (uint64_t)o->probe_timeout_ms * 1000000u)
+			die("server not answering after %d ms", o->probe_timeout_ms);
+	}
+}
+
+static void say_bye(struct port *p, const struct opts *o)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
+	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
+	struct frame f;
+	struct pkt k;
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+	if (await_reply(p, &w, 1000, &f, &k) == 0)
+		port_release(p);
+}
+
+static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint32_t size, uint32_t seq,
+                       uint64_t *tsc)
+{
+	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
+	struct want w = { PB_CH_DATA, seq, seq, size, true };
+	struct frame f;
+	struct pkt k;
+	uint32_t len = build_frame(buf, o->peer, p->mac, &h, true);
+	struct rte_mbuf *m = frame_mbuf(p, buf, len);
+	uint64_t c0 = tsc_now(), t0 = now_ns();
+	port_tx(p, &m, 1);
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("rtt bytes=%u seq=%u: no echo within %d ms", size, seq, o->timeout_ms);
+	uint64_t t1 = now_ns(), c1 = tsc_now();
+	uint32_t bad = pattern_check(k.payload, size, seq);
+	if (bad != size)
+		die("rtt bytes=%u seq=%u: echo differs at byte %u", size, seq, bad);
+	port_release(p);
+	*tsc = c1 - c0;
+	return (double)(t1 - t0) / 1000.0;
+}
+
+static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, uint32_t *seq)
+{
+	static uint8_t buf[PB_FRAME_BUF];
+	double *us = calloc((size_t)o->runs, sizeof *us);
+	uint64_t *tsc = calloc((size_t)o->runs, sizeof *tsc);
+	if (!us || !tsc)
+		die("out of memory");
+	for (int it = -o->warmup; it < o->runs; it++) {
+		uint64_t c;
+		double t = rtt_once(p, o, buf, size, (*seq)++, &c);
+		if (it >= 0) {
+			us[it] = t;
+			tsc[it] = c;
+		}
+	}
+	for (int it = 0; it < o->runs; it++)
+		printf("RESULT rtt variant=dpdk bytes=%u iter=%d us=%.1f tsc=%llu\n", size, it, us[it],
+		       (unsigned long long)tsc[it]);
+	qsort(us, (size_t)o->runs, sizeof *us, cmp_double);
+	printf("SUMMARY rtt variant=dpdk bytes=%u n=%d median_us=%.1f p99_us=%.1f\n", size, o->runs,
+	       percentile(us, o->runs, 50), percentile(us, o->runs, 99));
+	fflush(stdout);
+	free(us);
+	free(tsc);
+}
+
+struct burst_result {
+	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
+	long irqs;
+};
+
+// The 128 frames of a burst, built once per size into mbufs we keep.
+struct burst_frames {
+	struct rte_mbuf *m[PB_BURST_N];
+	bool built;
+};
+
+static void burst_build(struct port *p, struct burst_frames *bf, const uint8_t dst[6], uint32_t size)
+{
+	if (bf->built)
+		rte_pktmbuf_free_bulk(bf->m, PB_BURST_N);
+	if (rte_pktmbuf_alloc_bulk(p->pool, bf->m, PB_BURST_N) != 0)
+		die("mbuf pool empty");
+	bf->built = true;
+	for (uint32_t i = 0; i < PB_BURST_N; i++) {
+		struct pkt h = { .channel = PB_CH_DATA, .seq = i, .batch = PB_BURST_N, .len = size };
+		if (i == PB_BURST_N - 1)
+			h.flags = WIRE_F_LAST;
+		uint32_t len = build_frame(rte_pktmbuf_mtod(bf->m[i], uint8_t *), dst, p->mac, &h, true);
+		bf->m[i]->data_len = (uint16_t)len;
+		bf->m[i]->pkt_len = len;
+	}
+}
+
+// T0: first send to reply; T1: the 128 mbufs referenced and handed to the driver.
+static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
+                       struct burst_result *r)
+{
+	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
+	struct frame f;
+	struct pkt k;
+	long irq0 = irq_count();
+	uint64_t c0 = tsc_now(), t0 = now_ns();
+	for (uint32_t i = 0; i < PB_BURST_N; i++)
+		rte_mbuf_refcnt_update(bf->m[i], 1);
+	port_tx(p, bf->m, PB_BURST_N);
+	uint64_t c1 = tsc_now(), t1 = now_ns();
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("burst bytes=%u: no reply within %d ms", size, o->timeout_ms);
+	uint64_t t2 = now_ns(), c2 = tsc_now();
+	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
+		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
+	port_release(p);
+	long irq1 = irq_count();
+	*r = (struct burst_result){ t2 - t0, t1 - t0, c2 - c0, c1 - c0, irq0 >= 0 && irq1 >= 0 ? irq1 - irq0 : -1 };
+}
+
+static void print_burst(uint32_t size, int rep, const struct burst_result *r)
+{
+	double t0 = (double)r->t0_ns / 1000.0, t1 = (double)r->t1_ns / 1000.0;
+	printf("RESULT burst variant=dpdk bytes=%u rep=%d t0_us=%.1f t1_us=%.1f t2_us=%.1f "
+	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=%ld\n",
+	       size, rep, t0, t1, t0 - t1, (unsigned long long)r->t0_tsc, (unsigned long long)r->t1_tsc,
+	       (double)PB_BURST_N * size * 8.0 / t0, r->irqs);
+}
+
+// As pktbench's: bursts for cpu_ms between two MARK lines (host CPU time).
+static void cpu_phase(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size)
+{
+	struct burst_result r;
+	int n = 0;
+	printf("MARK burst bytes=%u cpu begin\n", size);
+	fflush(stdout);
+	uint64_t end = now_ns() + (uint64_t)o->cpu_ms * 1000000u;
+	while (now_ns() < end) {
+		burst_once(p, o, bf, size, &r);
+		n++;
+		if (o->gap_ms > 0)
+			sleep_ms(o->gap_ms);
+	}
+	printf("MARK burst bytes=%u cpu end bursts=%d\n", size, n);
+	fflush(stdout);
+}
+
+static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
+{
+	static struct burst_frames bf;
+	struct burst_result *res = calloc((size_t)o->runs, sizeof *res);
+	if (!res)
+		die("out of memory");
+	burst_build(p, &bf, o->peer, size);
+	for (int rep = -o->warmup; rep < o->runs; rep++) {
+		struct burst_result r;
+		burst_once(p, o, &bf, size, &r);
+		if (rep >= 0)
+			res[rep] = r;
+		if (o->gap_ms > 0)
+			sleep_ms(o->gap_ms);
+	}
+	for (int rep = 0; rep < o->runs; rep++)
+		print_burst(size, rep, &res[rep]);
+	fflush(stdout);
+	free(res);
+	if (o->cpu_ms > 0)
+		cpu_phase(p, o, &bf, size);
+}
+
+// txonly: DB_RX_BURST frames built once into mbufs; each round takes a
+// reference on each (so the driver's free after transmission leaves them)
+// and offers them all to the driver, for ceiling_ms; then the LAST frame.
+static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size)
+{
+	struct rte_mbuf *m[DB_RX_BURST];
+	uint64_t sent = 0;
+	if (rte_pktmbuf_alloc_bulk(p->pool, m, DB_RX_BURST) != 0)
+		die("mbuf pool empty");
+	for (uint32_t i = 0; i < DB_RX_BURST; i++) {
+		struct pkt h = { .channel = PB_CH_CEIL, .seq = i, .batch = 0, .len = size };
+		uint32_t len = build_frame(rte_pktmbuf_mtod(m[i], uint8_t *), o->peer, p->mac, &h, false);
+		m[i]->data_len = (uint16_t)len;
+		m[i]->pkt_len = len;
+	}
+	uint64_t end = now_ns() + (uint64_t)o->ceiling_ms * 1000000u;
+	while (now_ns() < end) {
+		for (uint32_t i = 0; i < DB_RX_BURST; i++)
+			rte_mbuf_refcnt_update(m[i], 1);
+		uint16_t n = rte_eth_tx_burst(p->id, 0, m, DB_RX_BURST);
+		for (uint32_t i = n; i < DB_RX_BURST; i++)
+			rte_mbuf_refcnt_update(m[i], -1);
+		sent += n;
+	}
+	sleep_ms(50); // let the last frames drain before the LAST frame
+	struct pkt h = { .channel = PB_CH_CEIL, .flags = WIRE_F_LAST, .seq = (uint32_t)sent, .batch = 1, .len = size };
+	struct want w = { PB_CH_CEIL, (uint32_t)sent, (uint32_t)sent, size, false };
+	struct frame f;
+	struct pkt k;
+	static uint8_t last[PB_FRAME_BUF];
+	send_one(p, last, build_frame(last, o->peer, p->mac, &h, true));
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("ceiling bytes=%u: the receiver did not answer the end", size);
+	port_release(p);
+	rte_pktmbuf_free_bulk(m, DB_RX_BURST);
+	printf("CEILING variant=dpdk bytes=%u sent=%llu ms=%d\n", size, (unsigned long long)sent, o->ceiling_ms);
+	fflush(stdout);
+}
+
+static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
+{
+	uint8_t buf[WIRE_MIN_FRAME];
+	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = 0 };
+	struct want w = { PB_CH_DATA, seq, seq, 0, true };
+	struct frame f;
+	struct pkt k;
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+	if (await_reply(p, &w, o->timeout_ms, &f, &k))
+		die("quit seq=%u: no echo within %d ms", seq, o->timeout_ms);
+	port_release(p);
+	printf("QUIT echoed seq=%u\n", seq);
+}
+
+static int run_client(const struct opts *o)
+{
+	struct port *p = &g_port;
+	uint32_t seq = 0;
+	probe_server(p, o);
+	for (int i = 0; i < o->nsizes; i++) {
+		if (o->mode == MODE_RTT)
+			run_rtt_size(p, o, o->sizes[i], &seq);
+		else if (o->mode == MODE_BURST)
+			run_burst_size(p, o, o->sizes[i]);
+		else
+			run_ceiling_size(p, o, o->sizes[i]);
+	}
+	if (o->mode == MODE_BURST && o->cpu_ms > 0)
+		sleep_ms(300); // the harness reads the CPU time at the last MARK
+	if (o->mode == MODE_RTT)
+		send_quit(p, o, seq);
+	say_bye(p, o);
+	port_stats(p);
+	printf("DONE ok\n");
+	return 0;
+}
+
+// ---------------------------------------------------------------- options
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling]\n"
+	                "         [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
+	                "         [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]\n"
+	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]\n"
+	                "       dpdkbench --selfcheck\n");
+	exit(2);
+}
+
+static int parse_sizes(const char *s, struct opts *o)
+{
+	char *copy = strdup(s), *save = NULL;
+	o->nsizes = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long v = strtol(t, NULL, 10);
+		if (v < 1 || v > WIRE_MAX_PAYLOAD || o->nsizes == PB_MAX_SIZES) {
+			free(copy);
+			return -1;
+		}
+		o->sizes[o->nsizes++] = (uint32_t)v;
+	}
+	free(copy);
+	return o->nsizes ? 0 : -1;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "role", 1, 0, 'r' },       { "mode", 1, 0, 'm' },   { "peer", 1, 0, 'p' },
+		{ "sizes", 1, 0, 's' },      { "runs", 1, 0, 'n' },   { "warmup", 1, 0, 'w' },
+		{ "timeout-ms", 1, 0, 't' }, { "probe-timeout-ms", 1, 0, 'P' },
+		{ "idle-timeout-ms", 1, 0, 'I' }, { "gap-ms", 1, 0, 'g' }, { "cpu-ms", 1, 0, 'c' },
+		{ "ceiling-ms", 1, 0, 'C' }, { 0, 0, 0, 0 },
+	};
+	*o = (struct opts){ .runs = 20, .warmup = 3, .timeout_ms = 5000, .probe_timeout_ms = 120000,
+		            .idle_timeout_ms = 300000, .gap_ms = 2, .ceiling_ms = 1000 };
+	parse_sizes("64", o);
+	bool have_role = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			have_role = true;
+			if (strcmp(optarg, "server") == 0)
+				o->role = ROLE_SERVER;
+			else if (strcmp(optarg, "client") == 0)
+				o->role = ROLE_CLIENT;
+			else
+				usage();
+			break;
+		case 'm':
+			if (strcmp(optarg, "rtt") == 0)
+				o->mode = MODE_RTT;
+			else if (strcmp(optarg, "burst") == 0)
+				o->mode = MODE_BURST;
+			else if (strcmp(optarg, "ceiling") == 0)
+				o->mode = MODE_CEILING;
+			else
+				usage();
+			break;
+		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
+		case 's': if (parse_sizes(optarg, o) < 0) usage(); break;
+		case 'n': o->runs = atoi(optarg); break;
+		case 'w': o->warmup = atoi(optarg); break;
+		case 't': o->timeout_ms = atoi(optarg); break;
+		case 'P': o->probe_timeout_ms = atoi(optarg); break;
+		case 'I': o->idle_timeout_ms = atoi(optarg); break;
+		case 'g': o->gap_ms = atoi(optarg); break;
+		case 'c': o->cpu_ms = atoi(optarg); break;
+		case 'C': o->ceiling_ms = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 || o->ceiling_ms < 1 ||
+	    (o->role == ROLE_CLIENT && !o->have_peer))
+		usage();
+}
+
+// Host-side check that the copied pattern code agrees with wire.h.
+static int selfcheck(void)
+{
+	static uint8_t buf[WIRE_MAX_PAYLOAD];
+	for (uint32_t seq = 0; seq < 300; seq += 37) {
+		pattern_fill(buf, WIRE_MAX_PAYLOAD, seq);
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
+			if (buf[i] != wire_pattern(seq, i))
+				return printf("DONE fail pattern seq=%u byte=%u\n", seq, i), 1;
+		buf[4097] ^= 1;
+		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
+			return printf("DONE fail check seq=%u\n", seq), 1;
+	}
+	printf("DONE ok fastpattern=%d\n", pat_fast);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pattern_init();
+	if (argc == 2 && strcmp(argv[1], "--selfcheck") == 0)
+		return selfcheck();
+	int n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		printf("DONE fail rte_eal_init: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	// EAL leaves the program's name in argv[n], before our options.
+	parse_opts(argc - n, argv + n, &o);
+	port_open(&g_port);
+	g_opts = &o;
+	die_hook = diag;
+	int rc = o.role == ROLE_SERVER ? run_server(&o) : run_client(&o);
+	rte_eth_dev_stop(g_port.id);
+	rte_eal_cleanup();
+	return rc;
+}
