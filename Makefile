@@ -378,11 +378,15 @@ bench-lb: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) LB_LINUX_RUNS=$(LB_LINUX_RUNS) tools/bench/lb.sh $(KERNEL) $(LB_RUNS) $(BENCH_OUT)
 
 # The whole harness in a few minutes (one boot pair per system, two sizes,
-# few repetitions) into a scratch directory, then the format check.
+# few repetitions) into a scratch directory, then the format check. One
+# kernel configuration beside the plain kernel runs the variant path as
+# well as two (make bench measures both).
+BENCH_SMOKE_VARIANTS ?= kernel-spin=idlepoll=spin
 bench-smoke: bench-deps $(KERNEL) linux-baseline
 	$(BENCH_PY) tools/bench/selftest.py
 	rm -rf $(BENCH_SMOKE_OUT)
 	NIC=$(NIC) BENCH_SIZES=64,8192 BENCH_QUICK=1 LB_BUILD=$(LINUX_BASELINE_OUT) \
+		BENCH_VARIANTS="$(BENCH_SMOKE_VARIANTS)" \
 		tools/bench/run-all.sh $(KERNEL) 1 $(BENCH_SMOKE_OUT)
 
 # bench-ceiling: the emulated link's ceiling alone (ceiling.json; kernel/net/ceiling.h).
