@@ -64,16 +64,9 @@
 
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
+#include "pktproto.h"
 
-#define PB_CH_DATA 1
 #define PB_CH_CEIL 2
-#define PB_CH_CTRL 0xFFFF
-#define PB_CTRL_BYE 1
-#define PB_PROBE_SEQ 0x80000000u
-#define PB_QUIT_GRACE_MS 1000
-#define PB_BURST_N 128u
-#define PB_MAX_SIZES 32
-#define PB_FRAME_BUF 9216u
 #define PB_CEIL_WINDOW_NS 100000000ull // the kernel's ceiling loop's 100 ms
 
 // Driver resources: one queue each way.  An mbuf holds a whole jumbo frame
@@ -112,55 +105,7 @@ struct port {
 	uint64_t idle_tsc; // TSC ticks spent in polls that found nothing
 };
 
-struct frame {
-	uint8_t *data;
-	uint32_t len;
-};
-
-struct pkt {
-	uint8_t src[6];
-	uint16_t channel, flags, batch, link;
-	uint32_t seq, len;
-	uint8_t *payload;
-};
-
 // ---------------------------------------------------------------- utilities
-
-static inline uint64_t tsc_now(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)v[i];
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double percentile(const double *v, int n, double p)
-{
-	int k = (int)(p / 100.0 * n + 0.999999);
-	k = k < 1 ? 1 : k > n ? n : k;
-	return v[k - 1];
-}
 
 // Interrupts taken so far on the lines uio_pci_generic holds (the NIC's),
 // from /proc/interrupts; -1 if there is no such line.
@@ -187,100 +132,6 @@ static long irq_count(void)
 	}
 	fclose(f);
 	return total;
-}
-
-// ---------------------------------------------------------------- pattern
-//
-// pktbench.c's fast pattern code, unchanged: wire_pattern(seq, i) is a
-// per-index base XOR a per-packet byte, filled and checked 8 bytes at a
-// time; pattern_init checks the identity against wire.h.
-
-static uint8_t pat_base[WIRE_MAX_PAYLOAD + 8];
-static bool pat_fast;
-
-static uint8_t pat_key(uint32_t seq) { return (uint8_t)(wire_pattern(seq, 0) ^ wire_pattern(0, 0)); }
-
-static void pattern_init(void)
-{
-	static const uint32_t probe[] = { 1, 2, 127, 128, 255, 256, 0x12345678u, PB_PROBE_SEQ + 5 };
-	for (uint32_t i = 0; i < sizeof pat_base; i++)
-		pat_base[i] = wire_pattern(0, i);
-	pat_fast = true;
-	for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
-		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
-			if (wire_pattern(probe[k], i) != (uint8_t)(pat_base[i] ^ pat_key(probe[k])))
-				pat_fast = false;
-}
-
-static void pattern_fill(uint8_t *p, uint32_t n, uint32_t seq)
-{
-	uint32_t i = 0;
-	if (pat_fast) {
-		uint64_t k = 0x0101010101010101ull * pat_key(seq);
-		for (; i + 8 <= n; i += 8) {
-			uint64_t b;
-			memcpy(&b, pat_base + i, 8);
-			b ^= k;
-			memcpy(p + i, &b, 8);
-		}
-	}
-	for (; i < n; i++)
-		p[i] = wire_pattern(seq, i);
-}
-
-// Index of the first byte that differs from the pattern, or n if none.
-static uint32_t pattern_check(const uint8_t *p, uint32_t n, uint32_t seq)
-{
-	uint32_t i = 0;
-	if (pat_fast) {
-		uint64_t k = 0x0101010101010101ull * pat_key(seq);
-		for (; i + 8 <= n; i += 8) {
-			uint64_t a, b;
-			memcpy(&a, p + i, 8);
-			memcpy(&b, pat_base + i, 8);
-			if ((a ^ k) != b)
-				break;
-		}
-	}
-	for (; i < n; i++)
-		if (p[i] != wire_pattern(seq, i))
-			return i;
-	return n;
-}
-
-// ---------------------------------------------------------------- frames
-
-static uint32_t frame_len_for(uint32_t payload)
-{
-	uint32_t n = WIRE_FRAME_HLEN + payload;
-	return n < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : n;
-}
-
-// Builds a whole frame of our format (payload filled unless `fill` is
-// false); returns its length on the wire.
-static uint32_t build_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const struct pkt *h, bool fill)
-{
-	struct wire_fields w = { h->channel, h->flags, h->seq, h->batch, h->link, h->len };
-	uint32_t flen = frame_len_for(h->len);
-	wire_put_eth(f, dst, src);
-	wire_put_hdr(f, &w);
-	if (fill)
-		pattern_fill(f + WIRE_FRAME_HLEN, h->len, h->seq);
-	memset(f + WIRE_FRAME_HLEN + h->len, 0, flen - WIRE_FRAME_HLEN - h->len);
-	return flen;
-}
-
-// 0 if `f` is one of ours (right EtherType, header and length consistent).
-static int parse_frame(const struct frame *f, struct pkt *p)
-{
-	struct wire_fields w;
-	if (f->len < WIRE_FRAME_HLEN || wire_get_eth(f->data, NULL, p->src) != WIRE_ETHERTYPE)
-		return -1;
-	wire_get_hdr(f->data, &w);
-	*p = (struct pkt){ .channel = w.channel, .flags = w.flags, .seq = w.seq, .batch = w.batch,
-		           .link = w.link, .len = w.len, .payload = f->data + WIRE_FRAME_HLEN };
-	wire_get_eth(f->data, NULL, p->src);
-	return p->len > WIRE_MAX_PAYLOAD || p->len > f->len - WIRE_FRAME_HLEN ? -1 : 0;
 }
 
 // ---------------------------------------------------------------- port
@@ -428,7 +279,7 @@ static void diag(void)
 		uint8_t buf[WIRE_MIN_FRAME];
 		struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1 };
 		struct rte_mbuf *m = rte_pktmbuf_alloc(g_port.pool);
-		uint32_t len = build_frame(buf, g_opts->peer, g_port.mac, &h, true);
+		uint32_t len = build_frame(buf, g_opts->peer, g_port.mac, &h);
 		if (m) {
 			memcpy(rte_pktmbuf_mtod(m, uint8_t *), buf, len);
 			m->data_len = (uint16_t)len;
@@ -473,7 +324,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
-	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h, true));
+	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	uint64_t sent = tsc_now();
 	uint32_t n = b->good + b->bad;
 	long irqs = irq_count();
@@ -676,7 +527,7 @@ static void probe_server(struct port *p, const struct opts *o)
 		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
 		struct frame f;
 		struct pkt k;
-		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
 		if (await_reply(p, &w, 200, &f, &k) == 0) {
 			port_release(p);
 			printf("READY role=client variant=dpdk probes=%u wait_ms=%llu fastpattern=%d\n", n + 1,
@@ -696,7 +547,7 @@ static void say_bye(struct port *p, const struct opts *o)
 	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
 	struct frame f;
 	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
 	if (await_reply(p, &w, 1000, &f, &k) == 0)
 		port_release(p);
 }
@@ -708,7 +559,7 @@ static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint3
 	struct want w = { PB_CH_DATA, seq, seq, size, true };
 	struct frame f;
 	struct pkt k;
-	uint32_t len = build_frame(buf, o->peer, p->mac, &h, true);
+	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
 	struct rte_mbuf *m = frame_mbuf(p, buf, len);
 	uint64_t c0 = tsc_now(), t0 = now_ns();
 	port_tx(p, &m, 1);
@@ -771,7 +622,7 @@ static void burst_build(struct port *p, struct burst_frames *bf, const uint8_t d
 		struct pkt h = { .channel = PB_CH_DATA, .seq = i, .batch = PB_BURST_N, .len = size };
 		if (i == PB_BURST_N - 1)
 			h.flags = WIRE_F_LAST;
-		uint32_t len = build_frame(rte_pktmbuf_mtod(bf->m[i], uint8_t *), dst, p->mac, &h, true);
+		uint32_t len = build_frame(rte_pktmbuf_mtod(bf->m[i], uint8_t *), dst, p->mac, &h);
 		bf->m[i]->data_len = (uint16_t)len;
 		bf->m[i]->pkt_len = len;
 	}
@@ -861,7 +712,7 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 		die("mbuf pool empty");
 	for (uint32_t i = 0; i < DB_RX_BURST; i++) {
 		struct pkt h = { .channel = PB_CH_CEIL, .seq = i, .batch = 0, .len = size };
-		uint32_t len = build_frame(rte_pktmbuf_mtod(m[i], uint8_t *), o->peer, p->mac, &h, false);
+		uint32_t len = build_frame_shell(rte_pktmbuf_mtod(m[i], uint8_t *), o->peer, p->mac, &h);
 		m[i]->data_len = (uint16_t)len;
 		m[i]->pkt_len = len;
 	}
@@ -880,7 +731,7 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 	struct frame f;
 	struct pkt k;
 	static uint8_t last[PB_FRAME_BUF];
-	send_one(p, last, build_frame(last, o->peer, p->mac, &h, true));
+	send_one(p, last, build_frame(last, o->peer, p->mac, &h));
 	if (await_reply(p, &w, o->timeout_ms, &f, &k))
 		die("ceiling bytes=%u: the receiver did not answer the end", size);
 	port_release(p);
@@ -896,7 +747,7 @@ static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
 	struct want w = { PB_CH_DATA, seq, seq, 0, true };
 	struct frame f;
 	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h, true));
+	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
 	if (await_reply(p, &w, o->timeout_ms, &f, &k))
 		die("quit seq=%u: no echo within %d ms", seq, o->timeout_ms);
 	port_release(p);
