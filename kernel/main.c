@@ -282,6 +282,7 @@ void kmain(uint32_t magic, uint32_t info)
 	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : 0,
 				 .threshold_measured = !v,
 				 .poll_halts = option_is("poll", "timer"),
+				 .poll_irq = option_is("poll", "irq"),
 				 .rx_scrub = !option_is("rxscrub", "0"),
 				 .node = cmdline_get(&cmd, "node"), .nicdim = cmdline_get(&cmd, "nicdim"),
 				 .nb = cmdline_get(&cmd, "nb") };

@@ -30,6 +30,8 @@
 // a node with one link and a node with several streaming to one channel.
 // A client that has sent everything and closed its channel said goodbye:
 // the server's input_io says -E_LINK once for it (io_stats.dead_peer).
+// rearms=1 (server): checks that its NICs went back to interrupts while a
+// batch waited (io_stats.rx_rearms; a paced stream under poll=irq).
 // bye_at=N (server): after N packets it stops reading, waits bye_ms=
 // (500), and closes its channel mid-stream (a goodbye); bye=1 (client):
 // it sends without waiting for the server (give window= high enough) until
@@ -46,6 +48,7 @@ static struct chan c;
 static uint32_t size, batch, count, window, ack_every;
 static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowledged), idle_ms of nothing
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
+static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
 static int nclients = 1;
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
@@ -269,10 +272,19 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	print_reliable("server", nclients);
 	series_print(hz);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu limit=%lu "
-	       "nic_no_buf=%lu irqs=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window, s.drop_nopeer,
-	       s.drop_badslot, s.drop_limit, s.nic_rx_no_buf, s.rx_irqs);
+	       "nic_no_buf=%lu irqs=%lu rearms=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window,
+	       s.drop_nopeer, s.drop_badslot, s.drop_limit, s.nic_rx_no_buf, s.rx_irqs, s.rx_rearms - s0.rx_rearms);
 	CHECK_EQ("every packet once, in order, intact", bad, 0);
 	CHECK("holes no more than allowed", gaps <= gaps_ok);
+	if (arg_rearms) { // a paced stream under poll=irq: rings run empty mid-batch
+		// Polled, a NIC's interrupt comes at most once a batch (then it is
+		// masked until the batch completes); re-armed, frames bring more.
+		uint64_t irqs = s.rx_irqs - s0.rx_irqs, nb = s.rx_batches - s0.rx_batches;
+		uint64_t nics = (uint64_t)__builtin_popcount(c.dev_no & 0xff);
+		printf("STATS stream server irq_wait irqs=%lu batches=%lu nics=%lu\n", irqs, nb, nics);
+		CHECK("the NICs went back to interrupts while a batch waited, and those came",
+		      s.rx_rearms > s0.rx_rearms && irqs > nics * (nb + 1));
+	}
 	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot + s.drop_window + s.drop_nopeer + s.drop_limit, 0);
 	if (bye_at) { // the client fills its window meanwhile; then the goodbye (chan_close)
 		sleep((uint64_t)arg_bye_ms * 1000);
@@ -406,6 +418,7 @@ int main(int argc, char **argv)
 	gap_after_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "gap_after_ms", 0);
 	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
 	arg_bye_ms = (uint32_t)arg_long(argc, argv, "bye_ms", 500);
+	arg_rearms = arg_long(argc, argv, "rearms", 0) != 0;
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), (uint32_t)arg_long(argc, argv, "bye_at", 0), s0.tsc_hz);
 	else if (arg_long(argc, argv, "bye", 0))

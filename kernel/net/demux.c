@@ -250,8 +250,21 @@ static void set_polling(int nic, bool on)
 	netdev_get(nic)->ops->rx_irq(netdev_get(nic), !on);
 }
 
+bool demux_irq_wait;
+
+// Counted for each channel whose batch waits on nic (io_stats.rx_rearms).
+static void count_rearm(int nic)
+{
+	for (int i = 0; i < NIO; i++)
+		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
+			ios[i].st.rx_rearms++;
+}
+
 // A budget that ran out leaves the NIC polled (its interrupt masked) for
-// the worker's next run, as NAPI keeps a device on its poll list.
+// the worker's next run, as NAPI keeps a device on its poll list. An empty
+// ring ends polling once no batch waits (poll=irq: at once): the interrupt
+// is unmasked and the ring drained once more, so a frame that came in
+// between is not left waiting for the next one.
 bool demux_poll_nic_budget(int nic, int budget)
 {
 	if (drain(nic, budget)) {
@@ -259,17 +272,22 @@ bool demux_poll_nic_budget(int nic, int budget)
 			set_polling(nic, true);
 		return true;
 	}
-	if (someone_waits(nic))
+	bool waits = someone_waits(nic);
+	if (waits && !demux_irq_wait)
 		return demux_nics[nic].polling;
-	demux_flush_refill(nic); // between batches the ring gets everything back
+	if (!waits)
+		demux_flush_refill(nic); // between batches the ring gets everything back
 	if (!demux_nics[nic].polling)
 		return false;
+	if (waits)
+		count_rearm(nic);
 	set_polling(nic, false);
 	if (drain(nic, budget)) {
 		set_polling(nic, true);
 		return true;
 	}
-	demux_flush_refill(nic);
+	if (!waits)
+		demux_flush_refill(nic);
 	return false;
 }
 

@@ -37,6 +37,10 @@ static inline bool demux_nic_usable(int nic)
 void demux_poll_nic(int nic);
 // The same with at most budget buffers; true while the NIC stays polled.
 bool demux_poll_nic_budget(int nic, int budget);
+// poll=irq: a NIC whose ring is empty leaves polling even while a batch
+// waits; its interrupt brings the rest (NAPI's poll-until-empty, then
+// re-arm), so an idle CPU halts rather than polling for frames.
+extern bool demux_irq_wait;
 #define DEMUX_BUDGET 192 // buffers per NIC per worker run: 64 of the longest packets
 // NICs in polling mode are polled, budget buffers each; true while any
 // still is.

@@ -362,6 +362,7 @@ bool io_idle_poll(void)
 void io_init(const struct io_options *o)
 {
 	io_poll_halts = o->poll_halts;
+	demux_irq_wait = o->poll_irq;
 	io_rx_scrub = o->rx_scrub;
 	int n = xport_init(o);
 	if (!n)

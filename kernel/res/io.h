@@ -12,6 +12,7 @@ struct io_options {
 	long copy_threshold;     // frames up to this many bytes are copied
 	bool threshold_measured; // measured at boot, not copy_threshold=N
 	bool poll_halts;     // poll=timer: halt between polls on a fast tick
+	bool poll_irq;       // poll=irq: an empty ring waits for the NIC's interrupt
 	bool rx_scrub;       // rxscrub=0 turns the receive-tail scrub off, to
 	                     // measure its cost; it lets stale bytes reach users
 	uint32_t nic_mbps[8]; // nic_mbps=a,b,..: NIC i sends at most that many

@@ -181,6 +181,8 @@ struct io_stats {
 	                          // station, broadcast, multicast): dropped, NIC-wide
 	uint64_t tx_over_window;  // reliable output_io refused (-E_2BIG): more packets to one
 	                          // peer than its window (IO_SET_WINDOW) could ever take
+	uint64_t rx_rearms;       // poll=irq: times one of the channel's NICs went back to
+	                          // interrupts, its ring empty, while a batch waited
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

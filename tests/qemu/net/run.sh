@@ -79,6 +79,13 @@ run stream_4links 4 e1000 1 \
 	"run=stream role=server nics=0,1,2,3 peer=@CMAC0@,@CMAC1@,@CMAC2@,@CMAC3@ count=1024 size=4096" \
 	"run=stream role=client nics=0,1,2,3 peer=@SMAC0@,@SMAC1@,@SMAC2@,@SMAC3@ count=1024 size=4096" \
 	"SUITE stream: 7 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=4;gaps=0 lost=0;RELIABLE stream client"
+# poll=irq on a paced stream: mid-batch the rings run empty, the NICs go
+# back to interrupts and the CPU halts; a wake-up lost in that re-arm would
+# stall the stream until its timeout.
+run stream_2links_irq 2 e1000 1 \
+	"run=stream role=server nics=0,1 peer=@CMAC0@,@CMAC1@ count=512 nic_mbps=40,40 poll=irq rearms=1" \
+	"run=stream role=client nics=0,1 peer=@SMAC0@,@SMAC1@ count=512 nic_mbps=40,40 poll=irq" \
+	"SUITE stream: 8 passed, 0 failed;SUITE stream: 6 passed, 0 failed;links=2;gaps=0 lost=0"
 run pingpong_2links 2 e1000 1 "run=pingpong role=server nics=0,1 peer=@CMAC0@,@CMAC1@" \
 	"run=pingpong role=client nics=0,1 peer=@SMAC0@,@SMAC1@ sizes=60,1500,8960 iters=4 warm=1" \
 	"SUITE pingpong: 13 passed, 0 failed;SUITE pingpong: 6 passed, 0 failed;bytes=8960"
