@@ -21,7 +21,9 @@ ticks (elapsed minus halted, sysinfo.idle_tsc) per packet, kernel and
 program together, payload check and the polls included.
 
 CPU work (--cpu: the many-link figure that can tell the systems apart),
-every pair under -icount shift=0 with poll=timer, one run per call so that
+every pair under -icount shift=0 with poll=irq (MULTILINK_POLL: the
+receiver halts until the NIC's interrupt once its rings are empty, as
+Linux's does), one run per call so that
 multilink.sh can interleave it with the Linux boots:
   cpu      every NIC paced to --cpu-mbps (the same offered load for Linux,
            chosen far below what either system's CPU carries), a stream of
@@ -60,10 +62,10 @@ from env import env  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BATCH = 64
 EXTRA = os.environ.get("MULTILINK_EXTRA", "")  # more kernel command-line words for both VMs
-# How the -icount pairs wait for frames mid-batch: timer (poll on a 20 us
-# tick, halted between) or irq (back to the NIC's interrupt once its ring
-# is empty, halted until it comes).
-POLL = os.environ.get("MULTILINK_POLL", "timer")
+# How the CPU-work -icount pairs wait for frames mid-batch: irq (back to
+# the NIC's interrupt once its ring is empty, halted until it comes; the
+# default) or timer (poll on a 20 us tick, halted between).
+POLL = os.environ.get("MULTILINK_POLL", "irq")
 
 
 def kv(line):
@@ -74,12 +76,12 @@ def macs(side, n):
     return ",".join(f"@{side}MAC{i}@" for i in range(n))
 
 
-def pair(kernel, links, size, count, mbps, icount=False, timeout=300):
+def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="timer"):
     """One boot pair; returns (server RESULT, client RESULT, server LINKS) dicts."""
     nics = ",".join(str(i) for i in range(links))
     pace = f" nic_mbps={','.join([str(mbps)] * links)}" if mbps else ""
     if icount:
-        pace += f" poll={POLL} icount=1"  # the idle CPU halts between polls: waiting is not counted
+        pace += f" poll={poll} icount=1"  # the idle CPU halts while it waits: waiting is not counted
     common = (f"run=stream nics={nics} count={count} size={size} batch={BATCH} timeout_ms=60000{pace}"
               + (f" {EXTRA}" if EXTRA else ""))
     srv = f"{common} role=server peer={macs('C', links)}"
@@ -131,7 +133,7 @@ def cpu_sample(kernel, mode, links, size, a):
     """One -icount pair of a CPU-work point: a dict of what both ends measured."""
     mbps = a.cpu_mbps if mode == "cpu" else 0
     count = cpu_count(links, size, mbps, a.cpu_seconds, a.cpu_bytes)
-    s, c, sh = pair(kernel, links, size, count, mbps, icount=True, timeout=600)
+    s, c, sh = pair(kernel, links, size, count, mbps, icount=True, timeout=600, poll=POLL)
     if int(s.get("corrupt", 1)) or int(s.get("missing", 1)):
         raise RuntimeError(f"cpu {mode} links={links} size={size}: corrupt {s.get('corrupt')} "
                            f"missing {s.get('missing')}")

@@ -21,9 +21,10 @@
 # MULTILINK_CPU_SIZES (1500,8192), MULTILINK_CPU_MBPS (offered, per link,
 # 25), MULTILINK_CPU_SECONDS (2, a paced stream), MULTILINK_CPU_BYTES
 # (8388608, an unpaced stream), MULTILINK_CPU_ONLY=1 (skip the paced
-# streams: their JSON in OUTDIR stays as it is), MULTILINK_POLL (timer, the
-# default: the kernel's -icount pairs poll on a 20 us tick mid-batch; irq:
-# they wait for the NIC's interrupt, kernel/net/demux.c's poll=irq).
+# streams: their JSON in OUTDIR stays as it is), MULTILINK_POLL (irq, the
+# default: the kernel's -icount pairs wait mid-batch for the NIC's
+# interrupt, kernel/net/demux.c's poll=irq, as Linux's receiver does;
+# timer: they poll on a 20 us tick).
 set -euo pipefail
 kernel=$1 runs=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)

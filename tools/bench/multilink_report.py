@@ -47,10 +47,14 @@ def cpu_section(doc, rows):
         return []
     lsys = sorted({r["system"] for r in rows if r.get("mode") in ("cpu", "unpaced") and r["system"] != "kernel"})
     le = doc.get("cpu_linux_env") or {}
+    # How the kernel's -icount pairs waited mid-batch (multilink.py's MULTILINK_POLL).
+    irq = "poll=irq" in str(doc.get("cpu_clock", ""))
+    wait = ("`poll=irq` so that waiting for the rest of a batch halts until the NIC's interrupt"
+            if irq else "`poll=timer` so that waiting for a batch halts on a 20 µs tick")
     out = ["", "### CPU work: busy guest instructions per delivered packet (`-icount shift=0`)", "",
            "Both VMs of every pair run under `-icount shift=0`, so a busy nanosecond of the guest clock is one "
            "guest instruction, whatever else loads the host. Busy = elapsed minus halted (this kernel: "
-           "`sysinfo.idle_tsc`, `poll=timer` so that waiting for a batch halts on a 20 µs tick; Linux: "
+           f"`sysinfo.idle_tsc`, {wait}; Linux: "
            "CLOCK_MONOTONIC less cpu0's `idle_sleeptime` + `iowait_sleeptime` from /proc/timer_list, less "
            "what an empty pair of those reads costs), kernel and program together, at both ends: rx is the "
            "receiver (server), tx the sender (client), the total their medians added. A packet is one "
@@ -65,10 +69,15 @@ def cpu_section(doc, rows):
     if k_cpu:
         out += [f"At a fixed offered load: every NIC of both systems paced to **{doc.get('cpu_mbps_per_link')} "
                 "Mbit/s** (on the guest clock), far below what either CPU carries (busy fractions below). "
-                "This kernel's receiver waits for each batch with its NICs in polling mode, which under "
-                "`poll=timer` is a 20 µs tick: that cost accrues per unit of time, not per packet, so at a low "
-                "load it weighs on every packet (the unpaced rows below spread it over more packets per second); "
-                "Linux's receiver sleeps until an interrupt. Delivered rates are given beside: a system that "
+                + ("This kernel's receiver, once its rings are empty mid-batch, puts its NICs back on their "
+                   "interrupts and halts until the next frame (`poll=irq`), as Linux's receiver sleeps until "
+                   "an interrupt. "
+                   if irq else
+                   "This kernel's receiver waits for each batch with its NICs in polling mode, which under "
+                   "`poll=timer` is a 20 µs tick: that cost accrues per unit of time, not per packet, so at a "
+                   "low load it weighs on every packet (the unpaced rows below spread it over more packets per "
+                   "second); Linux's receiver sleeps until an interrupt. ")
+                + "Delivered rates are given beside: a system that "
                 "delivers less than offered spreads its time-bound costs over fewer packets.", "",
                 "| links | bytes | offered Mbit/s | kernel rx | kernel tx | kernel insns/pkt | kernel insns/byte | "
                 + "".join(f"{s} insns/pkt (rx + tx) | " for s in lsys) + "kernel / Linux best | delivered Mbit/s "
@@ -140,8 +149,11 @@ def cpu_section(doc, rows):
                       if gc else "")
                    + (f" This kernel's receiver was busy {kr['busy_frac_rx'] * 100:.1f} % of its window there "
                       f"(Linux's {lr['busy_frac_rx'] * 100:.1f} %): its stream stayed bound by the emulator, not "
-                      "its CPU, so its count still carries the polling tick of a waiting receiver and the "
-                      "CPU-bound rate understates what its CPU would carry."
+                      "its CPU"
+                      + (", so the CPU-bound rate is what its instructions per packet would allow, not a rate "
+                         "it reached." if irq else
+                         ", so its count still carries the polling tick of a waiting receiver and the "
+                         "CPU-bound rate understates what its CPU would carry.")
                       if kr["busy_frac_rx"] < 0.5 else ""))
     else:
         out.append(f"- Target: unpaced striping at {n4} links at least 1.5x Linux's best: no Linux unpaced rows "
@@ -281,6 +293,7 @@ def main():
     if kc:
         doc["rows"] += kc["rows"] + (lc["rows"] if lc else [])
         doc["cpu_env"], doc["cpu_mbps_per_link"] = kc["env"], kc.get("cpu_mbps_per_link")
+        doc["cpu_clock"] = kc.get("cpu_clock")
         doc["cpu_linux_env"] = lc["env"] if lc else None
         with open(os.path.join(out, "multilink.json"), "w") as f:
             json.dump(doc, f, indent=1)
