@@ -99,17 +99,8 @@ build_dpdk_initramfs() {
 		"modules: ${DPDK_ORDER[*]}; drivers: ${DPDK_PMDS[*]}"
 }
 
-# The DPDK guest over the ordinary one, rebuilt when either changed; the
-# kernel package is unpacked again from the cache if need be.
+# The DPDK guest over the ordinary one (build.sh's stamped).
 dpdk_main() {
-	local hash
 	lb_need_pkgs "${DPDK_PKGS[@]}"
-	hash=$(dpdk_inputs_hash)
-	if [ -f "$OUT/stamp-dpdk" ] && [ "$(cat "$OUT/stamp-dpdk")" = "$hash" ] && [ -f "$OUT/initrd-dpdk.gz" ]; then
-		return 0
-	fi
-	rm -f "$OUT/stamp-dpdk"
-	[ -d "$OUT/kernel-x" ] || extract_kernel "$(fetch_kernel_deb)"
-	build_dpdk_initramfs
-	echo "$hash" >"$OUT/stamp-dpdk"
+	stamped dpdk "$(dpdk_inputs_hash)" initrd-dpdk.gz build_dpdk_initramfs
 }

@@ -116,20 +116,23 @@ nfs_inputs_hash() {
 	} | sha256sum | cut -d' ' -f1
 }
 
-# The NFS guest (build-nfs.sh) over the ordinary one, rebuilt when either
-# changed; the kernel package is unpacked again from the cache if need be.
-nfs_main() {
-	local hash
-	hash=$(nfs_inputs_hash)
-	if [ -f "$OUT/stamp-nfs" ] && [ "$(cat "$OUT/stamp-nfs")" = "$hash" ] && [ -f "$OUT/initrd-nfs.gz" ]; then
+# stamped NAME HASH IMAGE BUILD: an extra guest over the ordinary one
+# (OUT/IMAGE, made by the function BUILD), rebuilt when its inputs' HASH
+# differs from OUT/stamp-NAME; the kernel package is unpacked again from
+# the cache if need be (the caller removes it once every image is built).
+stamped() {
+	local name=$1 hash=$2 image=$3 build=$4
+	if [ -f "$OUT/stamp-$name" ] && [ "$(cat "$OUT/stamp-$name")" = "$hash" ] && [ -f "$OUT/$image" ]; then
 		return 0
 	fi
-	rm -f "$OUT/stamp-nfs"
+	rm -f "$OUT/stamp-$name"
 	[ -d "$OUT/kernel-x" ] || extract_kernel "$(fetch_kernel_deb)"
-	build_nfs_initramfs
-	rm -rf "$OUT/kernel-x"
-	echo "$hash" >"$OUT/stamp-nfs"
+	"$build"
+	echo "$hash" >"$OUT/stamp-$name"
 }
+
+# The NFS guest (build-nfs.sh).
+nfs_main() { stamped nfs "$(nfs_inputs_hash)" initrd-nfs.gz build_nfs_initramfs; }
 
 # The .deb, downloaded once per version into OUTDIR/cache.
 fetch_kernel_deb() {
