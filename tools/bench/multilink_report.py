@@ -40,6 +40,17 @@ def linux_best(rows, mode, n, size, key, low):
     return (min if low else max)(cands) if cands else None
 
 
+def against_best(rows, r, best, mode, key):
+    """A CPU-work row's last cells: the kernel's `key` over Linux's best
+    (value, system), then delivered Mbit/s and receiver busy fraction, the
+    kernel's beside that best system's."""
+    bo = by(rows, best[1], mode)[(r["links"], r["bytes"])] if best else None
+    return [f"{r[key] / best[0]:.2f}x ({best[1]})" if best else "",
+            f"{r['mbps']:g} / {bo['mbps']:g}" if bo else f"{r['mbps']:g} / ",
+            f"{r['busy_frac_rx'] * 100:.1f} % / {bo['busy_frac_rx'] * 100:.1f} %" if bo
+            else f"{r['busy_frac_rx'] * 100:.1f} % / "]
+
+
 def cpu_section(doc, rows):
     """CPU work under -icount: the figure that can tell the systems apart."""
     k_cpu, k_unp = by(rows, "kernel", "cpu"), by(rows, "kernel", "unpaced")
@@ -91,11 +102,7 @@ def cpu_section(doc, rows):
                 o = by(rows, s_, "cpu").get((n, size))
                 cells.append(f"{o['busy_insns_per_pkt']} ({o['busy_insns_per_pkt_rx']} + "
                              f"{o['busy_insns_per_pkt_tx']})" if o else "")
-            bo = by(rows, best[1], "cpu")[(n, size)] if best else None
-            cells.append(f"{r['busy_insns_per_pkt'] / best[0]:.2f}x ({best[1]})" if best else "")
-            cells.append(f"{r['mbps']:g} / {bo['mbps']:g}" if bo else f"{r['mbps']:g} / ")
-            cells.append(f"{r['busy_frac_rx'] * 100:.1f} % / {bo['busy_frac_rx'] * 100:.1f} %" if bo
-                         else f"{r['busy_frac_rx'] * 100:.1f} % / ")
+            cells += against_best(rows, r, best, "cpu", "busy_insns_per_pkt")
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     if k_unp:
@@ -117,11 +124,7 @@ def cpu_section(doc, rows):
             for s_ in lsys:
                 o = by(rows, s_, "unpaced").get((n, size))
                 cells.append(f"{o['cpu_bound_mbps']:g}" if o else "")
-            bo = by(rows, best[1], "unpaced")[(n, size)] if best else None
-            cells.append(f"{r['cpu_bound_mbps'] / best[0]:.2f}x ({best[1]})" if best else "")
-            cells.append(f"{r['mbps']:g} / {bo['mbps']:g}" if bo else f"{r['mbps']:g} / ")
-            cells.append(f"{r['busy_frac_rx'] * 100:.1f} % / {bo['busy_frac_rx'] * 100:.1f} %" if bo
-                         else f"{r['busy_frac_rx'] * 100:.1f} % / ")
+            cells += against_best(rows, r, best, "unpaced", "cpu_bound_mbps")
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     n4 = 4  # the issue's targets are stated at 4 links
