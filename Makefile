@@ -24,7 +24,7 @@ LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 KEXCLUDE ?=
 KSRC := $(filter-out $(KEXCLUDE),$(wildcard kernel/*.c kernel/res/*.c kernel/net/*.c kernel/arch/x86_64/*.c \
 	drivers/*/*.c drivers/*/*/*.c) lib/string.c lib/fmt.c lib/err.c lib/stats.c)
-KASM := boot/multiboot.S kernel/arch/x86_64/entry.S
+KASM := boot/multiboot.S kernel/arch/x86_64/entry.S kernel/arch/x86_64/trampoline.S
 KOBJ := $(KSRC:%.c=$(BUILD)/k/%.o) $(KASM:%.S=$(BUILD)/k/%.o) $(BUILD)/k/progs.o
 
 ULIB := lib/crt0.S lib/usys.S lib/ulib.c lib/utest.c lib/string.c lib/fmt.c lib/err.c lib/netutil.c

@@ -16,6 +16,7 @@
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/timer.h"
+#include "arch/x86_64/smp.h"
 #include "../drivers/serial/uart.h"
 #include "../drivers/vga/vgatext.h"
 #include "../drivers/pci/pci.h"
@@ -223,6 +224,30 @@ static bool option_is(const char *key, const char *val)
 	return v && !strcmp(v, val);
 }
 
+// The startup code's page (0x8000) must be RAM in the loader's map.
+static bool low_page_free(paddr_t pa)
+{
+	for (int i = 0; i < bi.nram; i++)
+		if (bi.ram[i].base <= pa && pa + PAGE_SIZE <= bi.ram[i].base + bi.ram[i].len)
+			return true;
+	return false;
+}
+
+static void ap_main(int id)
+{
+	(void)id;
+	arch_halt_forever();
+}
+
+// cpus=N: at most N CPUs (default: every one the MADT lists).
+static void smp_setup(void)
+{
+	const char *v = cmdline_get(&cmd, "cpus");
+	int max = v ? (int)strtoul_dec(v) : MAXCPU;
+	int n = smp_start(max < 1 ? 1 : max, low_page_free(0x8000), ap_main);
+	pr_info("smp: %d CPU%s running (cpus=%s)\n", n, n == 1 ? "" : "s", v ? v : "all");
+}
+
 void kmain(uint32_t magic, uint32_t info)
 {
 	const char *v;
@@ -234,7 +259,7 @@ void kmain(uint32_t magic, uint32_t info)
 	kprintf("tender-x86_64: booted by %s, cmdline \"%s\"\n", bi.loader, bi.cmdline);
 	apply_cmdline();
 	report_boot();
-	cpu_init();
+	cpu_init(0);
 	trap_init();
 	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = to_user });
 	memory_init();
@@ -242,6 +267,7 @@ void kmain(uint32_t magic, uint32_t info)
 	// No BIOS data area or ROM to scan for the RSDP after a UEFI boot.
 	apic_init(bi.rsdp, !bootinfo_uefi(&bi), dma_map_mmio);
 	timer_init(kernel_tick);
+	smp_setup();
 	pci_init();
 	// promisc=1: NICs take every frame (the I/O manager still drops what
 	// is not addressed to them); for tests of that check.

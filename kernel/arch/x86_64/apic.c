@@ -22,6 +22,11 @@ static struct {
 	uint16_t flags;
 } isa_override[16];
 
+// Enabled (or online-capable) processors' LAPIC IDs, MADT order: the
+// firmware lists the boot processor first.
+static uint32_t cpu_apic_ids[MAXCPU];
+static int ncpu_madt;
+
 volatile uint32_t *lapic_regs(void) { return lapic; }
 
 static uint32_t lapic_rd(uint32_t reg) { return arch_mmio_rd32(lapic + reg / 4); }
@@ -69,7 +74,8 @@ static uint64_t find_rsdp(uint64_t hint, bool bios_scan)
 	return 0;
 }
 
-// MADT entries: ACPI 6.x, 5.2.12 (types 1 IOAPIC, 2 source override).
+// MADT entries: ACPI 6.x, 5.2.12 (types 0 processor LAPIC, 1 IOAPIC,
+// 2 source override, 9 processor x2APIC).
 static void parse_madt(const uint8_t *madt)
 {
 	uint32_t len = *(const uint32_t *)(madt + 4);
@@ -78,7 +84,12 @@ static void parse_madt(const uint8_t *madt)
 		const uint8_t *e = madt + off;
 		if (e[1] < 2)
 			break;
-		if (e[0] == 1 && ioapic_gsi_base == 0 && ioapic_pa == 0xfec00000) {
+		if ((e[0] == 0 && e[1] >= 8) || (e[0] == 9 && e[1] >= 16)) {
+			uint32_t flags = *(const uint32_t *)(e + (e[0] == 0 ? 4 : 8));
+			uint32_t id = e[0] == 0 ? e[3] : *(const uint32_t *)(e + 4);
+			if ((flags & 3) && ncpu_madt < MAXCPU && id < 255)
+				cpu_apic_ids[ncpu_madt++] = id;
+		} else if (e[0] == 1 && ioapic_gsi_base == 0 && ioapic_pa == 0xfec00000) {
 			ioapic_pa = *(const uint32_t *)(e + 4);
 			ioapic_gsi_base = (int)*(const uint32_t *)(e + 8);
 		} else if (e[0] == 2 && e[3] < 16) {
@@ -134,21 +145,56 @@ void apic_init(uint64_t rsdp_hint, bool bios_scan,
 	ioapic_pins = (int)((ioapic_rd(1) >> 16) & 0xff) + 1;
 	for (int i = 0; i < ioapic_pins; i++)
 		ioapic_wr(0x10 + 2 * i, 1u << 16); // masked
-	lapic_wr(LAPIC_TPR, 0);
-	lapic_wr(LAPIC_SVR, 0x100 | 0xff); // enable, spurious vector 0xff
+	lapic_enable();
 	pr_info("apic: lapic %lx ioapic %lx (%d pins, gsi base %d), madt %s\n", lapic_pa,
 		ioapic_pa, ioapic_pins, ioapic_gsi_base, madt ? "found" : "absent (defaults)");
 }
 
-int ioapic_route(int gsi, int vector, bool level, bool active_low)
+uint32_t lapic_id(void) { return lapic_rd(LAPIC_ID) >> 24; }
+
+int apic_cpus(uint32_t *ids, int max)
+{
+	int n = 0;
+	for (int i = 0; i < ncpu_madt && n < max; i++)
+		ids[n++] = cpu_apic_ids[i];
+	return n;
+}
+
+// This processor's LAPIC as the boot processor's: enabled, no priority
+// threshold, spurious vector 0xff.
+void lapic_enable(void)
+{
+	lapic_wr(LAPIC_TPR, 0);
+	lapic_wr(LAPIC_SVR, 0x100 | 0xff);
+}
+
+// Interrupt command register (SDM vol. 3A, 11.6.1): the destination in the
+// high word, then the low word sends; wait until the LAPIC took it.
+#define LAPIC_ICR_LO 0x300
+#define LAPIC_ICR_HI 0x310
+void lapic_send_ipi(uint32_t apic_id, uint32_t lo)
+{
+	lapic_wr(LAPIC_ICR_HI, apic_id << 24);
+	lapic_wr(LAPIC_ICR_LO, lo);
+	while (lapic_rd(LAPIC_ICR_LO) & (1u << 12))
+		arch_pause();
+}
+
+int ioapic_route_to(int gsi, int vector, bool level, bool active_low, uint32_t apic_id)
 {
 	int pin = gsi - ioapic_gsi_base;
 	if (pin < 0 || pin >= ioapic_pins)
 		return -1;
 	uint32_t lo = (uint32_t)vector | (level ? 1u << 15 : 0) | (active_low ? 1u << 13 : 0);
-	ioapic_wr(0x11 + 2 * pin, (lapic_rd(LAPIC_ID) >> 24) << 24);
+	ioapic_wr(0x10 + 2 * pin, 1u << 16); // masked while the destination changes
+	ioapic_wr(0x11 + 2 * pin, apic_id << 24);
 	ioapic_wr(0x10 + 2 * pin, lo);
 	return 0;
+}
+
+int ioapic_route(int gsi, int vector, bool level, bool active_low)
+{
+	return ioapic_route_to(gsi, vector, level, active_low, lapic_id());
 }
 
 void ioapic_mask(int gsi, bool masked)

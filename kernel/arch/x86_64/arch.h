@@ -34,6 +34,9 @@
 
 typedef uint64_t paddr_t;
 
+#define MAXCPU 8
+int arch_cpu_id(void);   // index 0..MAXCPU-1 of the CPU running this code
+
 // Physical memory is reachable from the kernel at this address.
 void *arch_p2v(paddr_t pa);
 paddr_t arch_v2p(const void *va);

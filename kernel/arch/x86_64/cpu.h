@@ -22,20 +22,39 @@ struct trapframe {
 	uint64_t rip, cs, rflags, rsp, ss;
 };
 
-void cpu_init(void);
+// Offsets into struct percpu that entry.S uses.
+#define PCPU_KSTACK 8
+#define PCPU_USER_RSP 16
+#define PCPU_ID 24
+
+#ifndef __ASSEMBLER__
+// What %gs points at in kernel mode, one per CPU.
+struct percpu {
+	struct percpu *self;
+	uint64_t kstack_top; // kernel stack of the running process (syscall entry)
+	uint64_t user_rsp;   // the user stack pointer while syscall_entry saves it
+	int id;
+};
+struct percpu *cpu_percpu(int id);
+#endif
+
+// This CPU's descriptor tables and per-CPU block; id 0 is the boot CPU.
+void cpu_init(int id);
 void trap_init(void);
+void trap_load_idt(void); // on each further CPU
 // What the kernel above does at a trap (main.c installs them): a fault in
 // user mode (status: the exit status, why: a description; must not return)
 // and the return to user mode after an interrupt (preemption).
 struct trap_hooks {
 	void (*user_fault)(int status, const char *why);
 	void (*to_user)(void);
+	// Last thing before any return to user mode (the big lock's release).
+	void (*leave_kernel)(void);
 };
 void trap_set_hooks(const struct trap_hooks *h);
 void syscall_msr_init(void);
 // Enter user mode for the first time from a prepared trap frame.
 void trap_return(void);
-extern uint64_t cpu_kstack_top;
 
 typedef void (*irq_handler_t)(void *arg);
 int irq_register(int vector, irq_handler_t fn, void *arg);

@@ -1,7 +1,11 @@
 // Trap entry: one stub per vector pushes (error, vector) and joins
 // trap_common, which saves registers as struct trapframe (cpu.h) and calls
 // trap_dispatch. System calls enter at syscall_entry and build the same frame.
+// In kernel mode %gs is the CPU's struct percpu (cpu.h): every way in from
+// user mode swaps it in, every way out swaps the user's back.
 #define VEC_SYSCALL 0x100
+#define PCPU_KSTACK 8   // cpu.h, checked there
+#define PCPU_USER_RSP 16
 	.text
 
 .macro PUSH_REGS
@@ -63,26 +67,36 @@ trap_stubs:
 	.noaltmacro
 
 trap_common:
-	cld
+	testb $3, 3*8(%rsp)             // cs: from user mode?
+	jz 1f
+	swapgs
+1:	cld
 	PUSH_REGS
 	mov %rsp, %rdi
 	xor %rbp, %rbp
 	call trap_dispatch
 	.global trap_return
 trap_return:
-	cmpq $VEC_SYSCALL, 15*8(%rsp)
+	testb $3, 18*8(%rsp)            // back to user mode: leave the kernel
+	jz 2f
+	call trap_leave_kernel
+2:	cmpq $VEC_SYSCALL, 15*8(%rsp)
 	je syscall_return
 	POP_REGS
 	add $16, %rsp
-	iretq
+	testb $3, 8(%rsp)
+	jz 3f
+	swapgs
+3:	iretq
 
 // syscall: rcx = user rip, r11 = user rflags, interrupts off (FMASK).
 	.global syscall_entry
 syscall_entry:
-	mov %rsp, syscall_user_rsp(%rip)
-	mov cpu_kstack_top(%rip), %rsp
+	swapgs
+	mov %rsp, %gs:PCPU_USER_RSP
+	mov %gs:PCPU_KSTACK, %rsp
 	push $0x1b                      // ss: user data
-	push syscall_user_rsp(%rip)
+	push %gs:PCPU_USER_RSP
 	push %r11
 	push $0x23                      // cs: user code
 	push %rcx
@@ -101,6 +115,7 @@ syscall_return:
 	add $8, %rsp
 	pop %r11                        // user rflags
 	pop %rsp
+	swapgs
 	sysretq
 
 // arch_switch(struct context **from, struct context *to): save callee-saved
@@ -122,7 +137,3 @@ arch_switch:
 	pop %rbx
 	pop %rbp
 	ret
-
-	.data
-	.align 8
-syscall_user_rsp: .quad 0

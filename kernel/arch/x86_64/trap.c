@@ -44,6 +44,12 @@ void trap_init(void)
 {
 	for (int v = 0; v < 256; v++)
 		set_gate(v, (uint64_t)(trap_stubs + 16 * v), 0, v == 8 ? 1 : 0);
+	trap_load_idt();
+}
+
+// Each CPU loads the one IDT.
+void trap_load_idt(void)
+{
 	struct {
 		uint16_t limit;
 		uint64_t base;
@@ -95,6 +101,13 @@ static int fault_status(uint64_t v)
 static struct trap_hooks hooks;
 
 void trap_set_hooks(const struct trap_hooks *h) { hooks = *h; }
+
+// entry.S, on every way back to user mode.
+void trap_leave_kernel(void)
+{
+	if (hooks.leave_kernel)
+		hooks.leave_kernel();
+}
 
 // Describes the fault and lets the kernel kill the process (no return).
 static void user_fault(struct trapframe *tf)
