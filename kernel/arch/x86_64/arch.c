@@ -31,6 +31,9 @@ uint32_t arch_mmio_rd32(volatile void *addr) { return *(volatile uint32_t *)addr
 void arch_mmio_wr32(volatile void *addr, uint32_t v) { *(volatile uint32_t *)addr = v; }
 void arch_wmb(void) { __asm__ volatile("sfence" ::: "memory"); }
 
+// One CPU until the SMP code, whose strong definition replaces this one.
+__attribute__((weak)) int arch_cpu_id(void) { return 0; }
+
 void arch_load_root(paddr_t pml4) { __asm__ volatile("mov %0, %%cr3" ::"r"(pml4) : "memory"); }
 paddr_t arch_current_root(void)
 {
