@@ -34,6 +34,9 @@ static struct {
 	int depth; // the owner's nesting depth; written only by the owner
 } klock = { .l = SPINLOCK_INIT("kernel", LK_KERNEL) };
 
+// Relaxed: set only while no CPU holds a lock (lock.h), so no order is owed.
+static inline bool checker_on(void) { return __atomic_load_n(&checking, __ATOMIC_RELAXED); }
+
 const char *lock_rank_name(enum lock_rank r)
 {
 	return r >= 0 && r < LK_NRANK ? rank_names[r] : "LK_?";
@@ -115,7 +118,7 @@ static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flag
 	__atomic_store_n(&l->owner, cpu + 1, __ATOMIC_RELAXED);
 	if (c->noff++ == 0)
 		c->irq_flags = flags;
-	if (!checking)
+	if (!checker_on())
 		return;
 	if (c->nheld == LOCK_MAXHELD) {
 		report(c, "lock overflow: cpu %d takes " LK_FMT " holding %d locks", cpu, LK_ARG(l),
@@ -155,7 +158,7 @@ static bool lock_take(struct spinlock *l)
 	uint64_t flags = arch_irq_save();
 	int cpu = arch_cpu_id();
 	struct lock_cpu *c = &cpus[cpu];
-	if (checking && !check_acquire(c, cpu, l)) {
+	if (checker_on() && !check_acquire(c, cpu, l)) {
 		arch_irq_restore(flags);
 		return false;
 	}
@@ -172,7 +175,7 @@ bool spin_trylock(struct spinlock *l)
 	uint64_t flags = arch_irq_save();
 	int cpu = arch_cpu_id();
 	struct lock_cpu *c = &cpus[cpu];
-	if (checking && c->reporting) {
+	if (checker_on() && c->reporting) {
 		arch_irq_restore(flags);
 		return true;
 	}
@@ -189,7 +192,7 @@ void spin_unlock(struct spinlock *l)
 {
 	int cpu = arch_cpu_id();
 	struct lock_cpu *c = &cpus[cpu];
-	if (checking && !check_release(c, cpu, l))
+	if (checker_on() && !check_release(c, cpu, l))
 		return;
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
@@ -250,18 +253,18 @@ void lock_init(void)
 		cpus[i] = (struct lock_cpu){ 0 };
 	spin_init(&klock.l, "kernel", LK_KERNEL);
 	klock.depth = 0;
-	checking = true;
+	lock_check_set(true);
 	__atomic_store_n(&violations, 0, __ATOMIC_RELAXED);
 	lock_set_spin_hook(NULL);
 	report_print = NULL;
 	report_fail = NULL;
 }
 
-void lock_check_set(bool on) { checking = on; }
+void lock_check_set(bool on) { __atomic_store_n(&checking, on, __ATOMIC_RELAXED); }
 
 void lock_check_may_sleep(void)
 {
-	if (!checking)
+	if (!checker_on())
 		return;
 	int cpu = arch_cpu_id();
 	struct lock_cpu *c = &cpus[cpu];
