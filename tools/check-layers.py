@@ -27,7 +27,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
-CORE = ("kprintf", "heap", "klimit", "cmdline", "bootinfo", "fbcon", "sched", "blkdev", "progs")
+CORE = ("kprintf", "heap", "klimit", "cmdline", "bootinfo", "fbcon", "sched", "blkdev", "progs", "lock")
 MEM = ("dma", "uaccess")
 TOP = ("main", "syscall", "runner", "bench", "nics")
 RES_EXTRA = ("elf",)  # the program loader: the process manager's, beside kernel/res/

@@ -21,6 +21,9 @@ char fake_panic_msg[512];
 int fake_panic_count;
 int log_level = LOG_INFO;
 
+static _Thread_local int fake_cpu;
+_Thread_local uint64_t fake_irq_depth;
+
 static uint8_t *phys; // FAKE_PHYS_SIZE bytes backing FAKE_PHYS_BASE
 
 void fake_fatal(const char *fmt, ...)
@@ -52,6 +55,8 @@ void fake_reset(void)
 	memset(phys, FAKE_POISON, FAKE_PHYS_SIZE);
 	memset(&fake, 0, sizeof(fake));
 	fake.tsc_step = 1000;
+	fake_cpu = 0;
+	fake_irq_depth = 0;
 	memset(fake_ports, 0, sizeof(fake_ports));
 	memset(fake_mmio, 0, sizeof(fake_mmio));
 	fake_port_in_hook = NULL;
@@ -135,16 +140,23 @@ void arch_invlpg(uint64_t va)
 
 void arch_flush_tlb(void) { fake.flush_tlb++; }
 
-uint64_t arch_irq_save(void) { return fake.irq_depth++; }
-void arch_irq_restore(uint64_t flags) { fake.irq_depth = flags; }
+void fake_set_cpu(int cpu)
+{
+	if (cpu < 0 || cpu >= MAXCPU)
+		fake_fatal("fake_set_cpu: no cpu %d", cpu);
+	fake_cpu = cpu;
+}
+int arch_cpu_id(void) { return fake_cpu; }
+uint64_t arch_irq_save(void) { return fake_irq_depth++; }
+void arch_irq_restore(uint64_t flags) { fake_irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }
 uint64_t arch_idle_woke(void) { return 0; }
 uint64_t arch_rdtsc(void) { return fake.tsc += fake.tsc_step; }
 // A pause takes time, as on a CPU: time-bounded spins end.
 void arch_pause(void)
 {
-	fake.pause++;
-	fake.tsc += 1000;
+	__atomic_add_fetch(&fake.pause, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fake.tsc, 1000, __ATOMIC_RELAXED);
 }
 
 void arch_cache_flush_range(const void *p, size_t n)

@@ -23,7 +23,7 @@ struct fake_arch {
 	uint64_t load_root, invlpg, flush_tlb; // call counts
 	uint64_t last_invlpg;                  // va of the last arch_invlpg
 	uint64_t invlpg_va[FAKE_INVLPG_LOG];   // va of each of the first invlpg calls
-	uint64_t irq_depth, idle, pause, wmb;
+	uint64_t idle, pause, wmb; // pause: atomic, spinning threads share it
 	uint64_t tsc, tsc_step;
 	uint64_t kernel_stack;
 	uint64_t switches;
@@ -37,6 +37,12 @@ extern uint32_t fake_mmio[1024];   // a 4 KiB register window for drivers
 // Optional device models: called instead of the plain arrays when set.
 extern uint32_t (*fake_port_in_hook)(uint16_t port, int width);
 extern void (*fake_port_out_hook)(uint16_t port, int width, uint32_t v);
+
+// Each host thread is one CPU with its own interrupt state: arch_cpu_id()
+// returns what fake_set_cpu set on this thread (0 until then), and
+// fake_irq_depth counts arch_irq_save calls not undone (0: interrupts on).
+void fake_set_cpu(int cpu);
+extern _Thread_local uint64_t fake_irq_depth;
 
 // Fills memory with FAKE_POISON and zeroes every counter and register.
 void fake_reset(void);

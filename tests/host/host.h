@@ -67,4 +67,5 @@ int register_e1000e(void);
 int register_fs(void);
 int register_relay(void);
 int register_lb(void);
+int register_lock(void);
 #endif

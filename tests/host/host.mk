@@ -19,13 +19,14 @@ HOST_KSRC := kernel/res/pmem.c kernel/res/vspace.c kernel/res/vregion.c \
 	kernel/net/reliable.c kernel/net/reliable_ack.c kernel/net/reliable_call.c \
 	kernel/net/relay.c kernel/net/route.c kernel/net/balance.c kernel/net/transport.c kernel/net/worker.c \
 	kernel/net/netdev.c kernel/net/shaper.c kernel/uaccess.c kernel/elf.c kernel/cmdline.c kernel/blkdev.c \
-	kernel/sched.c kernel/heap.c kernel/bootinfo.c kernel/fbcon.c lib/fmt.c lib/err.c lib/string.c lib/stats.c \
+	kernel/sched.c kernel/lock.c kernel/heap.c kernel/bootinfo.c kernel/fbcon.c lib/fmt.c lib/err.c lib/string.c lib/stats.c \
 	drivers/net/e1000e/e1000e_desc.c lib/fsproto.c lib/fsdisk.c
 HOST_TSRC := $(wildcard tests/host/*.c)
 HOST_OBJ := $(HOST_KSRC:%.c=$(HOST_DIR)/%.o) $(HOST_TSRC:%.c=$(HOST_DIR)/%.o)
 
 HOST_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-HOST_CFLAGS := -std=gnu11 -g -O1 $(HOST_SAN) -Wall -Wextra -MMD -MP
+# -pthread: the lock suite runs fake CPUs as threads.
+HOST_CFLAGS := -std=gnu11 -g -O1 -pthread $(HOST_SAN) -Wall -Wextra -MMD -MP
 # Kernel files get the kernel's include structure: lib/include's string.h,
 # err.h, fmt.h and sys.h shadow the C library's, as in the freestanding build.
 # They then call glibc's mem*/str* (ASan checks those); only strlcpy, which
@@ -53,7 +54,7 @@ test-host: $(HOST_BIN)
 
 $(HOST_BIN): $(HOST_OBJ)
 	@echo '  HOSTLD $@'
-	@$(HOST_CC) $(HOST_SAN) $(HOST_LDFLAGS) -o $@ $(HOST_OBJ) -lcunit
+	@$(HOST_CC) -pthread $(HOST_SAN) $(HOST_LDFLAGS) -o $@ $(HOST_OBJ) -lcunit
 
 $(HOST_DIR)/lib/string.o: HOST_KFLAGS += $(HOST_LIBSTR_RENAME)
 

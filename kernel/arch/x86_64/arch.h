@@ -34,8 +34,10 @@
 
 typedef uint64_t paddr_t;
 
+// CPUs: at most MAXCPU, numbered from 0 (the boot CPU); per-CPU tables
+// are indexed by this number.
 #define MAXCPU 8
-int arch_cpu_id(void);   // index 0..MAXCPU-1 of the CPU running this code
+int arch_cpu_id(void); // index 0..MAXCPU-1 of the CPU running this code
 
 // Physical memory is reachable from the kernel at this address.
 void *arch_p2v(paddr_t pa);

@@ -1,0 +1,288 @@
+// Spinlocks, the big kernel lock and the lock-order checker (lock.h has the
+// order). Each CPU's record, indexed by arch_cpu_id(), is touched only by
+// that CPU with interrupts off, so it needs no lock of its own.
+#include "lock.h"
+#include "arch/x86_64/arch.h"
+#include "kprintf.h"
+#include <fmt.h>
+#include <stdarg.h>
+
+static const char *const rank_names[] = {
+	[LK_KERNEL] = "LK_KERNEL", [LK_SCHED] = "LK_SCHED", [LK_TLB] = "LK_TLB",
+	[LK_PMEM] = "LK_PMEM",     [LK_HEAP] = "LK_HEAP",   [LK_CONSOLE] = "LK_CONSOLE",
+};
+_Static_assert(sizeof(rank_names) / sizeof(rank_names[0]) == LK_NRANK, "a rank has no name");
+
+struct lock_cpu {
+	uint64_t irq_flags; // interrupt state before this CPU's outermost lock
+	int noff;           // locks held; the kernel lock counts once at any depth
+	int nheld;          // entries in held (kept while the checker is on)
+	// In rank order, so the last is the one a new lock must rank above.
+	const struct spinlock *held[LOCK_MAXHELD];
+	bool reporting; // in the report hooks: lock operations do nothing
+} __attribute__((aligned(64)));
+
+static struct lock_cpu cpus[MAXCPU];
+static bool checking = true;
+static unsigned long violations;
+static void (*spin_hook)(void);
+static void (*report_print)(const char *line);
+static void (*report_fail)(const char *line);
+
+static struct {
+	struct spinlock l;
+	int depth; // the owner's nesting depth; written only by the owner
+} klock = { .l = SPINLOCK_INIT("kernel", LK_KERNEL) };
+
+// Relaxed: set only while no CPU holds a lock (lock.h), so no order is owed.
+static inline bool checker_on(void) { return __atomic_load_n(&checking, __ATOMIC_RELAXED); }
+
+const char *lock_rank_name(enum lock_rank r)
+{
+	return r >= 0 && r < LK_NRANK ? rank_names[r] : "LK_?";
+}
+
+static void default_print(const char *line) { kprintf("%s\n", line); }
+static void default_fail(const char *line) { panic("lock checker: %s", line); }
+
+// Counts a violation, prints it and calls the fail hook. The kernel's does
+// not return, and this CPU's locks then stay as they are for the panic.
+static __attribute__((cold, format(printf, 2, 3))) void report(struct lock_cpu *c,
+									const char *fmt, ...)
+{
+	char line[200];
+	va_list ap;
+	va_start(ap, fmt);
+	fmt_vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	__atomic_add_fetch(&violations, 1, __ATOMIC_RELAXED);
+	c->reporting = true;
+	(report_print ? report_print : default_print)(line);
+	(report_fail ? report_fail : default_fail)(line);
+	c->reporting = false;
+}
+
+#define LK_FMT "%s (%s=%d)"
+#define LK_ARG(l) (l)->name ? (l)->name : "?", lock_rank_name((l)->rank), (int)(l)->rank
+
+// Before waiting for l: false when the caller must not take it (this CPU
+// holds it and would spin forever, or is reporting). Out of line, as
+// check_release, so that the unchecked path saves no registers.
+static __attribute__((noinline)) bool check_acquire(struct lock_cpu *c, int cpu,
+						     const struct spinlock *l)
+{
+	if (c->reporting)
+		return false;
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == cpu + 1) {
+		report(c, "lock deadlock: cpu %d takes " LK_FMT ", which it holds", cpu, LK_ARG(l));
+		return false;
+	}
+	const struct spinlock *top = c->nheld ? c->held[c->nheld - 1] : NULL;
+	if (top && top->rank >= l->rank)
+		report(c, "lock inversion: cpu %d takes " LK_FMT " holding " LK_FMT, cpu, LK_ARG(l),
+		       LK_ARG(top));
+	return true;
+}
+
+// Before releasing l: false when this CPU does not hold it (or is reporting).
+static __attribute__((noinline)) bool check_release(struct lock_cpu *c, int cpu,
+						     const struct spinlock *l)
+{
+	if (c->reporting)
+		return false;
+	int owner = __atomic_load_n(&l->owner, __ATOMIC_RELAXED) - 1;
+	if (owner != cpu) {
+		if (owner < 0)
+			report(c, "lock misuse: cpu %d releases " LK_FMT ", which is free", cpu,
+			       LK_ARG(l));
+		else
+			report(c, "lock misuse: cpu %d releases " LK_FMT ", held by cpu %d", cpu,
+			       LK_ARG(l), owner);
+		return false;
+	}
+	// Releases need not be in reverse order: close the gap.
+	for (int i = c->nheld - 1; i >= 0; i--) {
+		if (c->held[i] == l) {
+			for (int k = i + 1; k < c->nheld; k++)
+				c->held[k - 1] = c->held[k];
+			c->nheld--;
+			break;
+		}
+	}
+	return true;
+}
+
+// l is now this CPU's; flags is the interrupt state before its arch_irq_save.
+static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flags)
+{
+	__atomic_store_n(&l->owner, cpu + 1, __ATOMIC_RELAXED);
+	if (c->noff++ == 0)
+		c->irq_flags = flags;
+	if (!checker_on())
+		return;
+	if (c->nheld == LOCK_MAXHELD) {
+		report(c, "lock overflow: cpu %d takes " LK_FMT " holding %d locks", cpu, LK_ARG(l),
+		       LOCK_MAXHELD);
+		return;
+	}
+	// Below the last only after a trylock or a reported inversion.
+	int i = c->nheld++;
+	for (; i > 0 && c->held[i - 1]->rank > l->rank; i--)
+		c->held[i] = c->held[i - 1];
+	c->held[i] = l;
+}
+
+// The contended path, out of line so the free case stays a few instructions.
+// Polls with plain loads so the line stays shared until the holder lets go.
+static __attribute__((noinline)) void spin_wait(struct spinlock *l)
+{
+	do {
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+			void (*hook)(void) = __atomic_load_n(&spin_hook, __ATOMIC_RELAXED);
+			if (hook)
+				hook();
+			arch_pause();
+		}
+	} while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE));
+	l->contended++;
+}
+
+void spin_init(struct spinlock *l, const char *name, enum lock_rank rank)
+{
+	*l = (struct spinlock)SPINLOCK_INIT(name, rank);
+}
+
+// spin_lock's body: false when the checker kept the caller from taking l.
+static bool lock_take(struct spinlock *l)
+{
+	uint64_t flags = arch_irq_save();
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (checker_on() && !check_acquire(c, cpu, l)) {
+		arch_irq_restore(flags);
+		return false;
+	}
+	if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		spin_wait(l);
+	taken(c, cpu, l, flags);
+	return true;
+}
+
+void spin_lock(struct spinlock *l) { lock_take(l); }
+
+bool spin_trylock(struct spinlock *l)
+{
+	uint64_t flags = arch_irq_save();
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (checker_on() && c->reporting) {
+		arch_irq_restore(flags);
+		return true;
+	}
+	if (__atomic_load_n(&l->locked, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
+		arch_irq_restore(flags);
+		return false;
+	}
+	taken(c, cpu, l, flags);
+	return true;
+}
+
+void spin_unlock(struct spinlock *l)
+{
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (checker_on() && !check_release(c, cpu, l))
+		return;
+	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+	if (--c->noff == 0)
+		arch_irq_restore(c->irq_flags);
+}
+
+// Only the holder writes its own id into owner, and clears it before it
+// lets go: reading this CPU's id means this CPU holds l.
+bool spin_held_by_me(const struct spinlock *l)
+{
+	return __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == arch_cpu_id() + 1;
+}
+
+void klock_lock(void)
+{
+	if (klock_held_by_me())
+		klock.depth++;
+	else if (lock_take(&klock.l))
+		klock.depth = 1;
+}
+
+// Not held: spin_unlock reports the misuse.
+void klock_unlock(void)
+{
+	if (klock_held_by_me() && --klock.depth > 0)
+		return;
+	spin_unlock(&klock.l);
+}
+
+bool klock_held_by_me(void) { return spin_held_by_me(&klock.l); }
+int klock_depth(void) { return klock_held_by_me() ? klock.depth : 0; }
+
+int klock_release_all(void)
+{
+	if (!klock_held_by_me())
+		return 0;
+	int depth = klock.depth;
+	klock.depth = 0;
+	spin_unlock(&klock.l);
+	return depth;
+}
+
+void klock_reacquire(int depth)
+{
+	if (depth <= 0)
+		return;
+	klock_lock();
+	if (klock_held_by_me())
+		klock.depth += depth - 1;
+}
+
+void lock_set_spin_hook(void (*fn)(void)) { __atomic_store_n(&spin_hook, fn, __ATOMIC_RELAXED); }
+
+void lock_init(void)
+{
+	for (int i = 0; i < MAXCPU; i++)
+		cpus[i] = (struct lock_cpu){ 0 };
+	spin_init(&klock.l, "kernel", LK_KERNEL);
+	klock.depth = 0;
+	lock_check_set(true);
+	__atomic_store_n(&violations, 0, __ATOMIC_RELAXED);
+	lock_set_spin_hook(NULL);
+	report_print = NULL;
+	report_fail = NULL;
+}
+
+void lock_check_set(bool on) { __atomic_store_n(&checking, on, __ATOMIC_RELAXED); }
+
+void lock_check_may_sleep(void)
+{
+	if (!checker_on())
+		return;
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (c->reporting)
+		return;
+	for (int i = 0; i < c->nheld; i++) {
+		if (c->held[i]->rank != LK_KERNEL) {
+			report(c, "lock sleep: cpu %d gives up the CPU holding " LK_FMT, cpu,
+			       LK_ARG(c->held[i]));
+			return;
+		}
+	}
+}
+
+unsigned long lock_violations(void) { return __atomic_load_n(&violations, __ATOMIC_RELAXED); }
+
+void lock_set_report(void (*print)(const char *line), void (*fail)(const char *line))
+{
+	report_print = print;
+	report_fail = fail;
+}
