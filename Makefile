@@ -156,6 +156,7 @@ TESTS_KERNEL += test-relay
 TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
 TESTS_KERNEL += test-netboot
+TESTS_KERNEL += test-smp
 # test-linux-baseline-virtio runs every pktbench variant, AF_XDP (native XDP)
 # and the tuned sockets included, in its two boot pairs.
 TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
@@ -280,6 +281,19 @@ test-qemu: $(KERNEL)
 	tests/qemu/net/run.sh $(KERNEL)
 	tests/qemu/isolate/run.sh $(KERNEL)
 	tests/qemu/programs/run.sh $(KERNEL)
+
+# Many CPUs: the SMP boots and the stress test (tests/qemu/smp/cases.txt),
+# then the boot, network, isolation and striping suites again at -smp 2,
+# the network's programs pinned to CPU 1 (runcpu=1) so that every received
+# packet crosses from the CPU polling the NIC to the process's.
+.PHONY: test-smp
+test-smp: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
+	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
+	QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
+	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
+	QEMU_SMP=2 tests/qemu/stripe/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
 FUZZ_N ?= 1000000

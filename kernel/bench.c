@@ -74,14 +74,13 @@ static void setup(struct setup *s)
 	s->vb = vuspace_attach(0, s->b, s->vs, DST_VA);
 	if (s->vs < 0 || s->a < 0 || s->b < 0 || s->va < 0 || s->vb < 0)
 		panic("bench: setup failed (%ld %ld %ld %ld %ld)", s->vs, s->a, s->b, s->va, s->vb);
-	s->old_root = arch_current_root();
 	vspace_activate(s->vs);
 	memset((void *)SRC_VA, 0x5a, MAX_PAGES * PAGE_SIZE);
 }
 
 static void teardown(struct setup *s)
 {
-	arch_load_root(s->old_root);
+	vspace_activate(KERNEL_VSPACE); // the boot runs in the kernel's space
 	vuspace_detach(0, s->va);
 	vuspace_detach(0, s->vb);
 	vregion_delete(0, s->a);

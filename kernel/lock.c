@@ -136,6 +136,7 @@ static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flag
 // Polls with plain loads so the line stays shared until the holder lets go.
 static __attribute__((noinline)) void spin_wait(struct spinlock *l)
 {
+	__atomic_add_fetch(&l->waiters, 1, __ATOMIC_RELAXED);
 	do {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
 			void (*hook)(void) = __atomic_load_n(&spin_hook, __ATOMIC_RELAXED);
@@ -144,6 +145,7 @@ static __attribute__((noinline)) void spin_wait(struct spinlock *l)
 			arch_pause();
 		}
 	} while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE));
+	__atomic_sub_fetch(&l->waiters, 1, __ATOMIC_RELAXED);
 	l->contended++;
 }
 
@@ -243,6 +245,20 @@ void klock_reacquire(int depth)
 	klock_lock();
 	if (klock_held_by_me())
 		klock.depth += depth - 1;
+}
+
+void klock_yield(void)
+{
+	if (!__atomic_load_n(&klock.l.waiters, __ATOMIC_RELAXED) || !klock_held_by_me())
+		return;
+	uint64_t taken = klock.l.contended;
+	int depth = klock_release_all();
+	// Until a waiter has it (its count of waited acquisitions moves) or
+	// none waits any more.
+	while (__atomic_load_n(&klock.l.waiters, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&klock.l.contended, __ATOMIC_RELAXED) == taken)
+		arch_pause();
+	klock_reacquire(depth);
 }
 
 void lock_set_spin_hook(void (*fn)(void)) { __atomic_store_n(&spin_hook, fn, __ATOMIC_RELAXED); }

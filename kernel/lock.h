@@ -50,6 +50,7 @@ struct spinlock {
 	enum lock_rank rank;
 	const char *name;
 	uint64_t contended; // acquisitions that had to wait (holder-written)
+	uint32_t waiters;   // CPUs spinning for it now
 };
 
 // A free lock, for a static one: SPINLOCK_INIT("heap", LK_HEAP). The name,
@@ -75,6 +76,11 @@ bool klock_held_by_me(void);
 // must not keep other CPUs out while it waits for an interrupt.
 int klock_release_all(void);
 void klock_reacquire(int depth);
+// Where a CPU holds the kernel lock in a loop with no end (the boot CPU's
+// idle polling of the NICs): if another CPU waits for the lock, hand it
+// over and take it back after. The lock is not fair: without this the
+// holder would retake it before a waiter saw it free.
+void klock_yield(void);
 
 // Called on every iteration of a wait for a lock, interrupts off, on the
 // waiting CPU: it answers the requests (TLB shootdowns) a holder may be

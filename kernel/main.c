@@ -13,6 +13,7 @@
 #include "res/proc.h"
 #include "res/io.h"
 #include "res/vregion.h"
+#include "res/tlb.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/timer.h"
@@ -27,6 +28,7 @@
 #include "net/ceiling.h"
 #include "net/worker.h"
 #include "dma.h"
+#include "lock.h"
 #include "../drivers/ata/ata.h"
 #include <string.h>
 
@@ -200,7 +202,8 @@ static void set_limits(void)
 static void kernel_tick(void)
 {
 	proc_timer_tick();
-	worker_note_tick();
+	if (arch_cpu_id() == 0)
+		worker_note_tick();
 }
 
 // The way back to user mode after an interrupt: the network worker's run
@@ -233,10 +236,34 @@ static bool low_page_free(paddr_t pa)
 	return false;
 }
 
+// A further CPU, interrupts off, its state set up: it runs processes (the
+// boot CPU alone polls the NICs and runs the runner and the network worker).
 static void ap_main(int id)
 {
 	(void)id;
-	arch_halt_forever();
+	timer_start_this_cpu();
+	klock_lock();
+	sched_loop(NULL);
+}
+
+static void irq_nop(void *arg) { (void)arg; }
+
+// The big lock: taken by every way into the kernel (system call, interrupt,
+// fault), released by the way back to user mode and around an idle halt.
+static void kernel_enter(void) { klock_lock(); }
+static void kernel_exit(void) { klock_unlock(); }
+static void kernel_leave(void)
+{
+	if (klock_held_by_me()) {
+		tlb_batch_end();
+		klock_release_all();
+	}
+}
+
+static void tlb_ipi(void *arg)
+{
+	(void)arg;
+	tlb_answer();
 }
 
 // cpus=N: at most N CPUs (default: every one the MADT lists).
@@ -251,6 +278,9 @@ static void smp_setup(void)
 void kmain(uint32_t magic, uint32_t info)
 {
 	const char *v;
+	cpu_init(0); // %gs first: locks (the console's too) name the CPU
+	lock_init();
+	klock_lock(); // the boot CPU's until its scheduler loop halts
 	uart_init();
 	console_add_sink(uart_write);
 	if (bootinfo_parse(&bi, magic, (const void *)(uintptr_t)info) < 0)
@@ -259,9 +289,13 @@ void kmain(uint32_t magic, uint32_t info)
 	kprintf("tender-x86_64: booted by %s, cmdline \"%s\"\n", bi.loader, bi.cmdline);
 	apply_cmdline();
 	report_boot();
-	cpu_init(0);
 	trap_init();
-	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = to_user });
+	trap_set_hooks(&(struct trap_hooks){ .user_fault = proc_fault, .to_user = to_user,
+					     .enter = kernel_enter, .exit = kernel_exit,
+					     .leave_kernel = kernel_leave });
+	irq_register(VEC_RESCHED, irq_nop, NULL); // the way back to user mode preempts
+	irq_register_raw(VEC_TLB, tlb_ipi, NULL);  // answered even while another CPU
+	lock_set_spin_hook(tlb_answer);            // holding the kernel lock waits
 	memory_init();
 	console_map();
 	// No BIOS data area or ROM to scan for the RSDP after a UEFI boot.
@@ -276,7 +310,7 @@ void kmain(uint32_t magic, uint32_t info)
 	netdev_probe_all(); // every NIC family in kernel/nics.c's table, e1000 first
 	syscall_msr_init();
 	ata_init();
-	proc_init();
+	proc_init(smp_ncpu());
 	progs_list();
 	// kfault=1: fault in kernel mode on purpose, to exercise the register
 	// dump, backtrace and panic path (tests/qemu case "kernel_fault").

@@ -17,7 +17,16 @@ static int nrun, next, failed;
 static long running_pid = -1;
 static char args[512];
 static uint64_t frames_boot;
+static uint64_t run_cpus = ~0ull; // runcpu=N: the programs run on CPU N only
 extern uint64_t frames_at_boot;
+
+static unsigned atoi_dec(const char *s)
+{
+	unsigned v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (unsigned)(*s++ - '0');
+	return v;
+}
 
 static void start_next(void)
 {
@@ -25,6 +34,8 @@ static void start_next(void)
 		const char *name = run[next++];
 		kprintf("run: %s %s\n", name, args);
 		long pid = proc_spawn(name, args, PRIO_DEFAULT, 0);
+		if (pid > 0 && run_cpus != ~0ull && proc_setaffinity(0, pid, run_cpus) < 0)
+			kprintf("run: runcpu names no running CPU; %s runs anywhere\n", name);
 		if (pid > 0) {
 			running_pid = pid;
 			return;
@@ -62,6 +73,9 @@ void runner_start(const struct cmdline *c)
 					    "%s%s%s%s", off ? " " : "", c->key[i], *c->val[i] ? "=" : "",
 					    c->val[i]);
 	}
+	const char *cpu = cmdline_get(c, "runcpu");
+	if (cpu && *cpu >= '0' && *cpu <= '9')
+		run_cpus = 1ull << ((unsigned)atoi_dec(cpu) % 64);
 	frames_boot = frames_at_boot = pmem_free_count();
 	kprintf("frames: free at boot %lu\n", frames_boot);
 	start_next();

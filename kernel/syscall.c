@@ -4,6 +4,7 @@
 #include "uaccess.h"
 #include "kprintf.h"
 #include "klimit.h"
+#include "lock.h"
 #include "res/proc.h"
 #include "res/pmem.h"
 #include "res/res.h"
@@ -32,6 +33,7 @@ void syscall_dispatch(struct trapframe *tf)
 {
 	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
 	uint64_t nr = tf->rax;
+	klock_lock(); // trap_return's leave_kernel hook releases it
 	syscall_count++;
 	tf->rax = nr < NSYSCALL && table[nr] ? (uint64_t)table[nr](a) : (uint64_t)-E_NOSYS;
 	proc_preempt_point();
@@ -120,6 +122,11 @@ long sys_setprio(const uint64_t *a)
 	return proc_setprio(proc_self(), (long)a[0], (int)a[1]);
 }
 
+long sys_setaffinity(const uint64_t *a)
+{
+	return proc_setaffinity(proc_self(), (long)a[0], a[1]);
+}
+
 long sys_sysinfo(const uint64_t *a)
 {
 	struct sysinfo si = {
@@ -129,6 +136,9 @@ long sys_sysinfo(const uint64_t *a)
 		.vregions = (uint64_t)res_live(RES_VREGION),
 		.attachments = (uint64_t)res_live(RES_VUSPACE), .syscalls = syscall_count,
 		.idle_tsc = proc_idle_tsc(), .log_suppressed = klimit_suppressed,
+		.ncpu = (uint64_t)proc_ncpu(), .cpu = (uint64_t)arch_cpu_id(),
 	};
+	for (int c = 0; c < proc_ncpu() && c < 8; c++)
+		si.cpu_idle_tsc[c] = proc_cpu_idle_tsc(c);
 	return copy_to_user(a[0], &si, sizeof(si));
 }

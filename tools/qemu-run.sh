@@ -3,7 +3,7 @@
 # status (isa-debug-exit makes QEMU exit with (status << 1) | 1).
 # Usage: tools/qemu-run.sh KERNEL "CMDLINE" [timeout-seconds] [extra qemu args...]
 # Environment: ACCEL=tcg (default) or kvm, SERIAL=file to log to (default stdio),
-#              QEMU_MEM (default 256M).
+#              QEMU_MEM (default 256M), QEMU_SMP (CPUs, default 1).
 set -uo pipefail
 kernel=$1
 cmdline=$2
@@ -14,6 +14,7 @@ accel=(-accel tcg -cpu max)
 serial=(-serial stdio)
 [ -n "${SERIAL:-}" ] && serial=(-serial "file:$SERIAL")
 timeout --foreground -k 5 "$tmo" qemu-system-x86_64 "${accel[@]}" -m "${QEMU_MEM:-256M}" \
+	-smp "${QEMU_SMP:-1}" \
 	-display none -monitor none -no-reboot "${serial[@]}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 -nic none \
 	-kernel "$kernel" -append "$cmdline" "$@"

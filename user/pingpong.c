@@ -16,6 +16,7 @@
 
 static struct chan c;
 static uint64_t hz;
+static unsigned long ncpu; // CPUs the kernel runs processes on
 static bool idle_split;   // idle=1
 static bool alone;        // alone=1 (default): no other program runs
 static uint64_t rt_idle;  // halted TSC ticks inside the last round trip
@@ -167,7 +168,10 @@ static int server(struct io_stats *s, uint64_t threshold)
 			bad++;
 		}
 		if (!busy_checked++) { // the frames just sent stay pinned until reclaimed
-			CHECK_EQ("frames in flight are busy", exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1), -E_BUSY);
+			// On one CPU nothing reclaims them before this call; with
+			// more, the CPU polling the NIC may have done so already.
+			long xb = exchange_pmem(c.out_vr, c.in_vr, 0, 0, 1);
+			CHECK("frames in flight are busy", xb == -E_BUSY || (ncpu > 1 && xb == 0));
 			// e1000 sends inside the doorbell write, virtio-net a little later
 			// (a reliable channel's: and once the peer acknowledged them)
 			long left = ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0), x = -E_BUSY;
@@ -220,6 +224,7 @@ int main(int argc, char **argv)
 	struct io_stats st, st0;
 	sysinfo(&s0);
 	hz = s0.tsc_hz;
+	ncpu = s0.ncpu;
 	idle_split = arg_long(argc, argv, "idle", 0) != 0;
 	alone = arg_long(argc, argv, "alone", 1) != 0;
 	long e = chan_setup(&c, 0, argc, argv, 1, 1, 1);

@@ -22,31 +22,66 @@ static void test_exit_status(void)
 	CHECK("spin exit status is its finish time", st >= 0 && st <= (int)(time() / 1000 + 1));
 }
 
-// A high-priority child preempts its parent at once; a low one runs only
-// when the parent blocks. Both spin the same amount.
+// Priorities across CPUs: the parent, above them all, starts N high
+// children (N CPUs) and then a low one; the high ones take every CPU and
+// the low one starts only when one of them is done (it reports its start
+// time; the high ones their finish times). The order holds however the
+// host schedules the emulated CPUs.
 static void test_priorities(void)
 {
-	int st_lo = -1, st_hi = -1, st;
-	long lo = spawn("spin", "loops=2000000", 1);
-	long hi = spawn("spin", "loops=2000000", 6);
-	CHECK("spawned both", lo > 0 && hi > 0);
-	long first = wait(-1, &st);
-	if (first == hi)
-		st_hi = st;
-	else
-		st_lo = st;
-	long second = wait(-1, &st);
-	if (second == hi)
-		st_hi = st;
-	else
-		st_lo = st;
-	CHECK_EQ("high priority reaped first", first, hi);
-	CHECK_EQ("then low priority", second, lo);
-	CHECK("high finished no later than low", st_hi <= st_lo);
+	struct sysinfo si;
+	sysinfo(&si);
+	int n = si.ncpu > 0 && si.ncpu <= 4 ? (int)si.ncpu : 1, st, lo_start = -1;
+	int first_hi = 0x7fffffff, reaped = 0;
+	long hi[4];
+	setprio(0, PRIO_MAX);
+	int ok = 1;
+	for (int i = 0; i < n; i++)
+		ok &= (hi[i] = spawn("spin", "loops=2000000", 6)) > 0;
+	long lo = spawn("spin", "loops=2000000 start=1", 1);
+	ok &= lo > 0;
+	setprio(0, PRIO_DEFAULT);
+	CHECK("spawned all", ok);
+	for (int i = 0; i <= n; i++) {
+		long r = wait(-1, &st);
+		reaped += r > 0;
+		if (r == lo)
+			lo_start = st;
+		else if (st < first_hi)
+			first_hi = st;
+	}
+	CHECK_EQ("all reaped", reaped, n + 1);
+	CHECK("low started only after a high one finished", lo_start >= first_hi);
 	CHECK_EQ("setprio on self", setprio(0, 5), 0);
 	CHECK_EQ("setprio bad priority", setprio(0, 8), -E_INVAL);
 	CHECK_EQ("setprio unknown pid", setprio(99999, 2), -E_SRCH);
 	setprio(0, PRIO_DEFAULT);
+}
+
+// setaffinity moves the caller at once; the CPU it then runs on is one of
+// the mask's.
+static void test_affinity(void)
+{
+	struct sysinfo si;
+	sysinfo(&si);
+	unsigned long all = (1ul << si.ncpu) - 1;
+	unsigned long ncpu = si.ncpu, set = 0, ran = 0;
+	for (unsigned long c = 0; c < ncpu; c++) {
+		set += setaffinity(0, 1ul << c) == 0;
+		yield();
+		sysinfo(&si);
+		ran += si.cpu == c;
+	}
+	CHECK_EQ("setaffinity to each CPU", set, ncpu);
+	CHECK_EQ("then runs on that CPU", ran, ncpu);
+	CHECK_EQ("setaffinity to no running CPU", setaffinity(0, 1ul << ncpu), -E_INVAL);
+	CHECK_EQ("setaffinity to nothing", setaffinity(0, 0), -E_INVAL);
+	CHECK_EQ("setaffinity unknown pid", setaffinity(99999, all), -E_SRCH);
+	long child = spawn("spin", "loops=1000", PRIO_DEFAULT);
+	CHECK_EQ("setaffinity of a child", setaffinity(child, 1), 0);
+	int st;
+	CHECK_EQ("child on CPU 0 reaped", wait(child, &st), child);
+	CHECK_EQ("setaffinity back to all", setaffinity(0, all), 0);
 }
 
 static void test_many(void)
@@ -69,6 +104,7 @@ int main(void)
 	test_spawn_wait();
 	test_exit_status();
 	test_priorities();
+	test_affinity();
 	test_many();
 	sysinfo(&b);
 	CHECK_EQ("frames back after children", b.frames_free, a.frames_free);

@@ -1,7 +1,10 @@
-// Process manager: the process table, priorities, sleep and wake, exit and
-// wait. One CPU, interrupts off in the kernel: no locks are needed.
+// Process manager: the process table, priorities, CPU affinity, sleep and
+// wake, exit and wait; one run queue per CPU. Callers hold the big kernel
+// lock (kernel/lock.h), which makes the table and the queues one CPU's at a
+// time; interrupts are off in the kernel.
 #include "proc.h"
 #include "vspace.h"
+#include "tlb.h"
 #include "res.h"
 #include "pmem.h"
 #include "../sched.h"
@@ -9,8 +12,10 @@
 #include "../progs.h"
 #include "../kprintf.h"
 #include "../klimit.h"
+#include "../lock.h"
 #include "../arch/x86_64/cpu.h"
 #include "../arch/x86_64/timer.h"
+#include "../arch/x86_64/smp.h"
 #include <err.h>
 #include <string.h>
 #include <sys.h>
@@ -25,6 +30,8 @@ struct proc {
 	int slice;              // ticks left before a same-priority peer runs
 	uint64_t wake_tsc;      // sleep deadline, 0 = none
 	const void *chan;       // what the process sleeps on
+	int cpu;                // the CPU it last ran on (or is queued on)
+	uint32_t affinity;      // CPUs it may run on, a bit each
 	uint64_t use[LIM_N];    // charged against the limits
 };
 
@@ -33,10 +40,20 @@ struct proc {
 
 static struct proc procs[NPROC];
 static uint8_t kstacks[NPROC][KSTACK_SIZE] __attribute__((aligned(16)));
-static struct runq rq;
-static struct proc *current;
-static struct context *sched_ctx;
-static bool need_resched;
+// One per CPU, touched by that CPU only except for its queue (make_runnable
+// queues onto any CPU, an idle CPU takes from any queue).
+struct cpu_sched {
+	struct runq rq;
+	struct proc *cur;
+	struct context *sched_ctx;
+	bool need_resched;
+	uint64_t idle_tsc;
+};
+static struct cpu_sched cpus[MAXCPU];
+static int ncpus = 1;
+static uint32_t online_mask = 1;
+#define THIS (&cpus[arch_cpu_id()])
+#define current (THIS->cur)
 static int next_pid = 1;
 static bool (*idle_work)(void);
 static bool idle_blind;
@@ -47,10 +64,15 @@ void sched_set_idle_work(bool (*fn)(void), bool blind)
 	idle_blind = blind;
 }
 
-void proc_init(void)
+void proc_init(int ncpu)
 {
-	runq_init(&rq);
+	ncpus = ncpu;
+	online_mask = ncpu >= 32 ? ~0u : (1u << ncpu) - 1;
+	for (int c = 0; c < MAXCPU; c++)
+		runq_init(&cpus[c].rq);
 }
+
+int proc_ncpu(void) { return ncpus; }
 
 int proc_self(void) { return current ? current->pid : 0; }
 
@@ -84,12 +106,50 @@ int proc_count(void)
 	return n;
 }
 
+static bool cpu_idle(int c) { return !cpus[c].cur && runq_top_prio(&cpus[c].rq) < 0; }
+
+// Where a process becoming runnable is queued: the CPU it last ran on when
+// that one is idle, else any idle CPU it may run on, else the one running
+// the lowest priority below its own (it preempts that one: no CPU runs a
+// lower priority while it waits), else its last CPU (its cache is there),
+// else its first allowed one.
+static int pick_cpu(const struct proc *p)
+{
+	uint32_t ok = p->affinity & online_mask;
+	if (!ok)
+		ok = 1;
+	bool last_ok = p->cpu >= 0 && p->cpu < ncpus && (ok >> p->cpu & 1);
+	if (last_ok && cpu_idle(p->cpu))
+		return p->cpu;
+	int low = -1, low_prio = p->prio;
+	for (int c = 0; c < ncpus; c++) {
+		if (!(ok >> c & 1))
+			continue;
+		if (cpu_idle(c))
+			return c;
+		struct proc *cur = cpus[c].cur;
+		if (cur && cur != p && cur->prio < low_prio && runq_top_prio(&cpus[c].rq) < p->prio) {
+			low = c;
+			low_prio = cur->prio;
+		}
+	}
+	if (low >= 0)
+		return low;
+	return last_ok ? p->cpu : __builtin_ctz(ok);
+}
+
 static void make_runnable(struct proc *p)
 {
 	p->state = P_RUNNABLE;
-	runq_push(&rq, slot(p), p->prio);
-	if (current && p->prio > current->prio)
-		need_resched = true;
+	int c = pick_cpu(p), me = arch_cpu_id();
+	p->cpu = c;
+	runq_push(&cpus[c].rq, slot(p), p->prio);
+	struct proc *cur = cpus[c].cur;
+	if (cur && p->prio <= cur->prio)
+		return;
+	cpus[c].need_resched = cur != NULL;
+	if (c != me) // wake it from its halt, or preempt its process
+		smp_send_ipi(c, VEC_RESCHED);
 }
 
 // Lays out argv (strings, then the pointer array) at the top of the stack
@@ -194,7 +254,9 @@ long proc_spawn(const char *name, const char *args, int prio, int ppid)
 	long vs = vspace_create();
 	if (vs < 0)
 		return vs;
-	*p = (struct proc){ .pid = next_pid, .ppid = ppid, .prio = prio, .vs = vs };
+	struct proc *parent = proc_by_pid(ppid);
+	*p = (struct proc){ .pid = next_pid, .ppid = ppid, .prio = prio, .vs = vs,
+			    .cpu = arch_cpu_id(), .affinity = parent ? parent->affinity : ~0u };
 	strlcpy(p->name, name, sizeof(p->name));
 	long r = load_image(p, prog, args);
 	if (r < 0) {
@@ -210,7 +272,9 @@ long proc_spawn(const char *name, const char *args, int prio, int ppid)
 // Gives the CPU back to the scheduler loop; returns when scheduled again.
 static void to_scheduler(void)
 {
-	arch_switch(&current->ctx, sched_ctx);
+	tlb_batch_end();
+	lock_check_may_sleep();
+	arch_switch(&current->ctx, THIS->sched_ctx);
 }
 
 void proc_yield(void)
@@ -296,7 +360,7 @@ long proc_setprio(int caller, long pid, int prio)
 	if (prio < PRIO_MIN || prio > PRIO_MAX)
 		return -E_INVAL;
 	if (p->state == P_RUNNABLE) {
-		runq_remove(&rq, slot(p));
+		runq_remove(&cpus[p->cpu].rq, slot(p));
 		p->prio = prio;
 		make_runnable(p);
 	} else {
@@ -305,62 +369,139 @@ long proc_setprio(int caller, long pid, int prio)
 	return 0;
 }
 
+long proc_setaffinity(int caller, long pid, uint64_t mask)
+{
+	struct proc *p = pid == 0 ? proc_by_pid(caller) : proc_by_pid((int)pid);
+	if (!p || p->state == P_ZOMBIE)
+		return -E_SRCH;
+	if (caller && p->pid != caller && p->ppid != caller)
+		return -E_NOTOWNER;
+	if (!(mask & online_mask))
+		return -E_INVAL; // no CPU it may run on
+	p->affinity = (uint32_t)(mask & online_mask);
+	if (p->state == P_RUNNABLE && !(p->affinity >> p->cpu & 1)) {
+		runq_remove(&cpus[p->cpu].rq, slot(p));
+		make_runnable(p);
+	} else if (p == current && !(p->affinity >> arch_cpu_id() & 1)) {
+		proc_yield(); // moves now: make_runnable queues it where it may run
+	}
+	return 0;
+}
+
+long proc_cpu(int pid)
+{
+	struct proc *p = proc_by_pid(pid);
+	return p && p->state != P_ZOMBIE ? p->cpu : -E_SRCH;
+}
+
 void proc_timer_tick(void)
 {
 	uint64_t now = arch_rdtsc();
-	for (int i = 0; i < NPROC; i++) {
+	struct cpu_sched *me = THIS;
+	for (int i = 0; i < NPROC && me == &cpus[0]; i++) {
 		struct proc *p = &procs[i];
 		if (p->state == P_SLEEPING && p->wake_tsc && now >= p->wake_tsc) {
 			p->wake_tsc = 0;
 			make_runnable(p);
 		}
 	}
-	if (current && --current->slice <= 0 && runq_top_prio(&rq) >= current->prio)
-		need_resched = true;
+	if (me->cur && --me->cur->slice <= 0 && runq_top_prio(&me->rq) >= me->cur->prio)
+		me->need_resched = true;
 }
 
 void proc_preempt_point(void)
 {
-	if (current && need_resched)
+	if (current && THIS->need_resched)
 		proc_yield();
 }
 
 // TSC ticks spent halted (under -icount: time the clock skipped, not
 // instructions), so a program can tell its machine's busy time.
-static uint64_t idle_tsc;
-uint64_t proc_idle_tsc(void) { return idle_tsc; }
+uint64_t proc_cpu_idle_tsc(int c) { return c >= 0 && c < ncpus ? cpus[c].idle_tsc : 0; }
+
+uint64_t proc_idle_tsc(void)
+{
+	uint64_t t = 0;
+	for (int c = 0; c < ncpus; c++)
+		t += cpus[c].idle_tsc;
+	return t;
+}
+
+// The next process for CPU `me`: the first of its own queue's highest
+// priority, unless another CPU's queue holds a higher one that may run
+// here (or its own is empty): then that one migrates.
+static int pick_next(int me)
+{
+	int best = me, top = runq_top_prio(&cpus[me].rq);
+	for (int c = 0; c < ncpus; c++) {
+		struct runq *q = &cpus[c].rq;
+		int t = runq_top_prio(q);
+		if (c == me || t <= top)
+			continue;
+		int h = q->head[t];
+		if (procs[h].affinity >> me & 1) {
+			best = c;
+			top = t;
+		}
+	}
+	if (top < 0)
+		return -1;
+	if (best == me)
+		return runq_pop(&cpus[me].rq);
+	int i = cpus[best].rq.head[top];
+	runq_remove(&cpus[best].rq, i);
+	return i;
+}
 
 void sched_loop(void (*poll)(void))
 {
+	struct cpu_sched *cs = THIS;
+	int me = arch_cpu_id();
 	for (;;) {
-		poll();
-		int i = runq_pop(&rq);
+		if (poll)
+			poll();
+		int i = pick_next(me);
 		if (i < 0) {
-			if (idle_work && idle_work()) {
+			if (poll && idle_work && idle_work()) {
 				// Polling: no halt, but the timer still comes in, so
-				// deadlines fire and woken processes run.
+				// deadlines fire and woken processes run; and a CPU
+				// waiting for the kernel lock gets it.
 				if (!idle_blind)
 					arch_irq_window();
+				klock_yield();
 				continue;
 			}
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
+			// A further CPU needs no tick while it has nothing to
+			// run (the boot CPU keeps the deadlines and the network's
+			// timers): it halts until an IPI queues it a process.
+			bool tickless = me != 0 && runq_top_prio(&cs->rq) < 0;
+			if (tickless)
+				timer_stop_this_cpu();
 			uint64_t t = arch_rdtsc();
+			int depth = klock_release_all();
 			arch_idle();
+			klock_reacquire(depth);
+			if (tickless)
+				timer_start_this_cpu();
 			// Up to the first interrupt: what its handler (a NIC's
 			// receive path, the relay) did is busy time.
 			uint64_t woke = arch_idle_woke(), now = arch_rdtsc();
-			idle_tsc += (woke && woke <= now ? woke : now) - t;
+			cs->idle_tsc += (woke && woke <= now ? woke : now) - t;
 			continue;
 		}
 		struct proc *p = &procs[i];
 		p->state = P_RUNNING;
 		p->slice = SLICE_TICKS;
-		need_resched = false;
-		current = p;
+		p->cpu = me;
+		cs->need_resched = false;
+		cs->cur = p;
 		vspace_activate(p->vs);
 		arch_set_kernel_stack((uint64_t)(kstacks[i] + KSTACK_SIZE));
-		arch_switch(&sched_ctx, p->ctx);
-		current = NULL;
+		tlb_cpu_user(true);
+		arch_switch(&cs->sched_ctx, p->ctx);
+		tlb_cpu_user(false);
+		cs->cur = NULL;
 	}
 }
 

@@ -18,7 +18,8 @@ enum pstate { P_FREE, P_RUNNABLE, P_RUNNING, P_SLEEPING, P_ZOMBIE };
 // per-peer state), charged when allocated.
 enum proc_limit { LIM_FRAMES, LIM_REGIONS, LIM_CHANNELS, LIM_KHEAP, LIM_N };
 
-void proc_init(void);
+void proc_init(int ncpu); // CPUs 0..ncpu-1 run processes
+int proc_ncpu(void);
 // Creates a process running program `prog` with argument string `args`.
 long proc_spawn(const char *prog, const char *args, int prio, int ppid);
 // The running process's pid (0: none, the kernel itself).
@@ -37,10 +38,15 @@ void proc_yield(void);
 // Returns false when the deadline passed.
 bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
-uint64_t proc_idle_tsc(void); // TSC ticks the CPU spent halted since boot
+uint64_t proc_idle_tsc(void); // TSC ticks the CPUs spent halted since boot, summed
+uint64_t proc_cpu_idle_tsc(int cpu); // one CPU's
 // Sets the priority of pid (0: the caller). A process may change only its
 // own and its children's: -E_NOTOWNER otherwise (caller 0: the kernel).
 long proc_setprio(int caller, long pid, int prio);
+// The CPUs (a bit each) pid may run on; it moves at once when its CPU is
+// no longer among them. -E_INVAL when no running CPU is in the mask.
+long proc_setaffinity(int caller, long pid, uint64_t mask);
+long proc_cpu(int pid); // the CPU it runs on, or last ran on
 int proc_count(void);
 long proc_vspace(int pid); // the process's space id, or -E_SRCH
 int proc_prio(int pid);    // its scheduler priority (PRIO_MIN..PRIO_MAX), or -E_SRCH

@@ -3,6 +3,7 @@
 // window at MMIO_BASE) is built once and shared by every user space.
 #include "vspace.h"
 #include "pmem.h"
+#include "tlb.h"
 #include "../kprintf.h"
 #include <err.h>
 #include <string.h>
@@ -66,14 +67,12 @@ static uint64_t *walk(struct vspace *v, uint64_t va, bool alloc)
 	return &t[IDX(va, 0)];
 }
 
-// Only the running space can hold TLB entries: switching CR3 drops the rest
-// (the kernel's identity map is global, user pages are not).
+// Only the spaces CR3 names on some CPU hold TLB entries: switching CR3
+// drops the rest (the kernel's identity map is global, user pages are not).
+// tlb.c knows which CPUs those are.
 static void flush(struct vspace *v, uint64_t va)
 {
-	if (arch_current_root() == v->root) {
-		arch_invlpg(va);
-		tlb_page_flushes++;
-	}
+	tlb_invalidate((int)(v - vspaces), v->root, va, 1);
 }
 
 long vspace_map(long id, uint64_t va, paddr_t pa, uint64_t flags)
@@ -117,16 +116,7 @@ uint64_t *vspace_pte(long id, uint64_t va)
 
 static void flush_range(struct vspace *v, uint64_t va, uint64_t npages)
 {
-	if (arch_current_root() != v->root)
-		return;
-	if (npages > tlb_flush_threshold) {
-		arch_flush_tlb();
-		tlb_full_flushes++;
-		return;
-	}
-	for (uint64_t i = 0; i < npages; i++)
-		arch_invlpg(va + i * PAGE_SIZE);
-	tlb_page_flushes += npages;
+	tlb_invalidate((int)(v - vspaces), v->root, va, npages);
 }
 
 void vspace_flush_range(long id, uint64_t va, uint64_t npages)
@@ -162,6 +152,7 @@ long vspace_range_init(long id, uint64_t va, uint64_t npages, struct vspace_rang
 	if (npages > VSPACE_RANGE_MAX_PAGES)
 		return -E_RANGE;
 	r->root = v->root;
+	r->slot = (int)(v - vspaces);
 	r->va = va;
 	uint64_t first = va >> 12, last = first + npages - 1;
 	for (uint64_t k = 0; k <= (last >> 9) - (first >> 9) && npages; k++) {
@@ -217,8 +208,8 @@ void vspace_prune(long id, uint64_t va, uint64_t npages)
 		if (b + span > va && b < hi)
 			prune_entry(v, &root[i], 3, va, hi, b);
 	}
-	if (arch_current_root() == v->root)
-		arch_flush_tlb(); // paging-structure caches may hold the freed tables
+	// Paging-structure caches may hold the freed tables: all of it.
+	tlb_invalidate((int)(v - vspaces), v->root, va, UINT64_MAX);
 }
 
 long vspace_create(void)
@@ -265,8 +256,12 @@ long vspace_destroy(long id)
 	struct vspace *v = get(id);
 	if (!v || id == KERNEL_VSPACE)
 		return -E_BADID;
-	if (arch_current_root() == v->root)
-		arch_load_root(vspaces[res_slot(KERNEL_VSPACE)].root);
+	paddr_t kroot = vspaces[res_slot(KERNEL_VSPACE)].root;
+	if (arch_current_root() == v->root) {
+		tlb_note_load(res_slot(KERNEL_VSPACE), kroot);
+		arch_load_root(kroot);
+	}
+	tlb_leave((int)(v - vspaces), v->root, kroot); // others whose CR3 names it
 	uint64_t *root = table(v->root);
 	for (int i = KERNEL_PML4_FIRST_USER; i < 256; i++) {
 		if (root[i] & PTE_P)
@@ -282,7 +277,8 @@ long vspace_activate(long id)
 	struct vspace *v = get(id);
 	if (!v)
 		return -E_BADID;
-	if (arch_current_root() != v->root)
+	bool stale = tlb_note_load((int)(v - vspaces), v->root);
+	if (arch_current_root() != v->root || stale)
 		arch_load_root(v->root);
 	return 0;
 }
@@ -310,6 +306,7 @@ void vspace_init_kernel(paddr_t ram_top)
 			d[i] = ((gb << 30) + ((uint64_t)i << 21)) | PTE_P | PTE_W | PTE_PS | PTE_G;
 		table(pdpt)[gb] = pd | PTE_P | PTE_W;
 	}
+	tlb_init(k->root);
 	arch_load_root(k->root);
 }
 

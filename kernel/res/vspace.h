@@ -4,6 +4,7 @@
 #define VSPACE_H
 #include "../arch/x86_64/arch.h"
 #include "res.h"
+#include "tlb.h"
 
 #define NVSPACE 64
 #define KERNEL_VSPACE res_id(RES_VSPACE, 0, 0)
@@ -38,7 +39,8 @@ void vspace_set_frames(long id, uint64_t va, const paddr_t *f, uint64_t n, uint6
 // page) and the space lives (attachments go before their space).
 #define VSPACE_RANGE_MAX_PAGES 16384
 struct vspace_range {
-	paddr_t root;   // the space's root, to know whether it is current
+	paddr_t root;   // the space's root
+	int slot;       // its slot: tlb_space_cpus[slot] are the CPUs it is live on
 	uint64_t va;
 	uint64_t *leaf[VSPACE_RANGE_MAX_PAGES / 512 + 1];
 };
@@ -53,17 +55,9 @@ static inline void vspace_range_set(const struct vspace_range *r, uint64_t first
 	uint64_t k = ((r->va >> 12) & 511) + first;
 	for (uint64_t i = 0; i < n; i++, k++)
 		r->leaf[k >> 9][k & 511] = f[i] ? f[i] | (flags & ~PTE_HELD) | PTE_P : flags & PTE_HELD;
-	if (arch_current_root() != r->root) // only the current space has TLB entries
-		return;
-	if (n > tlb_flush_threshold) {
-		arch_flush_tlb();
-		tlb_full_flushes++;
-		return;
-	}
-	uint64_t va = r->va + first * PAGE_SIZE;
-	for (uint64_t i = 0; i < n; i++)
-		arch_invlpg(va + i * PAGE_SIZE);
-	tlb_page_flushes += n;
+	if (!__atomic_load_n(&tlb_space_cpus[r->slot], __ATOMIC_RELAXED))
+		return; // no CPU's CR3 names the space: no TLB holds its entries
+	tlb_invalidate(r->slot, r->root, r->va + first * PAGE_SIZE, n);
 }
 // Frees the page tables under [va, va+npages) that no longer map anything.
 void vspace_prune(long id, uint64_t va, uint64_t npages);

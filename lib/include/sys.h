@@ -32,6 +32,9 @@ struct sysinfo {
 	                        // elapsed minus this (under -icount: guest instructions)
 	uint64_t log_suppressed; // kernel log lines a process or a peer caused that the
 	                        // console's rate limits dropped since boot (kernel/klimit.h)
+	uint64_t ncpu;          // CPUs running processes (cmdline cpus= limits them)
+	uint64_t cpu;           // the CPU the caller ran on when it made this call
+	uint64_t cpu_idle_tsc[8]; // idle_tsc per CPU (idle_tsc is their sum)
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

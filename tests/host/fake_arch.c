@@ -147,6 +147,14 @@ void fake_set_cpu(int cpu)
 	fake_cpu = cpu;
 }
 int arch_cpu_id(void) { return fake_cpu; }
+void (*fake_ipi_hook)(int cpu, int vector);
+void arch_send_ipi(int cpu, int vector)
+{
+	fake.ipis++;
+	fake.ipi_cpus |= 1u << cpu;
+	if (fake_ipi_hook)
+		fake_ipi_hook(cpu, vector);
+}
 uint64_t arch_irq_save(void) { return fake_irq_depth++; }
 void arch_irq_restore(uint64_t flags) { fake_irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }

@@ -29,6 +29,8 @@ struct fake_arch {
 	uint64_t switches;
 	uint64_t port_writes, port_reads;
 	uint64_t cache_flushes, cache_flushed_bytes; // arch_cache_flush_range
+	uint64_t ipis;                         // arch_send_ipi calls
+	uint32_t ipi_cpus;                     // the CPUs they went to, a bit each
 };
 extern struct fake_arch fake;
 
@@ -42,6 +44,9 @@ extern void (*fake_port_out_hook)(uint16_t port, int width, uint32_t v);
 // returns what fake_set_cpu set on this thread (0 until then), and
 // fake_irq_depth counts arch_irq_save calls not undone (0: interrupts on).
 void fake_set_cpu(int cpu);
+// arch_send_ipi counts, then calls this (when set) to deliver: it runs on
+// the sender's thread, so a test answers as the target with fake_set_cpu.
+extern void (*fake_ipi_hook)(int cpu, int vector);
 extern _Thread_local uint64_t fake_irq_depth;
 
 // Fills memory with FAKE_POISON and zeroes every counter and register.

@@ -68,4 +68,5 @@ int register_fs(void);
 int register_relay(void);
 int register_lb(void);
 int register_lock(void);
+int register_tlb(void);
 #endif

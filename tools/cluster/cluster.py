@@ -400,6 +400,9 @@ class Run:
              "-nic", "none", "-kernel", there(s["kernel"]), "-append", cmdline]
         if s["kind"] == "tender":
             a += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+            # QEMU_SMP=N: this kernel's nodes get N CPUs (make test-smp).
+            if os.environ.get("QEMU_SMP"):
+                a += ["-smp", os.environ["QEMU_SMP"]]
         if s["initrd"]:
             a += ["-initrd", there(s["initrd"])]
         for c in self.nic_info(node):

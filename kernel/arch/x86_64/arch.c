@@ -52,21 +52,23 @@ void arch_irq_restore(uint64_t f)
 	if (f & (1 << 9))
 		__asm__ volatile("sti" ::: "memory");
 }
-static volatile bool idling;
-static volatile uint64_t woke_tsc;
+static volatile bool idling[MAXCPU];
+static volatile uint64_t woke_tsc[MAXCPU];
 void arch_idle(void)
 {
-	woke_tsc = 0;
-	idling = true;
+	int c = arch_cpu_id();
+	woke_tsc[c] = 0;
+	idling[c] = true;
 	__asm__ volatile("sti; hlt; cli" ::: "memory");
-	idling = false;
+	idling[c] = false;
 }
-uint64_t arch_idle_woke(void) { return woke_tsc; }
+uint64_t arch_idle_woke(void) { return woke_tsc[arch_cpu_id()]; }
 // From trap_dispatch: an interrupt that ends a halt stamps the wake-up.
 void arch_idle_interrupted(void)
 {
-	if (idling && !woke_tsc)
-		woke_tsc = arch_rdtsc();
+	int c = arch_cpu_id();
+	if (idling[c] && !woke_tsc[c])
+		woke_tsc[c] = arch_rdtsc();
 }
 // STI takes effect after the next instruction (SDM Vol. 2B, STI): the nop
 // is where a pending interrupt is taken.

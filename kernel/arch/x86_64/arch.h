@@ -38,6 +38,7 @@ typedef uint64_t paddr_t;
 // are indexed by this number.
 #define MAXCPU 8
 int arch_cpu_id(void); // index 0..MAXCPU-1 of the CPU running this code
+void arch_send_ipi(int cpu, int vector); // a fixed interrupt to CPU `cpu`
 
 // Physical memory is reachable from the kernel at this address.
 void *arch_p2v(paddr_t pa);

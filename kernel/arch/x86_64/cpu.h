@@ -11,6 +11,8 @@
 
 #define VEC_IRQ_BASE 32       // IOAPIC pins 0..23 -> vectors 32..55
 #define VEC_TIMER 0x40
+#define VEC_RESCHED 0xf0      // IPI: run the scheduler (a process was queued here)
+#define VEC_TLB 0xf1          // IPI: TLB shootdown request (kernel/res/tlb.c)
 #define VEC_SPURIOUS 0xff
 #define VEC_SYSCALL 0x100     // marks a trap frame built by the syscall entry
 
@@ -48,7 +50,10 @@ void trap_load_idt(void); // on each further CPU
 struct trap_hooks {
 	void (*user_fault)(int status, const char *why);
 	void (*to_user)(void);
-	// Last thing before any return to user mode (the big lock's release).
+	// Around an interrupt's handler (the big lock's take and release) ...
+	void (*enter)(void);
+	void (*exit)(void);
+	// ... and last thing before any return to user mode (its release).
 	void (*leave_kernel)(void);
 };
 void trap_set_hooks(const struct trap_hooks *h);
@@ -58,5 +63,8 @@ void trap_return(void);
 
 typedef void (*irq_handler_t)(void *arg);
 int irq_register(int vector, irq_handler_t fn, void *arg);
+// A handler that runs without the enter/exit hooks (no lock): for IPIs a
+// CPU holding the big lock waits on.
+int irq_register_raw(int vector, irq_handler_t fn, void *arg);
 
 #endif

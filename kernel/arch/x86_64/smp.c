@@ -30,6 +30,8 @@ static void (*ap_main_fn)(int id);
 int smp_ncpu(void) { return ncpu; }
 uint32_t smp_apic_id(int cpu) { return apic_ids[cpu]; }
 
+void arch_send_ipi(int cpu, int vector) { smp_send_ipi(cpu, vector); }
+
 void smp_send_ipi(int cpu, int vector)
 {
 	lapic_send_ipi(apic_ids[cpu], (uint32_t)vector); // fixed, physical, edge

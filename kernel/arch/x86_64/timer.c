@@ -19,6 +19,7 @@
 uint64_t tsc_hz;
 static uint64_t tsc_boot;
 static uint32_t lapic_per_ms; // LAPIC timer counts (divide by 16) per millisecond
+static uint32_t lapic_per_tick;
 static uint32_t fast_us;
 
 static void lapic_wr(uint32_t reg, uint32_t v) { arch_mmio_wr32(lapic_regs() + reg / 4, v); }
@@ -67,6 +68,7 @@ void timer_init(void (*tick_fn)(void))
 	tsc_boot = arch_rdtsc();
 	uint32_t per_tick = lt * 100 / HZ;
 	lapic_per_ms = lt / 10;
+	lapic_per_tick = per_tick ? per_tick : 1;
 	irq_register(VEC_TIMER, tick, 0);
 	lapic_wr(LAPIC_TIMER_DIV, 3);
 	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17)); // periodic
@@ -75,6 +77,16 @@ void timer_init(void (*tick_fn)(void))
 		"lapic timer %u ticks per %d us\n", tsc_hz / 1000000, (tsc_hz / 1000) % 1000,
 		CAL_WINDOWS, spread / 10000, spread / 100 % 100, per_tick, 1000000 / HZ);
 }
+
+// Every CPU's LAPIC counts at the same bus rate: the boot CPU's figure.
+void timer_start_this_cpu(void)
+{
+	lapic_wr(LAPIC_TIMER_DIV, 3);
+	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17));
+	lapic_wr(LAPIC_TIMER_INIT, lapic_per_tick);
+}
+
+void timer_stop_this_cpu(void) { lapic_wr(LAPIC_TIMER_INIT, 0); }
 
 uint64_t timer_now_us(void)
 {

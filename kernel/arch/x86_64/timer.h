@@ -8,6 +8,8 @@ extern uint64_t tsc_hz;
 
 // Calibrates the TSC and starts the tick; tick_fn runs in every tick.
 void timer_init(void (*tick_fn)(void));
+void timer_start_this_cpu(void); // a further CPU's tick (after timer_init)
+void timer_stop_this_cpu(void);  // and none, while it has nothing to run
 uint64_t timer_now_us(void);
 uint64_t timer_us_to_tsc(uint64_t us); // saturates at UINT64_MAX
 // The TSC value `us` microseconds from now, UINT64_MAX when that is

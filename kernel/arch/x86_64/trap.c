@@ -21,6 +21,7 @@ extern char trap_stubs[];
 static struct {
 	irq_handler_t fn;
 	void *arg;
+	bool raw; // runs outside the kernel's enter/exit hooks (the big lock)
 } handlers[NVEC];
 
 static const char *const exc_name[32] = {
@@ -64,6 +65,14 @@ int irq_register(int vector, irq_handler_t fn, void *arg)
 	handlers[vector].fn = fn;
 	handlers[vector].arg = arg;
 	return 0;
+}
+
+int irq_register_raw(int vector, irq_handler_t fn, void *arg)
+{
+	int r = irq_register(vector, fn, arg);
+	if (r == 0)
+		handlers[vector].raw = true;
+	return r;
 }
 
 static uint64_t read_cr2(void)
@@ -137,16 +146,29 @@ void trap_dispatch(struct trapframe *tf)
 {
 	bool from_user = (tf->cs & 3) == 3;
 	if (tf->vector < 32) {
-		if (from_user)
+		if (from_user) {
+			if (hooks.enter)
+				hooks.enter();
 			user_fault(tf);
+		}
 		kernel_fault(tf);
 	}
 	if (tf->vector == VEC_SPURIOUS)
 		return;
 	arch_idle_interrupted();
+	bool raw = handlers[tf->vector].raw;
+	if (!raw && hooks.enter)
+		hooks.enter();
 	if (handlers[tf->vector].fn)
 		handlers[tf->vector].fn(handlers[tf->vector].arg);
 	lapic_eoi();
-	if (from_user && hooks.to_user)
-		hooks.to_user();
+	if (raw)
+		return;
+	if (from_user) {
+		if (hooks.to_user)
+			hooks.to_user();
+		return; // trap_return's leave_kernel ends the kernel's part
+	}
+	if (hooks.exit)
+		hooks.exit();
 }

@@ -3,7 +3,8 @@
 # Each line: name, NICs, NIC model, READY lines, server and client command
 # lines, patterns both logs together must hold. The kernels themselves check
 # frames and resources at exit (status 0 only when they balance).
-# Usage: tests/qemu/net/run.sh KERNEL   (ONLY=REGEX runs the cases whose name matches)
+# Usage: tests/qemu/net/run.sh KERNEL   (ONLY=REGEX runs the cases whose name matches;
+# CMD_EXTRA="k=v ..." goes on both kernels' command lines, e.g. runcpu=1)
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -14,7 +15,7 @@ run() { # name nics model ready server client patterns
 	local name=$1 dir=$logs/$1
 	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || return 0
 	local t0=$SECONDS
-	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5" "$6" "$dir" 120 >/dev/null 2>&1
+	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5 ${CMD_EXTRA:-}" "$6 ${CMD_EXTRA:-}" "$dir" 120 >/dev/null 2>&1
 	local rc=$? why=()
 	[ $rc -eq 0 ] || why+=("a kernel exited non-zero")
 	IFS=';' read -ra pats <<<"$7"
