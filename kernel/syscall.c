@@ -8,6 +8,7 @@
 #include "res/proc.h"
 #include "res/pmem.h"
 #include "res/res.h"
+#include "res/tlb.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/timer.h"
 #include <err.h>
@@ -137,6 +138,9 @@ long sys_sysinfo(const uint64_t *a)
 		.attachments = (uint64_t)res_live(RES_VUSPACE), .syscalls = syscall_count,
 		.idle_tsc = proc_idle_tsc(), .log_suppressed = klimit_suppressed,
 		.ncpu = (uint64_t)proc_ncpu(), .cpu = (uint64_t)arch_cpu_id(),
+		.tlb_ipis = tlb_ipis, .tlb_requests = tlb_requests, .tlb_deferred = tlb_deferred,
+		.tlb_wait_tsc = tlb_wait_tsc, .tlb_answer_tsc = tlb_answer_tsc,
+		.tlb_answers = tlb_answers,
 	};
 	for (int c = 0; c < proc_ncpu() && c < 8; c++)
 		si.cpu_idle_tsc[c] = proc_cpu_idle_tsc(c);

@@ -41,7 +41,8 @@ ALLOW = {
     "mem": {"core", "arch", "lib", "res:pmem", "res:vspace", "res:proc"},
     "res": {"core", "arch", "lib", "mem", "net", "seam"},
     "net": {"core", "arch", "lib", "mem", "seam", "res:io_priv", "res:io", "res:res", "res:pmem",
-            "res:proc", "res:io_slot"},  # io_slot: the channel's sink, where a transport delivers
+            "res:proc", "res:io_slot",  # io_slot: the channel's sink, where a transport delivers
+            "res:tlb"},  # a ring refill first completes the shootdowns a batch gathered
     "seam": {"core", "arch", "lib"},
     "drivers": {"core", "arch", "lib", "mem:dma", "seam"},
     "top": {"core", "arch", "lib", "mem", "res", "net", "seam", "drivers"},

@@ -11,6 +11,7 @@
 #include "transport.h"
 #include "../res/io_priv.h"
 #include "../res/pmem.h"
+#include "../res/tlb.h"
 #include "../res/proc.h"
 #include "../kprintf.h"
 #include "../arch/x86_64/timer.h"
@@ -25,7 +26,7 @@ void demux_refill_add(int nic, paddr_t pa)
 {
 	struct demux_nic *ni = &demux_nics[nic];
 	if (ni->nrefill == IO_RING_MAX + PKT_MAX_BUFS)
-		pmem_free(pa); // the ring cannot take more than its slots anyway
+		pmem_free(pa); // the ring cannot take more (pmem_free syncs the TLB)
 	else
 		ni->refill[ni->nrefill++] = pa;
 }
@@ -40,6 +41,7 @@ void demux_give_back(const struct pkt *f)
 // was refilled from the reserve while frames were held) goes back to pmem.
 void demux_flush_refill(int nic)
 {
+	tlb_batch_sync(); // a NIC writes into these: no stale translation left
 	struct demux_nic *ni = &demux_nics[nic];
 	struct netdev *nd = netdev_get(nic);
 	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;

@@ -7,6 +7,7 @@
 #include "../net/balance.h"
 #include "vregion.h"
 #include "pmem.h"
+#include "tlb.h"
 #include "proc.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
@@ -400,6 +401,14 @@ long sys_get_io(const uint64_t *a)
 }
 
 long sys_ctrl_io(const uint64_t *a) { return ctrl_io(proc_self(), (long)a[0], a[1], a + 2); }
-long sys_input_io(const uint64_t *a) { return input_io(proc_self(), (long)a[0], a[1], a[2]); }
+// One shootdown per call for the packets it exchanges into a region live on
+// other CPUs (tlb.h says why that is safe).
+long sys_input_io(const uint64_t *a)
+{
+	tlb_batch_begin();
+	long r = input_io(proc_self(), (long)a[0], a[1], a[2]);
+	tlb_batch_end();
+	return r;
+}
 long sys_output_io(const uint64_t *a) { return output_io(proc_self(), (long)a[0], a + 1); }
 long sys_free_io(const uint64_t *a) { return free_io(proc_self(), (long)a[0]); }

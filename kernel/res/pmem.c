@@ -2,6 +2,7 @@
 // per frame (allocated bit, DMA pin count). The arrays are carved out of
 // the first usable range that can hold them.
 #include "pmem.h"
+#include "tlb.h"
 #include "../kprintf.h"
 #include <string.h>
 
@@ -114,6 +115,7 @@ paddr_t pmem_alloc(void)
 void pmem_free(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
+	tlb_batch_sync(); // no CPU keeps a translation to a frame that is free
 	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || (state[pfn] & ~F_PINS) != F_USED)
 		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state[pfn] : 0);
 	if (state[pfn] & F_PINS) {

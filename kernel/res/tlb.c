@@ -11,6 +11,7 @@
 
 uint32_t tlb_space_cpus[NVSPACE];
 uint64_t tlb_ipis, tlb_requests, tlb_deferred;
+uint64_t tlb_wait_tsc, tlb_answer_tsc, tlb_answers;
 
 struct tlb_range {
 	paddr_t root;
@@ -52,6 +53,7 @@ void tlb_init(paddr_t kernel_root)
 	for (int s = 0; s < NVSPACE; s++)
 		tlb_space_cpus[s] = 0;
 	tlb_ipis = tlb_requests = tlb_deferred = 0;
+	tlb_wait_tsc = tlb_answer_tsc = tlb_answers = 0;
 	kroot = kernel_root;
 	spin_init(&tlb_lock, "tlb", LK_TLB);
 	for (int c = 0; c < MAXCPU; c++) {
@@ -97,6 +99,7 @@ void tlb_answer(void)
 	uint64_t s = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
 	if (s == m->done)
 		return;
+	uint64_t t0 = arch_rdtsc();
 	paddr_t cur = loaded_root[me];
 	for (int i = 0; i < m->n; i++)
 		if (m->r[i].root == cur)
@@ -105,6 +108,9 @@ void tlb_answer(void)
 		arch_load_root(m->leave_to);
 		loaded_root[me] = m->leave_to;
 	}
+	// The answer's own cost.
+	__atomic_add_fetch(&tlb_answer_tsc, arch_rdtsc() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&tlb_answers, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->done, s, __ATOMIC_RELEASE);
 }
 
@@ -127,10 +133,12 @@ static void send(uint32_t targets, const struct tlb_range *r, int n, bool leave)
 		arch_send_ipi(c, VEC_TLB);
 		tlb_ipis++;
 	}
+	uint64_t t0 = arch_rdtsc();
 	for (int c = 0; c < MAXCPU; c++)
 		while ((targets >> c & 1) &&
 		       __atomic_load_n(&mbox[c].done, __ATOMIC_ACQUIRE) != mbox[c].seq)
 			arch_pause();
+	tlb_wait_tsc += arch_rdtsc() - t0; // the IPI's flight and the answers
 	tlb_requests++;
 	spin_unlock(&tlb_lock);
 }
@@ -209,6 +217,13 @@ void tlb_leave(int slot, paddr_t root, paddr_t kernel_root)
 }
 
 void tlb_batch_begin(void) { batch[arch_cpu_id()].open = true; }
+
+void tlb_batch_sync(void)
+{
+	struct tlb_batch *b = &batch[arch_cpu_id()];
+	if (b->open && b->n)
+		batch_flush(b);
+}
 
 void tlb_batch_end(void)
 {

@@ -13,11 +13,13 @@
 //    is marked stale and reloads CR3 before it next runs a process: until
 //    then it makes no user access. A space that goes away is the exception:
 //    its page tables are freed, so such CPUs are told to leave it first.
-// Between tlb_batch_begin and tlb_batch_end (one exchange or one I/O call)
-// remote ranges gather, per space, and go out as one IPI per CPU at the
-// end. Safe because within such a call frames only move between the call's
-// own regions: none is freed or handed to anyone else before the end, and
-// the end comes before the call returns or its process gives up the CPU.
+// Between tlb_batch_begin and tlb_batch_end (one exchange or one input_io
+// call) remote ranges gather, per space, and go out as one IPI per CPU at
+// the end. Safe because a frame leaves a region to nobody but the call's
+// other region until then: before one goes back to the allocator
+// (pmem_free) or to a NIC's ring (demux_flush_refill) what was gathered is
+// sent (tlb_batch_sync), and the end comes before the call returns or its
+// process gives up the CPU.
 #ifndef TLB_H
 #define TLB_H
 #include "../arch/x86_64/arch.h"
@@ -28,6 +30,10 @@
 // lock on the exchange's path; written under the kernel lock.
 extern uint32_t tlb_space_cpus[];
 extern uint64_t tlb_ipis, tlb_requests, tlb_deferred; // counters
+// TSC ticks requesters spent waiting for acknowledgements, and targets
+// spent answering (under -icount: instructions; with several emulated CPUs
+// taking turns, a wait also counts the other CPUs' turns).
+extern uint64_t tlb_wait_tsc, tlb_answer_tsc, tlb_answers;
 
 // This CPU now runs on space slot `slot` whose root is `root` (CR3 loaded).
 // Returns true when CR3 must be reloaded although it names that root (a
@@ -42,6 +48,7 @@ void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n);
 void tlb_leave(int slot, paddr_t root, paddr_t kernel_root);
 void tlb_batch_begin(void);
 void tlb_batch_end(void); // no-op when none is open
+void tlb_batch_sync(void); // sends what was gathered; the batch stays open
 // Answers this CPU's pending request, if any (the IPI's handler, and every
 // turn of a wait for a lock).
 void tlb_answer(void);

@@ -5,6 +5,7 @@
 #include "vregion.h"
 #include "vuspace.h"
 #include "pmem.h"
+#include "tlb.h"
 #include "proc.h"
 #include "../heap.h"
 #include "../kprintf.h"
@@ -514,7 +515,10 @@ long sys_ctrl_vr(const uint64_t *a)
 
 long sys_exchange_pmem(const uint64_t *a)
 {
-	return vregion_exchange(proc_self(), (long)a[0], (long)a[1], a[2], a[3], a[4]);
+	tlb_batch_begin(); // every attachment of both regions: one IPI per CPU
+	long r = vregion_exchange(proc_self(), (long)a[0], (long)a[1], a[2], a[3], a[4]);
+	tlb_batch_end();
+	return r;
 }
 
 long sys_read_vr(const uint64_t *a)

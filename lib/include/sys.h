@@ -35,6 +35,12 @@ struct sysinfo {
 	uint64_t ncpu;          // CPUs running processes (cmdline cpus= limits them)
 	uint64_t cpu;           // the CPU the caller ran on when it made this call
 	uint64_t cpu_idle_tsc[8]; // idle_tsc per CPU (idle_tsc is their sum)
+	uint64_t tlb_ipis;      // TLB-shootdown IPIs sent since boot (one per CPU per request)
+	uint64_t tlb_requests;  // shootdown requests (one per batch or unbatched change)
+	uint64_t tlb_deferred;  // flushes left to a CPU running no process (no IPI)
+	uint64_t tlb_wait_tsc;  // TSC ticks requesters waited for acknowledgements
+	uint64_t tlb_answer_tsc; // TSC ticks targets spent answering (tlb_answers of them)
+	uint64_t tlb_answers;
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;
