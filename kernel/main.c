@@ -72,6 +72,12 @@ static void apply_cmdline(void)
 		log_level = *v - '0';
 	v = cmdline_get(&cmd, "icount");
 	kernel_icount = v && *v == '1';
+	// lockcheck=0: benchmarks only; every other boot checks every lock.
+	v = cmdline_get(&cmd, "lockcheck");
+	if (v && *v == '0') {
+		lock_check_set(false);
+		pr_info("lock: checker off (lockcheck=0)\n");
+	}
 }
 
 #define HEAP_PAGES 1024 // 4 MiB, reserved before the boot frame count

@@ -120,9 +120,8 @@ void tlb_answer(void)
 static void send(uint32_t targets, const struct tlb_range *r, int n, bool leave)
 {
 	spin_lock(&tlb_lock);
-	for (int c = 0; c < MAXCPU; c++) {
-		if (!(targets >> c & 1))
-			continue;
+	for (uint32_t left = targets; left; left &= left - 1) {
+		int c = __builtin_ctz(left);
 		struct tlb_mbox *m = &mbox[c];
 		for (int i = 0; i < n; i++)
 			m->r[i] = r[i];
@@ -134,10 +133,11 @@ static void send(uint32_t targets, const struct tlb_range *r, int n, bool leave)
 		tlb_ipis++;
 	}
 	uint64_t t0 = arch_rdtsc();
-	for (int c = 0; c < MAXCPU; c++)
-		while ((targets >> c & 1) &&
-		       __atomic_load_n(&mbox[c].done, __ATOMIC_ACQUIRE) != mbox[c].seq)
+	for (uint32_t left = targets; left; left &= left - 1) {
+		int c = __builtin_ctz(left);
+		while (__atomic_load_n(&mbox[c].done, __ATOMIC_ACQUIRE) != mbox[c].seq)
 			arch_pause();
+	}
 	tlb_wait_tsc += arch_rdtsc() - t0; // the IPI's flight and the answers
 	tlb_requests++;
 	spin_unlock(&tlb_lock);
@@ -178,9 +178,8 @@ void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n)
 		flush_local(va, n, full);
 	m &= ~(1u << me);
 	uint32_t now = 0;
-	for (int c = 0; c < MAXCPU; c++) {
-		if (!(m >> c & 1))
-			continue;
+	for (uint32_t left = m; left; left &= left - 1) {
+		int c = __builtin_ctz(left);
 		if (user_live[c]) {
 			now |= 1u << c;
 		} else {
