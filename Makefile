@@ -283,13 +283,14 @@ test-qemu: $(KERNEL)
 	tests/qemu/programs/run.sh $(KERNEL)
 
 # Many CPUs: the SMP boots and the stress test (tests/qemu/smp/cases.txt),
-# then the boot, network, isolation and striping suites again at -smp 2,
+# the stress test again after a UEFI boot, then the boot, network, isolation and striping suites again at -smp 2,
 # the network's programs pinned to CPU 1 (runcpu=1) so that every received
 # packet crosses from the CPU polling the NIC to the process's.
 .PHONY: test-smp
-test-smp: $(KERNEL)
-	@tools/deps.sh build qemu cluster
+test-smp: $(KERNEL) $(ISO)
+	@tools/deps.sh build qemu cluster ovmf
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
+	tests/qemu/uefi/run.sh $(KERNEL) $(ISO) uefi_smp
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
