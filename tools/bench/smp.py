@@ -8,8 +8,8 @@ while this one waits). Per page count: a local exchange, an exchange into a
 space live on the other CPU (one IPI), the same one page per call (one IPI
 per page: unbatched), and a cold copy; each boot reports medians over the
 program's repetitions, this takes the median over boots. Writes
-OUTDIR/kernel-smp.json and, with the Linux side when given, OUTDIR/smp.json,
-OUTDIR/smp.png.
+OUTDIR/kernel-smp.json; OUTDIR/smp.json (with the Linux side's rows when
+given), OUTDIR/smp.png and the Many CPUs section of OUTDIR/REPORT.md.
 Usage: smp.py KERNEL OUTDIR RUNS [LINUX_SMP_JSON]
        (KERNEL "-": no boots; the report again from OUTDIR/kernel-smp.json)
 """
@@ -22,6 +22,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from env import env  # noqa: E402
+import sections  # noqa: E402
+
+BEGIN, END = "<!-- smp: begin -->", "<!-- smp: end -->"
 
 LINE = re.compile(r"SMPX pages=(\d+) local=(\d+) remote=(\d+) per_page=(\d+) copy=(\d+) "
                   r"ipis_remote=(\d+) ipis_per_page=(\d+) remote_wait=(\d+) "
@@ -78,9 +81,9 @@ def long_rows(rows):
 
 
 def plot(res, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = sections.pyplot("bench-smp")
+    if not plt:
+        return
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     style = {"copy": "o-", "exchange_local": "s-", "exchange_remote": "^-",
              "exchange_remote_unbatched": "v:", "exchange_remote_batch": "D--"}
@@ -148,7 +151,7 @@ def report(rows, linux):
                   "instructions per call:", "", "| pages | op | insns | cycles | ipis |",
                   "|---|---|---|---|---|"]
         for r in linux:
-            if r["pages"] in (1, 8, 64, 128):
+            if r["pages"] in (1, 8, 64, 128) and r.get("bytes", r["pages"] * 4096) == r["pages"] * 4096:
                 lines.append(f"| {r['pages']} | {r['system']} {r['op']} | {r.get('insns')} | "
                              f"{r.get('cycles')} | {r.get('ipis')} |")
     return "\n".join(lines) + "\n"
@@ -209,8 +212,7 @@ def write(res, rows, outdir):
         both["linux_env"] = res["linux_env"]
     with open(os.path.join(outdir, "smp.json"), "w") as f:
         json.dump(both, f, indent=1)
-    with open(os.path.join(outdir, "smp.md"), "w") as f:
-        f.write(report(rows, linux))
+    sections.write_section(outdir, f"{BEGIN}\n{report(rows, linux)}{END}\n", BEGIN, END)
     plot(both, os.path.join(outdir, "smp.png"))
     print(f"{'pages':>5} {'local ins':>10} {'remote ins':>10} {'per-page ins':>12} "
           f"{'copy ins':>10} {'rem/loc':>7} {'copy/rem':>8} {'copy/rem cyc':>12}")
