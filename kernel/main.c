@@ -244,12 +244,36 @@ static bool low_page_free(paddr_t pa)
 
 // A further CPU, interrupts off, its state set up: it runs processes (the
 // boot CPU alone polls the NICs and runs the runner and the network worker).
+static void ap_poll(void) { worker_run(); } // what a NIC's interrupt here noted
+
 static void ap_main(int id)
 {
 	(void)id;
 	timer_start_this_cpu();
 	klock_lock();
-	sched_loop(NULL);
+	sched_loop(ap_poll);
+}
+
+// nicirq=C0,C1,..: NIC i's interrupt goes to CPU Ci (default: the boot CPU).
+static void route_nic_irqs(void)
+{
+	uint64_t cpu[NETDEV_MAX];
+	for (int i = 0; i < NETDEV_MAX; i++)
+		cpu[i] = 0;
+	const char *v = cmdline_get(&cmd, "nicirq");
+	if (!v)
+		return;
+	parse_list(v, cpu, NETDEV_MAX);
+	for (int i = 0; i < netdev_count(); i++) {
+		struct netdev *nd = netdev_get(i);
+		int c = (int)cpu[i];
+		if (c >= smp_ncpu() || !nd->ops->irq_cpu || nd->ops->irq_cpu(nd, smp_apic_id(c)) < 0) {
+			pr_warn("nicirq: NIC %d stays on CPU 0 (CPU %d %s)\n", i, c,
+				c >= smp_ncpu() ? "does not run" : "cannot take it");
+			continue;
+		}
+		pr_info("nicirq: NIC %d interrupts CPU %d\n", i, c);
+	}
 }
 
 static void irq_nop(void *arg) { (void)arg; }
@@ -314,6 +338,7 @@ void kmain(uint32_t magic, uint32_t info)
 	netdev_set_promisc(option_is("promisc", "1"));
 	nics_register();
 	netdev_probe_all(); // every NIC family in kernel/nics.c's table, e1000 first
+	route_nic_irqs();
 	syscall_msr_init();
 	ata_init();
 	proc_init(smp_ncpu());

@@ -5,6 +5,7 @@
 #include "res/res.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/timer.h"
+#include "arch/x86_64/cpu.h"
 #include <string.h>
 #include <fmt.h>
 #include <sys.h>
@@ -55,6 +56,10 @@ static void finish(void)
 	kprintf("resources: vregion=%ld vuspace=%ld io=%ld%s\n", vr, vu, io,
 		vr || vu || io ? " LEAK" : "");
 	kprintf("frames: boot=%lu exit=%lu%s\n", frames_boot, now, leak ? " LEAK" : "");
+	kprintf("irqs:");
+	for (int c = 0; c < proc_ncpu(); c++)
+		kprintf(" cpu%d=%lu", c, trap_device_irqs[c]);
+	kprintf("\n");
 	int status = failed || leak ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());
 	arch_exit(status);

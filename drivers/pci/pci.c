@@ -333,6 +333,20 @@ static int msi_attach(struct pci_dev *p, void (*fn)(void *), void *arg)
 	return v;
 }
 
+int pci_irq_set_cpu(struct pci_dev *p, uint32_t apic_id)
+{
+	if (p->irq_vector < 0)
+		return -E_NODEV;
+	if (p->irq_msi) { // the message's destination ID (SDM vol. 3A, 11.11.1)
+		uint8_t c = p->msi_cap;
+		pci_wr32(p, (uint8_t)(c + MSI_ADDR), LAPIC_MSI_BASE | apic_id << 12);
+		return 0;
+	}
+	bool low;
+	int gsi = intx_gsi(p, &low); // a shared line moves with every function on it
+	return gsi < 0 ? gsi : ioapic_route_to(gsi, VEC_IRQ_BASE + gsi, true, low, apic_id) < 0 ? -E_NODEV : 0;
+}
+
 int pci_irq_attach(struct pci_dev *p, void (*fn)(void *), void *arg)
 {
 	if (p->irq_gsi >= 0 || (p->irq_msi && msi[p - devs].fn))

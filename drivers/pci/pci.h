@@ -79,6 +79,10 @@ uint8_t pci_find_cap(const struct pci_dev *p, uint8_t id);
 // Returns the vector, or -E_NODEV (no interrupt pin/line), -E_NOMEM (no free
 // vector or handler slot), -E_EXIST (already attached).
 int pci_irq_attach(struct pci_dev *p, void (*fn)(void *), void *arg);
+// Sends its interrupt to the CPU whose LAPIC ID is apic_id (MSI: the
+// message's destination; INTx: the IOAPIC pin, which moves every function
+// sharing the line). -E_NODEV before pci_irq_attach.
+int pci_irq_set_cpu(struct pci_dev *p, uint32_t apic_id);
 // Stops delivering the function's interrupt to its handler (masks MSI or,
 // when it was the line's last handler, the IOAPIC pin).
 void pci_irq_detach(struct pci_dev *p);

@@ -13,9 +13,9 @@
 // and gives pages back with rx_refill. A frame longer than a page spans
 // several buffers, the last marked eop.
 //
-// Concurrency: one CPU, interrupts off in the kernel, so these calls and the
-// interrupt path never interleave; none sleeps or waits on hardware longer
-// than a bounded time.
+// Concurrency: callers hold the kernel lock with interrupts off, and so does
+// the interrupt path, so these calls and the interrupt path never
+// interleave; none sleeps or waits on hardware longer than a bounded time.
 #ifndef NETDEV_H
 #define NETDEV_H
 #include "arch/x86_64/arch.h"
@@ -81,6 +81,8 @@ struct netdev_ops {
 	// once more" loses no wake-up.
 	void (*rx_irq)(struct netdev *nd, bool enable);
 	bool (*link_up)(struct netdev *nd);
+	// Sends the device's interrupt to the CPU whose LAPIC ID is apic_id.
+	int (*irq_cpu)(struct netdev *nd, uint32_t apic_id);
 	void (*get_stats)(struct netdev *nd, struct netdev_stats *s);
 	// Stops the device (no DMA, no interrupts) and frees every frame it
 	// holds; the netdev is gone from the registry afterwards.

@@ -462,7 +462,7 @@ void sched_loop(void (*poll)(void))
 			poll();
 		int i = pick_next(me);
 		if (i < 0) {
-			if (poll && idle_work && idle_work()) {
+			if (me == 0 && idle_work && idle_work()) {
 				// Polling: no halt, but the timer still comes in, so
 				// deadlines fire and woken processes run; and a CPU
 				// waiting for the kernel lock gets it.

@@ -264,10 +264,16 @@ static void nd_get_stats(struct netdev *nd, struct netdev_stats *s)
 	};
 }
 
+static int nd_irq_cpu(struct netdev *nd, uint32_t apic_id)
+{
+	return pci_irq_set_cpu(((struct e1000_dev *)nd)->pci, apic_id);
+}
+
 static const struct netdev_ops e1000_netdev_ops = {
 	.tx_batch = e1000_nd_tx_batch, .tx_reclaim = e1000_nd_tx_reclaim, .rx_poll = e1000_nd_rx_poll,
 	.rx_refill = e1000_nd_rx_refill, .rx_free_slots = e1000_nd_rx_free_slots, .rx_irq = nd_rx_irq,
-	.link_up = nd_link_up, .get_stats = nd_get_stats, .detach = nd_detach,
+	.link_up = nd_link_up, .irq_cpu = nd_irq_cpu, .get_stats = nd_get_stats,
+	.detach = nd_detach,
 };
 
 static void netdev_init(struct e1000_dev *d)

@@ -391,6 +391,11 @@ static void vnet_get_stats(struct netdev *nd, struct netdev_stats *s)
 	*s = d->st;
 }
 
+static int vnet_irq_cpu(struct netdev *nd, uint32_t apic_id)
+{
+	return pci_irq_set_cpu(((struct vnet_dev *)nd)->vp.pci, apic_id);
+}
+
 static const struct netdev_ops vnet_ops = {
 	.tx_batch = vnet_tx_batch,
 	.tx_reclaim = vnet_tx_reclaim,
@@ -399,6 +404,7 @@ static const struct netdev_ops vnet_ops = {
 	.rx_free_slots = vnet_rx_free_slots,
 	.rx_irq = vnet_rx_irq,
 	.link_up = vnet_link_up,
+	.irq_cpu = vnet_irq_cpu,
 	.get_stats = vnet_get_stats,
 	.detach = vnet_detach,
 };

@@ -66,5 +66,6 @@ int irq_register(int vector, irq_handler_t fn, void *arg);
 // A handler that runs without the enter/exit hooks (no lock): for IPIs a
 // CPU holding the big lock waits on.
 int irq_register_raw(int vector, irq_handler_t fn, void *arg);
+extern uint64_t trap_device_irqs[MAXCPU]; // device interrupts each CPU took
 
 #endif

@@ -142,6 +142,9 @@ static void kernel_fault(struct trapframe *tf)
 	panic("unhandled %s in kernel mode at %p", name, (void *)tf->rip);
 }
 
+// Device interrupts taken per CPU (not the timer's, not IPIs).
+uint64_t trap_device_irqs[MAXCPU];
+
 void trap_dispatch(struct trapframe *tf)
 {
 	bool from_user = (tf->cs & 3) == 3;
@@ -156,6 +159,8 @@ void trap_dispatch(struct trapframe *tf)
 	if (tf->vector == VEC_SPURIOUS)
 		return;
 	arch_idle_interrupted();
+	if (tf->vector != VEC_TIMER && tf->vector < VEC_RESCHED)
+		trap_device_irqs[arch_cpu_id()]++;
 	bool raw = handlers[tf->vector].raw;
 	if (!raw && hooks.enter)
 		hooks.enter();
