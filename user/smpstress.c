@@ -9,6 +9,10 @@
 //  - churn beside it: two children per CPU, each pinned to one, create,
 //    fill, exchange, check and delete regions, attach and detach them, and
 //    start and reap children of their own, for iters= rounds.
+//  - with io=1 mac0=MAC mac1=MAC (two NICs joined to each other): a reliable
+//    stream (user/stream.c, rel=1) from a client on CPU 0 through NIC 0 to
+//    a server on the last CPU through NIC 1, every packet checked, beside
+//    the rest.
 // Everything is bounded by counts, not time. The kernel checks at exit that
 // every frame came back; its lock checker fails the boot on any violation.
 #include <ulib.h>
@@ -125,6 +129,17 @@ int main(int argc, char **argv)
 				kids[nk++] = pid;
 		}
 	CHECK_EQ("churn children started", nk, (int)(2 * ncpu));
+	long srv = 0, cli = 0;
+	if (arg_long(argc, argv, "io", 0)) {
+		fmt_snprintf(args, sizeof(args), "role=server nic=1 rel=1 alone=0 count=%ld size=4096 peer=%s",
+			     rounds * 8, arg_get(argc, argv, "mac0", ""));
+		srv = spawn("stream", args, PRIO_DEFAULT);
+		fmt_snprintf(args, sizeof(args), "role=client nic=0 rel=1 alone=0 count=%ld size=4096 peer=%s",
+			     rounds * 8, arg_get(argc, argv, "mac1", ""));
+		cli = spawn("stream", args, PRIO_DEFAULT);
+		CHECK("stream server and client started, on two CPUs",
+		      srv > 0 && cli > 0 && setaffinity(srv, 1ul << last) == 0 && setaffinity(cli, 1) == 0);
+	}
 	while (!mb[3])
 		yield();
 	for (long g = 1; g <= rounds; g++) {
@@ -150,6 +165,11 @@ int main(int argc, char **argv)
 			printf("smpstress: churn child %ld status %d\n", kids[k], st);
 			bad = 1;
 		}
+	}
+	if (srv > 0 && cli > 0) {
+		int ss = -1, cs = -1;
+		CHECK("stream server and client exited 0",
+		      wait(srv, &ss) == srv && wait(cli, &cs) == cli && ss == 0 && cs == 0);
 	}
 	CHECK_EQ("every child exited 0", bad, 0);
 	CHECK_EQ("regions deleted", delete_vr(r) | delete_vr(s) | delete_vr(m), 0);
