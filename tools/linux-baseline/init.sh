@@ -42,6 +42,11 @@
 #   dots as slashes, before the benchmark, e.g. net.ipv4.tcp_reordering:127)
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
+# TLB shootdowns (bench-smp.sh): pkt.mode=tlb runs /bin/tlbbench alone, no
+#   NIC brought up (pkt.sizes, pkt.runs: its --sizes and --reps;
+#   pkt.tlbopt=NAME:VALUE[,...] passes --NAME VALUE, lists joined by '+',
+#   e.g. batch-reps:11,layouts:one-cpu+other-cpu); pkt.cpus=N: fail unless
+#   N CPUs are online (the guest line prints nproc either way).
 # Load balancing (bench-lb.sh): pkt.mode=lb runs /bin/lbbench instead of
 #   pktbench (role server: the receiver, client: the three senders over
 #   every NIC or bond0); pkt.lbopt=NAME:VALUE[,...] passes --NAME VALUE
@@ -62,7 +67,7 @@ mount -t bpf bpf /sys/fs/bpf
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL=
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -99,6 +104,8 @@ for w in $(cat /proc/cmdline); do
 	pkt.loglevel=*) LOGLEVEL=$v ;;
 	pkt.lbopt=*) LBOPT=$v ;;
 	pkt.sysctl=*) SYSCTL=$v ;;
+	pkt.tlbopt=*) TLBOPT=$v ;;
+	pkt.cpus=*) CPUS=$v ;;
 	esac
 done
 
@@ -238,6 +245,18 @@ configure_ip() {
 	return 0
 }
 
+# pkt.mode=tlb: the TLB-shootdown timer, alone on the guest's CPUs.
+if [ "$MODE" = tlb ]; then
+	echo "GUEST up kernel=$(uname -r) cpus=$(nproc) mode=tlb" \
+		"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	set -- --sizes "$SIZES" --reps "$RUNS"
+	[ -n "$CPUS" ] && set -- "$@" --need-cpus "$CPUS"
+	for o in $(echo "$TLBOPT" | tr , ' '); do set -- "$@" "--${o%%:*}" "$(echo "${o#*:}" | tr + ,)"; done
+	/bin/tlbbench "$@"
+	echo "TLBBENCH exit=$?"
+	halt_now
+fi
+
 # pkt.variant=dpdk: the NIC is DPDK's, not the kernel's (initrd-dpdk.gz).
 if [ "$VARIANT" = dpdk ]; then
 	[ -f /bin/dpdk-guest.sh ] || { echo "DONE fail pkt.variant=dpdk needs initrd-dpdk.gz"; halt_now; }
@@ -299,7 +318,7 @@ done
 IRQS=${IRQS#,}
 [ "$NIC" = virtio ] && DRIVER="virtio=$IRQS"
 [ "$NIC" = e1000e ] && DRIVER="e1000e=itr:${ITR:-default}"
-echo "GUEST up kernel=$(uname -r) mtu=$(cat /sys/class/net/$IF/mtu) mac=$(cat /sys/class/net/$IF/address)" \
+echo "GUEST up kernel=$(uname -r) cpus=$(nproc) mtu=$(cat /sys/class/net/$IF/mtu) mac=$(cat /sys/class/net/$IF/address)" \
 	"$DRIVER clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
 	"if=$IF nics=$NICS bond=$BOND mbps=${MBPS:-unpaced} ip=10.0.0.$HOST"
 
