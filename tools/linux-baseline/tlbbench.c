@@ -15,7 +15,8 @@
 //              touched the pages and sleeps (layout same-cpu);
 //   remote     the same with the second thread pinned to the other CPU,
 //              having touched the pages and spinning in user mode during
-//              the call (layout other-cpu);
+//              the call (layout other-cpu; with more than 2 CPUs, layout
+//              all-cpus: one such thread on every CPU but 0);
 //   batch      remote, for 128 packets of S: one call over the 128 * pages;
 //   unbatched  remote, for 128 packets of S: 128 calls of `pages` each.
 // munmap frees the pages; mremap moves them, from one hole of a PROT_NONE
@@ -36,13 +37,14 @@
 //
 // Output (stdout):
 //   TLB begin cpus=N tsc_mhz=F pid=P
-//   TLB layout=one-cpu|same-cpu|other-cpu op=copy|local|shared|remote|batch|unbatched
+//   TLB layout=one-cpu|same-cpu|other-cpu|all-cpus op=copy|local|shared|remote|batch|unbatched
 //       mech=memcpy|munmap|mremap bytes=S pages=P pkts=1|128 calls=C reps=R
 //       windows=W tsc=MEDIAN tsc_min=MIN spins=MEDIAN ran=K ipis=X cal=X
 //     (medians per timed window over R repetitions; W marked windows,
 //     the first an untimed warm-up; ran: windows during which the other
-//     thread's spin loop went round; ipis, cal: TLB-shootdown and
-//     function-call interrupts per window, from /proc/interrupts)
+//     thread's spin loop went round (every one's, in all-cpus); ipis,
+//     cal: TLB-shootdown and function-call interrupts per window, all
+//     CPUs, from /proc/interrupts read just outside each window)
 //   SKIP layout=.. reason=..
 //   DONE ok | DONE fail <reason>
 #define _GNU_SOURCE
@@ -67,14 +69,15 @@
 #define BATCH 128u
 #define MAX_REPS 1001
 #define MAX_SIZES 32
+#define MAX_HELPERS 63
 #define GAP (2u << 20)
 #define CMD_STOP 0x80000000u
 
-enum layout { L_ONE, L_SAME, L_OTHER, L_COUNT };
+enum layout { L_ONE, L_SAME, L_OTHER, L_ALL, L_COUNT };
 enum mech { M_MEMCPY, M_MUNMAP, M_MREMAP };
 enum op { OP_COPY, OP_SINGLE, OP_BATCH, OP_UNBATCHED };
 
-static const char *const layout_name[L_COUNT] = {"one-cpu", "same-cpu", "other-cpu"};
+static const char *const layout_name[L_COUNT] = {"one-cpu", "same-cpu", "other-cpu", "all-cpus"};
 static const char *const mech_name[] = {"memcpy", "munmap", "mremap"};
 
 struct opts {
@@ -85,6 +88,7 @@ struct opts {
 	bool layout[L_COUNT];
 	int need_cpus; // fail unless this many CPUs are online (0: none asked)
 	int other_cpu;
+	int cpus; // online
 };
 
 // The second thread: it touches the pages it is told to, then spins in
@@ -108,7 +112,8 @@ struct helper {
 struct ctx {
 	const struct opts *o;
 	enum layout layout;
-	struct helper *h; // NULL in one-cpu
+	struct helper *h; // nh helpers (none in one-cpu)
+	int nh;
 	uint8_t *hole[2]; // two holes of BATCH * MAX_PAGES pages
 	uint8_t *csrc, *cdst;
 	int fails;
@@ -116,6 +121,7 @@ struct ctx {
 
 struct sample {
 	uint64_t tsc, spins;
+	long tlb, cal; // interrupts during the window (-1: unknown)
 };
 
 // insnplugin.c's markers: no-ops that delimit a window, and a spin loop.
@@ -278,6 +284,13 @@ static long irq_count(const char *name)
 	return sum;
 }
 
+// The interrupts NAME counts since `before` (irq_count's), or -1.
+static long irq_delta(const char *name, long before)
+{
+	long now = irq_count(name);
+	return now < 0 || before < 0 ? -1 : now - before;
+}
+
 // Two holes of BATCH * MAX_PAGES pages inside a PROT_NONE reservation, so
 // that every mapping lands at the same place and a munmap never empties a
 // page table.
@@ -349,7 +362,7 @@ static struct sample copy_once(struct ctx *c, size_t bytes, uint8_t seed)
 	uint64_t t = tsc_now() - t0;
 	if (memcmp(c->cdst, c->csrc, bytes))
 		fail(c, "copy: destination differs", bytes);
-	return (struct sample){.tsc = t};
+	return (struct sample){.tsc = t, .tlb = 0, .cal = 0};
 }
 
 // One timed window of op on `pages` pages per packet: the mapping made and
@@ -366,17 +379,24 @@ static struct sample remap_once(struct ctx *c, enum mech m, enum op op, size_t p
 		fail(c, "mmap", pages * PAGE);
 		return s;
 	}
-	if (c->h)
-		helper_request(c->h, src, total, seed);
-	uint64_t s0 = c->h ? c->h->spins : 0, t0 = tsc_now();
+	for (int k = 0; k < c->nh; k++)
+		helper_request(&c->h[k], src, total, seed);
+	long tlb = irq_count("TLB"), cal = irq_count("CAL");
+	uint64_t s0[MAX_HELPERS], t0 = tsc_now();
+	for (int k = 0; k < c->nh; k++)
+		s0[k] = c->h[k].spins;
 	MARK_START();
 	int e = remap(m, src, dst, total / calls, calls);
 	MARK_END();
-	uint64_t t1 = tsc_now(), s1 = c->h ? c->h->spins : 0;
+	uint64_t t1 = tsc_now(), ran = UINT64_MAX;
+	for (int k = 0; k < c->nh; k++) // the least any helper went round
+		ran = c->h[k].spins - s0[k] < ran ? c->h[k].spins - s0[k] : ran;
+	s.tlb = irq_delta("TLB", tlb);
+	s.cal = irq_delta("CAL", cal);
 	if (e)
 		fail(c, mech_name[m], pages * PAGE);
 	s.tsc = t1 - t0;
-	s.spins = s1 - s0;
+	s.spins = c->nh ? ran : 0;
 	if (m == M_MREMAP && !e) {
 		if (check(dst, total, seed))
 			fail(c, "mremap: moved bytes differ", pages * PAGE);
@@ -387,17 +407,19 @@ static struct sample remap_once(struct ctx *c, enum mech m, enum op op, size_t p
 	return s;
 }
 
-static void report(struct ctx *c, enum op op, enum mech m, size_t bytes, struct sample *v, int reps, long tlb,
-		   long cal)
+static void report(struct ctx *c, enum op op, enum mech m, size_t bytes, struct sample *v, int reps)
 {
 	static const char *const op_name[] = {"copy", "?", "batch", "unbatched"};
-	static const char *const single[L_COUNT] = {"local", "shared", "remote"};
+	static const char *const single[L_COUNT] = {"local", "shared", "remote", "remote"};
 	uint64_t tsc[MAX_REPS], spins[MAX_REPS];
 	int ran = 0;
+	long tlb = 0, cal = 0;
 	for (int i = 0; i < reps; i++) {
 		tsc[i] = v[i].tsc;
 		spins[i] = v[i].spins;
 		ran += v[i].spins > 0;
+		tlb = tlb < 0 || v[i].tlb < 0 ? -1 : tlb + v[i].tlb;
+		cal = cal < 0 || v[i].cal < 0 ? -1 : cal + v[i].cal;
 	}
 	qsort(tsc, (size_t)reps, sizeof *tsc, cmp_u64);
 	qsort(spins, (size_t)reps, sizeof *spins, cmp_u64);
@@ -419,12 +441,7 @@ static void measure(struct ctx *c, enum op op, enum mech m, size_t bytes, int re
 	static struct sample v[MAX_REPS];
 	size_t pages = (bytes + PAGE - 1) / PAGE;
 	int side = 0;
-	long tlb0 = 0, cal0 = 0;
 	for (int i = -1; i < reps; i++) {
-		if (i == 0) {
-			tlb0 = irq_count("TLB");
-			cal0 = irq_count("CAL");
-		}
 		uint8_t seed = (uint8_t)(i + 2);
 		struct sample s = op == OP_COPY ? copy_once(c, bytes, seed) : remap_once(c, m, op, pages, seed, &side);
 		if (i >= 0)
@@ -432,8 +449,7 @@ static void measure(struct ctx *c, enum op op, enum mech m, size_t bytes, int re
 		if (sched_getcpu() != 0)
 			fail(c, "main thread left CPU 0", bytes);
 	}
-	long tlb1 = irq_count("TLB"), cal1 = irq_count("CAL");
-	report(c, op, m, bytes, v, reps, tlb0 < 0 || tlb1 < 0 ? -1 : tlb1 - tlb0, cal0 < 0 || cal1 < 0 ? -1 : cal1 - cal0);
+	report(c, op, m, bytes, v, reps);
 }
 
 // Every operation of one layout, size by size.
@@ -446,7 +462,7 @@ static void run_ops(struct ctx *c)
 			measure(c, OP_COPY, M_MEMCPY, b, o->reps);
 		for (enum mech m = M_MUNMAP; m <= M_MREMAP; m++) {
 			measure(c, OP_SINGLE, m, b, o->reps);
-			if (c->layout != L_OTHER || b < o->batch_min)
+			if (c->layout < L_OTHER || b < o->batch_min)
 				continue;
 			measure(c, OP_BATCH, m, b, o->batch_reps);
 			measure(c, OP_UNBATCHED, m, b, o->batch_reps);
@@ -454,12 +470,53 @@ static void run_ops(struct ctx *c)
 	}
 }
 
-// The child process of one layout: pinned to CPU 0, its helper (if any)
-// started and checked; returns the exit status.
+// The CPU of layout l's helper k.
+static int helper_cpu(const struct opts *o, enum layout l, int k)
+{
+	return l == L_SAME ? 0 : l == L_OTHER ? o->other_cpu : k + 1;
+}
+
+// Starts layout l's helpers (none, one, or one on each CPU but 0) and
+// checks where each runs after a first touch; 0 or -1.
+static int helpers_start(struct ctx *c, struct helper *h)
+{
+	enum layout l = c->layout;
+	int n = l == L_ONE ? 0 : l == L_ALL ? c->o->cpus - 1 : 1;
+	c->h = h;
+	for (; c->nh < n; c->nh++)
+		if (helper_start(&h[c->nh], helper_cpu(c->o, l, c->nh), l >= L_OTHER))
+			return -1;
+	if (!n)
+		return 0;
+	populate(c->hole[0], 1, 1);
+	for (int k = 0; k < n; k++) {
+		helper_request(&h[k], c->hole[0], 1, 1);
+		printf("TLB layout=%s main_cpu=%d helper=%d helper_cpu=%d\n", layout_name[l], sched_getcpu(), k, h[k].cpu);
+		if (h[k].cpu != helper_cpu(c->o, l, k))
+			return -1;
+	}
+	munmap(c->hole[0], PAGE);
+	return 0;
+}
+
+// Stops the helpers, failing c if one moved or read a wrong byte.
+static void helpers_stop(struct ctx *c)
+{
+	for (int k = 0; k < c->nh; k++) {
+		if (c->h[k].cpu != helper_cpu(c->o, c->layout, k))
+			fail(c, "a second thread left its CPU", 0);
+		if (c->h[k].bad)
+			fail(c, "a second thread read bytes that differ", 0);
+		helper_stop(&c->h[k]);
+	}
+}
+
+// The child process of one layout: pinned to CPU 0, its helpers started
+// and checked; returns the exit status.
 static int layout_child(const struct opts *o, enum layout l)
 {
+	static struct helper h[MAX_HELPERS];
 	struct ctx c = {.o = o, .layout = l};
-	struct helper h;
 	if (pin(0) || sched_getcpu() != 0) {
 		printf("ERROR layout=%s cannot run on CPU 0\n", layout_name[l]);
 		return 1;
@@ -468,31 +525,13 @@ static int layout_child(const struct opts *o, enum layout l)
 		printf("ERROR layout=%s cannot reserve memory\n", layout_name[l]);
 		return 1;
 	}
-	if (l != L_ONE) {
-		if (helper_start(&h, l == L_SAME ? 0 : o->other_cpu, l == L_OTHER)) {
-			printf("ERROR layout=%s cannot start the second thread\n", layout_name[l]);
-			return 1;
-		}
-		c.h = &h;
-		populate(c.hole[0], 1, 1);
-		helper_request(&h, c.hole[0], 1, 1); // where it runs, seen after a touch
-		munmap(c.hole[0], PAGE);
-		int want = l == L_SAME ? 0 : o->other_cpu;
-		printf("TLB layout=%s main_cpu=%d helper_cpu=%d\n", layout_name[l], sched_getcpu(), h.cpu);
-		if (h.cpu != want) {
-			printf("ERROR layout=%s second thread on CPU %d, not %d\n", layout_name[l], h.cpu, want);
-			helper_stop(&h);
-			return 1;
-		}
+	if (helpers_start(&c, h)) {
+		printf("ERROR layout=%s a second thread did not start on its CPU\n", layout_name[l]);
+		helpers_stop(&c);
+		return 1;
 	}
 	run_ops(&c);
-	if (c.h) {
-		if (h.cpu != (l == L_SAME ? 0 : o->other_cpu))
-			fail(&c, "second thread left its CPU", 0);
-		if (h.bad)
-			fail(&c, "second thread read bytes that differ", 0);
-		helper_stop(&h);
-	}
+	helpers_stop(&c);
 	return c.fails ? 1 : 0;
 }
 
@@ -526,13 +565,13 @@ static int parse_layouts(struct opts *o, const char *s)
 		const char *p = strstr(s, layout_name[l]);
 		o->layout[l] = p != NULL;
 	}
-	return o->layout[L_ONE] || o->layout[L_SAME] || o->layout[L_OTHER] ? 0 : -1;
+	return o->layout[L_ONE] || o->layout[L_SAME] || o->layout[L_OTHER] || o->layout[L_ALL] ? 0 : -1;
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: tlbbench [--sizes 64,...,65536] [--reps N] [--batch-reps N] [--batch-min BYTES]\n"
-			"                [--layouts one-cpu,same-cpu,other-cpu] [--other-cpu N] [--need-cpus N]\n"
+			"                [--layouts one-cpu,same-cpu,other-cpu,all-cpus] [--other-cpu N] [--need-cpus N]\n"
 			"                [--selfcheck]\n");
 	exit(2);
 }
@@ -548,7 +587,7 @@ static void parse(struct opts *o, int argc, char **argv)
 	o->reps = 51;
 	o->batch_reps = 11;
 	o->batch_min = PAGE;
-	o->layout[L_ONE] = o->layout[L_SAME] = o->layout[L_OTHER] = true;
+	o->layout[L_ONE] = o->layout[L_SAME] = o->layout[L_OTHER] = o->layout[L_ALL] = true;
 	o->other_cpu = 1;
 	for (int ch; (ch = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
 		switch (ch) {
@@ -574,7 +613,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {0};
 	parse(&o, argc, argv);
-	int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int cpus = o.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	printf("TLB begin cpus=%d tsc_mhz=%.1f pid=%d\n", cpus, tsc_mhz(), getpid());
 	fflush(stdout);
 	if (o.need_cpus && cpus < o.need_cpus) {
@@ -585,7 +624,7 @@ int main(int argc, char **argv)
 	for (int l = 0; l < L_COUNT; l++) {
 		if (!o.layout[l])
 			continue;
-		if (l == L_OTHER && o.other_cpu >= cpus) {
+		if ((l == L_OTHER && o.other_cpu >= cpus) || (l == L_ALL && (cpus < 3 || cpus > MAX_HELPERS + 1))) {
 			printf("SKIP layout=%s reason=%d-cpus\n", layout_name[l], cpus);
 			continue;
 		}
