@@ -50,6 +50,10 @@
 #                              in one guest of SMP_CPUS vCPUs (default 2); real time
 #                              and instructions (insnplugin.so), SMP_RUNS boots of
 #                              each (default 3; ~15 min idle host)
+#   make bench-smp-linux-rx    bench/results/linux-smp-rx.json: AF_PACKET bursts from
+#                              the host (hostburst.py) into one -smp 2 guest, the
+#                              receiver on the NIC interrupt's CPU or the other:
+#                              Mbit/s and R1 (SMP_RUNS boots of each; ~8 min)
 #   make test-linux-smp        the smoke of it: one -smp 2 guest, 2 sizes (~20 s;
 #                              also part of test-linux-baseline)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
@@ -65,7 +69,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-dpdk test-linux-bond bench-linux-multilink bench-linux-failover \
 	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb \
-	bench-linux-relay test-linux-relay bench-smp-linux test-linux-smp
+	bench-linux-relay test-linux-relay bench-smp-linux bench-smp-linux-rx test-linux-smp
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -144,6 +148,10 @@ SMP_CPUS ?= 2
 bench-smp-linux: linux-baseline
 	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-smp.sh --runs $(SMP_RUNS) \
 		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp.json
+
+bench-smp-linux-rx: linux-baseline
+	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-rxcpu.sh --runs $(SMP_RUNS) \
+		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp-rx.json
 
 test-linux-smp: linux-baseline
 	LB_PREBUILT=1 $(LINUX_BASELINE_SRC)/smoke-smp.sh $(LINUX_BASELINE_OUT)
