@@ -4,7 +4,8 @@
 # tlbbench at 64 and 8192 bytes, 3 repetitions, under insnplugin.so; fails
 # unless both CPUs came up, the second thread ran on the other CPU, every
 # moved or copied byte matched, a remote munmap sent a TLB-shootdown IPI,
-# and the plugin's windows match tlbbench's lines (collect-smp.py).  About
+# the plugin's windows match tlbbench's lines (collect-smp.py) and the rows
+# are in the smp format (tools/bench/check_schema.py).  About
 # 20 s; the guest must be built (LB_PREBUILT) or is built first.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,9 +20,15 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS"
 "$HERE/run-tlb.sh" --no-build --guest "$GUEST" --smp 2 --count --sizes 64,8192 --reps 3 \
 	--opt batch-reps:3 --timeout 180 --logdir "$LOGS/boot" >"$LOGS/boot.out"
-python3 "$HERE/collect-smp.py" --out "$LOGS/smp.json" --real "$LOGS/boot" --count "$LOGS/boot" >"$LOGS/table.txt"
-python3 - "$LOGS/smp.json" <<'PY'
+python3 "$HERE/collect-smp.py" --out "$LOGS/smp.json" --real "$LOGS/boot" --count "$LOGS/boot" \
+	--env accel=tcg --env clock=plugin --env "qemu=$(lb_qemu_version)" --env nic=none --env backend=none \
+	--env "cpu=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)" >"$LOGS/table.txt"
+python3 - "$LOGS/smp.json" "$ROOT/tools/bench" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[2])
+import check_schema  # noqa: E402
+faults = check_schema.check_file(sys.argv[1], "smp", None)
+assert not faults, f"not the smp format: {faults}"
 rows = json.load(open(sys.argv[1]))["rows"]
 remote = [r for r in rows if r["system"] == "linux-munmap" and r["op"] == "exchange_remote"]
 assert remote and all(r["ipis"] >= 1 for r in remote), "no TLB-shootdown IPI in a remote munmap"
