@@ -49,7 +49,8 @@
 #                              (TLB shootdowns), batched and not, and a cold memcpy,
 #                              in one guest of SMP_CPUS vCPUs (default 2); real time
 #                              and instructions (insnplugin.so), SMP_RUNS boots of
-#                              each (default 3; ~15 min idle host)
+#                              each (default 3; ~10 min); SMP_CPUS=4 adds the
+#                              all-cpus layout, into linux-smp-4.json
 #   make bench-smp-linux-rx    bench/results/linux-smp-rx.json: AF_PACKET bursts from
 #                              the host (hostburst.py) into one -smp 2 guest, the
 #                              receiver on the NIC interrupt's CPU or the other:
@@ -147,7 +148,7 @@ SMP_CPUS ?= 2
 
 bench-smp-linux: linux-baseline
 	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-smp.sh --runs $(SMP_RUNS) \
-		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp.json
+		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp$(if $(filter-out 2,$(SMP_CPUS)),-$(SMP_CPUS)).json
 
 bench-smp-linux-rx: linux-baseline
 	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-rxcpu.sh --runs $(SMP_RUNS) \
