@@ -117,6 +117,13 @@ ROWS = {
         "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "median_us": ("num", "optional"),
         "lost": ("int", "optional"), "corrupt": ("int", "optional"),
     },
+    # Exchange (the kernel) or munmap/mremap (Linux) against a TLB shootdown on another CPU,
+    # and a copy (make bench-smp; linux-smp.json so far): one row per system, operation
+    # and size. insns and cycles are per packet (a batch row's window over its 128).
+    "smp": {
+        "system": ("str", "all"), "op": ("str", "all"), "bytes": ("int", "all"), "cpus": ("int", "all"),
+        "insns": ("num", "all"), "cycles": ("num", "all"), "ipis": ("num", "all"),
+    },
 }
 
 # What make bench writes: (file, bench, systems its rows must cover).
@@ -216,7 +223,7 @@ def check_doc(doc, bench, systems):
             faults.append(f"env.{key}={env[key]!r} is not a {t}")
     if env.get("nic") not in NICS:
         faults.append(f"env.nic={env.get('nic')!r} is not one of {', '.join(NICS)}")
-    elif bench != "exchange" and env["nic"] == "none":
+    elif bench not in ("exchange", "smp") and env["nic"] == "none":
         faults.append("env.nic is none in a network benchmark")
     rows = doc["rows"]
     if not isinstance(rows, list) or not rows:

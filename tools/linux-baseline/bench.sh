@@ -83,19 +83,6 @@ esac
 
 lb_progress_start linux-baseline
 
-# CPU accounting: all busy host time, and the time of this script's reaped
-# children (the guests, once a pair has ended), both in clock ticks.
-busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-child_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; }
-mark() { MARK="$(busy_ticks) $(child_ticks) $(date +%s.%N)"; }
-# Cores used by other processes since the last mark.
-other_cores() {
-	# shellcheck disable=SC2086
-	set -- $MARK
-	awk -v b0="$1" -v c0="$2" -v t0="$3" -v b="$(busy_ticks)" -v c="$(child_ticks)" \
-		-v t="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { x = ((b - b0) - (c - c0)) / hz / (t - t0); printf "%.2f", x < 0 ? 0 : x }'
-}
 too_busy() { awk -v x="$1" -v m="$MAX_OTHER" 'BEGIN { exit !(x > m) }'; }
 
 lb_need_pkgs python3
@@ -142,7 +129,7 @@ pair() {
 	[ "$cpu" -gt 0 ] && set -- "$@" --cpu-ms "$cpu"
 	while :; do
 		try=$((try + 1))
-		mark
+		lb_mark
 		[ "$cpu" -gt 0 ] && cpu_watch "$LOGS/$name.$try"
 		# A pair running every variant in turn gets 300 s for each.
 		if ! "$HERE/run-pair.sh" --no-build --guest "$GUEST" --nic "$NIC" --sizes "$SIZES" \
@@ -155,7 +142,7 @@ pair() {
 			continue
 		fi
 		[ "$cpu" -gt 0 ] && cpu_unwatch
-		other=$(other_cores)
+		other=$(lb_other_cores)
 		if [ "$cpu" -gt 0 ] && [ "$cpu_tries" -lt "${HOSTCPU_RETRIES:-2}" ]; then
 			lost=$(python3 "$ROOT/tools/bench/hostcpu.py" uncaught "$RAW/$name.cpu" "$(sizes_run "$RAW/$name.txt")")
 			if [ -n "$lost" ]; then

@@ -7,16 +7,19 @@
 #               needs (load order in /lib/modules/virtio.order), e1000e.ko
 #               and what modinfo says it depends on (e1000e.order), bonding.ko
 #               and its dependencies (/lib/modules/bond.order), sch_tbf.ko,
-#               /init (init.sh), /bin/pktbench, /bin/lbbench, and libxdp's
+#               /init (init.sh), /bin/pktbench, /bin/lbbench, /bin/tlbbench
+#               (the TLB-shootdown timer of bench-smp.sh), and libxdp's
 #               XDP dispatcher object in /usr/lib/x86_64-linux-gnu/bpf
 #               (pktbench links libxdp, libbpf, libelf and zlib statically;
 #               libxdp has the AF_XDP redirect program built in)
 #   initrd-nfs.gz  the same plus NFS (build-nfs.sh), only with LB_NFS=1
 #   initrd-dpdk.gz the same plus DPDK and /bin/dpdkbench (build-dpdk.sh)
-#   pktbench, lbbench  the same programs, for the host-side self-checks
+#   pktbench, lbbench, tlbbench  the same programs, for the host-side self-checks
+#   insnplugin.so  QEMU's TCG plugin that counts tlbbench's instructions
+#               per vCPU (run-tlb.sh --count)
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
-# version, pktbench.c, pktproto.h, lbbench.c, benchnet.h, wire.h, init.sh, this script,
+# version, pktbench.c, pktproto.h, lbbench.c, benchnet.h, tlbbench.c, insnplugin.c, wire.h, init.sh, this script,
 # busybox and gcc versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
 # kernel package instead of following linux-image-amd64.
 # LB_KERNEL_SUITE=bookworm-backports (or trixie) takes the kernel from that
@@ -39,7 +42,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/pktproto.h" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/pktproto.h" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$HERE/tlbbench.c" "$HERE/insnplugin.c" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
 NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
@@ -223,6 +226,9 @@ build_pktbench() {
 	"$OUT/pktbench" --selfcheck >/dev/null || lb_die "pktbench --selfcheck failed"
 	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -o "$OUT/lbbench" "$HERE/lbbench.c"
 	"$OUT/lbbench" --selfcheck >/dev/null || lb_die "lbbench --selfcheck failed"
+	gcc -std=c11 -static -O2 -Wall -Wextra -Werror -pthread -o "$OUT/tlbbench" "$HERE/tlbbench.c"
+	"$OUT/tlbbench" --selfcheck >/dev/null || lb_die "tlbbench --selfcheck failed"
+	gcc -std=c11 -shared -fPIC -fvisibility=hidden -O2 -Wall -Wextra -Werror -o "$OUT/insnplugin.so" "$HERE/insnplugin.c"
 }
 
 build_initramfs() {
@@ -238,6 +244,8 @@ build_initramfs() {
 	strip "$r/bin/pktbench"
 	install -m 755 "$OUT/lbbench" "$r/bin/lbbench"
 	strip "$r/bin/lbbench"
+	install -m 755 "$OUT/tlbbench" "$r/bin/tlbbench"
+	strip "$r/bin/tlbbench"
 	mkdir -p "$r$XDP_OBJ_DIR"
 	cp "$XDP_OBJ_DIR/xdp-dispatcher.o" "$r$XDP_OBJ_DIR/"
 	cp "$E1000_KO" "$r/lib/modules/e1000.ko"

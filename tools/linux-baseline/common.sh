@@ -1,5 +1,19 @@
 # Helpers shared by the Linux baseline scripts (sourced, not run).
 
+# LB_SMP=N: the guests get N vCPUs (-smp N, multi-threaded TCG); default 1,
+# QEMU's own default, so no option is added.  "${LB_SMP_ARGS[@]}" goes on
+# every guest's QEMU command line.
+# lb_smp_set N sets both (run-pair.sh --smp).
+lb_smp_set() {
+	case "$1" in
+	1) LB_SMP_ARGS=() ;;
+	'' | *[!0-9]* | 0) printf '[linux-baseline] error: -smp %s: a positive number\n' "$1" >&2; exit 1 ;;
+	*) LB_SMP_ARGS=(-smp "$1") ;;
+	esac
+	LB_SMP=$1
+}
+lb_smp_set "${LB_SMP:-1}"
+
 lb_log() { printf '[linux-baseline] %s\n' "$*" >&2; }
 lb_die() { lb_log "error: $*"; exit 1; }
 
@@ -143,4 +157,20 @@ lb_guest_ready() {
 	else
 		"$2/build.sh" "$1"
 	fi
+}
+
+# CPU accounting: all busy host time, and the time of this script's reaped
+# children (the guests, once a boot has ended), both in clock ticks.
+# lb_mark starts a window; lb_other_cores prints the cores that other
+# processes used since (e.g. "0.12"): a real-time run is only as good as
+# the host was quiet.
+lb_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+lb_child_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }'; }
+lb_mark() { LB_MARK="$(lb_busy_ticks) $(lb_child_ticks) $(date +%s.%N)"; }
+lb_other_cores() {
+	# shellcheck disable=SC2086
+	set -- $LB_MARK
+	awk -v b0="$1" -v c0="$2" -v t0="$3" -v b="$(lb_busy_ticks)" -v c="$(lb_child_ticks)" \
+		-v t="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { x = ((b - b0) - (c - c0)) / hz / (t - t0); printf "%.2f", x < 0 ? 0 : x }'
 }

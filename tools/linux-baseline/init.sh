@@ -42,6 +42,14 @@
 #   dots as slashes, before the benchmark, e.g. net.ipv4.tcp_reordering:127)
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
+# Several CPUs: pkt.irqcpu=N routes every NIC interrupt to CPU N
+#   (/proc/irq/*/smp_affinity), pkt.rxcpu=N runs pktbench on CPU N only
+#   (taskset); IRQCPU lines after the run give each interrupt's count per CPU.
+# TLB shootdowns (bench-smp.sh): pkt.mode=tlb runs /bin/tlbbench alone, no
+#   NIC brought up (pkt.sizes, pkt.runs: its --sizes and --reps;
+#   pkt.tlbopt=NAME:VALUE[,...] passes --NAME VALUE, lists joined by '+',
+#   e.g. batch-reps:11,layouts:one-cpu+other-cpu); pkt.cpus=N: fail unless
+#   N CPUs are online (the guest line prints nproc either way).
 # Load balancing (bench-lb.sh): pkt.mode=lb runs /bin/lbbench instead of
 #   pktbench (role server: the receiver, client: the three senders over
 #   every NIC or bond0); pkt.lbopt=NAME:VALUE[,...] passes --NAME VALUE
@@ -62,7 +70,7 @@ mount -t bpf bpf /sys/fs/bpf
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL=
+ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -99,6 +107,10 @@ for w in $(cat /proc/cmdline); do
 	pkt.loglevel=*) LOGLEVEL=$v ;;
 	pkt.lbopt=*) LBOPT=$v ;;
 	pkt.sysctl=*) SYSCTL=$v ;;
+	pkt.tlbopt=*) TLBOPT=$v ;;
+	pkt.cpus=*) CPUS=$v ;;
+	pkt.irqcpu=*) IRQCPU=$v ;;
+	pkt.rxcpu=*) RXCPU=$v ;;
 	esac
 done
 
@@ -238,6 +250,18 @@ configure_ip() {
 	return 0
 }
 
+# pkt.mode=tlb: the TLB-shootdown timer, alone on the guest's CPUs.
+if [ "$MODE" = tlb ]; then
+	echo "GUEST up kernel=$(uname -r) cpus=$(nproc) mode=tlb" \
+		"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	set -- --sizes "$SIZES" --reps "$RUNS"
+	[ -n "$CPUS" ] && set -- "$@" --need-cpus "$CPUS"
+	for o in $(echo "$TLBOPT" | tr , ' '); do set -- "$@" "--${o%%:*}" "$(echo "${o#*:}" | tr + ,)"; done
+	/bin/tlbbench "$@"
+	echo "TLBBENCH exit=$?"
+	halt_now
+fi
+
 # pkt.variant=dpdk: the NIC is DPDK's, not the kernel's (initrd-dpdk.gz).
 if [ "$VARIANT" = dpdk ]; then
 	[ -f /bin/dpdk-guest.sh ] || { echo "DONE fail pkt.variant=dpdk needs initrd-dpdk.gz"; halt_now; }
@@ -286,6 +310,29 @@ if ! arp_monitor || ! bond_options; then
 	halt_now
 fi
 [ -n "$LOGLEVEL" ] && echo "$LOGLEVEL" >/proc/sys/kernel/printk
+
+# irq_lines: the /proc/interrupts lines of the NICs' interrupts (IRQS, below).
+irq_lines() {
+	for n in $(echo "$IRQS" | tr , ' '); do grep -E " $n(-[a-z]+\.?[0-9]*)?\$" /proc/interrupts; done
+}
+
+# pkt.irqcpu: every NIC interrupt routed to that CPU alone.
+pin_irqs() {
+	[ -n "$IRQCPU" ] || return 0
+	mask=$(printf '%x' $((1 << IRQCPU)))
+	for i in $(irq_lines | cut -d: -f1); do
+		echo "$mask" >"/proc/irq/$i/smp_affinity" || return 1
+		echo "PIN irq=$i cpu=$IRQCPU affinity=$(cat "/proc/irq/$i/smp_affinity_list")"
+	done
+}
+
+# Each NIC interrupt's count per CPU, and the reschedule and function-call
+# IPIs': IRQCPU irq=N|RES|CAL counts=C0,C1,...
+irq_cpus() {
+	{ irq_lines; grep -E '^ *(RES|CAL):' /proc/interrupts; } |
+		awk -v n="$(nproc)" '{ c = ""; for (k = 2; k <= n + 1; k++) c = c (k > 2 ? "," : "") $k
+			sub(":", "", $1); print "IRQCPU irq=" $1 " counts=" c }'
+}
 # The devices' interrupts: each ethK line (e1000), or every vector of each
 # virtio device (virtioN-config, virtioN-input.0, virtioN-output.0).
 IRQS= DRIVER="e1000=${RXD:-default}/${TXD:-default}/${ITR:-default}"
@@ -299,7 +346,11 @@ done
 IRQS=${IRQS#,}
 [ "$NIC" = virtio ] && DRIVER="virtio=$IRQS"
 [ "$NIC" = e1000e ] && DRIVER="e1000e=itr:${ITR:-default}"
-echo "GUEST up kernel=$(uname -r) mtu=$(cat /sys/class/net/$IF/mtu) mac=$(cat /sys/class/net/$IF/address)" \
+if ! pin_irqs; then
+	echo "DONE fail cannot route the NIC interrupts to CPU $IRQCPU"
+	halt_now
+fi
+echo "GUEST up kernel=$(uname -r) cpus=$(nproc) mtu=$(cat /sys/class/net/$IF/mtu) mac=$(cat /sys/class/net/$IF/address)" \
 	"$DRIVER clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
 	"if=$IF nics=$NICS bond=$BOND mbps=${MBPS:-unpaced} ip=10.0.0.$HOST"
 
@@ -349,8 +400,14 @@ for m in $(echo "$MODE" | tr , ' '); do
 		[ "$IF" = bond0 ] && set -- "$@" --reorder
 		[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
 		[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
-		/bin/pktbench "$@"
+		[ -n "$IRQCPU$RXCPU" ] && irq_cpus | sed 's/^IRQCPU /IRQCPU0 /'
+		if [ -n "$RXCPU" ]; then
+			taskset -c "$RXCPU" /bin/pktbench "$@"
+		else
+			/bin/pktbench "$@"
+		fi
 		rc=$?
+		[ -n "$IRQCPU$RXCPU" ] && irq_cpus
 		echo "PKTBENCH mode=$m variant=$v exit=$rc"
 		[ $rc = 0 ] || { fail=1; break; }
 	done

@@ -44,6 +44,19 @@
 #                              RELAY_LINKS=1,2 RELAY_RUNS=1; hops 2 boots 4 VMs)
 #   make test-linux-relay      the relay self-check: one router under -icount,
 #                              8192 bytes, verified (~1.5-2.5 min)
+#   make bench-smp-linux       bench/results/linux-smp.json: munmap and mremap of
+#                              pages a thread on the same or the other CPU touched
+#                              (TLB shootdowns), batched and not, and a cold memcpy,
+#                              in one guest of SMP_CPUS vCPUs (default 2); real time
+#                              and instructions (insnplugin.so), SMP_RUNS boots of
+#                              each (default 3; ~10 min); SMP_CPUS=4 adds the
+#                              all-cpus layout, into linux-smp-4.json
+#   make bench-smp-linux-rx    bench/results/linux-smp-rx.json: AF_PACKET bursts from
+#                              the host (hostburst.py) into one -smp 2 guest, the
+#                              receiver on the NIC interrupt's CPU or the other:
+#                              Mbit/s and R1 (SMP_RUNS boots of each; ~8 min)
+#   make test-linux-smp        the smoke of it: one -smp 2 guest, 2 sizes (~20 s;
+#                              also part of test-linux-baseline)
 # Tunables: LINUX_RESULTS (output directory), and LB_SIZES, LB_BOOTS, LB_RUNS,
 # LB_WARMUP, LB_ICOUNT_RUNS, LB_MAX_OTHER in the environment (see
 # tools/linux-baseline/bench.sh).
@@ -57,7 +70,7 @@ LINUX_RESULTS ?= bench/results$(if $(filter-out e1000,$(NIC)),/$(NIC))
 .PHONY: linux-baseline bench-linux bench-linux-rtt bench-linux-burst test-linux-baseline \
 	test-linux-baseline-virtio test-linux-dpdk test-linux-bond bench-linux-multilink bench-linux-failover \
 	test-linux-failover test-linux-nfs bench-linux-fs bench-linux-lb test-linux-lb \
-	bench-linux-relay test-linux-relay
+	bench-linux-relay test-linux-relay bench-smp-linux bench-smp-linux-rx test-linux-smp
 
 linux-baseline:
 	$(LINUX_BASELINE_SRC)/build.sh $(LINUX_BASELINE_OUT)
@@ -129,3 +142,17 @@ bench-linux-relay: linux-baseline
 
 test-linux-relay: linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-relay.sh --quick $(BUILD)/linux-relay-quick.json
+
+SMP_RUNS ?= 3
+SMP_CPUS ?= 2
+
+bench-smp-linux: linux-baseline
+	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-smp.sh --runs $(SMP_RUNS) \
+		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp$(if $(filter-out 2,$(SMP_CPUS)),-$(SMP_CPUS)).json
+
+bench-smp-linux-rx: linux-baseline
+	LB_PREBUILT=1 LB_BUILD=$(LINUX_BASELINE_OUT) $(LINUX_BASELINE_SRC)/bench-rxcpu.sh --runs $(SMP_RUNS) \
+		--smp $(SMP_CPUS) $(LINUX_RESULTS)/linux-smp-rx.json
+
+test-linux-smp: linux-baseline
+	LB_PREBUILT=1 $(LINUX_BASELINE_SRC)/smoke-smp.sh $(LINUX_BASELINE_OUT)

@@ -825,6 +825,12 @@ struct burst_state {
 	uint64_t first_tsc, check_tsc;
 };
 
+// insnplugin.c's window markers (no-ops): a burst's R1, from its first
+// frame received to the reply sent, for the plugin's instruction counts
+// when the guest has several CPUs (no -icount there).
+#define R1_MARK_START() __asm__ volatile("nopl 0x7ab1c0d0(%%rax)" ::: "memory")
+#define R1_MARK_END() __asm__ volatile("nopl 0x7ab1c0d1(%%rax)" ::: "memory")
+
 // The echo side's state.
 struct server {
 	struct port *p;
@@ -864,6 +870,7 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
+	R1_MARK_END();
 	uint64_t sent = tsc_now();
 	// Bookkeeping only after the reply is out, so it costs no measured time.
 	uint32_t n = b->good + b->bad;
@@ -891,8 +898,10 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		// Over a bond the links reorder: take the packets in any order,
 		// answer once all `batch` came (or, run_server, a while after
 		// the last one if some never come); ooo counts late arrivals.
-		if (!b->first_tsc)
+		if (!b->first_tsc) {
 			b->first_tsc = arrived;
+			R1_MARK_START();
+		}
 		if (k->seq < b->expect)
 			b->ooo++;
 		else
@@ -920,8 +929,10 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		sv->bad_bursts++;
 		burst_reset(b);
 	}
-	if (!b->first_tsc)
+	if (!b->first_tsc) {
 		b->first_tsc = arrived;
+		R1_MARK_START();
+	}
 	if (k->seq > b->expect)
 		b->missing += k->seq - b->expect;
 	else if (k->seq < b->expect)

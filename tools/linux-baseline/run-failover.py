@@ -53,6 +53,9 @@ import time
 
 from lbqmp import set_link as qmp_set_link
 
+# LB_SMP=N: N vCPUs per guest (common.sh); 1, the default, adds no option.
+SMP = [] if os.environ.get("LB_SMP", "1") == "1" else ["-smp", os.environ["LB_SMP"]]
+
 SYSTEMS = {
     "bond-rr": "pkt.bond=rr pkt.miimon=100",
     "bond-ab": "pkt.bond=ab pkt.miimon=100 pkt.primary=eth0",
@@ -138,7 +141,7 @@ def qemu_cmd(a, sockdir, name, idx, args):
         for k in range(a.links):
             dumps += ["-object", "filter-dump,id=fd%d,netdev=n%d,file=%s/server.n%d.pcap,maxlen=128"
                       % (k, k, a.logdir, k)]
-    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-display", "none",
+    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", *SMP, "-display", "none",
             "-no-reboot", "-monitor", "none", "-qmp", "unix:%s/%s.qmp,server=on,wait=off" % (sockdir, name),
             "-serial", "stdio", "-kernel", os.path.join(a.guest, "vmlinuz"),
             "-initrd", os.path.join(a.guest, "initrd.gz"),

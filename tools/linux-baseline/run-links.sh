@@ -108,7 +108,7 @@ boot() {
 	done
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
 		-serial "file:$LOGDIR/$name.log" \

@@ -93,7 +93,7 @@ boot() {
 		for k in $(seq 0 $((LINKS - 1))); do wire 3 $((LINKS + k)) "r2.$k" "2.$k"; done
 		mem=256
 	fi
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "${mem}M" \
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "${mem}M" "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
 		-serial "file:$LOGDIR/$name.log" \

@@ -9,10 +9,13 @@
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
+#               [--smp N]
 #
 # --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, a
 # modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko, or
 # QEMU's e1000e (82574L) driven by e1000e.ko.
+# --smp N (default $LB_SMP, else 1) gives each guest N vCPUs; not with
+# --icount (Linux does not bring its other CPUs up under -icount).
 # --icount runs both guests under -icount shift=0, where the guest TSC counts
 # executed instructions.  --cpu-ms makes the burst client follow each size
 # with MS of bursts between two MARK lines (tools/bench/hostcpu.py reads the
@@ -35,7 +38,7 @@ APPEND= GUEST=$ROOT/build/linux-baseline SERVER_VARIANT= LOGDIR= BUILD=1 NIC=${N
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
 
-usage() { sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,23s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
 	--logdir) LOGDIR=$2; shift ;;
 	--no-build) BUILD= ;;
 	--nic) NIC=$2; shift ;;
+	--smp) lb_smp_set "$2"; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -84,6 +88,7 @@ case " $APPEND " in
 esac
 
 lb_need_pkgs qemu-system-x86
+[ -z "$ICOUNT" ] || [ ${#LB_SMP_ARGS[@]} = 0 ] || lb_die "--icount with -smp ${LB_SMP}: Linux does not bring its other CPUs up under -icount"
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$INITRD" ] || lb_die "no guest in $GUEST (run build.sh)"
@@ -108,7 +113,7 @@ boot() {
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	# romfile= drops the NIC's iPXE option ROM: it only slows the boot.
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" \
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-serial "file:$LOGDIR/$name.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/$INITRD" \

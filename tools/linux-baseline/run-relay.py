@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+# LB_SMP=N: N vCPUs per guest (common.sh); 1, the default, adds no option.
+SMP = [] if os.environ.get("LB_SMP", "1") == "1" else ["-smp", os.environ["LB_SMP"]]
+
 PR_SET_PDEATHSIG = 1
 KEEP = ("RESULT ", "RMARK ", "RSTAT ", "LOSS ", "SRVSTAT ", "NETDEV ", "DONE ", "GUEST ", "READY ")
 
@@ -85,7 +88,7 @@ def qemu_cmd(a, node, nodes, sockdir, logdir):
     args += " relay.probe=%d" % (240000 if a.icount else 90000)
     extra = ["-icount", "shift=0"] if a.icount and router else []
     return ["timeout", "-k", "5", str(int(a.timeout)), "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
-            "-m", "256M", "-nographic", "-no-reboot", "-monitor", "none"] + extra + [
+            "-m", "256M", *SMP, "-nographic", "-no-reboot", "-monitor", "none"] + extra + [
             "-serial", "file:" + os.path.join(logdir, "node%d.log" % node),
             "-kernel", os.path.join(a.guest, "vmlinuz"),
             "-initrd", os.path.join(a.guest, "relay", "initrd-relay.gz"),

@@ -7,6 +7,8 @@
 # verification error, lost packet or timeout, or if a variant measured
 # nothing; takes about a minute.
 # NIC=virtio runs the guests on virtio-net instead of the e1000.
+# Then the TLB-shootdown smoke (smoke-smp.sh): one tlbbench guest with -smp 2
+# (about 20 s; LB_SMP_SMOKE=0 leaves it out).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -64,5 +66,13 @@ summary() {
 # Every variant in one boot pair each (one after the other, init.sh).
 check rtt --mode rtt --variant $VARIANTS --sizes 64,8192 --runs 10 --warmup 2
 check burst --mode burst --variant $VARIANTS --sizes 64,8960 --runs 1 --warmup 1
+if [ "${LB_SMP_SMOKE:-1}" != 0 ]; then
+	if "$HERE/smoke-smp.sh" "$GUEST" "$LOGS/smp" >"$LOGS/smp.txt" 2>&1; then
+		printf 'PASS %-12s %s\n' smp "$(tail -n 1 "$LOGS/smp.txt")"
+	else
+		printf 'FAIL %-12s (logs: %s)\n' smp "$LOGS/smp"
+		failed=1
+	fi
+fi
 lb_log "selftest ($NIC) $([ $failed = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - START))s"
 exit $failed
