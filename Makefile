@@ -333,6 +333,20 @@ bench: bench-deps $(KERNEL) linux-baseline
 docs-results:
 	python3 tools/docs/results.py
 
+# Many CPUs, both systems in one run (docs/benchmarks.md, "smp"): Linux's
+# munmap/mremap under a remote TLB shootdown and its receive on either CPU
+# (bench-smp-linux, bench-smp-linux-rx), then this kernel's exchange into a
+# space live on another CPU against a local one and a copy (user/smpbench,
+# tools/bench/smp.py: kernel-smp.json, smp.json, smp.png, REPORT.md's Many
+# CPUs section) and its receive at -smp 2 with the process on the NIC's CPU
+# or the other (smp-rx/). About 25 min.
+.PHONY: bench-smp
+bench-smp: bench-deps $(KERNEL) linux-baseline
+	$(MAKE) bench-smp-linux bench-smp-linux-rx
+	$(BENCH_PY) tools/bench/smp.py $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) $(LINUX_RESULTS)/linux-smp.json
+	QEMU_SMP=2 $(BENCH_PY) tools/bench/kernelnet.py burst $(KERNEL) $(BENCH_OUT)/smp-rx $(BENCH_RUNS) \
+		--sizes 64,1500,8192 --variant kernel-rxcpu0=runcpu=0 --variant kernel-rxcpu1=runcpu=1
+
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'
 # pairs alternating: round trips, bursts, T1 and R1 per size, and NEW / OLD
