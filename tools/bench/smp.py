@@ -68,7 +68,8 @@ def long_rows(rows):
     """The kernel's rows in the Linux side's shape: one per (op, pages)."""
     out = []
     for r in rows:
-        base = {"system": "kernel", "pages": r["pages"], "bytes": r["bytes"], "cpus": 2}
+        base = {"system": "kernel", "pages": r["pages"], "bytes": r["bytes"], "cpus": 2,
+                "reps": 31, "null_syscall_insns": r["null_syscall_insns"]}
         for op, layout, ins, cyc, ipis in (
                 ("copy", "one-cpu", r["copy_insns"], r["copy_cycles"], 0),
                 ("exchange_local", "one-cpu", r["local_insns"], r["local_cycles"], 0),
@@ -162,8 +163,10 @@ def main():
     if kernel == "-":
         with open(os.path.join(outdir, "kernel-smp.json")) as f:
             res = json.load(f)
-        rows = res["rows"]
-        return write(res, rows, outdir)
+        res["rows"] = long_rows(res["pages_table"])
+        with open(os.path.join(outdir, "kernel-smp.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        return write(res, res["pages_table"], outdir)
     real = collect(kernel, runs, False)
     insn = collect(kernel, runs, True)
     rows = []
@@ -192,8 +195,8 @@ def main():
             "copy_over_remote_kernel_insns": round(i["copy"] / (rpath - i["null"]), 2),
             "copy_over_remote_cycles": round(r["copy"] / r["remote"], 2),
         })
-    res = {"bench": "smp-exchange", "system": "kernel",
-           "env": dict(env("tcg", "real+icount", runs), smp=2), "rows": rows}
+    res = {"bench": "smp", "env": dict(env("tcg", "real+icount", runs), smp=2),
+           "rows": long_rows(rows), "pages_table": rows}
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "kernel-smp.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -207,7 +210,7 @@ def write(res, rows, outdir):
             lres = json.load(f)
         linux = lres["rows"]
         res["linux_env"] = lres["env"]
-    both = {"bench": "smp-exchange", "env": res["env"], "rows": long_rows(rows) + linux}
+    both = {"bench": "smp", "env": res["env"], "rows": long_rows(rows) + linux}
     if linux:
         both["linux_env"] = res["linux_env"]
     with open(os.path.join(outdir, "smp.json"), "w") as f:
