@@ -159,9 +159,14 @@ TESTS_KERNEL += test-netboot
 # test-linux-baseline-virtio runs every pktbench variant, AF_XDP (native XDP)
 # and the tuned sockets included, in its two boot pairs.
 TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
-# One part after another (tools/run-tests.sh), the ten slowest named at the end.
+# One part after another (tools/run-tests.sh), the ten slowest named at the
+# end; TESTS_BESIDE (neither timing-sensitive nor more than one emulator at a
+# time) run in a second lane beside the others, once the first part has
+# installed the packages and built the kernel.
+TESTS_BESIDE = test-layers test-host test-uefi test-bochs
 test:
-	@tools/run-tests.sh $(TESTS_KERNEL) $(TESTS_LINUX)
+	@tools/run-tests.sh --logs $(BUILD)/test-logs/run-tests $(addprefix --beside ,$(TESTS_BESIDE)) \
+		$(TESTS_KERNEL) $(TESTS_LINUX)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
