@@ -157,7 +157,7 @@ TESTS_KERNEL += test-lb
 TESTS_KERNEL += test-bochs
 TESTS_KERNEL += test-netboot
 # test-linux-baseline-virtio runs every pktbench variant, AF_XDP (native XDP)
-# and the tuned sockets included, in its two boot pairs.
+# and the tuned sockets included, round trips then bursts in one boot pair.
 TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
 # One part after another (tools/run-tests.sh), the ten slowest named at the
 # end; TESTS_BESIDE (neither timing-sensitive nor more than one emulator at a
