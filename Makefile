@@ -200,8 +200,8 @@ test-failover: $(KERNEL)
 # The file service (user/fsd.c, lib/fs.c) on two nodes over two links: every
 # operation, 0 B to 32 MiB verified, malformed requests, a link cut
 # mid-write, 300 files, a restart on the same disk, the tool, and the
-# server's VM killed 3 times mid-work (tests/qemu/fs/run.sh; seven boot
-# pairs, about 90 s).
+# server's VM killed twice mid-work (tests/qemu/fs/run.sh; six boot pairs,
+# about 80 s).
 .PHONY: test-fs
 test-fs: $(KERNEL)
 	@tools/deps.sh build qemu cluster
@@ -210,7 +210,7 @@ test-fs: $(KERNEL)
 # The file service's crash test at length (tests/qemu/fs/crash.py): the
 # server's VM killed at a random moment of its create/write/fsync loop
 # CRASH_CUTS times on each of the disks of CRASH_SEEDS, every restart
-# checked (40 cuts by default, about 6 min; test-fs runs 3).
+# checked (40 cuts by default, about 6 min; test-fs runs 2).
 CRASH_CUTS ?= 5
 CRASH_SEEDS ?= 1,2,3,4,5,6,7,8
 .PHONY: crashtest
