@@ -47,6 +47,7 @@ done
 times=()
 start=$(date +%s)
 lane_pid= shown=0 lane_failed=
+rm -f "$logdir/lane" # an earlier run's
 
 start_lane() {
 	[ ${#beside[@]} -gt 0 ] && [ -z "$lane_pid" ] || return 0
