@@ -160,13 +160,15 @@ TESTS_KERNEL += test-netboot
 # and the tuned sockets included, round trips then bursts in one boot pair.
 TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
 # One part after another (tools/run-tests.sh), the ten slowest named at the
-# end; TESTS_BESIDE (neither timing-sensitive nor more than one emulator at a
-# time) run in a second lane beside the others, once the first part has
-# installed the packages and built the kernel.
-TESTS_BESIDE = test-layers test-host test-uefi test-bochs
+# end; TESTS_BESIDE (not timing-sensitive) run in a second lane beside the
+# others, once the first part has installed the packages and built the
+# kernel. The lanes together run at most 4 VMs: TESTS_VMS names the parts
+# that run other than 3 at once (1 beside the others).
+TESTS_BESIDE = test-netboot test-layers test-host test-uefi test-bochs
+TESTS_VMS = test-docs=1 test-qemu=2 test-run=2 test-netboot=2
 test:
 	@tools/run-tests.sh --logs $(BUILD)/test-logs/run-tests $(addprefix --beside ,$(TESTS_BESIDE)) \
-		$(TESTS_KERNEL) $(TESTS_LINUX)
+		$(addprefix --vms ,$(TESTS_VMS)) $(TESTS_KERNEL) $(TESTS_LINUX)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.

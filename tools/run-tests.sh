@@ -6,12 +6,14 @@
 # The parts named by --beside run in a second lane, one after another,
 # alongside the others: they start once the main lane's first part (which
 # installs the packages and builds the kernel) has passed. They are parts
-# that are not timing-sensitive and run at most one emulator at a time
-# (host programs, single-VM boots), so the two lanes stay within 4 VMs and
-# the main lane's timing-sensitive parts keep a core. A beside part's
-# output goes to LOGDIR/PART.log and is printed whole, between two parts of
-# the main lane, once it has ended. A failure in either lane stops both.
-# Usage: tools/run-tests.sh [--logs LOGDIR] [--beside PART]... PART...
+# that are not timing-sensitive (host programs, boots that only wait for
+# console lines). The two lanes together never run more than TEST_VMS (4)
+# VMs: --vms PART=N says how many a part runs at once (default 3 in the
+# main lane, 1 beside), and a part waits until the other lane's current
+# part leaves room for it. A beside part's output goes to LOGDIR/PART.log
+# and is printed whole, between two parts of the main lane, once it has
+# ended. A failure in either lane stops both.
+# Usage: tools/run-tests.sh [--logs LOGDIR] [--beside PART]... [--vms PART=N]... PART...
 # (MAKE names make; its flags pass through the environment)
 set -uo pipefail
 make=${MAKE:-make}
@@ -21,19 +23,50 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--logs) logdir=$2; shift 2 ;;
 	--beside) beside+=("$2"); shift 2 ;;
+	--vms) RUN_TESTS_VMS="${RUN_TESTS_VMS:-} $2"; shift 2 ;;
 	--lane) logdir=$2; shift 2; lane=1; break ;;
 	*) break ;;
 	esac
 done
+
+export RUN_TESTS_VMS
+max_vms=${TEST_VMS:-4}
+
+# vms_take LANE PART DEFAULT: waits until PART's VMs (--vms, else DEFAULT)
+# and those of the other lane's current part fit in max_vms, then records
+# PART's as LANE's (LOGDIR/vms.main, vms.lane; the check and the record
+# under one lock). vms_give LANE: LANE runs nothing.
+vms_take() {
+	local own=$1 other=main n=$3 o lock said=
+	[ "$own" = main ] && other=lane
+	for o in ${RUN_TESTS_VMS:-}; do [ "${o%%=*}" = "$2" ] && n=${o#*=}; done
+	while :; do
+		exec {lock}>"$logdir/vms.lock"
+		flock "$lock"
+		o=$(cat "$logdir/vms.$other" 2>/dev/null || echo 0)
+		if [ $((o + n)) -le "$max_vms" ] || [ "$o" = 0 ]; then
+			echo "$n" >"$logdir/vms.$own"
+			exec {lock}>&-
+			return 0
+		fi
+		exec {lock}>&-
+		[ "$own" = main ] && [ -z "${said:-}" ] && said=1 &&
+			echo "== make test: $2 waits for the part beside it (at most $max_vms VMs)"
+		sleep 1
+	done
+}
+vms_give() { echo 0 >"$logdir/vms.$1"; }
 
 # The second lane, a session of its own so that it can be stopped whole:
 # each part's output into LOGDIR/PART.log, then "SECONDS PART STATUS"
 # appended to LOGDIR/lane; it stops at the first failure.
 if [ -n "${lane:-}" ]; then
 	for t in "$@"; do
+		vms_take lane "$t" 1
 		t0=$(date +%s)
 		"$make" --no-print-directory "$t" >"$logdir/$t.log" 2>&1 </dev/null
 		rc=$?
+		vms_give lane
 		echo "$(($(date +%s) - t0)) $t $rc" >>"$logdir/lane"
 		[ $rc -eq 0 ] || exit $rc
 	done
@@ -47,7 +80,8 @@ done
 times=()
 start=$(date +%s)
 lane_pid= shown=0 lane_failed=
-rm -f "$logdir/lane" # an earlier run's
+mkdir -p "$logdir"
+rm -f "$logdir/lane" "$logdir/vms.main" "$logdir/vms.lane" # an earlier run's
 
 start_lane() {
 	[ ${#beside[@]} -gt 0 ] && [ -z "$lane_pid" ] || return 0
@@ -94,9 +128,11 @@ fail() { # MESSAGE STATUS
 trap 'stop_lane; exit 130' INT TERM
 
 for t in "${main[@]}"; do
+	vms_take main "$t" 3
 	t0=$(date +%s)
 	"$make" --no-print-directory "$t"
 	rc=$?
+	vms_give main
 	times+=("$(($(date +%s) - t0)) $t")
 	[ $rc -eq 0 ] || fail "$t failed (status $rc)" $rc
 	start_lane
