@@ -41,6 +41,12 @@ DISK := $(BUILD)/disk.img
 
 all: $(KERNEL)
 
+# No build product is an intermediate to delete: the user programs'
+# objects would be, until their .d files (read by the next make) name them,
+# and that next make would build every program and the kernel again; with
+# make test's two lanes, two makes at once.
+.SECONDARY:
+
 deps:
 	@tools/deps.sh build qemu
 
