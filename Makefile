@@ -41,6 +41,12 @@ DISK := $(BUILD)/disk.img
 
 all: $(KERNEL)
 
+# No build product is an intermediate to delete: the user programs'
+# objects would be, until their .d files (read by the next make) name them,
+# and that next make would build every program and the kernel again; with
+# make test's two lanes, two makes at once.
+.SECONDARY:
+
 deps:
 	@tools/deps.sh build qemu
 
@@ -158,11 +164,18 @@ TESTS_KERNEL += test-bochs
 TESTS_KERNEL += test-netboot
 TESTS_KERNEL += test-smp
 # test-linux-baseline-virtio runs every pktbench variant, AF_XDP (native XDP)
-# and the tuned sockets included, in its two boot pairs.
+# and the tuned sockets included, round trips then bursts in one boot pair.
 TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-interop bench-smoke
-# One part after another (tools/run-tests.sh), the ten slowest named at the end.
+# One part after another (tools/run-tests.sh), the ten slowest named at the
+# end; TESTS_BESIDE (not timing-sensitive) run in a second lane beside the
+# others, once the first part has installed the packages and built the
+# kernel. The lanes together run at most 4 VMs: TESTS_VMS names the parts
+# that run other than 3 at once (1 beside the others).
+TESTS_BESIDE = test-netboot test-layers test-host test-uefi test-bochs
+TESTS_VMS = test-docs=1 test-qemu=2 test-run=2 test-netboot=2
 test:
-	@tools/run-tests.sh $(TESTS_KERNEL) $(TESTS_LINUX)
+	@tools/run-tests.sh --logs $(BUILD)/test-logs/run-tests $(addprefix --beside ,$(TESTS_BESIDE)) \
+		$(addprefix --vms ,$(TESTS_VMS)) $(TESTS_KERNEL) $(TESTS_LINUX)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -196,8 +209,8 @@ test-failover: $(KERNEL)
 # The file service (user/fsd.c, lib/fs.c) on two nodes over two links: every
 # operation, 0 B to 32 MiB verified, malformed requests, a link cut
 # mid-write, 300 files, a restart on the same disk, the tool, and the
-# server's VM killed 3 times mid-work (tests/qemu/fs/run.sh; seven boot
-# pairs, about 90 s).
+# server's VM killed twice mid-work (tests/qemu/fs/run.sh; six boot pairs,
+# about 80 s).
 .PHONY: test-fs
 test-fs: $(KERNEL)
 	@tools/deps.sh build qemu cluster
@@ -206,7 +219,7 @@ test-fs: $(KERNEL)
 # The file service's crash test at length (tests/qemu/fs/crash.py): the
 # server's VM killed at a random moment of its create/write/fsync loop
 # CRASH_CUTS times on each of the disks of CRASH_SEEDS, every restart
-# checked (40 cuts by default, about 6 min; test-fs runs 3).
+# checked (40 cuts by default, about 6 min; test-fs runs 2).
 CRASH_CUTS ?= 5
 CRASH_SEEDS ?= 1,2,3,4,5,6,7,8
 .PHONY: crashtest
@@ -256,12 +269,13 @@ syscalls-doc:
 	python3 tools/docs/syscalls.py
 
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
-# round trips over e1000 (each side as server once), virtio-net (the kernel
-# as server) and e1000e (Linux as server); INTEROP_ALL=1: each side as
-# server on every model (tests/interop/run.sh; about 15 s a test).
+# round trips over e1000 and virtio-net (the kernel as server) and e1000e
+# (Linux as server): both sides send and receive every size in each, and
+# each side is server once; INTEROP_ALL=1: each side as server on every
+# model (tests/interop/run.sh; about 15 s a test).
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
-	tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 	NIC=virtio INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 	NIC=e1000e INTEROP_DIRS=$(if $(INTEROP_ALL),both,linux-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 

@@ -17,16 +17,28 @@ declare -A pkgs=(
 )
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(build qemu)
-missing=()
-for g in "${groups[@]}"; do
-	for p in ${pkgs[$g]}; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+find_missing() {
+	local g p
+	missing=()
+	for g in "${groups[@]}"; do
+		for p in ${pkgs[$g]}; do
+			dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+		done
 	done
-done
+}
+find_missing
+[ ${#missing[@]} -eq 0 ] && exit 0
+# make test runs two parts at once (tools/run-tests.sh): one installer at a
+# time, and what the other has just installed is not installed again. apt's
+# own lock, held by anyone else, is waited for too.
+exec 9>"${TMPDIR:-/tmp}/tender-deps.lock"
+flock 9
+find_missing
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+APT=(-o DPkg::Lock::Timeout=600)
+$SUDO apt-get "${APT[@]}" update -qq
+$SUDO apt-get "${APT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -23,7 +23,8 @@
 # Environment: NIC (e1000, the default; virtio: QEMU's
 # virtio-net-pci,disable-legacy=on; e1000e: QEMU's 82574L; in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
 # BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke; Linux's
-# AF_PACKET and PACKET_MMAP only unless LB_VARIANTS names dpdk too),
+# AF_PACKET and PACKET_MMAP only unless LB_VARIANTS names dpdk too, their
+# round trips in their real-time burst pairs: LB_RTT_IN_BURST),
 # LB_VARIANTS (the Linux systems, default "packet mmap xdp tuned tuned-mmap
 # dpdk", tools/linux-baseline/bench.sh; with dpdk, step 5
 # also measures DPDK's txonly/rxonly ceiling),
@@ -80,7 +81,8 @@ step 2 "round trips, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" rtt "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
 step 3 "round trips, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets, DPDK)"
-lb rtt
+# A smoke takes them in its burst pairs, before the bursts (step 6).
+if [ -n "${BENCH_QUICK:-}" ]; then echo "bench: in step 6's boot pairs"; else lb rtt; fi
 step 4 "bursts, this kernel (and its configurations)"
 "$py" "$root/tools/bench/kernelnet.py" burst "$kernel" "$out" "$runs" "${sizes[@]}" "${quick[@]}" \
 	"${variants[@]}" --nic "$nic"
@@ -90,7 +92,7 @@ step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer; DPDK txo
 # DPDK's txonly sender into its rxonly receiver, beside it (linux-dpdk-ceiling.json).
 case " ${LB_VARIANTS:-dpdk} " in *" dpdk "*) LB_CEIL_MS=${LB_CEIL_MS:-${BENCH_QUICK:+300}} lb ceiling ;; esac
 step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets, DPDK)"
-lb burst
+LB_RTT_IN_BURST=${BENCH_QUICK:+1} lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
 "$py" "$root/tools/bench/peers_report.py" "$out"

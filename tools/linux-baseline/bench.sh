@@ -37,6 +37,11 @@
 #   LB_ITR          e1000/e1000e InterruptThrottleRate for every variant (pkt.itr;
 #                   default: the driver's own), recorded in env.itr
 #   LB_CEIL_MS      ceiling: how long the sender sends per size (default 1000)
+#   LB_RTT_IN_BURST=1  burst: each real-time pair runs its variant's round
+#                   trips before its bursts (pkt.mode=rtt,burst, LB_RUNS
+#                   each), and RESULTS_DIR/linux-rtt.json is written from
+#                   them too: one boot pair less (make bench-smoke; a
+#                   measurement runs bench.sh rtt, 100 round trips a size)
 #   LB_BUILD        build directory (default build/linux-baseline)
 #   LB_PREBUILT=1   use the guest already built there, never build it (make
 #                   bench runs this inside a network namespace: no network)
@@ -167,6 +172,8 @@ pair() {
 # variant, since a CPU window's line does not.
 ALL=$(IFS=,; echo "${SOCK[*]}")
 REAL=() ICOUNT=()
+PAIR_MODE=$BENCH
+[ "$BENCH" = burst ] && [ -n "${LB_RTT_IN_BURST:-}" ] && PAIR_MODE=rtt,burst
 for boot in $(seq 1 "$BOOTS"); do
 	if [ "$BENCH" = ceiling ]; then
 		progress "ceiling dpdk txonly/rxonly ($NIC) boot $boot/$BOOTS: sizes $SIZES, ${LB_CEIL_MS:-1000} ms each"
@@ -189,8 +196,8 @@ for boot in $(seq 1 "$BOOTS"); do
 		continue
 	fi
 	for v in "${VARIANTS[@]}"; do
-		progress "$BENCH $v ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
-		pair "$v-real-$boot" --mode "$BENCH" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
+		progress "$PAIR_MODE $v ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
+		pair "$v-real-$boot" --mode "$PAIR_MODE" --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
 		REAL+=("$RAW/$v-real-$boot.txt")
 	done
 done
@@ -234,5 +241,9 @@ else
 	python3 "$HERE/collect.py" burst --out "$OUT" "${ENV[@]}" \
 		--env "clock_t1_insns=icount" --env "icount=shift=0" --env "runs_icount=$ICOUNT_RUNS" \
 		--icount-warmup "$ICOUNT_WARMUP" "${REAL[@]}" --icount "${ICOUNT[@]}"
+	if [ "$PAIR_MODE" = rtt,burst ]; then
+		python3 "$HERE/collect.py" rtt --out "$RESULTS/linux-rtt.json" "${ENV[@]}" "${REAL[@]}"
+		progress "wrote $RESULTS/linux-rtt.json"
+	fi
 fi
 progress "wrote $OUT (other processes' cores per pair: ${OTHER[*]})"

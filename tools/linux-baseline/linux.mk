@@ -7,7 +7,8 @@
 #   make bench-linux-rtt       bench/results/linux-rtt.json   (~1.5 min idle host, TCG)
 #   make bench-linux-burst     bench/results/linux-burst.json (~3 min idle host, TCG)
 #   make bench-linux           both
-#   make test-linux-baseline   short end-to-end check, every variant (~1 min)
+#   make test-linux-baseline   short end-to-end check, every variant, rtt and
+#                              burst in one boot pair (~30 s)
 #   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
 #   make test-linux-dpdk       the DPDK peer (dpdkbench, initrd-dpdk.gz) against
 #                              pktbench both ways on the e1000: rtt and bursts,

@@ -20,12 +20,13 @@
 # 3. the command-line tool (user/fsc.c) runs each of its commands once
 #    against the server booted a third time.
 # 4. the crash test's short form (crash.py): the server's VM killed at a
-#    random moment FS_CRASH_CUTS (3) times, on a disk of its own, each
+#    random moment FS_CRASH_CUTS (2) times, on a disk of its own, each
 #    restart checked (fsync'ed files intact, the file in flight absent,
-#    empty, whole, or old and new by sector); `make crashtest` is the long
-#    form.
+#    empty, whole, or old and new by sector): once serving from memory,
+#    once with cache_mb=1 (evicting), each report read by a server of the
+#    other kind; `make crashtest` is the long form.
 # Both kernels exit 0 only with their frames and resources back to their
-# boot counts. About 90 s.
+# boot counts. About 80 s.
 # Usage: tests/qemu/fs/run.sh KERNEL
 kernel=$(realpath "$1")
 # shellcheck source=../lib.sh
@@ -91,6 +92,6 @@ check fs-phase2 2 "s|~fsd: table copy [01] of generation [0-9]+ in force" "s|fsd
 check fs-tool 3 "s|fsd: bye" "c|fsc: read k-mid at 0: 300000 bytes" "c|fsc: read t at 100: 19900 bytes" \
 	"c|fsc: read t at 0: 10 bytes" "c|fsc: t: 10 bytes" "c|fsc: stats: ok" "c|fsc: bye: ok" \
 	"c|run: fsc exited with status 0" "s|KERNEL_EXIT status=0" "c|KERNEL_EXIT status=0"
-/usr/bin/python3 "$root/tests/qemu/fs/crash.py" "$kernel" --cuts "${FS_CRASH_CUTS:-3}" \
+/usr/bin/python3 "$root/tests/qemu/fs/crash.py" "$kernel" --cuts "${FS_CRASH_CUTS:-2}" \
 	--seeds "${FS_CRASH_SEEDS:-1}" || failed=$((failed + 1))
 [ "$failed" -eq 0 ]
