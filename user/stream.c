@@ -13,7 +13,8 @@
 // timeout_ms=. The server prints RESULT stream ... with Mbit/s, the
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
-// under -icount, kernel and program together); the client its own
+// under -icount, kernel and program together; summed over the CPUs, and on
+// several a CPUBUSY line with each CPU's share); the client its own
 // (busy_per_pkt, busy_x1000: from its first send to the last ack).
 // gaps=N lets the server accept up to N reported holes (a cut test on a
 // channel made unreliable with rel=0). A reliable channel (striped, or
@@ -205,7 +206,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	struct io_stats s0, s;
 	uint32_t total = bye_at ? bye_at : count * (uint32_t)nclients;
 	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
-	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0;
+	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0, cidle0[8] = { 0 }, cidle1[8] = { 0 };
 	struct sysinfo si;
 	chan_stats(&c, &s0);
 	printf("READY stream server tsc_ms=%lu\n", rdtsc() / (hz / 1000));
@@ -237,6 +238,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 		if (!t0) {
 			sysinfo(&si);
 			t0 = rdtsc(), idle0 = si.idle_tsc;
+			memcpy(cidle0, si.cpu_idle_tsc, sizeof(cidle0));
 		}
 		series_add(rdtsc(), (uint64_t)r * size);
 		for (long i = 0; i < r; i++) {
@@ -252,6 +254,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 		}
 		sysinfo(&si);
 		t1 = rdtsc(), idle1 = si.idle_tsc;
+		memcpy(cidle1, si.cpu_idle_tsc, sizeof(cidle1));
 		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
 			if (next_of[k] - acked_of[k] >= batch * ack_every || (next_of[k] >= count && acked_of[k] < count)) {
 				bad += send_ack(k, next_of[k]) != 1;
@@ -261,8 +264,9 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	chan_stats(&c, &s);
 	// Timed from the end of the first batch to the last: the packets after it.
 	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
-	// busy: the machine's time not halted (under -icount: its instructions)
-	uint64_t busy = t1 - t0 - (idle1 - idle0);
+	// busy: the machine's time not halted (under -icount: its instructions),
+	// summed over its CPUs (idle_tsc is their sum)
+	uint64_t ncpu = si.ncpu ? si.ncpu : 1, busy = ncpu * (t1 - t0) - (idle1 - idle0);
 	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
 	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d "
 	       "corrupt=%d missing=%u\n",
@@ -270,6 +274,13 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	       kbps(timed * size, t1 - t0, hz), s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
 	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients, corrupt,
 	       total - received());
+	if (ncpu > 1 && timed) { // each CPU's share: its busy ticks per packet
+		line_add("CPUBUSY stream server");
+		for (uint64_t k = 0; k < ncpu && k < 8; k++)
+			line_add(" cpu%lu=%lu", k, (t1 - t0 - (cidle1[k] - cidle0[k])) / timed);
+		line_add("\n");
+		line_flush();
+	}
 	print_links("server rx", s.link_rx, got);
 	print_reliable("server", nclients);
 	series_print(hz);
@@ -340,7 +351,7 @@ static void client(uint64_t hz)
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
 	sysinfo(&si);
-	uint64_t t1 = rdtsc(), busy = t1 - t0 - (si.idle_tsc - idle0);
+	uint64_t t1 = rdtsc(), busy = (si.ncpu ? si.ncpu : 1) * (t1 - t0) - (si.idle_tsc - idle0);
 	chan_stats(&c, &s);
 	uint64_t tx = s.tx_packets - s0.tx_packets;
 	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
