@@ -5,6 +5,7 @@
 #define MB1_FLAGS ((1 << 1) | (1 << 16)) // memory info, load by header addresses
 #define MB2_MAGIC 0xE85250D6
 #define KSTACK_SIZE 16384
+#include "../kernel/arch/x86_64/longmode.h"
 
 	.section .multiboot, "a"
 	.align 4
@@ -79,17 +80,7 @@ _start32:
 
 	mov $boot_pml4, %eax
 	mov %eax, %cr3
-	mov %cr4, %eax
-	or $((1 << 5) | (1 << 7) | (1 << 9) | (1 << 10)), %eax // PAE, PGE, OSFXSR, OSXMMEXCPT
-	mov %eax, %cr4
-	mov $0xC0000080, %ecx   // EFER: LME, NXE, SCE
-	rdmsr
-	or $((1 << 8) | (1 << 11) | (1 << 0)), %eax
-	wrmsr
-	mov %cr0, %eax
-	and $~((1 << 2) | (1 << 30) | (1 << 29)), %eax // no EM, caches on
-	or $((1 << 31) | (1 << 16) | (1 << 1) | (1 << 5)), %eax // PG, WP, MP, NE
-	mov %eax, %cr0
+	LONG_MODE_ON
 
 	lgdt boot_gdt_ptr
 	ljmp $0x08, $_start64

@@ -4,6 +4,7 @@
 // 4 GiB, identity), long mode, and a jump to smp_ap_entry on the CPU's own
 // stack. Addresses are TRAMP_BASE plus the offset from tramp_start, since
 // the code runs at a copy, not where it was linked.
+#include "longmode.h"
 #define TRAMP_BASE 0x8000
 #define T(x) (TRAMP_BASE + (x) - tramp_start)
 
@@ -27,19 +28,9 @@ tr32:
 	mov %ax, %ds
 	mov %ax, %es
 	mov %ax, %ss
-	mov %cr4, %eax
-	or $((1 << 5) | (1 << 7) | (1 << 9) | (1 << 10)), %eax // PAE, PGE, OSFXSR, OSXMMEXCPT
-	mov %eax, %cr4
 	mov T(tr_boot_root), %eax
 	mov %eax, %cr3
-	mov $0xC0000080, %ecx   // EFER: LME, NXE, SCE
-	rdmsr
-	or $((1 << 8) | (1 << 11) | (1 << 0)), %eax
-	wrmsr
-	mov %cr0, %eax
-	and $~((1 << 2) | (1 << 30) | (1 << 29)), %eax // no EM, caches on
-	or $((1 << 31) | (1 << 16) | (1 << 1) | (1 << 5)), %eax // PG, WP, MP, NE
-	mov %eax, %cr0
+	LONG_MODE_ON
 	ljmp $0x18, $T(tr64)
 
 	.code64
