@@ -96,9 +96,8 @@ if [[ uefi_exchange =~ $filter ]]; then
 fi
 
 # Two CPUs under OVMF: the second started from the trampoline at 0x8000
-# after a UEFI boot, and the stress test's cross-CPU shootdowns. Only when
-# asked by name (make test-smp does).
-if [ "$filter" = uefi_smp ]; then
+# after a UEFI boot, and the stress test's cross-CPU shootdowns.
+if [[ uefi_smp =~ $filter ]]; then
 	siso=$tmp/smp.iso
 	if "$root/tools/mkiso.sh" "$kernel" "$siso" "run=smpstress rounds=50 iters=16"; then
 		boot uefi_smp uefi "$siso" 150 \
