@@ -297,16 +297,23 @@ test-qemu: $(KERNEL)
 	tests/qemu/programs/run.sh $(KERNEL)
 
 # Many CPUs: the SMP boots and the stress test (tests/qemu/smp/cases.txt),
-# then the boot and striping suites again at -smp 2. test-qemu runs the
-# network and isolation suites at -smp 2 (the network's programs pinned to
-# CPU 1, runcpu=1, so that every received packet crosses from the CPU
-# polling the NIC to the process's; one CPU's networking is what every
-# other multi-VM suite runs), test-uefi the stress test after a UEFI boot.
-.PHONY: test-smp
+# then the boot suite again at -smp 2. test-qemu runs the network suite
+# (striped channels over 2 and 4 links included) and the isolation suite
+# at -smp 2 (the network's programs pinned to CPU 1, runcpu=1, so that every
+# received packet crosses from the CPU polling the NIC to the process's;
+# one CPU's networking is what every other multi-VM suite runs), test-uefi
+# the stress test after a UEFI boot. test-smp-stripe: the three-node
+# striping suite at -smp 2 (not in make test: three VMs whose idle CPU 0
+# spins polling oversubscribe this 2-core host, and a starved VM misses
+# heartbeats).
+.PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
-	@tools/deps.sh build qemu cluster
+	@tools/deps.sh build qemu
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
+
+test-smp-stripe: $(KERNEL)
+	@tools/deps.sh build qemu cluster
 	QEMU_SMP=2 tests/qemu/stripe/run.sh $(KERNEL)
 
 # The full-size system-call fuzzer (make test runs it at 100,000 calls).
