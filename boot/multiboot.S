@@ -99,13 +99,7 @@ no_long_mode:
 
 	.code64
 _start64:
-	mov $0x10, %ax
-	mov %ax, %ds
-	mov %ax, %es
-	mov %ax, %ss
-	xor %ax, %ax
-	mov %ax, %fs
-	mov %ax, %gs
+	FLAT_DATA_SEGMENTS
 	mov $boot_stack_top, %rsp
 	xor %rbp, %rbp
 	mov boot_magic, %edi

@@ -50,3 +50,11 @@ int cmdline_split(char *s, char sep, char **out, int max)
 	}
 	return n;
 }
+
+unsigned long cmdline_dec(const char *s)
+{
+	unsigned long v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (unsigned long)(*s++ - '0');
+	return v;
+}

@@ -17,6 +17,8 @@ struct cmdline {
 // or there are too many words (the parse is then unusable).
 int cmdline_parse(struct cmdline *c, const char *s);
 const char *cmdline_get(const struct cmdline *c, const char *key);
+// The decimal number s starts with (0 when it starts with no digit).
+unsigned long cmdline_dec(const char *s);
 // Splits a comma-separated list in place; returns the count (<= max).
 int cmdline_split(char *s, char sep, char **out, int max);
 #endif

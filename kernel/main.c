@@ -37,19 +37,11 @@ extern int kernel_icount;
 static struct bootinfo bi;
 static struct cmdline cmd;
 
-static unsigned long strtoul_dec(const char *s)
-{
-	unsigned long v = 0;
-	while (*s >= '0' && *s <= '9')
-		v = v * 10 + (unsigned long)(*s++ - '0');
-	return v;
-}
-
 // "a,b,c" -> out[0..max): the numbers given; the rest are left as they are.
 static void parse_list(const char *v, uint64_t *out, int max)
 {
 	for (int k = 0; v && *v && k < max; k++) {
-		out[k] = strtoul_dec(v);
+		out[k] = cmdline_dec(v);
 		while (*v && *v++ != ',')
 			;
 	}
@@ -300,7 +292,7 @@ static void tlb_ipi(void *arg)
 static void smp_setup(void)
 {
 	const char *v = cmdline_get(&cmd, "cpus");
-	int max = v ? (int)strtoul_dec(v) : MAXCPU;
+	int max = v ? (int)cmdline_dec(v) : MAXCPU;
 	int n = smp_start(max < 1 ? 1 : max, low_page_free(0x8000), ap_main);
 	pr_info("smp: %d CPU%s running (cpus=%s)\n", n, n == 1 ? "" : "s", v ? v : "all");
 }
@@ -370,7 +362,7 @@ void kmain(uint32_t magic, uint32_t info)
 	else
 		tlb_flush_threshold = bench_tlb_threshold();
 	v = cmdline_get(&cmd, "copy_threshold");
-	struct io_options io = { .copy_threshold = v ? (long)strtoul_dec(v) : 0,
+	struct io_options io = { .copy_threshold = v ? (long)cmdline_dec(v) : 0,
 				 .threshold_measured = !v,
 				 .poll_halts = option_is("poll", "timer"),
 				 .poll_irq = option_is("poll", "irq"),

@@ -21,14 +21,6 @@ static uint64_t frames_boot;
 static uint64_t run_cpus = ~0ull; // runcpu=N: the programs run on CPU N only
 extern uint64_t frames_at_boot;
 
-static unsigned atoi_dec(const char *s)
-{
-	unsigned v = 0;
-	while (*s >= '0' && *s <= '9')
-		v = v * 10 + (unsigned)(*s++ - '0');
-	return v;
-}
-
 static void start_next(void)
 {
 	while (next < nrun) {
@@ -80,7 +72,7 @@ void runner_start(const struct cmdline *c)
 	}
 	const char *cpu = cmdline_get(c, "runcpu");
 	if (cpu && *cpu >= '0' && *cpu <= '9')
-		run_cpus = 1ull << ((unsigned)atoi_dec(cpu) % 64);
+		run_cpus = cmdline_dec(cpu) < 64 ? 1ull << cmdline_dec(cpu) : 0; // 0: refused
 	frames_boot = frames_at_boot = pmem_free_count();
 	kprintf("frames: free at boot %lu\n", frames_boot);
 	start_next();

@@ -96,3 +96,11 @@ uint64_t rand64(uint64_t *s)
 	*s = x;
 	return x * 0x2545f4914f6cdd1dull;
 }
+
+long attach_granted(long vrid, unsigned long addr)
+{
+	long a;
+	while ((a = attach_vr(vrid, 0, addr)) <= 0)
+		yield();
+	return a;
+}

@@ -55,10 +55,8 @@ static uint64_t median(uint64_t *v, int n)
 // [0] stop, [1] holder ready, [2] its CPU, [3] its sweeps over A.
 static int holder(long a, long m)
 {
-	while (attach_vr(m, 0, M_ADDR) <= 0)
-		yield();
-	while (attach_vr(a, 0, H_ADDR) <= 0)
-		yield();
+	attach_granted(m, M_ADDR);
+	attach_granted(a, H_ADDR);
 	volatile uint64_t *mb = (volatile uint64_t *)M_ADDR;
 	volatile uint64_t *h = (volatile uint64_t *)H_ADDR;
 	struct sysinfo si;

@@ -32,10 +32,8 @@ static uint64_t pattern(uint64_t round, uint64_t page) { return round * 0x9e3779
 // [3] reader ready, [4] the reader's CPU.
 static int reader(long r, long m, long rounds)
 {
-	while (attach_vr(m, 0, M_ADDR) <= 0) // until the parent granted it
-		yield();
-	while (attach_vr(r, 0, R_ADDR) <= 0)
-		yield();
+	attach_granted(m, M_ADDR);
+	attach_granted(r, R_ADDR);
 	volatile uint64_t *mb = (volatile uint64_t *)M_ADDR;
 	volatile uint64_t *rp = (volatile uint64_t *)R_ADDR;
 	struct sysinfo si;

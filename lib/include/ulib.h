@@ -20,6 +20,9 @@ long atol(const char *s);
 const char *arg_get(int argc, char **argv, const char *key, const char *def);
 long arg_long(int argc, char **argv, const char *key, long def);
 uint64_t rdtsc(void);
+// attach_vr(vrid, 0, addr) once the region's owner has granted it to this
+// process, yielding until then; the attachment id.
+long attach_granted(long vrid, unsigned long addr);
 // xorshift64* pseudo-random numbers (deterministic per seed).
 uint64_t rand64(uint64_t *state);
 

@@ -111,6 +111,14 @@ static void test_split(void)
 }
 
 // The way runner.c uses it: split the value of run= from a parsed line.
+static void test_dec(void)
+{
+	CU_ASSERT_EQUAL(cmdline_dec("4"), 4);
+	CU_ASSERT_EQUAL(cmdline_dec("128,2"), 128); // stops at the first non-digit
+	CU_ASSERT_EQUAL(cmdline_dec("x1"), 0);
+	CU_ASSERT_EQUAL(cmdline_dec(""), 0);
+}
+
 static void test_split_parsed_value(void)
 {
 	CU_ASSERT_EQUAL(cmdline_parse(&c, "log=1 run=hello,faults,sched"), 2);
@@ -132,6 +140,7 @@ int register_cmdline(void)
 		TEST(test_limits),
 		TEST(test_split),
 		TEST(test_split_parsed_value),
+		TEST(test_dec),
 	};
 	return ADD_SUITE("cmdline", NULL, NULL, t);
 }

@@ -35,13 +35,7 @@ tr32:
 
 	.code64
 tr64:
-	mov $0x10, %ax
-	mov %ax, %ds
-	mov %ax, %es
-	mov %ax, %ss
-	xor %ax, %ax
-	mov %ax, %fs
-	mov %ax, %gs
+	FLAT_DATA_SEGMENTS
 	mov T(tr_stack), %rsp
 	mov T(tr_id), %rdi
 	xor %rbp, %rbp
