@@ -47,11 +47,13 @@
 //   RESULT ceiling variant=dpdk bytes=.. win=.. frames=.. us=.. mbps=..
 //   SRVSTAT ceiling variant=dpdk bytes=.. frames=.. sent=.. (from the LAST frame's seq)
 //
-// Usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling]
+// Usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]
 //        [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]
 //        [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]
 //        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]
 //        dpdkbench --selfcheck   (the pattern code against wire.h; no EAL)
+// Mode `window`: the windowed stream of pktwindow.h (user/stream.c's wire
+// format and flow control), its frames sent from mbufs by reference.
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdbool.h>
@@ -80,7 +82,7 @@
 #define DB_MTU 9000
 
 enum role { ROLE_SERVER, ROLE_CLIENT };
-enum mode { MODE_RTT, MODE_BURST, MODE_CEILING };
+enum mode { MODE_RTT, MODE_BURST, MODE_CEILING, MODE_WINDOW };
 
 struct opts {
 	enum role role;
@@ -307,6 +309,35 @@ struct server {
 	uint64_t c_frames, c_win_frames, c_win_start;
 };
 
+static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
+static uint64_t window_srvstat(void);
+
+// The windowed stream's frame slots (pktwindow.h): mbufs of the pool, built
+// once per size and sent by reference like a burst's, copying nothing.
+struct wslots {
+	uint8_t *frame[PB_WIN_SLOTS];
+	uint32_t len[PB_WIN_SLOTS];
+	struct rte_mbuf *m[PB_WIN_SLOTS];
+};
+
+static void wslots_alloc(struct port *p, struct wslots *s)
+{
+	if (rte_pktmbuf_alloc_bulk(p->pool, s->m, PB_WIN_SLOTS) != 0)
+		die("mbuf pool empty");
+	for (uint32_t i = 0; i < PB_WIN_SLOTS; i++)
+		s->frame[i] = rte_pktmbuf_mtod(s->m[i], uint8_t *);
+}
+
+static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		s->m[i]->data_len = (uint16_t)s->len[i];
+		s->m[i]->pkt_len = s->len[i];
+		rte_mbuf_refcnt_update(s->m[i], 1); // the driver's free after sending leaves it ours
+	}
+	port_tx(p, s->m + first, n);
+}
+
 // Answers the held frame in place and transmits that mbuf.
 static void echo_held(struct port *p, struct frame *f)
 {
@@ -427,6 +458,10 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 		ceiling_take(sv, &k, f);
 		return 0;
 	}
+	if (k.channel == PB_CH_WIN) {
+		window_take(sv->p, &k);
+		return 0;
+	}
 	if (k.channel != PB_CH_DATA) {
 		sv->p->ignored++;
 		return 0;
@@ -466,9 +501,10 @@ static int run_server(const struct opts *o)
 	port_stats(p);
 	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
 	       (unsigned long long)sv.bad_bursts);
-	if (sv.bad_echo || sv.bad_bursts)
-		die("%llu damaged rtt requests, %llu damaged bursts", (unsigned long long)sv.bad_echo,
-		    (unsigned long long)sv.bad_bursts);
+	uint64_t bad_window = window_srvstat();
+	if (sv.bad_echo || sv.bad_bursts || bad_window)
+		die("%llu damaged rtt requests, %llu damaged bursts, %llu stream packets out of order or damaged",
+		    (unsigned long long)sv.bad_echo, (unsigned long long)sv.bad_bursts, (unsigned long long)bad_window);
 	printf("DONE ok\n");
 	return 0;
 }
@@ -599,6 +635,8 @@ static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, ui
 	free(us);
 	free(tsc);
 }
+
+#include "pktwindow.h"
 
 struct burst_result {
 	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
@@ -764,6 +802,8 @@ static int run_client(const struct opts *o)
 			run_rtt_size(p, o, o->sizes[i], &seq);
 		else if (o->mode == MODE_BURST)
 			run_burst_size(p, o, o->sizes[i]);
+		else if (o->mode == MODE_WINDOW)
+			run_window_size(p, o, o->sizes[i], "dpdk");
 		else
 			run_ceiling_size(p, o, o->sizes[i]);
 	}
@@ -781,7 +821,7 @@ static int run_client(const struct opts *o)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling]\n"
+	fprintf(stderr, "usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]\n"
 	                "         [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
 	                "         [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]\n"
 	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]\n"
@@ -838,6 +878,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->mode = MODE_BURST;
 			else if (strcmp(optarg, "ceiling") == 0)
 				o->mode = MODE_CEILING;
+			else if (strcmp(optarg, "window") == 0)
+				o->mode = MODE_WINDOW;
 			else
 				usage();
 			break;

@@ -116,7 +116,7 @@
 #define TUNED_BUSY_US 50 // SO_BUSY_POLL
 
 enum role { ROLE_SERVER, ROLE_CLIENT };
-enum mode { MODE_RTT, MODE_BURST, MODE_STREAM, MODE_FLOW };
+enum mode { MODE_RTT, MODE_BURST, MODE_WINDOW, MODE_STREAM, MODE_FLOW };
 enum variant { VAR_PACKET, VAR_MMAP, VAR_XDP, VAR_TUNED, VAR_TUNED_MMAP, VAR_XDP_SG, VAR_COUNT };
 
 struct opts {
@@ -857,6 +857,32 @@ static void echo(struct port *p, struct frame *f)
 	send_one(p, f->data, f->len);
 }
 
+// The windowed stream's frame slots (pktwindow.h): plain buffers, sent by
+// the variant's own path like a burst.
+struct wslots {
+	uint8_t *frame[PB_WIN_SLOTS];
+	uint32_t len[PB_WIN_SLOTS];
+};
+
+static void wslots_alloc(struct port *p, struct wslots *s)
+{
+	(void)p;
+	uint8_t *mem = malloc((size_t)PB_WIN_SLOTS * PB_FRAME_BUF);
+	if (!mem)
+		die("out of memory");
+	for (uint32_t i = 0; i < PB_WIN_SLOTS; i++)
+		s->frame[i] = mem + (size_t)i * PB_FRAME_BUF;
+}
+
+static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32_t n)
+{
+	port_tx_ready(p, n);
+	port_send(p, s->frame + first, s->len + first, n);
+}
+
+static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
+static uint64_t window_srvstat(void);
+
 static void burst_reset(struct burst_state *b)
 {
 	long mark = b->irqs_mark;
@@ -962,6 +988,10 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 		echo(sv->p, f);
 		return 1;
 	}
+	if (k.channel == PB_CH_WIN) {
+		window_take(sv->p, &k);
+		return 0;
+	}
 	if (k.channel != PB_CH_DATA) {
 		sv->p->ignored++;
 		return 0;
@@ -1015,9 +1045,10 @@ static int run_server(const struct opts *o)
 	print_netdev(o->ifname);
 	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
 	       (unsigned long long)sv.bad_bursts);
-	if (sv.bad_echo || sv.bad_bursts)
-		die("%llu damaged rtt requests, %llu damaged bursts", (unsigned long long)sv.bad_echo,
-		    (unsigned long long)sv.bad_bursts);
+	uint64_t bad_window = window_srvstat();
+	if (sv.bad_echo || sv.bad_bursts || bad_window)
+		die("%llu damaged rtt requests, %llu damaged bursts, %llu stream packets out of order or damaged",
+		    (unsigned long long)sv.bad_echo, (unsigned long long)sv.bad_bursts, (unsigned long long)bad_window);
 	printf("DONE ok\n");
 	return 0;
 }
@@ -1080,6 +1111,8 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 		port_release(p);
 	}
 }
+
+#include "pktwindow.h"
 
 // Sends small rtt requests until the server echoes one: both guests boot
 // at the same time and the server may not be listening yet.
@@ -1301,18 +1334,21 @@ static int run_client(const struct opts *o)
 	for (int i = 0; i < o->nsizes; i++) {
 		// AF_XDP without multi-buffer carries one UMEM chunk per frame.
 		if (frame_len_for(o->sizes[i]) > p.max_frame) {
-			printf("SKIP %s variant=%s bytes=%u max_frame=%u\n", o->mode == MODE_RTT ? "rtt" : "burst",
+			printf("SKIP %s variant=%s bytes=%u max_frame=%u\n",
+			       o->mode == MODE_RTT ? "rtt" : o->mode == MODE_WINDOW ? "window" : "burst",
 			       variant_name[o->variant], o->sizes[i], p.max_frame);
 			continue;
 		}
 		if (o->mode == MODE_RTT)
 			run_rtt_size(&p, o, o->sizes[i], &seq);
+		else if (o->mode == MODE_WINDOW)
+			run_window_size(&p, o, o->sizes[i], variant_name[o->variant]);
 		else
 			run_burst_size(&p, o, o->sizes[i]);
 	}
 	// The harness reads both VMs' CPU time when it sees the last MARK end
 	// line; a guest that powers off at once can outrun it and lose that window.
-	if (o->mode != MODE_RTT && o->cpu_ms > 0)
+	if (o->mode == MODE_BURST && o->cpu_ms > 0)
 		sleep_ms(300);
 	if (o->mode == MODE_RTT)
 		send_quit(&p, o, seq);
@@ -2177,7 +2213,7 @@ static int netcfg(int argc, char **argv)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: pktbench --role server|client [--mode rtt|burst|stream|flow] [--variant packet|mmap|xdp|tuned|tuned-mmap]\n"
+	        "usage: pktbench --role server|client [--mode rtt|burst|window|stream|flow] [--variant packet|mmap|xdp|tuned|tuned-mmap]\n"
 	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
@@ -2250,6 +2286,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->mode = MODE_STREAM;
 			else if (strcmp(optarg, "flow") == 0)
 				o->mode = MODE_FLOW;
+			else if (strcmp(optarg, "window") == 0)
+				o->mode = MODE_WINDOW;
 			else
 				o->mode = pick(optarg, "rtt", "burst");
 			break;

@@ -21,6 +21,12 @@
 #define PB_BURST_N 128u
 #define PB_MAX_SIZES 32
 #define PB_FRAME_BUF 9216u // room for one WIRE_MAX_FRAME frame
+// The windowed stream (pktwindow.h): user/stream.c's channel and defaults.
+#define PB_CH_WIN 3
+#define PB_WIN_BATCH 64u
+#define PB_WIN_WINDOW 2u
+#define PB_WIN_SLOTS (PB_WIN_BATCH * PB_WIN_WINDOW)
+#define PB_WIN_COUNT 4096u // packets per stream
 
 // A received frame, valid until port_release().
 struct frame {

@@ -4,7 +4,7 @@
 # measurement lines (RESULT, SUMMARY from the client; SRVSTAT from the
 # server) on stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
-#   run-pair.sh [--mode rtt|burst|rtt,burst|ceiling] [--variant V[,V...]]
+#   run-pair.sh [--mode rtt|burst|rtt,burst|ceiling|window] [--variant V[,V...]]
 #               [--server-variant V[,V...]] [--sizes 64,8192]
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
@@ -27,6 +27,7 @@
 # guests, --server-variant in the server only (e.g. a DPDK client facing a
 # pktbench server); either boots initrd-dpdk.gz with 512 MiB in both guests.
 # --mode ceiling (dpdk only): a txonly sender into an rxonly receiver.
+# --mode window: the windowed stream (pktwindow.h), every variant.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -63,7 +64,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 SERVER_VARIANT=${SERVER_VARIANT:-$VARIANT}
-case "$MODE" in rtt | burst | rtt,burst | ceiling) ;; *) usage ;; esac
+case "$MODE" in rtt | burst | rtt,burst | ceiling | window) ;; *) usage ;; esac
 for v in ${VARIANT//,/ } ${SERVER_VARIANT//,/ }; do
 	case "$v" in packet | mmap | xdp | xdp-sg | tuned | tuned-mmap | dpdk) ;; *) usage ;; esac
 done
