@@ -428,6 +428,28 @@ LB_LINUX_RUNS ?= 20
 bench-lb: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) LB_LINUX_RUNS=$(LB_LINUX_RUNS) tools/bench/lb.sh $(KERNEL) $(LB_RUNS) $(BENCH_OUT)
 
+# Interleaved boot pairs (docs/benchmarks.md, "abab"; tools/bench/abab.py):
+# rounds of a kernel pair and right after it a peer's pair, per peer, bursts
+# and the windowed stream, the host's load and steal per pair (a disturbed
+# pair drops its round for every system), kernel / peer ratios with a
+# bootstrap 95 % interval, streams as a fraction of the ceiling measured in
+# the same run, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
+# most twice as many run), ABAB_BUDGET_MIN (0: none) stops starting rounds.
+# About 2.5 min a round with packet and dpdk at 3 sizes on an idle host.
+# bench-abab-smoke: 2 rounds, 1500 bytes, linux-packet only (about 2 min;
+# not part of bench-smoke, whose budget it would exceed).
+ABAB_ROUNDS ?= 10
+ABAB_SIZES ?= 64,1500,8192
+ABAB_PEERS ?= packet,dpdk
+ABAB_BUDGET_MIN ?= 0
+.PHONY: bench-abab bench-abab-smoke
+bench-abab: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BENCH_OUT)/abab \
+		--rounds $(ABAB_ROUNDS) --sizes $(ABAB_SIZES) --peers $(ABAB_PEERS) --budget-min $(ABAB_BUDGET_MIN) --nic $(NIC)
+bench-abab-smoke: bench-deps $(KERNEL) linux-baseline
+	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BUILD)/bench-abab-smoke \
+		--rounds 2 --max-rounds 2 --sizes 1500 --peers packet --quick --nic $(NIC)
+
 # The whole harness in a few minutes (one boot pair per system, two sizes,
 # few repetitions) into a scratch directory, then the format check. One
 # kernel configuration beside the plain kernel runs the variant path as

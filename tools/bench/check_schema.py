@@ -6,7 +6,7 @@ common keys and whose rows carry the fields of their bench; the files that
 make bench writes must all be there, the plots non-empty PNG images and
 REPORT.md non-empty. This file is the format's one machine-readable
 statement: docs/benchmarks.md describes the same fields.
-Usage: check_schema.py RESULTS_DIR
+Usage: check_schema.py RESULTS_DIR | check_schema.py --files FILE...   (those files alone)
 Exit status 0 when everything conforms, 1 otherwise (each fault printed).
 """
 import json
@@ -117,6 +117,24 @@ ROWS = {
         "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "median_us": ("num", "optional"),
         "lost": ("int", "optional"), "corrupt": ("int", "optional"),
     },
+    # Interleaved boot pairs (make bench-abab, tools/bench/abab.py): one row per pair and
+    # size (kind pair) and one per test, peer and size (kind ratio: kernel / peer over the
+    # kept rounds); pair rows carry the host's load and steal over the pair.
+    "abab": {
+        "kind": ("str", "all"), "test": ("str", "all"), "system": ("str", "all"), "peer": ("str", "all"),
+        "bytes": ("int", "all"), "round": ("int", "optional"), "mbps": ("num", "optional"),
+        "load1": ("num", "optional"), "steal_frac": ("num", "optional"), "other_cores": ("num", "optional"),
+        "disturbed": ("bool", "optional"), "dropped": ("bool", "optional"), "pairs": ("int", "optional"),
+        "ratio": ("num", "optional"), "ratio_ci95": ("list", "optional"),
+    },
+    # A windowed stream, no reply per batch (make bench-abab: stream.json; linux-stream.json of
+    # bench.sh window has no ceiling, which the harness adds): one row per system and size.
+    "stream": {
+        "system": ("str", "all"), "bytes": ("int", "all"), "mbps": ("num", "all"),
+        "ceiling_mbps": ("num", "optional"), "ceiling_frac": ("num", "optional"), "pairs": ("int", "optional"),
+        "ratio_ci95": ("list", "optional"),
+        "insns_per_pkt_tx": ("num", "pending"), "insns_per_pkt_rx": ("num", "pending"),
+    },
     # Exchange (the kernel) or munmap/mremap (Linux) against a TLB shootdown on another CPU,
     # and a copy (make bench-smp; linux-smp.json so far): one row per system, operation
     # and size. insns and cycles are per packet (a batch row's window over its 128).
@@ -192,6 +210,25 @@ def consistent(bench, where, row, faults):
         faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
+        faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
+    if bench == "abab":
+        need = ("round", "mbps", "load1", "steal_frac", "other_cores", "disturbed", "dropped") \
+            if row.get("kind") == "pair" else ("pairs", "ratio", "ratio_ci95")
+        if row.get("kind") not in ("pair", "ratio"):
+            faults.append(f"{where}: kind={row.get('kind')!r} is neither pair nor ratio")
+        elif row.get("kind") == "pair" and row.get("disturbed") and not row.get("dropped"):
+            faults.append(f"{where}: a disturbed pair whose round was kept")
+        elif row.get("kind") == "ratio" and row.get("pairs") == 0:
+            need = ()  # no kept round: nothing to give
+        for k in need:
+            if row.get(k) is None:
+                faults.append(f"{where}: a {row['kind']} row without {k}")
+    if bench in ("abab", "stream") and row.get("ratio_ci95") is not None:
+        ci, x = row["ratio_ci95"], row.get("ratio", row.get("kernel_ratio"))
+        if not (isinstance(ci, list) and len(ci) == 2 and all(type_ok(v, "num") for v in ci) and ci[0] <= ci[1]):
+            faults.append(f"{where}: ratio_ci95={ci!r} is not [low, high]")
+    if bench == "stream" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
+            and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
     if bench == "ceiling" and row.get("system") == "link" and num("mbps") and num("ceiling_mbps") \
             and row["mbps"] > row["ceiling_mbps"]:
@@ -282,21 +319,25 @@ def check_dir(d):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) >= 3 and sys.argv[1] == "--files":
+        res = {p: check_file(p) for p in sys.argv[2:]}
+        d = None
+    elif len(sys.argv) != 2:
         sys.exit(__doc__.strip().splitlines()[-2])
-    d = sys.argv[1]
-    res = check_dir(d)
+    else:
+        d = sys.argv[1]
+        res = check_dir(d)
     bad = 0
     for name, faults in res.items():
         if faults:
             bad += 1
-            print(f"check_schema: FAIL {d}/{name}")
+            print(f"check_schema: FAIL {os.path.join(d, name) if d else name}")
             for f in faults[:20]:
                 print(f"    {f}")
             if len(faults) > 20:
                 print(f"    ... and {len(faults) - 20} more")
         else:
-            print(f"check_schema: ok   {d}/{name}")
+            print(f"check_schema: ok   {os.path.join(d, name) if d else name}")
     print(f"check_schema: {len(res) - bad} passed, {bad} failed")
     sys.exit(1 if bad else 0)
 

@@ -4,7 +4,8 @@
 A host CPU window that catches nothing (the client VM exited before the
 watcher read its last MARK line) must be measured again, and a size still
 without a window must give a null figure with its reason that check_schema
-accepts, never a failed run. The boot pairs are replaced by recorded results.
+accepts, never a failed run. The interleaved pairs (abab.py) drop a
+disturbed round for every system and bootstrap their ratios deterministically. The boot pairs are replaced by recorded results.
 Usage: selftest.py   (unittest; exit 0 when every test passes)
 """
 import os
@@ -20,6 +21,7 @@ import check_schema  # noqa: E402
 import collect  # noqa: E402
 import hostcpu  # noqa: E402
 import kernelnet  # noqa: E402
+import stats  # noqa: E402
 
 HZ = 1000000000
 
@@ -214,6 +216,68 @@ class CpuWorkRows(unittest.TestCase):
         self.assertIn("0.20x (linux-bond-rr-tcp)", text)  # 8000 / 40000
         self.assertIn("Worst: 0.20x at 8192 bytes (against linux-bond-rr-tcp): met", text)
         self.assertIn("Worst: 5.00x at 8192 bytes (against linux-bond-rr-tcp): met", text)  # 30000 / 6000
+
+
+class Interleaved(unittest.TestCase):
+    """tools/bench/abab.py without a VM: the seeded bootstrap, the round
+    dropped for every system when one pair was disturbed, the ratios of
+    adjacent pairs, and Linux's window lines into stream rows."""
+
+    def test_bootstrap_seeded(self):
+        xs = [1.0, 1.1, 0.9, 1.2, 1.05, 0.95, 1.3, 1.0, 1.1, 1.02]
+        ci = stats.bootstrap_ci(xs)
+        self.assertEqual(ci, stats.bootstrap_ci(list(xs)), "the same values give the same interval")
+        self.assertTrue(ci[0] <= stats.median(xs) <= ci[1])
+        self.assertTrue(min(xs) <= ci[0] and ci[1] <= max(xs))
+        self.assertEqual(stats.bootstrap_ci([2.0, 2.0, 2.0]), [2.0, 2.0])
+        self.assertEqual(stats.bootstrap_ci([3.0]), [3.0, 3.0])
+        self.assertIsNone(stats.bootstrap_ci([]))
+        wide = stats.bootstrap_ci([0.5, 2.0, 0.6, 1.9, 1.0])
+        self.assertTrue(wide[0] < 1 < wide[1], "scattered ratios cannot separate the systems")
+
+    def pairs(self):
+        import abab
+        quiet = {"load1": 2.0, "steal_frac": 0.0, "other_cores": 0.05, "wall_s": 20.0}
+        out = []
+        for rnd, (k, p, busy) in enumerate([(200, 100, False), (210, 100, True), (190, 95, False)], 1):
+            got = [dict(quiet, kind="pair", test="burst", round=rnd, system="kernel", peer="linux-packet",
+                        bytes=64, mbps=float(k)),
+                   dict(quiet, kind="pair", test="burst", round=rnd, system="linux-packet", peer="linux-packet",
+                        bytes=64, mbps=float(p), other_cores=0.9 if busy else 0.05)]
+            self.assertEqual(abab.judge(got), busy)
+            out += got
+        return abab, out
+
+    def test_disturbed_round_dropped_for_both(self):
+        abab, pairs = self.pairs()
+        r2 = [g for g in pairs if g["round"] == 2]
+        self.assertTrue(all(g["dropped"] for g in r2), "the kernel's pair goes with the peer's")
+        self.assertEqual([g["disturbed"] for g in r2], [False, True])
+        faults = []
+        for i, g in enumerate(pairs):
+            check_schema.check_row("abab", i, g, faults)
+        self.assertEqual(faults, [])
+        check_schema.check_row("abab", 0, dict(pairs[3], dropped=False), faults)
+        self.assertEqual(len(faults), 1, "a disturbed pair in a kept round is a fault")
+
+    def test_ratios_of_kept_rounds(self):
+        abab, pairs = self.pairs()
+        (r,) = abab.ratio_rows(pairs, ["packet"], [64], ["burst"])
+        self.assertEqual((r["pairs"], r["rounds"], r["ratios"]), (2, [1, 3], [2.0, 2.0]))
+        self.assertEqual((r["ratio"], r["ratio_ci95"]), (2.0, [2.0, 2.0]))
+        faults = []
+        check_schema.check_row("abab", 0, r, faults)
+        self.assertEqual(faults, [])
+
+    def test_window_lines_to_stream_rows(self):
+        lines = [f"RESULT window variant=dpdk bytes=1500 rep={i} packets=4096 batch=64 window=2 us=1 "
+                 f"mbps={m} acks=64" for i, m in enumerate((300.0, 320.0, 310.0))]
+        rows = collect.window_rows([[collect.parse_line(x) for x in lines]])
+        self.assertEqual(rows, [{"system": "linux-dpdk", "bytes": 1500, "mode": "window", "mbps": 310.0, "n": 3,
+                                 "boot_median_mbps": [310.0]}])
+        faults = []
+        check_schema.check_row("stream", 0, dict(rows[0], ceiling_mbps=1000.0, ceiling_frac=0.5), faults)
+        self.assertEqual(len(faults), 1, "ceiling_frac must be mbps / ceiling_mbps")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,12 @@ Samples of a size are pooled over all boot pairs (one list), then:
   rates    (host CPU per gigabyte) the pooled totals divided, not a median of
            per-boot ratios.
 The per-boot medians are kept beside them, to show the boot-to-boot spread.
+Ratios between systems measured in interleaved boot pairs (tools/bench/abab.py)
+get a seeded percentile bootstrap interval of their median (bootstrap_ci).
 Standard library only (the Linux baseline's collect.py uses it too).
 """
 import math
+import random
 import statistics
 
 
@@ -47,3 +50,19 @@ def latency(per_boot, digits=1):
 def per_gb(seconds, nbytes):
     """Seconds per gigabyte (10^9 bytes) from pooled totals."""
     return seconds / nbytes * 1e9 if nbytes else None
+
+
+def bootstrap_ci(values, stat=None, resamples=2000, seed=25, level=0.95):
+    """[low, high]: the percentile bootstrap interval of stat (default the
+    median) over values, resampled with replacement `resamples` times by a
+    generator seeded with `seed`, so the same values always give the same
+    interval. None for no values; one value gives [it, it]."""
+    if not values:
+        return None
+    stat = stat or median
+    rng = random.Random(seed)
+    k = len(values)
+    draws = sorted(stat([values[rng.randrange(k)] for _ in range(k)]) for _ in range(resamples))
+    lo = draws[max(0, int(math.floor((1 - level) / 2 * resamples)))]
+    hi = draws[min(resamples - 1, int(math.ceil((1 + level) / 2 * resamples)) - 1)]
+    return [lo, hi]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# bench.sh rtt|burst|ceiling [RESULTS_DIR]: measure the Linux baseline (every
-# variant, every size) and write RESULTS_DIR/linux-rtt.json or
+# bench.sh rtt|burst|ceiling|window [RESULTS_DIR]: measure the Linux baseline
+# (every variant, every size) and write RESULTS_DIR/linux-rtt.json or
 # linux-burst.json (default RESULTS_DIR: bench/results under the repository);
 # ceiling: DPDK's txonly sender into its rxonly receiver, per size, in
-# RESULTS_DIR/linux-dpdk-ceiling.json.
+# RESULTS_DIR/linux-dpdk-ceiling.json; window: the windowed stream
+# (pktwindow.h), a pair per variant, in RESULTS_DIR/linux-stream.json.
 #
 # Each boot pair measures every size of one variant; the variants alternate
 # boot by boot, so slow drifts of the host hit both alike.  Burst runs add one
@@ -18,7 +19,8 @@
 #   LB_BOOTS        boot pairs per variant, real time (default 5)
 #   LB_RUNS         repetitions per size and boot (default rtt 100, burst 20)
 #   LB_WARMUP       warm-up repetitions per size and boot (default rtt 10, burst 3)
-#   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 5)
+#   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 5; 0: no
+#                   -icount pair, and no t1_insns or R1: tools/bench/abab.py)
 #   LB_CPU_MS       burst: after each size's runs, bursts for this long over
 #                   which tools/bench/hostcpu.py reads the host CPU time of
 #                   both guests (default 400; 0: none)
@@ -52,12 +54,16 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 BENCH=${1:-}
-case "$BENCH" in rtt | burst | ceiling) ;; *) echo "usage: $0 rtt|burst|ceiling [RESULTS_DIR]" >&2; exit 2 ;; esac
+case "$BENCH" in rtt | burst | ceiling | window) ;; *) echo "usage: $0 rtt|burst|ceiling|window [RESULTS_DIR]" >&2; exit 2 ;; esac
 RESULTS=${2:-$ROOT/bench/results}
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 SIZES=${LB_SIZES:-64,128,256,512,1024,1500,2048,4096,8192}
 BOOTS=${LB_BOOTS:-5}
-if [ "$BENCH" = rtt ]; then RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10}; else RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3}; fi
+case "$BENCH" in
+rtt) RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10} ;;
+window) RUNS=${LB_RUNS:-5} WARMUP=${LB_WARMUP:-1} ;;
+*) RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3} ;;
+esac
 ICOUNT_RUNS=${LB_ICOUNT_RUNS:-5}
 ICOUNT_WARMUP=2
 CPU_MS=${LB_CPU_MS:-400}
@@ -182,6 +188,14 @@ for boot in $(seq 1 "$BOOTS"); do
 		REAL+=("$RAW/dpdk-ceiling-$boot.txt")
 		continue
 	fi
+	if [ "$BENCH" = window ]; then
+		for v in "${VARIANTS[@]}"; do
+			progress "window $v ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS streams each"
+			CPU_MS=0 pair "$v-window-$boot" --mode window --variant "$v" --runs "$RUNS" --warmup "$WARMUP"
+			REAL+=("$RAW/$v-window-$boot.txt")
+		done
+		continue
+	fi
 	if [ "$BENCH" = rtt ]; then
 		if [ -n "$ALL" ]; then
 			progress "rtt $ALL ($NIC) boot $boot/$BOOTS: sizes $SIZES, $RUNS runs each"
@@ -201,7 +215,7 @@ for boot in $(seq 1 "$BOOTS"); do
 		REAL+=("$RAW/$v-real-$boot.txt")
 	done
 done
-if [ "$BENCH" = burst ]; then
+if [ "$BENCH" = burst ] && [ "$ICOUNT_RUNS" -gt 0 ]; then
 	# Instruction counts do not depend on host load: no busy retries.
 	for v in ${ALL:+"$ALL"} ${DPDK:+dpdk}; do
 		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
@@ -233,6 +247,9 @@ fi
 if [ "$BENCH" = ceiling ]; then
 	OUT="$RESULTS/linux-dpdk-ceiling.json"
 	python3 "$HERE/collect.py" ceiling --out "$OUT" "${ENV[@]}" --env "ceiling_ms=${LB_CEIL_MS:-1000}" "${REAL[@]}"
+elif [ "$BENCH" = window ]; then
+	OUT="$RESULTS/linux-stream.json"
+	python3 "$HERE/collect.py" window --out "$OUT" "${ENV[@]}" "${REAL[@]}"
 elif [ "$BENCH" = rtt ]; then
 	OUT="$RESULTS/linux-rtt.json"
 	python3 "$HERE/collect.py" rtt --out "$OUT" "${ENV[@]}" "${REAL[@]}"

@@ -4,6 +4,7 @@
     collect.py rtt   --out FILE [--env K=V ...] RAW...
     collect.py burst --out FILE [--env K=V ...] RAW... [--icount RAW...]
     collect.py ceiling --out FILE [--env K=V ...] RAW...
+    collect.py window --out FILE [--env K=V ...] RAW...
 
 Each RAW file is the stdout of one run-pair.sh (one boot pair): RESULT lines
 from the client and SRVSTAT lines from the server, and for burst pairs the
@@ -22,7 +23,11 @@ user would pick.  Sizes a variant skipped (SKIP lines: AF_XDP frames over
 one UMEM chunk) have no row and are listed in env.skipped.  Ceiling pairs
 (dpdkbench --mode ceiling: a txonly sender into an rxonly receiver) give
 one row per size: the median of the receiver's 100 ms windows over every
-boot, as ceiling.json's rows.  Standard library only.
+boot, as ceiling.json's rows.  Window pairs (--mode window: the windowed
+stream of pktwindow.h) give bench "stream" rows: the median of the pooled
+streams' Mbit/s per variant and size (ceiling_mbps and ceiling_frac are
+added by the harness that measured the ceiling, tools/bench/abab.py).
+Standard library only.
 """
 import argparse
 import json
@@ -229,6 +234,17 @@ def ceiling_rows(boots):
     return rows
 
 
+def window_rows(boots):
+    """bench "stream" rows: one per variant and size, streams pooled over the boots."""
+    rates = group(boots, "RESULT", "window", "mbps")
+    rows = []
+    for (variant, size), per_boot in sorted(rates.items(), key=row_key):
+        rows.append({"system": SYSTEM[variant], "bytes": size, "mode": "window",
+                     "mbps": med(flat(per_boot), 2), "n": len(flat(per_boot)),
+                     "boot_median_mbps": [med(b, 2) for b in per_boot if b]})
+    return rows
+
+
 def parse_env(pairs):
     env = {}
     for p in pairs:
@@ -250,7 +266,7 @@ def rundirs_parser(doc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bench", choices=("rtt", "burst", "ceiling"))
+    ap.add_argument("bench", choices=("rtt", "burst", "ceiling", "window"))
     ap.add_argument("raw", nargs="+", help="run-pair.sh outputs, one per boot pair")
     ap.add_argument("--icount", nargs="*", default=[], help="burst outputs under -icount")
     ap.add_argument("--icount-warmup", type=int, default=0,
@@ -263,16 +279,18 @@ def main():
         rows = rtt_rows(boots)
     elif a.bench == "ceiling":
         rows = ceiling_rows(boots)
+    elif a.bench == "window":
+        rows = window_rows(boots)
     else:
         rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:
         sys.exit("collect.py: no RESULT lines in %s" % " ".join(a.raw))
     env = parse_env(a.env)
-    if a.bench != "ceiling":
+    if a.bench not in ("ceiling", "window"):
         label(rows, boots, env, *(("median_us", min) if a.bench == "rtt" else ("mbps", max)))
     if skipped(boots):
         env["skipped"] = skipped(boots)
-    doc = {"bench": a.bench, "env": env, "rows": rows}
+    doc = {"bench": "stream" if a.bench == "window" else a.bench, "env": env, "rows": rows}
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The interleaved-pairs section of REPORT.md (tools/bench/abab.py): per test,
+peer and size the kernel / peer ratio with its bootstrap 95 % interval over
+the kept rounds, the rounds dropped and why, and every stream as a fraction
+of the link's neutral ceiling. Every figure comes from the directory's
+abab.json and stream.json.
+Usage: abab_report.py RESULTS_DIR   (writes the section into RESULTS_DIR/REPORT.md)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sections  # noqa: E402
+
+BEGIN, END = "<!-- abab begin -->", "<!-- abab end -->"
+
+
+def fmt(x, nd=2):
+    return "—" if x is None else f"{x:.{nd}f}"
+
+
+def verdict(ci):
+    if not ci:
+        return "no kept round"
+    if ci[0] > 1:
+        return "kernel faster"
+    if ci[1] < 1:
+        return "peer faster"
+    return "not separated"
+
+
+def ratio_table(rows):
+    out = ["| test | bytes | peer | rounds | kernel Mbit/s | peer Mbit/s | kernel / peer | 95 % interval | reads |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ci = r.get("ratio_ci95")
+        out.append(f"| {r['test']} | {r['bytes']} | {r['peer']} | {r['pairs']} | {fmt(r['kernel_mbps'], 1)} | "
+                   f"{fmt(r['peer_mbps'], 1)} | {fmt(r['ratio'], 3)} | "
+                   f"{'[' + fmt(ci[0], 3) + ', ' + fmt(ci[1], 3) + ']' if ci else '—'} | {verdict(ci)} |")
+    return out
+
+
+def dropped_lines(pairs, env):
+    out = []
+    seen = {}
+    for g in pairs:
+        if g["dropped"]:
+            seen.setdefault((g["test"], g["round"]), []).append(g)
+    for (test, rnd), gs in sorted(seen.items()):
+        bad = [g for g in gs if g["disturbed"]]
+        why = "; ".join(sorted({f"{g['system']} (peer {g['peer']}): other processes {g['other_cores']} cores, "
+                                f"steal {g['steal_frac']}, load {g['load1']}" for g in bad}))
+        out.append(f"- {test} round {rnd}: {why}")
+    if not out:
+        out = ["- none"]
+    return [f"Rounds dropped (a pair with steal above {env.get('max_steal')} or other processes above "
+            f"{env.get('max_other_cores')} cores drops its round for every system):", ""] + out
+
+
+def stream_table(rows):
+    out = ["| bytes | system | pairs | Mbit/s | neutral ceiling | of it | kernel loop | DPDK txonly/rxonly |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["bytes"], r["system"] != "kernel", r["system"])):
+        out.append(f"| {r['bytes']} | {r['system']} | {r['pairs']} | {fmt(r['mbps'], 1)} | "
+                   f"{fmt(r['ceiling_mbps'], 1)} | {r['ceiling_frac'] * 100:.1f} % | "
+                   f"{fmt(r.get('ceiling_loop_mbps'), 1)} | {fmt(r.get('ceiling_dpdk_mbps'), 1)} |")
+    return out
+
+
+def section(d):
+    doc = sections.load(os.path.join(d, "abab.json"))
+    if not doc:
+        return None
+    env = doc["env"]
+    pairs = [r for r in doc["rows"] if r["kind"] == "pair"]
+    ratios = [r for r in doc["rows"] if r["kind"] == "ratio"]
+    kept = len({(g["test"], g["round"]) for g in pairs if not g["dropped"]})
+    out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", "",
+           f"{env.get('rounds_run')} rounds run for {env.get('rounds_wanted')} kept per test"
+           f"{' (a smoke: few repetitions a pair)' if env.get('quick') else ''}, {env.get('minutes')} min; "
+           f"per round and test, for each peer a kernel pair and right after it the peer's pair. A pair's "
+           "figure is the median of its bursts (128 packets, one reply) or streams (4096 packets, "
+           "64 a batch, 2 batches unacknowledged at most, a cumulative acknowledgement per batch, every "
+           "byte checked). The ratio is kernel / peer in each kept round; the table gives their median "
+           f"and its bootstrap 95 % interval ({env.get('bootstrap')}). An interval above 1 means the kernel "
+           "is faster, below 1 the peer, across 1 that this run cannot separate them. "
+           f"{kept} test rounds kept. Host: {env.get('cpu')}, QEMU {env.get('qemu')}, "
+           f"{env.get('host_setting', 'host defaults')}.", ""]
+    out += ratio_table(ratios) + [""]
+    out += dropped_lines(pairs, env) + [""]
+    sdoc = sections.load(os.path.join(d, "stream.json"))
+    if sdoc:
+        out += ["Streams as a fraction of the link's neutral ceiling, measured in this run: the higher of "
+                "the kernel's ceiling loop (`ceiling.json`) and DPDK's txonly/rxonly "
+                "(`linux-dpdk-ceiling.json`), both of which only feed and drain the rings:", ""]
+        out += stream_table(sdoc["rows"]) + [""]
+    out += [END, ""]
+    return "\n".join(out)
+
+
+def write(d):
+    text = section(d)
+    if text:
+        sections.write_section(d, text, BEGIN, END)
+    return text
+
+
+def main():
+    if write(sys.argv[1]) is None:
+        sys.exit(f"abab_report: no abab.json in {sys.argv[1]}")
+    print(f"abab_report: wrote the interleaved pairs section of {sys.argv[1]}/REPORT.md")
+
+
+if __name__ == "__main__":
+    main()
