@@ -270,11 +270,15 @@ class Interleaved(unittest.TestCase):
         self.assertEqual(faults, [])
 
     def test_window_lines_to_stream_rows(self):
-        lines = [f"RESULT window variant=dpdk bytes=1500 rep={i} packets=4096 batch=64 window=2 us=1 "
-                 f"mbps={m} acks=64" for i, m in enumerate((300.0, 320.0, 310.0))]
-        rows = collect.window_rows([[collect.parse_line(x) for x in lines]])
+        lines = [f"SRVSTAT window variant=dpdk bytes=1500 packets=4096 timed=4032 us=1 mbps={m}"
+                 for m in (100.0, 300.0, 320.0, 310.0)]
+        lines += [f"RESULT window variant=dpdk bytes=1500 rep={i} packets=4096 batch=64 window=2 us=1 "
+                  f"mbps={m} acks=64" for i, m in enumerate((290.0, 300.0, 310.0))]
+        lines.append("SRVSTAT window total streams=4 packets=16384 bad=0")
+        rows = collect.window_rows([[collect.parse_line(x) for x in lines]], warmup=1)
         self.assertEqual(rows, [{"system": "linux-dpdk", "bytes": 1500, "mode": "window", "mbps": 310.0, "n": 3,
-                                 "boot_median_mbps": [310.0]}])
+                                 "boot_median_mbps": [310.0], "client_mbps": 300.0}],
+                         "the receiver's figure, its warm-up stream left out")
         faults = []
         check_schema.check_row("stream", 0, dict(rows[0], ceiling_mbps=1000.0, ceiling_frac=0.5), faults)
         self.assertEqual(len(faults), 1, "ceiling_frac must be mbps / ceiling_mbps")

@@ -249,7 +249,7 @@ if [ "$BENCH" = ceiling ]; then
 	python3 "$HERE/collect.py" ceiling --out "$OUT" "${ENV[@]}" --env "ceiling_ms=${LB_CEIL_MS:-1000}" "${REAL[@]}"
 elif [ "$BENCH" = window ]; then
 	OUT="$RESULTS/linux-stream.json"
-	python3 "$HERE/collect.py" window --out "$OUT" "${ENV[@]}" "${REAL[@]}"
+	python3 "$HERE/collect.py" window --out "$OUT" "${ENV[@]}" --icount-warmup "$WARMUP" "${REAL[@]}"
 elif [ "$BENCH" = rtt ]; then
 	OUT="$RESULTS/linux-rtt.json"
 	python3 "$HERE/collect.py" rtt --out "$OUT" "${ENV[@]}" "${REAL[@]}"

@@ -25,7 +25,7 @@ one UMEM chunk) have no row and are listed in env.skipped.  Ceiling pairs
 one row per size: the median of the receiver's 100 ms windows over every
 boot, as ceiling.json's rows.  Window pairs (--mode window: the windowed
 stream of pktwindow.h) give bench "stream" rows: the median of the pooled
-streams' Mbit/s per variant and size (ceiling_mbps and ceiling_frac are
+streams' Mbit/s at the receiver per variant and size (ceiling_mbps and ceiling_frac are
 added by the harness that measured the ceiling, tools/bench/abab.py).
 Standard library only.
 """
@@ -234,14 +234,19 @@ def ceiling_rows(boots):
     return rows
 
 
-def window_rows(boots):
-    """bench "stream" rows: one per variant and size, streams pooled over the boots."""
-    rates = group(boots, "RESULT", "window", "mbps")
+def window_rows(boots, warmup=0):
+    """bench "stream" rows: one per variant and size, streams pooled over the
+    boots. mbps is the receiver's (SRVSTAT window: the packets after the first
+    batch, as user/stream.c's server), each boot's first `warmup` streams of a
+    size left out; client_mbps the sender's, first send to last acknowledgement."""
+    rates = {key: [b[warmup:] for b in pb] for key, pb in group(boots, "SRVSTAT", "window", "mbps").items()}
+    client = group(boots, "RESULT", "window", "mbps")
     rows = []
     for (variant, size), per_boot in sorted(rates.items(), key=row_key):
         rows.append({"system": SYSTEM[variant], "bytes": size, "mode": "window",
                      "mbps": med(flat(per_boot), 2), "n": len(flat(per_boot)),
-                     "boot_median_mbps": [med(b, 2) for b in per_boot if b]})
+                     "boot_median_mbps": [med(b, 2) for b in per_boot if b],
+                     "client_mbps": med(flat(client.get((variant, size), [])), 2)})
     return rows
 
 
@@ -270,7 +275,8 @@ def main():
     ap.add_argument("raw", nargs="+", help="run-pair.sh outputs, one per boot pair")
     ap.add_argument("--icount", nargs="*", default=[], help="burst outputs under -icount")
     ap.add_argument("--icount-warmup", type=int, default=0,
-                    help="warm-up bursts per size in each --icount boot (their server lines are left out)")
+                    help="warm-up bursts per size in each --icount boot (their server lines are left "
+                         "out); window: warm-up streams per size in each boot")
     ap.add_argument("--out", required=True)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE (an integer or a string)")
     a = ap.parse_args()
@@ -280,7 +286,7 @@ def main():
     elif a.bench == "ceiling":
         rows = ceiling_rows(boots)
     elif a.bench == "window":
-        rows = window_rows(boots)
+        rows = window_rows(boots, a.icount_warmup)
     else:
         rows = burst_rows(boots, read_raw(a.icount), a.icount_warmup)
     if not rows:

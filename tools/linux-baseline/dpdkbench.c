@@ -636,6 +636,7 @@ static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, ui
 	free(tsc);
 }
 
+#define WINDOW_VARIANT() "dpdk"
 #include "pktwindow.h"
 
 struct burst_result {

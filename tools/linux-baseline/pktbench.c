@@ -1112,6 +1112,7 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 	}
 }
 
+#define WINDOW_VARIANT() variant_name[g_opts->variant]
 #include "pktwindow.h"
 
 // Sends small rtt requests until the server echoes one: both guests boot

@@ -20,13 +20,19 @@
 // included: the includer declares them.
 // Output: RESULT window variant=.. bytes=.. rep=.. packets=.. batch=..
 // window=.. us=(first send to last acknowledgement) mbps=.. acks=..
-// (client); SRVSTAT window total streams=.. packets=.. bad=.. (server).
+// (client); per stream, SRVSTAT window variant=.. bytes=.. packets=..
+// timed=.. us=.. mbps=.. (server: from the first batch taken to the last
+// packet, the packets after the first batch; user/stream.c's server figure,
+// which leaves out the first batch's wait for a link that just came up) and
+// at its end SRVSTAT window total streams=.. packets=.. bad=.. (server).
+// The includer names its variant: WINDOW_VARIANT(), a string.
 #ifndef PKTWINDOW_H
 #define PKTWINDOW_H
 
 // The receiving side's state: the stream's next seq, its size, and totals.
 struct window_rx {
 	uint32_t expect, size, good;
+	uint64_t t0; // the first batch taken: the timed part starts (as user/stream.c's server)
 	bool broken; // a packet out of order or damaged: no more acknowledgements
 	uint64_t streams, packets, bad;
 	uint32_t acks;
@@ -68,6 +74,14 @@ static void window_take(struct port *p, const struct pkt *k)
 	wrx.good++;
 	if (wrx.good % PB_WIN_BATCH == 0)
 		window_ack(p, k->src);
+	if (wrx.good == PB_WIN_BATCH)
+		wrx.t0 = now_ns();
+	if (wrx.good == PB_WIN_COUNT) { // the packets after the first batch, over their time
+		double us = (now_ns() - wrx.t0) / 1000.0;
+		printf("SRVSTAT window variant=%s bytes=%u packets=%u timed=%u us=%.1f mbps=%.3f\n", WINDOW_VARIANT(),
+		       wrx.size, PB_WIN_COUNT, PB_WIN_COUNT - PB_WIN_BATCH, us,
+		       (double)(PB_WIN_COUNT - PB_WIN_BATCH) * wrx.size * 8.0 / us);
+	}
 }
 
 // The server's totals line, when it took a stream; returns the packets
