@@ -90,10 +90,10 @@ def disturbed(h):
 
 def judge(got):
     """Marks the pair rows of one test round disturbed or not, and all of them
-    dropped when one is; returns whether the round was dropped."""
+    dropped when one is or one failed; returns whether the round was dropped."""
     for g in got:
         g["disturbed"] = disturbed(g)
-    drop = any(g["disturbed"] for g in got)
+    drop = any(g["disturbed"] or g.get("failed") for g in got)
     for g in got:
         g["dropped"] = drop
     return drop
@@ -152,17 +152,25 @@ def linux_pair(test, variant, sizes, quick):
 
 
 def run_pair(test, system, kernel, sizes, quick):
-    """(figures {size: Mbit/s}, host window) of one pair."""
+    """(figures {size: Mbit/s}, host window, why it failed or None) of one pair.
+    A pair that fails (a VM, a check, a timeout) drops its round like a
+    disturbed one; the run goes on."""
     a = host_now()
-    if system == "kernel":
-        fig = (kernel_burst if test == "burst" else kernel_stream)(kernel, sizes, quick)
-    else:
-        fig = linux_pair(test, system, sizes, quick)
-    return fig, host_window(a, host_now())
+    try:
+        if system == "kernel":
+            fig = (kernel_burst if test == "burst" else kernel_stream)(kernel, sizes, quick)
+        else:
+            fig = linux_pair(test, system, sizes, quick)
+        failed = None
+    except SystemExit as e:
+        fig, failed = {}, " ".join(str(e).split())[-300:] or "failed"
+        print(f"abab: the pair failed: {failed}", flush=True)
+    return fig, host_window(a, host_now()), failed
 
 
-def rounds(a, kernel, sizes):
-    """Pair rows of every round run, each marked dropped or kept."""
+def rounds(a, kernel, sizes, after_round):
+    """Pair rows of every round run, each marked dropped or kept;
+    after_round(rows so far) after each test round."""
     rows, kept = [], {t: 0 for t in a.tests}
     t_end = time.monotonic() + a.budget_min * 60 if a.budget_min else None
     for r in range(a.max_rounds):
@@ -178,18 +186,22 @@ def rounds(a, kernel, sizes):
                 for system in ("kernel", peer):
                     print(f"abab: round {r + 1} ({kept[test]}/{a.rounds} kept) {test} "
                           f"{'kernel' if system == 'kernel' else PEERS[system]} ({time.strftime('%T')})", flush=True)
-                    fig, h = run_pair(test, system, kernel, sizes, a.quick)
+                    fig, h, failed = run_pair(test, system, kernel, sizes, a.quick)
                     name = "kernel" if system == "kernel" else PEERS[system]
                     for s in sizes:
                         got.append(dict({"kind": "pair", "test": test, "round": r + 1, "system": name,
                                          "peer": PEERS[peer], "bytes": s, "mbps": stats.rnd(fig.get(s), 2)}, **h))
+                        if failed:
+                            got[-1]["failed"] = failed
             if judge(got):
                 worst = max(got, key=lambda g: g["other_cores"])
                 print(f"abab: round {r + 1} {test} dropped: {worst['system']} pair had other processes at "
-                      f"{worst['other_cores']} cores, steal {max(g['steal_frac'] for g in got)}", flush=True)
+                      f"{worst['other_cores']} cores, steal {max(g['steal_frac'] for g in got)}"
+                      f"{', a pair failed' if any(g.get('failed') for g in got) else ''}", flush=True)
             else:
                 kept[test] += 1
             rows += got
+            after_round(rows)
     return rows
 
 
@@ -311,17 +323,22 @@ def main():
     os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)  # kernelnet.py's pair logs
     t0 = time.monotonic()
     ceil = ceilings(a, a.kernel, a.sizes, a.outdir) if "stream" in a.tests else {}
-    pairs = rounds(a, a.kernel, a.sizes)
     e = env("tcg", "real", a.rounds, "dgram-unix", a.nic)
-    e.update({"rounds_wanted": a.rounds, "rounds_run": max((g["round"] for g in pairs), default=0),
-              "max_rounds": a.max_rounds, "order": "per peer: kernel pair, then the peer's pair",
+    e.update({"rounds_wanted": a.rounds, "max_rounds": a.max_rounds,
+              "order": "per peer: kernel pair, then the peer's pair",
               "quick": a.quick, "sizes": a.sizes, "peers": a.peers, "tests": a.tests,
-              "bootstrap": "median of the per-round ratios; percentile interval, 2000 resamples, seed 25",
-              "minutes": round((time.monotonic() - t0) / 60, 1)})
+              "bootstrap": "median of the per-round ratios; percentile interval, 2000 resamples, seed 25"})
+
+    def written(rows):  # after every round: a run cut short keeps what it measured
+        e.update(rounds_run=max((g["round"] for g in rows), default=0),
+                 minutes=round((time.monotonic() - t0) / 60, 1))
+        return write_all(a.outdir, e, rows, ceil, quiet=True)
+    pairs = rounds(a, a.kernel, a.sizes, written)
+    written(pairs)
     sys.exit(write_all(a.outdir, e, pairs, ceil))
 
 
-def write_all(out, e, pairs, ceil):
+def write_all(out, e, pairs, ceil, quiet=False):
     """abab.json, stream.json (with the stream test) and the report section; 1 on a format fault."""
     peers, sizes, tests = e["peers"], e["sizes"], e["tests"]
     ratios = ratio_rows(pairs, peers, sizes, tests)
@@ -341,6 +358,8 @@ def write_all(out, e, pairs, ceil):
             print(f"abab: {name}: {fault}")
         bad += len(faults)
     abab_report.write(out)
+    if quiet:
+        return 1 if bad else 0
     for r in ratios:
         print(f"abab: {r['test']} {r['bytes']} B kernel / {r['peer']}: {r['ratio']} {r['ratio_ci95']} "
               f"over {r['pairs']} rounds")

@@ -47,14 +47,16 @@ def dropped_lines(pairs, env):
         if g["dropped"]:
             seen.setdefault((g["test"], g["round"]), []).append(g)
     for (test, rnd), gs in sorted(seen.items()):
-        bad = [g for g in gs if g["disturbed"]]
-        why = "; ".join(sorted({f"{g['system']} (peer {g['peer']}): other processes {g['other_cores']} cores, "
-                                f"steal {g['steal_frac']}, load {g['load1']}" for g in bad}))
+        bad = [g for g in gs if g["disturbed"] or g.get("failed")]
+        why = "; ".join(sorted({f"{g['system']} (peer {g['peer']}): "
+                                + (f"failed ({g['failed'][-80:]}); " if g.get("failed") else "")
+                                + f"other processes {g['other_cores']} cores, steal {g['steal_frac']}, "
+                                f"load {g['load1']}" for g in bad}))
         out.append(f"- {test} round {rnd}: {why}")
     if not out:
         out = ["- none"]
-    return [f"Rounds dropped (a pair with steal above {env.get('max_steal')} or other processes above "
-            f"{env.get('max_other_cores')} cores drops its round for every system):", ""] + out
+    return [f"Rounds dropped (a pair that failed, or with steal above {env.get('max_steal')} or other "
+            f"processes above {env.get('max_other_cores')} cores, drops its round for every system):", ""] + out
 
 
 def stream_table(rows):

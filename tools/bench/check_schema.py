@@ -216,8 +216,10 @@ def consistent(bench, where, row, faults):
             if row.get("kind") == "pair" else ("pairs", "ratio", "ratio_ci95")
         if row.get("kind") not in ("pair", "ratio"):
             faults.append(f"{where}: kind={row.get('kind')!r} is neither pair nor ratio")
-        elif row.get("kind") == "pair" and row.get("disturbed") and not row.get("dropped"):
-            faults.append(f"{where}: a disturbed pair whose round was kept")
+        elif row.get("kind") == "pair" and (row.get("disturbed") or row.get("failed")) and not row.get("dropped"):
+            faults.append(f"{where}: a disturbed or failed pair whose round was kept")
+        elif row.get("kind") == "pair" and row.get("failed"):
+            need = ("round", "load1", "steal_frac", "other_cores", "disturbed", "dropped")  # no figure
         elif row.get("kind") == "ratio" and row.get("pairs") == 0:
             need = ()  # no kept round: nothing to give
         for k in need:

@@ -269,6 +269,26 @@ class Interleaved(unittest.TestCase):
         check_schema.check_row("abab", 0, r, faults)
         self.assertEqual(faults, [])
 
+    def test_failed_pair_drops_its_round(self):
+        import abab
+        saved = abab.linux_pair
+        abab.linux_pair = lambda *a: sys.exit("bench.sh window packet failed: no acknowledgement")
+        try:
+            fig, h, failed = abab.run_pair("stream", "packet", "kernel.elf", [64], False)
+        finally:
+            abab.linux_pair = saved
+        self.assertEqual(fig, {})
+        self.assertIn("no acknowledgement", failed)
+        got = [dict(h, kind="pair", test="stream", round=1, system="linux-packet", peer="linux-packet",
+                    bytes=64, mbps=None, failed=failed, other_cores=0.0, steal_frac=0.0),
+               dict(h, kind="pair", test="stream", round=1, system="kernel", peer="linux-packet",
+                    bytes=64, mbps=100.0, other_cores=0.0, steal_frac=0.0)]
+        self.assertTrue(abab.judge(got), "a failed pair drops its round, the run goes on")
+        faults = []
+        for i, g in enumerate(got):
+            check_schema.check_row("abab", i, g, faults)
+        self.assertEqual(faults, [])
+
     def test_window_lines_to_stream_rows(self):
         lines = [f"SRVSTAT window variant=dpdk bytes=1500 packets=4096 timed=4032 us=1 mbps={m}"
                  for m in (100.0, 300.0, 320.0, 310.0)]
