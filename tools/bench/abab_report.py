@@ -77,13 +77,17 @@ def section(d):
     pairs = [r for r in doc["rows"] if r["kind"] == "pair"]
     ratios = [r for r in doc["rows"] if r["kind"] == "ratio"]
     kept = len({(g["test"], g["round"]) for g in pairs if not g["dropped"]})
+    # What each runner times a pair (kernelnet.py burst_pair; bench.sh's LB_RUNS, abab.py linux()).
+    kb, lb, ls = (3, 3, 1) if env.get("quick") else (5, 20, 5)
     out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", "",
            f"{env.get('rounds_run')} rounds run for {env.get('rounds_wanted')} kept per test"
            f"{' (a smoke: few repetitions a pair)' if env.get('quick') else ''}, {env.get('minutes')} min; "
            f"per round and test, for each peer a kernel pair and right after it the peer's pair. A pair's "
-           "figure is the median of its bursts (128 packets, one reply) or streams (4096 packets, "
-           "64 a batch, 2 batches unacknowledged at most, a cumulative acknowledgement per batch, every "
-           "byte checked). The ratio is kernel / peer in each kept round; the table gives their median "
+           f"figure is the median of its bursts (128 packets, one reply; the kernel's runner times {kb} a "
+           f"size, Linux's {lb}) or streams (4096 packets, 64 a batch, 2 batches unacknowledged at most, a "
+           "cumulative acknowledgement per batch, every byte checked, timed at the receiver after the "
+           f"first batch; the kernel's runner gives one stream a boot pair, Linux's {ls} after a warm-up). "
+           "The ratio is kernel / peer in each kept round; the table gives their median "
            f"and its bootstrap 95 % interval ({env.get('bootstrap')}). An interval above 1 means the kernel "
            "is faster, below 1 the peer, across 1 that this run cannot separate them. "
            f"{kept} test rounds kept. Host: {env.get('cpu')}, QEMU {env.get('qemu')}, "
