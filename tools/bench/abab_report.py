@@ -49,11 +49,13 @@ def dropped_lines(pairs, env):
             seen.setdefault((g["test"], g["round"]), []).append(g)
     for (test, rnd), gs in sorted(seen.items()):
         bad = [g for g in gs if g["disturbed"] or g.get("failed")]
-        why = "; ".join(sorted({f"{g['system']} (peer {g['peer']}): "
-                                + (f"failed ({g['failed'][-80:]}); " if g.get("failed") else "")
-                                + f"other processes {g['other_cores']} cores, steal {g['steal_frac']}, "
-                                f"load {g['load1']}" for g in bad}))
-        out.append(f"- {test} round {rnd}: {why}")
+        worst = max(bad, key=lambda g: g["other_cores"])
+        fails = sorted({f"{g['system']} failed ({g['failed'][-80:]})" for g in bad if g.get("failed")})
+        out.append(f"- {test} round {rnd}: {len({(g['system'], g['peer']) for g in bad})} of "
+                   f"{len({(g['system'], g['peer']) for g in gs})} pairs disturbed or failed; other processes "
+                   f"up to {worst['other_cores']} cores (the {worst['system']} pair of the {worst['peer']} comparison), steal up to "
+                   f"{max(g['steal_frac'] for g in gs)}, load up to {max(g['load1'] for g in gs)}"
+                   + ("; " + "; ".join(fails) if fails else ""))
     if not out:
         out = ["- none"]
     return [f"Rounds dropped (a pair that failed, or with steal above {env.get('max_steal')} or other "
@@ -81,7 +83,7 @@ def section(d):
     # What each runner times a pair (kernelnet.py burst_pair; bench.sh's LB_RUNS, abab.py linux()).
     kb, lb, ls = (3, 3, 1) if env.get("quick") else (5, 20, 5)
     out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", "",
-           f"{env.get('rounds_run')} rounds run for {env.get('rounds_wanted')} kept per test"
+           f"{env.get('rounds_run')} rounds run ({env.get('rounds_wanted')} kept per test wanted)"
            f"{' (a smoke: few repetitions a pair)' if env.get('quick') else ''}, {env.get('minutes')} min; "
            f"per round and test, for each peer a kernel pair and right after it the peer's pair. A pair's "
            f"figure is the median of its bursts (128 packets, one reply; the kernel's runner times {kb} a "
@@ -93,6 +95,12 @@ def section(d):
            "is faster, below 1 the peer, across 1 that this run cannot separate them. "
            f"{kept} test rounds kept. Host: {env.get('cpu')}, QEMU {env.get('qemu')}, "
            f"{env.get('host_setting', 'host defaults')}.", ""]
+    if env.get("reanalysed_from"):
+        out += [f"These are the pairs of the run in `{env['reanalysed_from']}`, judged again "
+                f"(`abab.py --reanalyse`) with other processes tolerated up to {env.get('max_other_cores')} cores "
+                f"and steal up to {env.get('max_steal')}: rounds that run's own rule dropped are kept here, "
+                "so the host's load disturbed these figures; read them with the load and steal of each pair "
+                "in `abab.json`.", ""]
     out += ratio_table(ratios) + [""]
     out += dropped_lines(pairs, env) + [""]
     sdoc = sections.load(os.path.join(d, "stream.json"))
