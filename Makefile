@@ -153,8 +153,9 @@ test-netboot: $(KERNEL)
 	tests/netboot/run.sh $(KERNEL)
 
 # The Linux guest's e1000 self-test (test-linux-baseline) is not listed:
-# bench-smoke runs the same verified AF_PACKET and PACKET_MMAP round trips and
-# bursts on the e1000, and fails on any failed pair (LB_FAIL_RETRIES=0).
+# bench-smoke runs the same verified AF_PACKET round trips and bursts on the
+# e1000, and fails on any failed pair (LB_FAIL_RETRIES=0); every variant,
+# PACKET_MMAP included, has its pair on virtio-net.
 TESTS_KERNEL = test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster
 TESTS_KERNEL += test-stripe test-failover
 TESTS_KERNEL += test-fs

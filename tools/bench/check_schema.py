@@ -126,8 +126,10 @@ ROWS = {
     },
 }
 
-# What make bench writes: (file, bench, systems its rows must cover).
+# What make bench writes: (file, bench, systems its rows must cover; a
+# Linux system only when the run measured its variant, env.variants).
 BASE = ["kernel", "linux-packet", "linux-mmap"]
+VARIANT_SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
 FILES = [
     ("exchange.json", "exchange", None),
     ("kernel-rtt.json", "rtt", ["kernel"]),
@@ -233,6 +235,12 @@ def check_doc(doc, bench, systems):
             faults.append(f"rows[{i}] is not an object")
             continue
         check_row(bench, i, row, faults)
+    ran = env.get("variants")
+    if not isinstance(ran, str) and isinstance(env.get("linux"), dict):
+        ran = env["linux"].get("variants")  # a merged file: Linux's run
+    if systems and isinstance(ran, str):
+        names = {VARIANT_SYSTEM.get(v) for v in ran.split()}
+        systems = [s for s in systems if s not in VARIANT_SYSTEM.values() or s in names]
     if systems:
         sizes = {}
         for r in rows:
