@@ -173,7 +173,7 @@ TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-in
 # kernel. The lanes together run at most 4 VMs: TESTS_VMS names the parts
 # that run other than 3 at once (1 beside the others).
 TESTS_BESIDE = test-netboot test-layers test-host test-uefi test-bochs
-TESTS_VMS = test-docs=1 test-qemu=2 test-run=2 test-netboot=2
+TESTS_VMS = test-docs=1 test-qemu=4 test-run=2 test-netboot=2
 test:
 	@tools/run-tests.sh --logs $(BUILD)/test-logs/run-tests $(addprefix --beside ,$(TESTS_BESIDE)) \
 		$(addprefix --vms ,$(TESTS_VMS)) $(TESTS_KERNEL) $(TESTS_LINUX)
@@ -306,14 +306,15 @@ test-qemu: $(KERNEL)
 # in make test: three VMs whose idle CPU 0 spins polling oversubscribe this
 # 2-core host, and a starved VM misses heartbeats). Last in make test's
 # main lane, once the parts beside it are done: two 2-CPU VMs whose CPU 0
-# spins are as much as the host takes without starving QEMU's own threads.
+# spins are as much as the host takes without starving QEMU's own threads,
+# so its suites boot one pair at a time (SUITE_JOBS=1; elsewhere 2).
 .PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
 	@tools/deps.sh build qemu
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
-	QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
-	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
+	SUITE_JOBS=1 QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
+	SUITE_JOBS=1 QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
 
 test-smp-stripe: $(KERNEL)
 	@tools/deps.sh build qemu cluster
