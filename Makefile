@@ -307,14 +307,15 @@ test-qemu: $(KERNEL)
 # 2-core host, and a starved VM misses heartbeats). Last in make test's
 # main lane, once the parts beside it are done: two 2-CPU VMs whose CPU 0
 # spins are as much as the host takes without starving QEMU's own threads,
-# so its suites boot one pair at a time (SUITE_JOBS=1; elsewhere 2).
+# so its network suite boots one pair at a time (SUITE_JOBS=1; elsewhere
+# 2), and the isolation suite two single VMs.
 .PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
 	@tools/deps.sh build qemu
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	SUITE_JOBS=1 QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
-	SUITE_JOBS=1 QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
+	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
 
 test-smp-stripe: $(KERNEL)
 	@tools/deps.sh build qemu cluster
