@@ -53,6 +53,12 @@ static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowle
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
 static int nclients = 1;
+static uint32_t timeout_ms; // the longest wait for a packet (timeout_ms=)
+// A server of several clients returns a partial batch after FLUSH_MS: a
+// batch ended early (a client that left) shifts where batches end, and
+// the last client's last packets would wait in a batch no one fills,
+// while that client waits for their acknowledgement.
+#define FLUSH_MS 200
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
 
@@ -206,6 +212,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	struct io_stats s0, s;
 	uint32_t total = bye_at ? bye_at : count * (uint32_t)nclients;
 	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
+	uint32_t waited_ms = 0;
 	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0, cidle0[8] = { 0 }, cidle1[8] = { 0 };
 	struct sysinfo si;
 	chan_stats(&c, &s0);
@@ -226,10 +233,14 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 				break;
 			continue;
 		}
+		if (r == -E_TIMEOUT && nclients > 1 && (waited_ms += FLUSH_MS) < timeout_ms)
+			continue; // nothing for FLUSH_MS: wait on, up to timeout_ms
 		if (r == -E_LINK && (chan_stats(&c, &s), client_done(s.dead_peer))) {
 			printf("LEFT stream server client=%lu\n", s.dead_peer);
 			continue;
 		}
+		if (r > 0)
+			waited_ms = 0;
 		if (r <= 0) {
 			printf("stream: server input_io %ld (%s) at %u of %u\n", r, err_name(r), received(), total);
 			bad++;
@@ -424,7 +435,8 @@ int main(int argc, char **argv)
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
 	if (srv)
 		parse_clients(argc, argv);
-	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
+	timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 20000);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (nclients > 1 ? FLUSH_MS : timeout_ms) * 1000ul, 0, 0);
 	bin_ms = (uint32_t)arg_long(argc, argv, "bin_ms", 0);
 	idle_at = (uint32_t)arg_long(argc, argv, "idle_at", 0);
 	idle_ms = (uint32_t)arg_long(argc, argv, "idle_ms", 0);
