@@ -8,8 +8,8 @@
 #   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
 #                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
 #                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
-#                [--cut SECONDS] [--icount] [--timeout SECONDS] [--append "kernel args"]
-#                [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
+#                [--cut SECONDS] [--icount] [--count] [--timeout SECONDS] [--append "kernel args"]
+#                [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|e1000e|virtio]
 #
 # --bond rr|ab puts each guest's NICs in bond0 (balance-rr, active-backup)
 # with IPv4 10.0.0.1 (server) and 10.0.0.2 (client); without a bond NIC K
@@ -19,6 +19,11 @@
 # 0 is cut on both sides (QMP set_link off on both guests' NIC 0: a visible
 # cut, both drivers report the link down).  --icount: -icount shift=0 (the
 # guest TSC counts instructions; real-time fields become virtual time).
+# --count: each guest loads insnplugin.so (build.sh builds it), which writes
+# the instructions of each vCPU over every marked window (pktbench's stream
+# connections, burst R1s) to LOGDIR/NAME.insns (WIN lines); Debian's 6.1
+# kernel brings no other CPU up under -icount, so this is how a guest of
+# several CPUs is counted.
 # Every guest has a QMP socket in
 # the run's temporary directory.  Logs as in run-pair.sh.
 set -euo pipefail
@@ -29,7 +34,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 LINKS=1 BOND=none MBPS= MODE=stream PROTO=tcp VARIANT=packet SIZES=8192 RUNS=3 WARMUP=1
 BYTES=16777216 CUT= TIMEOUT=300 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
-NIC=${NIC:-e1000} GAP=2 ICOUNT=
+NIC=${NIC:-e1000} GAP=2 ICOUNT= COUNT=
 # NIC K of the server is 52:54:00:4c:4K:01, of the client ...:02.
 mac() { printf '52:54:00:4c:4%d:%02d' "$2" "$1"; }
 
@@ -50,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--gap) GAP=$2; shift ;;
 	--cut) CUT=$2; shift ;;
 	--icount) ICOUNT=1 ;;
+	--count) COUNT=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--append) APPEND=$2; shift ;;
 	--guest) GUEST=$2; shift ;;
@@ -69,6 +75,7 @@ NMODES=$(echo "$MODE" | tr , '\n' | grep -c .)
 case "$PROTO" in tcp | mptcp) ;; *) usage ;; esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
+e1000e) NIC_DEV=e1000e ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
@@ -80,6 +87,7 @@ esac
 
 lb_need_pkgs qemu-system-x86 python3
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
+[ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
@@ -108,6 +116,7 @@ boot() {
 	done
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/$name.insns")
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
