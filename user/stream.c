@@ -220,6 +220,12 @@ static void print_cpubusy(const char *who, const struct sysinfo *a, const struct
 	line_flush();
 }
 
+// The window markers of tools/linux-baseline/insnplugin.c (no-ops): a QEMU
+// run with that plugin counts each vCPU's instructions between them, which
+// -icount cannot on several CPUs (there the clock is all CPUs' count).
+static inline void mark_start(void) { __asm__ volatile("nopl 0x7ab1c0d0(%%rax)" ::: "memory"); }
+static inline void mark_end(void) { __asm__ volatile("nopl 0x7ab1c0d1(%%rax)" ::: "memory"); }
+
 static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 {
 	struct io_stats s0, s;
@@ -257,6 +263,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 		if (!t0) {
 			sysinfo(&si0);
 			t0 = rdtsc();
+			mark_start();
 		}
 		series_add(rdtsc(), (uint64_t)r * size);
 		for (long i = 0; i < r; i++) {
@@ -278,6 +285,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 				acked_of[k] = next_of[k];
 			}
 	}
+	mark_end();
 	chan_stats(&c, &s);
 	// Timed from the end of the first batch to the last: the packets after it.
 	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
@@ -341,6 +349,7 @@ static void client(uint64_t hz)
 	struct sysinfo si0, si;
 	sysinfo(&si0);
 	uint64_t t0 = rdtsc();
+	mark_start();
 	printf("START stream client tsc_ms=%lu\n", t0 / (hz / 1000));
 	while (sent < count && !bad) {
 		while (!bad && sent - acked >= (uint64_t)window * batch)
@@ -361,6 +370,7 @@ static void client(uint64_t hz)
 	}
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
+	mark_end();
 	sysinfo(&si);
 	uint64_t t1 = rdtsc(), busy = (si.ncpu ? si.ncpu : 1) * (t1 - t0) - (si.idle_tsc - si0.idle_tsc);
 	chan_stats(&c, &s);
