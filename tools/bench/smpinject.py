@@ -52,9 +52,9 @@ def one(kernel, logdir, layout, size, count, nic):
     if status != 0 or not r or int(r.get("corrupt", 1)) or int(r.get("missing", 1)):
         tail = "\n".join(log.splitlines()[-10:])
         raise RuntimeError(f"inject {layout} bytes={size}: status {status}, {fig['acked']}/{count} acked\n{tail}")
-    wall = fig["inject_s"] or 1.0
-    threads = {name.split("#")[0]: round(cpu / wall, 3) for name, (cpu, _) in fig["threads"].items()}
-    waits = {name.split("#")[0]: round(w / wall, 3) for name, (_, w) in fig["threads"].items()}
+    wall = fig["inject_s"] or 1.0  # per thread (name#tid: QEMU names several threads after itself)
+    threads = {name: round(cpu / wall, 3) for name, (cpu, _) in fig["threads"].items()}
+    waits = {name: round(w / wall, 3) for name, (_, w) in fig["threads"].items()}
     return {"layout": layout, "cpus": cpus, "bytes": size, "packets": int(r["packets"]),
             "mbps": int(r["kbps"]) / 1000, "busy_x1000": int(r["busy_x1000"]),
             "main_loop_cpu": max([v for k, v in threads.items() if "TCG" not in k] or [0]),
