@@ -19,7 +19,6 @@ guest's.
 Writes OUTDIR/kernel-smpinject.json.
 Usage: smpinject.py KERNEL OUTDIR RUNS [--sizes 64,1500,8192] [--seconds 3]
 """
-import argparse
 import os
 import re
 import sys
@@ -27,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import sections  # noqa: E402
 import stats  # noqa: E402
-from env import env  # noqa: E402
+from env import bench_args, env  # noqa: E402
 from inject import STREAM_BATCH, stream_run  # noqa: E402
 
 LAYOUTS = {"1cpu": (1, ""), "2cpu": (2, "nicirq=0 runcpu=1")}
@@ -96,10 +95,7 @@ def rows_of(samples):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("kernel")
-    ap.add_argument("out")
-    ap.add_argument("runs", type=int)
+    ap = bench_args(__doc__)
     ap.add_argument("--sizes", default="64,1500,8192")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--nic", default=os.environ.get("NIC", "e1000"))

@@ -40,7 +40,6 @@ Usage: smpstripe.py KERNEL OUTDIR RUNS --guest DIR [--cpus 1,2,4] [--sizes 1500,
                     [--bytes 8388608] [--model e1000e] [--linux]
        (KERNEL "-": no boots; the rows again from the samples in OUTDIR's files)
 """
-import argparse
 import json
 import os
 import re
@@ -51,7 +50,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import sections  # noqa: E402
 import stats  # noqa: E402
-from env import env  # noqa: E402
+from env import bench_args, env  # noqa: E402
 from multilink import BATCH, pair  # noqa: E402
 
 LINKS = 4
@@ -178,10 +177,7 @@ def rows_of(samples, system="kernel"):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("kernel")
-    ap.add_argument("out")
-    ap.add_argument("runs", type=int)
+    ap = bench_args(__doc__)
     ap.add_argument("--cpus", default="1,2,4")
     ap.add_argument("--sizes", default="1500,8192")
     ap.add_argument("--bytes", type=int, default=8 << 20, help="stream bytes per point")
