@@ -361,7 +361,7 @@ docs-results:
 # space live on another CPU against a local one and a copy (user/smpbench,
 # tools/bench/smp.py: kernel-smp.json, smp.json, smp.png, REPORT.md's Many
 # CPUs section) and its receive at -smp 2 with the process on the NIC's CPU
-# or the other (smp-rx/); then the two steps below. About 45 min.
+# or the other (smp-rx/); then the two steps below. About 75 min.
 .PHONY: bench-smp
 bench-smp: bench-deps $(KERNEL) linux-baseline
 	$(MAKE) bench-smp-linux bench-smp-linux-rx
@@ -376,7 +376,7 @@ bench-smp: bench-deps $(KERNEL) linux-baseline
 # instructions under -icount; this kernel then Linux balance-rr
 # (tools/bench/smpstripe.py; SMPSTRIPE_RUNS rounds, SMPSTRIPE_BYTES a
 # stream): smpstripe.json, smpstripe.png and REPORT.md's sub-section
-# (tools/bench/smp_report.py). About 40 min.
+# (tools/bench/smp_report.py). About 30 min.
 SMPSTRIPE_RUNS ?= 3
 SMPSTRIPE_BYTES ?= 8388608
 .PHONY: bench-smp-stripe bench-smp-inject

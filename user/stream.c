@@ -14,8 +14,10 @@
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
 // under -icount, kernel and program together; summed over the CPUs, and on
-// several a CPUBUSY line with each CPU's share); the client its own
-// (busy_per_pkt, busy_x1000: from its first send to the last ack).
+// several a CPUBUSY line with each CPU's share and of it the ticks the CPU
+// waited for kernel locks, spinN=); the client its own (busy_per_pkt,
+// busy_x1000, CPUBUSY: from its first send to the last ack). Both mark
+// those windows for tools/linux-baseline/insnplugin.so (no-op markers).
 // gaps=N lets the server accept up to N reported holes (a cut test on a
 // channel made unreliable with rel=0). A reliable channel (striped, or
 // rel=1) prints RELIABLE and LINK lines: per peer and link, what was sent,
