@@ -364,13 +364,41 @@ docs-results:
 # space live on another CPU against a local one and a copy (user/smpbench,
 # tools/bench/smp.py: kernel-smp.json, smp.json, smp.png, REPORT.md's Many
 # CPUs section) and its receive at -smp 2 with the process on the NIC's CPU
-# or the other (smp-rx/). About 25 min.
+# or the other (smp-rx/); then the two steps below. About 75 min.
 .PHONY: bench-smp
 bench-smp: bench-deps $(KERNEL) linux-baseline
 	$(MAKE) bench-smp-linux bench-smp-linux-rx
 	$(BENCH_PY) tools/bench/smp.py $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) $(LINUX_RESULTS)/linux-smp.json
 	QEMU_SMP=2 $(BENCH_PY) tools/bench/kernelnet.py burst $(KERNEL) $(BENCH_OUT)/smp-rx $(BENCH_RUNS) \
 		--sizes 64,1500,8192 --variant kernel-rxcpu0=runcpu=0 --variant kernel-rxcpu1=runcpu=1
+	$(MAKE) bench-smp-stripe bench-smp-inject
+
+# A striped stream over 4 links (82574L, MSI) at 1, 2 and 4 CPUs a node,
+# NIC i's interrupt on CPU i mod N: each CPU's instructions per packet at
+# both ends (insnplugin.so) and, this kernel, its busy and lock-wait
+# instructions under -icount; this kernel then Linux balance-rr
+# (tools/bench/smpstripe.py; SMPSTRIPE_RUNS rounds, SMPSTRIPE_BYTES a
+# stream): smpstripe.json, smpstripe.png and REPORT.md's sub-section
+# (tools/bench/smp_report.py). About 30 min.
+SMPSTRIPE_RUNS ?= 3
+SMPSTRIPE_BYTES ?= 8388608
+.PHONY: bench-smp-stripe bench-smp-inject
+bench-smp-stripe: bench-deps $(KERNEL) linux-baseline
+	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) --bytes $(SMPSTRIPE_BYTES) \
+		--guest $(LINUX_BASELINE_OUT)
+	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) --bytes $(SMPSTRIPE_BYTES) \
+		--guest $(LINUX_BASELINE_OUT) --linux
+	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
+
+# One VM receiving user/stream.c's stream from the host injector
+# (tools/bench/inject.py --stream), 1 vCPU against 2 (nicirq=0 runcpu=1),
+# real time, SMPINJECT_RUNS rounds alternating them: kernel-smpinject.json
+# and REPORT.md's sub-section. About 8 min.
+SMPINJECT_RUNS ?= 5
+SMPINJECT_SECONDS ?= 3
+bench-smp-inject: bench-deps $(KERNEL)
+	$(BENCH_PY) tools/bench/smpinject.py $(KERNEL) $(BENCH_OUT) $(SMPINJECT_RUNS) --seconds $(SMPINJECT_SECONDS)
+	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
 
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'

@@ -522,8 +522,12 @@ static void test_spin_hook_answers_holder(void)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	while (!__atomic_load_n(&answered_by, __ATOMIC_ACQUIRE) && t.tv_sec - t0.tv_sec < 10);
 	CU_ASSERT_EQUAL(answered_by, 2); // cpu 1
+	uint64_t waiting = lock_spin_tsc(1);
+	CU_ASSERT_TRUE(waiting > 0); // a wait under way counts already
 	spin_unlock(&pmem);
 	pthread_join(w.t, NULL);
+	CU_ASSERT_TRUE(lock_spin_tsc(1) >= waiting);
+	CU_ASSERT_EQUAL(lock_spin_tsc(0), 0); // the holder never waited
 	CU_ASSERT_EQUAL(counter, 1); // cpu 1 got the lock after waiting
 	CU_ASSERT_TRUE(hook_calls > 0);
 	CU_ASSERT_EQUAL(pmem.contended, 1);

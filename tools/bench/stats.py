@@ -47,3 +47,21 @@ def latency(per_boot, digits=1):
 def per_gb(seconds, nbytes):
     """Seconds per gigabyte (10^9 bytes) from pooled totals."""
     return seconds / nbytes * 1e9 if nbytes else None
+
+
+def ratio_ci95(num, den, reps=2000, seed=27):
+    """[low, high] of median(num) / median(den) by a bootstrap over the
+    interleaved pairs (num[i], den[i]: the same round), 95 %; None with
+    fewer than 2 pairs."""
+    import random
+    pairs = list(zip(num, den))
+    if len(pairs) < 2:
+        return None
+    rng, out = random.Random(seed), []
+    for _ in range(reps):
+        pick = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+        d = median([p[1] for p in pick])
+        if d:
+            out.append(median([p[0] for p in pick]) / d)
+    out.sort()
+    return [round(out[int(0.025 * len(out))], 3), round(out[int(0.975 * len(out)) - 1], 3)]

@@ -46,7 +46,8 @@
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
 # Several CPUs: pkt.irqcpu=N routes every NIC interrupt to CPU N
-#   (/proc/irq/*/smp_affinity), pkt.rxcpu=N runs pktbench on CPU N only
+#   (/proc/irq/*/smp_affinity), pkt.irqcpu=spread NIC ethK's (each of its
+#   vectors) to CPU K mod nproc, pkt.rxcpu=N runs pktbench on CPU N only
 #   (taskset); IRQCPU lines after the run give each interrupt's count per CPU.
 # TLB shootdowns (bench-smp.sh): pkt.mode=tlb runs /bin/tlbbench alone, no
 #   NIC brought up (pkt.sizes, pkt.runs: its --sizes and --reps;
@@ -365,16 +366,21 @@ fi
 
 # irq_lines: the /proc/interrupts lines of the NICs' interrupts (IRQS, below).
 irq_lines() {
-	for n in $(echo "$IRQS" | tr , ' '); do grep -E " $n(-[a-z]+\.?[0-9]*)?\$" /proc/interrupts; done
+	for n in $(echo "$IRQS" | tr , ' '); do grep -E " $n(-[a-z]+[-.]?[0-9]*)?$" /proc/interrupts; done
 }
 
-# pkt.irqcpu: every NIC interrupt routed to that CPU alone.
+# pkt.irqcpu: every NIC interrupt routed to that CPU alone, or (spread)
+# NIC ethK's to CPU K mod nproc.
 pin_irqs() {
 	[ -n "$IRQCPU" ] || return 0
-	mask=$(printf '%x' $((1 << IRQCPU)))
 	for i in $(irq_lines | cut -d: -f1); do
-		echo "$mask" >"/proc/irq/$i/smp_affinity" || return 1
-		echo "PIN irq=$i cpu=$IRQCPU affinity=$(cat "/proc/irq/$i/smp_affinity_list")"
+		cpu=$IRQCPU
+		if [ "$IRQCPU" = spread ]; then
+			k=$(grep -E "^ *$i:" /proc/interrupts | grep -oE 'eth[0-9]+' | head -1)
+			cpu=$((${k#eth} % $(nproc)))
+		fi
+		printf '%x' $((1 << cpu)) >"/proc/irq/$i/smp_affinity" || return 1
+		echo "PIN irq=$i cpu=$cpu affinity=$(cat "/proc/irq/$i/smp_affinity_list")"
 	done
 }
 

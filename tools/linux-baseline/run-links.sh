@@ -8,9 +8,9 @@
 #   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
 #                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
 #                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
-#                [--cut SECONDS] [--then KEY:VALUE[,...]] [--icount] [--timeout SECONDS]
-#                [--append "kernel args"] [--guest DIR] [--logdir DIR] [--no-build]
-#                [--nic e1000|virtio]
+#                [--cut SECONDS] [--then KEY:VALUE[,...]] [--icount] [--count]
+#                [--timeout SECONDS] [--append "kernel args"] [--guest DIR] [--logdir DIR]
+#                [--no-build] [--nic e1000|e1000e|virtio]
 #
 # --bond rr|ab puts each guest's NICs in bond0 (balance-rr, active-backup)
 # with IPv4 10.0.0.1 (server) and 10.0.0.2 (client); without a bond NIC K
@@ -24,8 +24,13 @@
 # bond0 made again in active-backup) and the modes run again; a PHASE line
 # separates the two phases' lines, and --cut counts from the second
 # phase's first transfer.  --icount: -icount shift=0 (the guest TSC counts
-# instructions; real-time fields become virtual time).  Every guest has a
-# QMP socket in the run's temporary directory.  Logs as in run-pair.sh.
+# instructions; real-time fields become virtual time).
+# --count: each guest loads insnplugin.so (build.sh builds it), which writes
+# the instructions of each vCPU over every marked window (pktbench's stream
+# connections, burst R1s) to LOGDIR/NAME.insns (WIN lines); Debian's 6.1
+# kernel brings no other CPU up under -icount, so this is how a guest of
+# several CPUs is counted.  Every guest has a QMP socket in the run's
+# temporary directory.  Logs as in run-pair.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -34,7 +39,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 LINKS=1 BOND=none MBPS= MODE=stream PROTO=tcp VARIANT=packet SIZES=8192 RUNS=3 WARMUP=1
 BYTES=16777216 CUT= TIMEOUT=300 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
-NIC=${NIC:-e1000} GAP=2 ICOUNT= THEN=
+NIC=${NIC:-e1000} GAP=2 ICOUNT= THEN= COUNT=
 # NIC K of the server is 52:54:00:4c:4K:01, of the client ...:02.
 mac() { printf '52:54:00:4c:4%d:%02d' "$2" "$1"; }
 
@@ -56,6 +61,7 @@ while [ $# -gt 0 ]; do
 	--cut) CUT=$2; shift ;;
 	--then) THEN=$2; shift ;;
 	--icount) ICOUNT=1 ;;
+	--count) COUNT=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--append) APPEND=$2; shift ;;
 	--guest) GUEST=$2; shift ;;
@@ -79,6 +85,7 @@ fi
 case "$PROTO" in tcp | mptcp) ;; *) usage ;; esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
+e1000e) NIC_DEV=e1000e ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
@@ -90,6 +97,7 @@ esac
 
 lb_need_pkgs qemu-system-x86 python3
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
+[ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
@@ -118,6 +126,7 @@ boot() {
 	done
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/$name.insns")
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
