@@ -153,8 +153,9 @@ test-netboot: $(KERNEL)
 	tests/netboot/run.sh $(KERNEL)
 
 # The Linux guest's e1000 self-test (test-linux-baseline) is not listed:
-# bench-smoke runs the same verified AF_PACKET and PACKET_MMAP round trips and
-# bursts on the e1000, and fails on any failed pair (LB_FAIL_RETRIES=0).
+# bench-smoke runs the same verified AF_PACKET round trips and bursts on the
+# e1000, and fails on any failed pair (LB_FAIL_RETRIES=0); every variant,
+# PACKET_MMAP included, has its pair on virtio-net.
 TESTS_KERNEL = test-docs deps test-layers test-host test-qemu test-uefi test-run test-cluster
 TESTS_KERNEL += test-stripe test-failover
 TESTS_KERNEL += test-fs
@@ -170,12 +171,20 @@ TESTS_LINUX = test-linux-baseline-virtio test-linux-dpdk test-linux-bond test-in
 # end; TESTS_BESIDE (not timing-sensitive) run in a second lane beside the
 # others, once the first part has installed the packages and built the
 # kernel. The lanes together run at most 4 VMs: TESTS_VMS names the parts
-# that run other than 3 at once (1 beside the others).
-TESTS_BESIDE = test-netboot test-layers test-host test-uefi test-bochs
-TESTS_VMS = test-docs=1 test-qemu=2 test-run=2 test-netboot=2
+# that run other than 3 at once (1 beside the others). The parts whose
+# links live on heartbeats, or that measure, run alone (TESTS_ALONE, 4:
+# nothing beside them) and last, once the second lane is done: a lane
+# part beside them starved a VM long enough for its links to be declared
+# dead by silence.
+TESTS_BESIDE = test-layers test-host test-uefi test-bochs test-netboot
+TESTS_ALONE = test-stripe test-failover test-fs test-relay test-lb test-smp bench-smoke
+TESTS_VMS = test-docs=1 test-qemu=4 test-run=2 test-netboot=2 test-layers=0 test-host=0
+TESTS_VMS += test-linux-baseline-virtio=2 test-linux-dpdk=2 test-linux-bond=2 test-interop=2
+TESTS_VMS += $(addsuffix =4,$(TESTS_ALONE))
 test:
 	@tools/run-tests.sh --logs $(BUILD)/test-logs/run-tests $(addprefix --beside ,$(TESTS_BESIDE)) \
-		$(addprefix --vms ,$(TESTS_VMS)) $(TESTS_KERNEL) $(TESTS_LINUX)
+		$(addprefix --vms ,$(TESTS_VMS)) \
+		$(filter-out $(TESTS_ALONE),$(TESTS_KERNEL) $(TESTS_LINUX)) $(TESTS_ALONE)
 
 # make run's demo, without a terminal: its output checked, then interrupted
 # mid-run, which must leave no QEMU and no socket behind.
@@ -305,13 +314,15 @@ test-qemu: $(KERNEL)
 # in make test: three VMs whose idle CPU 0 spins polling oversubscribe this
 # 2-core host, and a starved VM misses heartbeats). Last in make test's
 # main lane, once the parts beside it are done: two 2-CPU VMs whose CPU 0
-# spins are as much as the host takes without starving QEMU's own threads.
+# spins are as much as the host takes without starving QEMU's own threads,
+# so its network suite boots one pair at a time (SUITE_JOBS=1; elsewhere
+# 2), and the isolation suite two single VMs.
 .PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
 	@tools/deps.sh build qemu
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
-	QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
+	SUITE_JOBS=1 QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
 
 test-smp-stripe: $(KERNEL)
@@ -361,13 +372,41 @@ docs-results:
 # space live on another CPU against a local one and a copy (user/smpbench,
 # tools/bench/smp.py: kernel-smp.json, smp.json, smp.png, REPORT.md's Many
 # CPUs section) and its receive at -smp 2 with the process on the NIC's CPU
-# or the other (smp-rx/). About 25 min.
+# or the other (smp-rx/); then the two steps below. About 75 min.
 .PHONY: bench-smp
 bench-smp: bench-deps $(KERNEL) linux-baseline
 	$(MAKE) bench-smp-linux bench-smp-linux-rx
 	$(BENCH_PY) tools/bench/smp.py $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) $(LINUX_RESULTS)/linux-smp.json
 	QEMU_SMP=2 $(BENCH_PY) tools/bench/kernelnet.py burst $(KERNEL) $(BENCH_OUT)/smp-rx $(BENCH_RUNS) \
 		--sizes 64,1500,8192 --variant kernel-rxcpu0=runcpu=0 --variant kernel-rxcpu1=runcpu=1
+	$(MAKE) bench-smp-stripe bench-smp-inject
+
+# A striped stream over 4 links (82574L, MSI) at 1, 2 and 4 CPUs a node,
+# NIC i's interrupt on CPU i mod N: each CPU's instructions per packet at
+# both ends (insnplugin.so) and, this kernel, its busy and lock-wait
+# instructions under -icount; this kernel then Linux balance-rr
+# (tools/bench/smpstripe.py; SMPSTRIPE_RUNS rounds, SMPSTRIPE_BYTES a
+# stream): smpstripe.json, smpstripe.png and REPORT.md's sub-section
+# (tools/bench/smp_report.py). About 30 min.
+SMPSTRIPE_RUNS ?= 3
+SMPSTRIPE_BYTES ?= 8388608
+.PHONY: bench-smp-stripe bench-smp-inject
+bench-smp-stripe: bench-deps $(KERNEL) linux-baseline
+	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) --bytes $(SMPSTRIPE_BYTES) \
+		--guest $(LINUX_BASELINE_OUT)
+	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) --bytes $(SMPSTRIPE_BYTES) \
+		--guest $(LINUX_BASELINE_OUT) --linux
+	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
+
+# One VM receiving user/stream.c's stream from the host injector
+# (tools/bench/inject.py --stream), 1 vCPU against 2 (nicirq=0 runcpu=1),
+# real time, SMPINJECT_RUNS rounds alternating them: kernel-smpinject.json
+# and REPORT.md's sub-section. About 8 min.
+SMPINJECT_RUNS ?= 5
+SMPINJECT_SECONDS ?= 3
+bench-smp-inject: bench-deps $(KERNEL)
+	$(BENCH_PY) tools/bench/smpinject.py $(KERNEL) $(BENCH_OUT) $(SMPINJECT_RUNS) --seconds $(SMPINJECT_SECONDS)
+	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
 
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'

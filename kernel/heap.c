@@ -1,7 +1,10 @@
 // First-fit allocator over an address-ordered free list; neighbours are
 // merged on free, so fragmentation stays bounded by live allocations.
+// Safe under concurrent calls: the list and the counts are under lk
+// (LK_HEAP).
 #include "heap.h"
 #include "kprintf.h"
+#include "lock.h"
 #include <string.h>
 
 #define ALIGN 16
@@ -18,6 +21,7 @@ struct block {
 static struct block *free_list;
 static uint8_t *heap_lo, *heap_hi;
 static size_t nallocs;
+static struct spinlock lk = SPINLOCK_INIT("heap", LK_HEAP);
 
 void heap_init(void *base, size_t size)
 {
@@ -31,11 +35,8 @@ void heap_init(void *base, size_t size)
 	nallocs = 0;
 }
 
-void *kmalloc(size_t n)
+static void *alloc_locked(size_t need)
 {
-	if (n == 0 || n > (size_t)(heap_hi - heap_lo))
-		return NULL;
-	size_t need = (n + sizeof(struct block) + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 	for (struct block **pp = &free_list; *pp; pp = &(*pp)->next) {
 		struct block *b = *pp;
 		if (b->size < need)
@@ -56,6 +57,17 @@ void *kmalloc(size_t n)
 	return NULL;
 }
 
+void *kmalloc(size_t n)
+{
+	if (n == 0 || n > (size_t)(heap_hi - heap_lo))
+		return NULL;
+	size_t need = (n + sizeof(struct block) + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+	spin_lock(&lk);
+	void *p = alloc_locked(need);
+	spin_unlock(&lk);
+	return p;
+}
+
 void *kzalloc(size_t n)
 {
 	void *p = kmalloc(n);
@@ -71,6 +83,7 @@ void kfree(void *p)
 	struct block *b = (struct block *)p - 1;
 	if ((uint8_t *)b < heap_lo || (uint8_t *)b >= heap_hi || b->magic != MAGIC_USED)
 		panic("kfree: %p is not a live heap block", p);
+	spin_lock(&lk);
 	struct block *prev = NULL, *next = free_list;
 	while (next && next < b)
 		prev = next, next = next->next;
@@ -88,25 +101,31 @@ void kfree(void *p)
 		free_list = b;
 	}
 	nallocs--;
+	spin_unlock(&lk);
 }
 
 void heap_stats(struct heap_stats *s)
 {
+	spin_lock(&lk);
 	*s = (struct heap_stats){ .nallocs = nallocs };
 	for (struct block *b = free_list; b; b = b->next) {
 		s->bytes_free += b->size;
 		s->nfree_blocks++;
 	}
 	s->bytes_used = (size_t)(heap_hi - heap_lo) - s->bytes_free;
+	spin_unlock(&lk);
 }
 
 int heap_check(void)
 {
-	for (struct block *b = free_list; b; b = b->next) {
+	int ok = 1;
+	spin_lock(&lk);
+	for (struct block *b = free_list; b && ok; b = b->next) {
 		if ((uint8_t *)b < heap_lo || (uint8_t *)b + b->size > heap_hi || b->size < ALIGN)
-			return 0;
-		if (b->next && (uint8_t *)b + b->size >= (uint8_t *)b->next)
-			return 0; // overlapping, out of order, or unmerged neighbours
+			ok = 0;
+		else if (b->next && (uint8_t *)b + b->size >= (uint8_t *)b->next)
+			ok = 0; // overlapping, out of order, or unmerged neighbours
 	}
-	return 1;
+	spin_unlock(&lk);
+	return ok;
 }

@@ -20,6 +20,8 @@ struct lock_cpu {
 	// In rank order, so the last is the one a new lock must rank above.
 	const struct spinlock *held[LOCK_MAXHELD];
 	bool reporting; // in the report hooks: lock operations do nothing
+	uint64_t spin_tsc;  // time spent waiting for locks, up to the last wait's end
+	uint64_t spin_from; // when the wait under way began (0: none)
 } __attribute__((aligned(64)));
 
 static struct lock_cpu cpus[MAXCPU];
@@ -134,8 +136,10 @@ static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flag
 
 // The contended path, out of line so the free case stays a few instructions.
 // Polls with plain loads so the line stays shared until the holder lets go.
-static __attribute__((noinline)) void spin_wait(struct spinlock *l)
+static __attribute__((noinline)) void spin_wait(struct lock_cpu *c, struct spinlock *l)
 {
+	uint64_t t0 = arch_rdtsc();
+	__atomic_store_n(&c->spin_from, t0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&l->waiters, 1, __ATOMIC_RELAXED);
 	do {
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
@@ -147,6 +151,8 @@ static __attribute__((noinline)) void spin_wait(struct spinlock *l)
 	} while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE));
 	__atomic_sub_fetch(&l->waiters, 1, __ATOMIC_RELAXED);
 	l->contended++;
+	__atomic_store_n(&c->spin_tsc, c->spin_tsc + (arch_rdtsc() - t0), __ATOMIC_RELAXED);
+	__atomic_store_n(&c->spin_from, 0, __ATOMIC_RELAXED);
 }
 
 void spin_init(struct spinlock *l, const char *name, enum lock_rank rank)
@@ -165,7 +171,7 @@ static bool lock_take(struct spinlock *l)
 		return false;
 	}
 	if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-		spin_wait(l);
+		spin_wait(c, l);
 	taken(c, cpu, l, flags);
 	return true;
 }
@@ -296,6 +302,18 @@ void lock_check_may_sleep(void)
 }
 
 unsigned long lock_violations(void) { return __atomic_load_n(&violations, __ATOMIC_RELAXED); }
+
+// A wait under way counts up to now, so that one that began before a
+// measurement is not all charged to it when it ends.
+uint64_t lock_spin_tsc(int cpu)
+{
+	if (cpu < 0 || cpu >= MAXCPU)
+		return 0;
+	const struct lock_cpu *c = &cpus[cpu];
+	uint64_t from = __atomic_load_n(&c->spin_from, __ATOMIC_RELAXED), now = arch_rdtsc();
+	uint64_t t = __atomic_load_n(&c->spin_tsc, __ATOMIC_RELAXED);
+	return t + (from && from <= now ? now - from : 0);
+}
 
 void lock_set_report(void (*print)(const char *line), void (*fail)(const char *line))
 {

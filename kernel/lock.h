@@ -97,6 +97,9 @@ void lock_check_set(bool on);
 // lock but the kernel lock.
 void lock_check_may_sleep(void);
 unsigned long lock_violations(void); // since lock_init
+// TSC ticks CPU `cpu` spent waiting for any lock since lock_init (under
+// -icount: the instructions of its spin loop, the spin hook's included).
+uint64_t lock_spin_tsc(int cpu);
 // print gets one line (no newline) naming the locks, then fail; NULL keeps
 // the default (kprintf, panic). While they run, this CPU's lock operations
 // do nothing: a violation is often found where the console lock is held, or

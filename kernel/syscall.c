@@ -142,7 +142,9 @@ long sys_sysinfo(const uint64_t *a)
 		.tlb_wait_tsc = tlb_wait_tsc, .tlb_answer_tsc = tlb_answer_tsc,
 		.tlb_answers = tlb_answers,
 	};
-	for (int c = 0; c < proc_ncpu() && c < 8; c++)
+	for (int c = 0; c < proc_ncpu() && c < 8; c++) {
 		si.cpu_idle_tsc[c] = proc_cpu_idle_tsc(c);
+		si.cpu_spin_tsc[c] = lock_spin_tsc(c);
+	}
 	return copy_to_user(a[0], &si, sizeof(si));
 }

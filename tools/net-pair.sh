@@ -5,12 +5,13 @@
 # Usage: tools/net-pair.sh KERNEL "SERVER CMDLINE" "CLIENT CMDLINE" LOGDIR [TIMEOUT]
 # In the command lines @SMACi@ / @CMACi@ stand for NIC i's MAC on either side.
 # Environment: NICS (default 1), MODEL (e1000), QEMU_EXTRA (extra QEMU args
-# for both, e.g. "-icount shift=0"), READY (READY lines the server prints
+# for both, e.g. "-icount shift=0"; @SIDE@ in it stands for server or
+# client), READY (READY lines the server prints
 # before the client may start; default 1). Exit: 0 when both kernels exit 0.
 set -uo pipefail
 kernel=$1 scmd=$2 ccmd=$3 logdir=$4 tmo=${5:-120}
 here=$(cd "$(dirname "$0")" && pwd)
-nics=${NICS:-1} model=${MODEL:-e1000}
+nics=${NICS:-1} model=${MODEL:-e1000} extra=${QEMU_EXTRA:-}
 mkdir -p "$logdir"
 sock=$(mktemp -d /tmp/netpair.XXXXXX)
 spid= cpid=
@@ -45,7 +46,7 @@ subst() {
 }
 rm -f "$logdir/server.log" "$logdir/client.log"
 # shellcheck disable=SC2046,SC2086
-SERIAL=$logdir/server.log "$here/qemu-run.sh" "$kernel" "$(subst "$scmd")" "$tmo" $(args s) ${QEMU_EXTRA:-} \
+SERIAL=$logdir/server.log "$here/qemu-run.sh" "$kernel" "$(subst "$scmd")" "$tmo" $(args s) ${extra//@SIDE@/server} \
 	>/dev/null 2>"$logdir/server.err" &
 spid=$!
 for ((t = 0; t < 600; t++)); do
@@ -55,7 +56,7 @@ for ((t = 0; t < 600; t++)); do
 	sleep 0.1
 done
 # shellcheck disable=SC2046,SC2086
-SERIAL=$logdir/client.log "$here/qemu-run.sh" "$kernel" "$(subst "$ccmd")" "$tmo" $(args c) ${QEMU_EXTRA:-} \
+SERIAL=$logdir/client.log "$here/qemu-run.sh" "$kernel" "$(subst "$ccmd")" "$tmo" $(args c) ${extra//@SIDE@/client} \
 	>/dev/null 2>"$logdir/client.err" &
 cpid=$!
 wait $cpid

@@ -135,6 +135,7 @@ for t in "${main[@]}"; do
 	vms_give main
 	times+=("$(($(date +%s) - t0)) $t")
 	[ $rc -eq 0 ] || fail "$t failed (status $rc)" $rc
+	echo "== make test: $t passed in $(($(date +%s) - t0)) s ($(($(date +%s) - start)) s so far)"
 	start_lane
 	drain
 	[ -z "$lane_failed" ] || fail "$lane_failed" 1

@@ -84,6 +84,28 @@ static void test_affinity(void)
 	CHECK_EQ("setaffinity back to all", setaffinity(0, all), 0);
 }
 
+// A CPU with nothing to run halts; sysinfo counts a halt still under way
+// as idle, and a CPU's lock waits only grow. On one CPU there is no other
+// to watch.
+static void test_idle_counted(void)
+{
+	struct sysinfo a, b;
+	sysinfo(&a);
+	unsigned long last = a.ncpu - 1, all = (1ul << a.ncpu) - 1;
+	CHECK_EQ("pinned to CPU 0", setaffinity(0, 1), 0);
+	sysinfo(&a);
+	uint64_t t0 = rdtsc();
+	sleep(20000);
+	sysinfo(&b);
+	uint64_t elapsed = rdtsc() - t0, idle = b.cpu_idle_tsc[last] - a.cpu_idle_tsc[last];
+	CHECK("the last CPU, halted, counted idle", a.ncpu < 2 || idle >= elapsed / 10 * 9);
+	int grew = 1;
+	for (unsigned long c = 0; c < a.ncpu && c < 8; c++)
+		grew &= b.cpu_spin_tsc[c] >= a.cpu_spin_tsc[c];
+	CHECK("lock waits never shrink", grew);
+	CHECK_EQ("unpinned", setaffinity(0, all), 0);
+}
+
 static void test_many(void)
 {
 	long pids[20];
@@ -105,6 +127,7 @@ int main(void)
 	test_exit_status();
 	test_priorities();
 	test_affinity();
+	test_idle_counted();
 	test_many();
 	sysinfo(&b);
 	CHECK_EQ("frames back after children", b.frames_free, a.frames_free);

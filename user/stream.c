@@ -14,8 +14,10 @@
 // out-of-order arrivals it restored, per-link shares and its machine's
 // busy TSC ticks per packet (elapsed minus halted: guest instructions
 // under -icount, kernel and program together; summed over the CPUs, and on
-// several a CPUBUSY line with each CPU's share); the client its own
-// (busy_per_pkt, busy_x1000: from its first send to the last ack).
+// several a CPUBUSY line with each CPU's share and of it the ticks the CPU
+// waited for kernel locks, spinN=); the client its own (busy_per_pkt,
+// busy_x1000, CPUBUSY: from its first send to the last ack). Both mark
+// those windows for tools/linux-baseline/insnplugin.so (no-op markers).
 // gaps=N lets the server accept up to N reported holes (a cut test on a
 // channel made unreliable with rel=0). A reliable channel (striped, or
 // rel=1) prints RELIABLE and LINK lines: per peer and link, what was sent,
@@ -53,6 +55,12 @@ static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowle
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
 static int nclients = 1;
+static uint32_t timeout_ms; // the longest wait for a packet (timeout_ms=)
+// A server of several clients returns a partial batch after FLUSH_MS: a
+// batch ended early (a client that left) shifts where batches end, and
+// the last client's last packets would wait in a batch no one fills,
+// while that client waits for their acknowledgement.
+#define FLUSH_MS 200
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
 static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
 
@@ -201,13 +209,39 @@ static uint32_t received(void)
 // A client whose every packet came and who then closed its channel.
 static bool client_done(uint64_t k) { return k < (uint64_t)nclients && next_of[k] >= count; }
 
+// Each CPU's busy ticks per packet between two sysinfo snapshots (under
+// -icount: instructions), and of them the ticks spent waiting for kernel
+// locks: a CPUBUSY line, printed on machines of several CPUs.
+static void print_cpubusy(const char *who, const struct sysinfo *a, const struct sysinfo *b,
+			  uint64_t elapsed, uint64_t pkts)
+{
+	if (b->ncpu < 2 || !pkts)
+		return;
+	line_add("CPUBUSY stream %s", who);
+	for (uint64_t k = 0; k < b->ncpu && k < 8; k++) { // a CPU halted throughout: about 0, either side
+		int64_t busy = (int64_t)(elapsed - (b->cpu_idle_tsc[k] - a->cpu_idle_tsc[k]));
+		line_add(" cpu%lu=%lu", k, busy > 0 ? (uint64_t)busy / pkts : 0);
+	}
+	for (uint64_t k = 0; k < b->ncpu && k < 8; k++)
+		line_add(" spin%lu=%lu", k, (b->cpu_spin_tsc[k] - a->cpu_spin_tsc[k]) / pkts);
+	line_add("\n");
+	line_flush();
+}
+
+// The window markers of tools/linux-baseline/insnplugin.c (no-ops): a QEMU
+// run with that plugin counts each vCPU's instructions between them, which
+// -icount cannot on several CPUs (there the clock is all CPUs' count).
+static inline void mark_start(void) { __asm__ volatile("nopl 0x7ab1c0d0(%%rax)" ::: "memory"); }
+static inline void mark_end(void) { __asm__ volatile("nopl 0x7ab1c0d1(%%rax)" ::: "memory"); }
+
 static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 {
 	struct io_stats s0, s;
 	uint32_t total = bye_at ? bye_at : count * (uint32_t)nclients;
 	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
-	uint64_t t0 = 0, t1 = 0, idle0 = 0, idle1 = 0, cidle0[8] = { 0 }, cidle1[8] = { 0 };
-	struct sysinfo si;
+	uint32_t waited_ms = 0;
+	uint64_t t0 = 0, t1 = 0;
+	struct sysinfo si0 = { 0 }, si1 = { 0 };
 	chan_stats(&c, &s0);
 	printf("READY stream server tsc_ms=%lu\n", rdtsc() / (hz / 1000));
 	while (received() < total) {
@@ -226,19 +260,23 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 				break;
 			continue;
 		}
+		if (r == -E_TIMEOUT && nclients > 1 && (waited_ms += FLUSH_MS) < timeout_ms)
+			continue; // nothing for FLUSH_MS: wait on, up to timeout_ms
 		if (r == -E_LINK && (chan_stats(&c, &s), client_done(s.dead_peer))) {
 			printf("LEFT stream server client=%lu\n", s.dead_peer);
 			continue;
 		}
+		if (r > 0)
+			waited_ms = 0;
 		if (r <= 0) {
 			printf("stream: server input_io %ld (%s) at %u of %u\n", r, err_name(r), received(), total);
 			bad++;
 			break;
 		}
 		if (!t0) {
-			sysinfo(&si);
-			t0 = rdtsc(), idle0 = si.idle_tsc;
-			memcpy(cidle0, si.cpu_idle_tsc, sizeof(cidle0));
+			sysinfo(&si0);
+			t0 = rdtsc();
+			mark_start();
 		}
 		series_add(rdtsc(), (uint64_t)r * size);
 		for (long i = 0; i < r; i++) {
@@ -252,21 +290,21 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 			bad += wrong;
 			corrupt += wrong;
 		}
-		sysinfo(&si);
-		t1 = rdtsc(), idle1 = si.idle_tsc;
-		memcpy(cidle1, si.cpu_idle_tsc, sizeof(cidle1));
+		sysinfo(&si1);
+		t1 = rdtsc();
 		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
 			if (next_of[k] - acked_of[k] >= batch * ack_every || (next_of[k] >= count && acked_of[k] < count)) {
 				bad += send_ack(k, next_of[k]) != 1;
 				acked_of[k] = next_of[k];
 			}
 	}
+	mark_end();
 	chan_stats(&c, &s);
 	// Timed from the end of the first batch to the last: the packets after it.
 	uint64_t got = s.rx_packets - s0.rx_packets, timed = got > batch ? got - batch : 0;
 	// busy: the machine's time not halted (under -icount: its instructions),
 	// summed over its CPUs (idle_tsc is their sum)
-	uint64_t ncpu = si.ncpu ? si.ncpu : 1, busy = ncpu * (t1 - t0) - (idle1 - idle0);
+	uint64_t ncpu = si1.ncpu ? si1.ncpu : 1, busy = ncpu * (t1 - t0) - (si1.idle_tsc - si0.idle_tsc);
 	printf("RESULT stream system=kernel role=server bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
 	       "reordered=%lu dup=%lu gaps=%lu lost=%lu busy_per_pkt=%lu busy_x1000=%lu clients=%d "
 	       "corrupt=%d missing=%u\n",
@@ -274,13 +312,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	       kbps(timed * size, t1 - t0, hz), s.rx_reordered - s0.rx_reordered, s.rx_dup, s.rx_gaps, s.rx_gap_lost,
 	       timed ? busy / timed : 0, t1 > t0 ? busy * 1000 / (t1 - t0) : 0, nclients, corrupt,
 	       total - received());
-	if (ncpu > 1 && timed) { // each CPU's share: its busy ticks per packet
-		line_add("CPUBUSY stream server");
-		for (uint64_t k = 0; k < ncpu && k < 8; k++)
-			line_add(" cpu%lu=%lu", k, (t1 - t0 - (cidle1[k] - cidle0[k])) / timed);
-		line_add("\n");
-		line_flush();
-	}
+	print_cpubusy("server", &si0, &si1, t1 - t0, timed);
 	print_links("server rx", s.link_rx, got);
 	print_reliable("server", nclients);
 	series_print(hz);
@@ -327,9 +359,10 @@ static void client(uint64_t hz)
 		c.osize[i] = size;
 	}
 	chan_stats(&c, &s0);
-	struct sysinfo si;
-	sysinfo(&si);
-	uint64_t t0 = rdtsc(), idle0 = si.idle_tsc;
+	struct sysinfo si0, si;
+	sysinfo(&si0);
+	uint64_t t0 = rdtsc();
+	mark_start();
 	printf("START stream client tsc_ms=%lu\n", t0 / (hz / 1000));
 	while (sent < count && !bad) {
 		while (!bad && sent - acked >= (uint64_t)window * batch)
@@ -350,8 +383,9 @@ static void client(uint64_t hz)
 	}
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
+	mark_end();
 	sysinfo(&si);
-	uint64_t t1 = rdtsc(), busy = (si.ncpu ? si.ncpu : 1) * (t1 - t0) - (si.idle_tsc - idle0);
+	uint64_t t1 = rdtsc(), busy = (si.ncpu ? si.ncpu : 1) * (t1 - t0) - (si.idle_tsc - si0.idle_tsc);
 	chan_stats(&c, &s);
 	uint64_t tx = s.tx_packets - s0.tx_packets;
 	printf("RESULT stream system=kernel role=client bytes=%u packets=%lu links=%d mbps=%lu kbps=%lu "
@@ -360,6 +394,7 @@ static void client(uint64_t hz)
 	       kbps((uint64_t)count * size, t1 - t0, hz),
 	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits, tx ? busy / tx : 0,
 	       t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
+	print_cpubusy("client", &si0, &si, t1 - t0, tx);
 	print_links("client tx", s.link_tx, tx);
 	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);
@@ -424,7 +459,8 @@ int main(int argc, char **argv)
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
 	if (srv)
 		parse_clients(argc, argv);
-	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
+	timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 20000);
+	ctrl_io(c.io, IO_OP_TIMEOUT, (nclients > 1 ? FLUSH_MS : timeout_ms) * 1000ul, 0, 0);
 	bin_ms = (uint32_t)arg_long(argc, argv, "bin_ms", 0);
 	idle_at = (uint32_t)arg_long(argc, argv, "idle_at", 0);
 	idle_ms = (uint32_t)arg_long(argc, argv, "idle_ms", 0);

@@ -5,7 +5,8 @@
 #include "netdev.h"
 
 #define IO_TX_WAIT_US 20000     // longest spin for the NIC to take or finish a batch
-#define IO_TX_SLEEP_US 1000000  // then, in a system call, how long more it sleeps on ticks
+#define IO_TX_SLEEP_US 5000000  // then, in a system call, how long more it sleeps on ticks
+// (a NIC model whose thread a loaded host starves for seconds is slow, not dead)
 
 struct io;
 

@@ -1,9 +1,16 @@
 // Physical frame manager: a stack of free frame numbers and a state word
 // per frame (allocated bit, DMA pin count). The arrays are carved out of
 // the first usable range that can hold them.
+//
+// Safe under concurrent calls from several CPUs: the free stack, the
+// reserve and the counts are under lk (LK_PMEM); a state word changes by
+// compare-and-swap, so pinning and unpinning (a NIC's send and its
+// completion, per frame) take no lock, and the unpin that ends a deferred
+// free takes lk only to put the frame back.
 #include "pmem.h"
 #include "tlb.h"
 #include "../kprintf.h"
+#include "../lock.h"
 #include <string.h>
 
 #define F_USED 0x8000u  // handed out by the allocator
@@ -18,6 +25,32 @@ static uint64_t nframes, nfree, ntotal, ndeferred;
 #define RESERVE_MAX 256
 static paddr_t reserve[RESERVE_MAX];
 static int nreserve;
+static struct spinlock lk = SPINLOCK_INIT("pmem", LK_PMEM);
+
+static uint16_t state_of(uint64_t pfn) { return __atomic_load_n(&state[pfn], __ATOMIC_ACQUIRE); }
+static void state_set(uint64_t pfn, uint16_t v) { __atomic_store_n(&state[pfn], v, __ATOMIC_RELEASE); }
+// state[pfn] from *old to v if no other CPU changed it meanwhile; else
+// false, with *old what it is now.
+static bool state_cas(uint64_t pfn, uint16_t *old, uint16_t v)
+{
+	return __atomic_compare_exchange_n(&state[pfn], old, v, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+// Pops a free frame (state: allocated), under lk; 0 when none.
+static paddr_t pop_locked(void)
+{
+	if (nfree == 0)
+		return 0;
+	uint32_t pfn = free_stk[--nfree];
+	state_set(pfn, F_USED);
+	return (paddr_t)pfn << PAGE_SHIFT;
+}
+
+static void push_locked(uint64_t pfn)
+{
+	state_set(pfn, 0);
+	free_stk[nfree++] = (uint32_t)pfn;
+}
 
 static bool covered(const struct mem_range *ram, int n, paddr_t pa)
 {
@@ -78,11 +111,12 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 
 paddr_t pmem_alloc_nozero(void)
 {
-	if (nfree == 0)
-		return nreserve ? reserve[--nreserve] : 0;
-	uint32_t pfn = free_stk[--nfree];
-	state[pfn] = F_USED;
-	return (paddr_t)pfn << PAGE_SHIFT;
+	spin_lock(&lk);
+	paddr_t pa = pop_locked();
+	if (!pa && nreserve)
+		pa = reserve[--nreserve];
+	spin_unlock(&lk);
+	return pa;
 }
 
 // Word-wise, 64 bytes a step once aligned (the range ends at the page's
@@ -116,15 +150,24 @@ void pmem_free(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
 	tlb_batch_sync(); // no CPU keeps a translation to a frame that is free
-	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || (state[pfn] & ~F_PINS) != F_USED)
-		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state[pfn] : 0);
-	if (state[pfn] & F_PINS) {
-		state[pfn] |= F_DEFER;
-		ndeferred++;
-		return;
+	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || (state_of(pfn) & ~F_PINS) != F_USED)
+		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state_of(pfn) : 0);
+	spin_lock(&lk); // (an unpin may change the pins meanwhile, nothing else)
+	for (uint16_t s = state_of(pfn);;) {
+		if ((s & ~F_PINS) != F_USED)
+			panic("pmem_free: bad frame %lx (state %x)", pa, s);
+		if (s & F_PINS) { // the last unpin frees it
+			if (!state_cas(pfn, &s, s | F_DEFER))
+				continue; // an unpin came between: look again
+			ndeferred++;
+			break;
+		}
+		if (state_cas(pfn, &s, 0)) {
+			free_stk[nfree++] = (uint32_t)pfn;
+			break;
+		}
 	}
-	state[pfn] = 0;
-	free_stk[nfree++] = (uint32_t)pfn;
+	spin_unlock(&lk);
 }
 
 uint64_t pmem_deferred(void) { return ndeferred; }
@@ -136,7 +179,7 @@ paddr_t pmem_top(void) { return nframes << PAGE_SHIFT; }
 bool pmem_is_allocated(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	return pfn < nframes && (state[pfn] & (F_USED | F_RESV));
+	return pfn < nframes && (state_of(pfn) & (F_USED | F_RESV));
 }
 
 // Frames the kernel keeps (its image, the first MiB) never move or get
@@ -144,50 +187,72 @@ bool pmem_is_allocated(paddr_t pa)
 void pmem_pin(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	if (pfn < nframes && state[pfn] == F_RESV)
-		return;
-	if (pfn >= nframes || !(state[pfn] & F_USED) || (state[pfn] & (F_PINS | F_DEFER)) >= F_PINS)
+	if (pfn >= nframes)
 		panic("pmem_pin: bad frame %lx", pa);
-	state[pfn]++;
+	uint16_t s = state_of(pfn);
+	do {
+		if (s == F_RESV)
+			return;
+		if (!(s & F_USED) || (s & (F_PINS | F_DEFER)) >= F_PINS)
+			panic("pmem_pin: bad frame %lx", pa);
+	} while (!state_cas(pfn, &s, s + 1));
 }
 
 void pmem_unpin(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	if (pfn < nframes && state[pfn] == F_RESV)
-		return;
-	if (pfn >= nframes || !(state[pfn] & F_PINS))
+	if (pfn >= nframes)
 		panic("pmem_unpin: frame %lx not pinned", pa);
-	state[pfn]--;
-	if (state[pfn] == (F_USED | F_DEFER)) { // its owner freed it meanwhile
-		state[pfn] = 0;
-		free_stk[nfree++] = (uint32_t)pfn;
+	uint16_t s = state_of(pfn);
+	do {
+		if (s == F_RESV)
+			return;
+		if (!(s & F_PINS))
+			panic("pmem_unpin: frame %lx not pinned", pa);
+	} while (!state_cas(pfn, &s, s - 1));
+	if (s - 1 == (F_USED | F_DEFER)) { // its owner freed it meanwhile: no one else may touch it now
+		spin_lock(&lk);
+		push_locked(pfn);
 		ndeferred--;
+		spin_unlock(&lk);
 	}
 }
 
 bool pmem_is_pinned(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	return pfn < nframes && (state[pfn] & F_PINS);
+	return pfn < nframes && (state_of(pfn) & F_PINS);
 }
 
 unsigned pmem_pin_count(paddr_t pa)
 {
 	uint64_t pfn = pa >> PAGE_SHIFT;
-	return pfn < nframes ? state[pfn] & F_PINS : 0;
+	return pfn < nframes ? state_of(pfn) & F_PINS : 0;
 }
 
 paddr_t pmem_take(void)
 {
-	return nreserve ? reserve[--nreserve] : pmem_alloc();
+	spin_lock(&lk);
+	paddr_t pa = nreserve ? reserve[--nreserve] : 0;
+	spin_unlock(&lk);
+	return pa ? pa : pmem_alloc();
 }
 
+// Zeroed outside the lock: another CPU may take or fill meanwhile.
 void pmem_reserve_fill(int max)
 {
-	while (max-- > 0 && nreserve < RESERVE_MAX && nfree > 0) {
-		paddr_t pa = pmem_alloc_nozero();
+	while (max-- > 0) {
+		spin_lock(&lk);
+		paddr_t pa = nreserve < RESERVE_MAX ? pop_locked() : 0;
+		spin_unlock(&lk);
+		if (!pa)
+			return;
 		pmem_zero_tail(pa, 0);
-		reserve[nreserve++] = pa;
+		spin_lock(&lk);
+		if (nreserve < RESERVE_MAX)
+			reserve[nreserve++] = pa;
+		else
+			push_locked(pa >> PAGE_SHIFT);
+		spin_unlock(&lk);
 	}
 }

@@ -48,6 +48,7 @@ struct cpu_sched {
 	struct context *sched_ctx;
 	bool need_resched;
 	uint64_t idle_tsc;
+	uint64_t halt_tsc; // when the halt under way began (0: not halted)
 };
 static struct cpu_sched cpus[MAXCPU];
 static int ncpus = 1;
@@ -416,14 +417,23 @@ void proc_preempt_point(void)
 }
 
 // TSC ticks spent halted (under -icount: time the clock skipped, not
-// instructions), so a program can tell its machine's busy time.
-uint64_t proc_cpu_idle_tsc(int c) { return c >= 0 && c < ncpus ? cpus[c].idle_tsc : 0; }
+// instructions), so a program can tell its machine's busy time. A halt
+// under way counts up to now: a CPU halted for a whole measurement would
+// otherwise look busy for all of it. Expects the kernel lock held, which
+// the halted CPU takes before it settles its halt.
+uint64_t proc_cpu_idle_tsc(int c)
+{
+	if (c < 0 || c >= ncpus)
+		return 0;
+	uint64_t t = __atomic_load_n(&cpus[c].halt_tsc, __ATOMIC_RELAXED), now = arch_rdtsc();
+	return cpus[c].idle_tsc + (t && t <= now ? now - t : 0);
+}
 
 uint64_t proc_idle_tsc(void)
 {
 	uint64_t t = 0;
 	for (int c = 0; c < ncpus; c++)
-		t += cpus[c].idle_tsc;
+		t += proc_cpu_idle_tsc(c);
 	return t;
 }
 
@@ -479,15 +489,18 @@ void sched_loop(void (*poll)(void))
 			if (tickless)
 				timer_stop_this_cpu();
 			uint64_t t = arch_rdtsc();
+			__atomic_store_n(&cs->halt_tsc, t, __ATOMIC_RELAXED);
 			int depth = klock_release_all();
 			arch_idle();
+			// Up to the first interrupt: what its handler (a NIC's
+			// receive path, the relay) did is busy time, and so is
+			// the wait for the kernel lock below.
+			uint64_t woke = arch_idle_woke(), now = arch_rdtsc();
 			klock_reacquire(depth);
 			if (tickless)
 				timer_start_this_cpu();
-			// Up to the first interrupt: what its handler (a NIC's
-			// receive path, the relay) did is busy time.
-			uint64_t woke = arch_idle_woke(), now = arch_rdtsc();
 			cs->idle_tsc += (woke && woke <= now ? woke : now) - t;
+			__atomic_store_n(&cs->halt_tsc, 0, __ATOMIC_RELAXED);
 			continue;
 		}
 		struct proc *p = &procs[i];

@@ -41,6 +41,7 @@ struct sysinfo {
 	uint64_t tlb_wait_tsc;  // TSC ticks requesters waited for acknowledgements
 	uint64_t tlb_answer_tsc; // TSC ticks targets spent answering (tlb_answers of them)
 	uint64_t tlb_answers;
+	uint64_t cpu_spin_tsc[8]; // TSC ticks each CPU waited for kernel locks (part of its busy time)
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

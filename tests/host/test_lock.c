@@ -4,6 +4,8 @@
 #include "host.h"
 #include "fake_arch.h"
 #include "lock.h"
+#include "heap.h"
+#include "res/pmem.h"
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -421,10 +423,10 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void run_workers(void (*body)(void))
+// body on NTHREADS threads as cpus 1..NTHREADS, started together.
+static void run_threads(void (*body)(void))
 {
 	struct worker w[NTHREADS];
-	counter = 0;
 	start = 0;
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i] = (struct worker){ .cpu = i + 1, .body = body };
@@ -436,8 +438,14 @@ static void run_workers(void (*body)(void))
 		CU_ASSERT_EQUAL(w[i].irq_after, 0);
 		CU_ASSERT_FALSE(w[i].held_after);
 	}
-	CU_ASSERT_EQUAL(counter, (long)NTHREADS * ITERS);
 	CU_ASSERT_EQUAL(lock_violations(), 0);
+}
+
+static void run_workers(void (*body)(void))
+{
+	counter = 0;
+	run_threads(body);
+	CU_ASSERT_EQUAL(counter, (long)NTHREADS * ITERS);
 }
 
 static void spin_body(void)
@@ -514,13 +522,118 @@ static void test_spin_hook_answers_holder(void)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	while (!__atomic_load_n(&answered_by, __ATOMIC_ACQUIRE) && t.tv_sec - t0.tv_sec < 10);
 	CU_ASSERT_EQUAL(answered_by, 2); // cpu 1
+	uint64_t waiting = lock_spin_tsc(1);
+	CU_ASSERT_TRUE(waiting > 0); // a wait under way counts already
 	spin_unlock(&pmem);
 	pthread_join(w.t, NULL);
+	CU_ASSERT_TRUE(lock_spin_tsc(1) >= waiting);
+	CU_ASSERT_EQUAL(lock_spin_tsc(0), 0); // the holder never waited
 	CU_ASSERT_EQUAL(counter, 1); // cpu 1 got the lock after waiting
 	CU_ASSERT_TRUE(hook_calls > 0);
 	CU_ASSERT_EQUAL(pmem.contended, 1);
 	CU_ASSERT_TRUE(is_free(&pmem));
 	lock_set_spin_hook(NULL);
+}
+
+// The frame allocator and the heap from several CPUs at once. A frame or
+// a block handed to two CPUs shows as a mark another CPU overwrote; lost
+// ones as counts that do not come back.
+#define MEM_ITERS 20000
+#define MEM_HELD 8
+static long mem_faults;
+
+// The owner frees a frame while a NIC (the next cpu) still has it pinned:
+// the last unpin, on that cpu, puts it back (the deferred free), racing
+// with the owner's own pins and frees of other frames.
+#define HANDOFF 64
+static paddr_t handoff[NTHREADS][HANDOFF]; // cpu c's frames for cpu c+1 to unpin
+static int handoff_head[NTHREADS], handoff_tail[NTHREADS];
+
+static void pmem_body(void)
+{
+	int me = arch_cpu_id() - 1, from = (me + NTHREADS - 1) % NTHREADS;
+	paddr_t held[MEM_HELD];
+	for (int i = 0; i < MEM_ITERS; i++) {
+		for (int k = 0; k < MEM_HELD; k++) {
+			held[k] = i % 3 ? pmem_alloc_nozero() : pmem_take();
+			if (!held[k]) {
+				__atomic_add_fetch(&mem_faults, 1, __ATOMIC_RELAXED);
+				return;
+			}
+			*(volatile uint64_t *)arch_p2v(held[k]) = (uint64_t)me << 32 | (uint32_t)(i * MEM_HELD + k);
+		}
+		for (int k = 0; k < MEM_HELD; k++) {
+			if (*(volatile uint64_t *)arch_p2v(held[k]) != ((uint64_t)me << 32 | (uint32_t)(i * MEM_HELD + k)))
+				__atomic_add_fetch(&mem_faults, 1, __ATOMIC_RELAXED);
+			int t = __atomic_load_n(&handoff_tail[me], __ATOMIC_ACQUIRE);
+			if (k == 0 && handoff_head[me] - t < HANDOFF) { // pinned, freed, unpinned by the next cpu
+				pmem_pin(held[k]);
+				handoff[me][handoff_head[me] % HANDOFF] = held[k];
+				__atomic_store_n(&handoff_head[me], handoff_head[me] + 1, __ATOMIC_RELEASE);
+			}
+			pmem_free(held[k]);
+		}
+		if (i % 7 == 0)
+			pmem_reserve_fill(2);
+		int h = __atomic_load_n(&handoff_head[from], __ATOMIC_ACQUIRE);
+		for (; handoff_tail[from] < h; __atomic_store_n(&handoff_tail[from], handoff_tail[from] + 1, __ATOMIC_RELEASE))
+			pmem_unpin(handoff[from][handoff_tail[from] % HANDOFF]);
+	}
+}
+
+static void test_threads_pmem(void)
+{
+	machine_setup();
+	uint64_t free0 = pmem_free_count();
+	mem_faults = 0;
+	memset(handoff_head, 0, sizeof(handoff_head));
+	memset(handoff_tail, 0, sizeof(handoff_tail));
+	run_threads(pmem_body);
+	for (int c = 0; c < NTHREADS; c++) // what the next cpu had not yet unpinned
+		for (; handoff_tail[c] < handoff_head[c]; handoff_tail[c]++)
+			pmem_unpin(handoff[c][handoff_tail[c] % HANDOFF]);
+	CU_ASSERT_EQUAL(mem_faults, 0);
+	CU_ASSERT_EQUAL(pmem_deferred(), 0);
+	CU_ASSERT_EQUAL(pmem_free_count(), free0);
+}
+
+static void heap_body(void)
+{
+	int me = arch_cpu_id();
+	uint8_t *held[MEM_HELD];
+	size_t len[MEM_HELD];
+	for (int i = 0; i < MEM_ITERS; i++) {
+		for (int k = 0; k < MEM_HELD; k++) {
+			len[k] = 16 + (size_t)((i * 131 + k * 71 + me * 17) % 2000);
+			held[k] = kmalloc(len[k]);
+			if (!held[k]) {
+				__atomic_add_fetch(&mem_faults, 1, __ATOMIC_RELAXED);
+				return;
+			}
+			memset(held[k], me, len[k]);
+		}
+		for (int k = 0; k < MEM_HELD; k++) {
+			for (size_t j = 0; j < len[k]; j += 97)
+				if (held[k][j] != me)
+					__atomic_add_fetch(&mem_faults, 1, __ATOMIC_RELAXED);
+			kfree(held[k]);
+		}
+	}
+}
+
+static void test_threads_heap(void)
+{
+	res_machine_setup();
+	struct heap_stats s0, s1;
+	heap_stats(&s0);
+	mem_faults = 0;
+	run_threads(heap_body);
+	heap_stats(&s1);
+	CU_ASSERT_EQUAL(mem_faults, 0);
+	CU_ASSERT_EQUAL(s1.nallocs, s0.nallocs);
+	CU_ASSERT_EQUAL(s1.bytes_free, s0.bytes_free);
+	CU_ASSERT_TRUE(heap_check());
+	res_machine_teardown();
 }
 
 int register_lock(void)
@@ -546,6 +659,8 @@ int register_lock(void)
 		TEST(test_threads_spinlock),
 		TEST(test_threads_klock),
 		TEST(test_spin_hook_answers_holder),
+		TEST(test_threads_pmem),
+		TEST(test_threads_heap),
 	};
 	return ADD_SUITE("lock", setup, NULL, tests);
 }

@@ -34,6 +34,35 @@ virtio_pair() {
 	nic_pair virtio-net-pci "$1" "$2" "$3" "$4" "romfile=${opt1:+,$opt1}" "romfile=${opt2:+,$opt2}"
 }
 
+# A suite's boots side by side: par FUNC ARGS... runs FUNC in the
+# background (at most SUITE_JOBS, default 2, at once), with a temporary
+# directory of its own as $tmp (its NICs' sockets) and its output kept
+# apart; par_wait prints each one's output in the order they were started
+# and adds their verdicts to $passed and $failed (FUNC returns 0: passed).
+par_dirs=()
+par() {
+	local d
+	while [ "$(jobs -rp | wc -l)" -ge "${SUITE_JOBS:-2}" ]; do
+		wait -n
+	done
+	d=$(mktemp -d "$tmp/par.XXXXXX")
+	par_dirs+=("$d")
+	( tmp=$d; "$@" >"$d/out" 2>&1; echo $? >"$d/status" ) &
+}
+par_wait() {
+	local d
+	wait
+	for d in "${par_dirs[@]}"; do
+		cat "$d/out"
+		if [ "$(cat "$d/status" 2>/dev/null)" = 0 ]; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+		fi
+	done
+	par_dirs=()
+}
+
 # Prints the reasons a log fails: kernel status, FAIL lines, missing
 # patterns (one per argument), free frames at exit differing from boot.
 check_log() {

@@ -142,10 +142,32 @@ ROWS = {
         "system": ("str", "all"), "op": ("str", "all"), "bytes": ("int", "all"), "cpus": ("int", "all"),
         "insns": ("num", "all"), "cycles": ("num", "all"), "ipis": ("num", "all"),
     },
+    # A striped stream over 4 links, both nodes at -smp cpus (make bench-smp-stripe): one
+    # row per system, CPU count and size; instructions per delivered packet per CPU (lists
+    # of cpus values) counted by the TCG plugin, and this kernel's -icount busy time and
+    # lock waits (Linux brings no second CPU up under -icount; it has no kernel lock).
+    "smpstripe": {
+        "system": ("str", "all"), "cpus": ("int", "all"), "links": ("int", "all"), "bytes": ("int", "all"),
+        "packets": ("num", "all"), "rx_insns_per_pkt": ("list", "all"), "tx_insns_per_pkt": ("list", "all"),
+        "busiest_insns_per_pkt": ("num", "all"), "busiest_over_1cpu": ("num", "all"), "pairs": ("int", "all"),
+        "rx_busy_insns_per_pkt": ("list", "counted"), "tx_busy_insns_per_pkt": ("list", "counted"),
+        "rx_spin_insns_per_pkt": ("list", "counted"), "tx_spin_insns_per_pkt": ("list", "counted"),
+        "busiest_busy_insns_per_pkt": ("num", "counted"), "busiest_busy_over_1cpu": ("num", "counted"),
+    },
+    # One VM of this kernel fed by the host injector, 1 vCPU against 2 (make
+    # bench-smp-inject): one row per size and layout (1cpu, 2cpu), real time.
+    "smpinject": {
+        "system": ("str", "all"), "bytes": ("int", "all"), "layout": ("str", "all"), "cpus": ("int", "all"),
+        "mbps": ("num", "all"), "runs_mbps": ("list", "all"), "host_main_loop_cpu": ("num", "all"),
+        "host_vcpu_cpu": ("list", "all"), "verified": ("bool", "all"), "pairs": ("int", "all"),
+        "ratio_to_1cpu": ("num", "optional"), "ratio_ci95": ("list", "optional"),
+    },
 }
 
-# What make bench writes: (file, bench, systems its rows must cover).
+# What make bench writes: (file, bench, systems its rows must cover; a
+# Linux system only when the run measured its variant, env.variants).
 BASE = ["kernel", "linux-packet", "linux-mmap"]
+VARIANT_SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
 FILES = [
     ("exchange.json", "exchange", None),
     ("kernel-rtt.json", "rtt", ["kernel"]),
@@ -206,6 +228,16 @@ def consistent(bench, where, row, faults):
             not type_ok(row.get("guest_kernel"), "str")
             or not all(m in XDP_MODES for m in str(row.get("xdp_mode") or "?").split("/"))):
         faults.append(f"{where}: an AF_XDP row names its xdp_mode ({'/'.join(XDP_MODES)}) and guest_kernel")
+    if bench == "smpstripe":
+        n = row.get("cpus")
+        for k in ("rx_insns_per_pkt", "tx_insns_per_pkt", "rx_busy_insns_per_pkt", "tx_busy_insns_per_pkt",
+                  "rx_spin_insns_per_pkt", "tx_spin_insns_per_pkt"):
+            if isinstance(row.get(k), list) and len(row[k]) != n:
+                faults.append(f"{where}: {k} has {len(row[k])} CPUs, cpus={n}")
+        if n == 1 and num("busiest_over_1cpu") and row["busiest_over_1cpu"] != 1:
+            faults.append(f"{where}: a 1-CPU row's busiest_over_1cpu is {row['busiest_over_1cpu']}, not 1")
+    if bench == "smpinject" and row.get("layout") == "2cpu" and not num("ratio_to_1cpu"):
+        faults.append(f"{where}: a 2cpu row without ratio_to_1cpu")
     if bench == "fs" and not (num("mbps") or num("median_us")):
         faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
@@ -272,6 +304,12 @@ def check_doc(doc, bench, systems):
             faults.append(f"rows[{i}] is not an object")
             continue
         check_row(bench, i, row, faults)
+    ran = env.get("variants")
+    if not isinstance(ran, str) and isinstance(env.get("linux"), dict):
+        ran = env["linux"].get("variants")  # a merged file: Linux's run
+    if systems and isinstance(ran, str):
+        names = {VARIANT_SYSTEM.get(v) for v in ran.split()}
+        systems = [s for s in systems if s not in VARIANT_SYSTEM.values() or s in names]
     if systems:
         sizes = {}
         for r in rows:

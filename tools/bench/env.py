@@ -1,4 +1,5 @@
 """The environment block every benchmark result carries (BENCH.md)."""
+import argparse
 import os
 import platform
 import re
@@ -32,3 +33,12 @@ def env(accel, clock, runs, backend="none", nic="none"):
     if os.environ.get("BENCH_HOST_SETTING"):
         e["host_setting"] = os.environ["BENCH_HOST_SETTING"]
     return e
+
+
+def bench_args(doc):
+    """The parser of a benchmark's command line: KERNEL OUTDIR RUNS, then its own options."""
+    ap = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    ap.add_argument("kernel")
+    ap.add_argument("out")
+    ap.add_argument("runs", type=int)
+    return ap

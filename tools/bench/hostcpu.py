@@ -76,6 +76,35 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5)
 
 
+def thread_ticks(pid):
+    """{tid: (name, utime + stime, ns waited runnable)} of each thread of a
+    process (its comm: QEMU with -name ...,debug-threads=on names them "CPU
+    0/TCG", ...; the main loop, which runs the NIC models, after the binary;
+    the wait from /proc/PID/task/TID/schedstat's second field: time on a run
+    queue without a host CPU, 0 where the kernel keeps no schedstat); {} once
+    it is gone."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                wait = int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            wait = 0
+        out[int(t)] = (name, int(fields[11]) + int(fields[12]), wait)
+    return out
+
+
 class Watch(threading.Thread):
     """Watches one pair from before its VMs start until both are gone;
     .windows is a list of (bytes, bursts, cpu_s, wall_s)."""

@@ -76,17 +76,23 @@ def macs(side, n):
     return ",".join(f"@{side}MAC{i}@" for i in range(n))
 
 
-def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="timer"):
-    """One boot pair; returns (server RESULT, client RESULT, server LINKS) dicts."""
+def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="timer", smp=None, model="e1000",
+         words="", qemu_extra=""):
+    """One boot pair (smp CPUs each, else QEMU_SMP's; NIC model; more words;
+    more QEMU arguments, @SIDE@ for server or client: tools/net-pair.sh);
+    returns (server RESULT, client RESULT, server LINKS) dicts, each RESULT
+    with its side's CPUBUSY fields under "cpubusy" (several CPUs)."""
     nics = ",".join(str(i) for i in range(links))
     pace = f" nic_mbps={','.join([str(mbps)] * links)}" if mbps else ""
     if icount:
         pace += f" poll={poll} icount=1"  # the idle CPU halts while it waits: waiting is not counted
     common = (f"run=stream nics={nics} count={count} size={size} batch={BATCH} timeout_ms=60000{pace}"
-              + (f" {EXTRA}" if EXTRA else ""))
+              + "".join(f" {w}" for w in (EXTRA, words) if w))
     srv = f"{common} role=server peer={macs('C', links)}"
     cli = f"{common} role=client peer={macs('S', links)}"
-    envv = dict(os.environ, NICS=str(links), MODEL="e1000", QEMU_EXTRA="-icount shift=0" if icount else "")
+    envv = dict(os.environ, NICS=str(links), MODEL=model,
+                QEMU_EXTRA=("-icount shift=0 " if icount else "") + qemu_extra,
+                **({"QEMU_SMP": str(smp)} if smp else {}))
     with tempfile.TemporaryDirectory(prefix="multilink.") as d:
         r = subprocess.run([os.path.join(ROOT, "tools", "net-pair.sh"), kernel, srv, cli, d, str(timeout)],
                            env=envv, capture_output=True, text=True, check=False)
@@ -104,6 +110,8 @@ def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="time
     for side in ("server", "client"):
         m = re.findall(r"^RESULT stream .*$", logs[side], re.M)
         res[side] = kv(m[-1]) if m else {}
+        cb = re.findall(r"^CPUBUSY stream .*$", logs[side], re.M)
+        res[side]["cpubusy"] = kv(cb[-1]) if cb else {}
     ln = re.findall(r"^LINKS stream server rx(.*)$", logs["server"], re.M)
     shares = {int(n): int(v) for n, v in re.findall(r"nic(\d+)=\d+ share_x1000=(\d+)", ln[-1] if ln else "")}
     return res["server"], res["client"], shares

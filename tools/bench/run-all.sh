@@ -23,8 +23,8 @@
 # Environment: NIC (e1000, the default; virtio: QEMU's
 # virtio-net-pci,disable-legacy=on; e1000e: QEMU's 82574L; in every VM of both systems), BENCH_SIZES (packet sizes, e.g. 64,8192; default all),
 # BENCH_QUICK=1 (a few repetitions per size, for make bench-smoke; Linux's
-# AF_PACKET and PACKET_MMAP only unless LB_VARIANTS names dpdk too, their
-# round trips in their real-time burst pairs: LB_RTT_IN_BURST),
+# AF_PACKET only unless LB_VARIANTS names others, its round trips in its
+# real-time burst pair: LB_RTT_IN_BURST),
 # LB_VARIANTS (the Linux systems, default "packet mmap xdp tuned tuned-mmap
 # dpdk", tools/linux-baseline/bench.sh; with dpdk, step 5
 # also measures DPDK's txonly/rxonly ceiling),
@@ -58,10 +58,11 @@ quick=()
 if [ -n "${BENCH_QUICK:-}" ]; then
 	quick=(--quick)
 	export LB_WARMUP=1 LB_ICOUNT_RUNS=1 LB_BUSY_RETRIES=0 LB_FAIL_RETRIES=0 LB_CPU_MS=200
-	# make test's budget: the AF_XDP and tuned variants have their smoke in
-	# test-linux-baseline-virtio (selftest.sh), DPDK in test-linux-dpdk; the
-	# harness smoke keeps to AF_PACKET and PACKET_MMAP unless asked.
-	export LB_VARIANTS=${LB_VARIANTS:-packet mmap}
+	# make test's budget: PACKET_MMAP, AF_XDP and the tuned variants have
+	# their smoke in test-linux-baseline-virtio (selftest.sh), DPDK in
+	# test-linux-dpdk; the harness smoke keeps to AF_PACKET unless asked
+	# (each further variant is one more real-time boot pair).
+	export LB_VARIANTS=${LB_VARIANTS:-packet}
 fi
 variants=()
 for v in ${BENCH_VARIANTS-kernel-noscrub=rxscrub=0 kernel-spin=idlepoll=spin}; do

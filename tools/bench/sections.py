@@ -30,11 +30,25 @@ def merge(out, name):
     return doc
 
 
-def write_section(out, text, begin, end):
+def dump(out, name, doc, who):
+    """doc as out/name (indented JSON), and "who: wrote PATH"."""
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, name)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"{who}: wrote {path}")
+
+
+def write_section(out, text, begin, end, after=None):
+    """The section between begin and end replaced by text; when absent, put
+    right after the marker `after` (when REPORT.md has it), else at the end."""
     rep = os.path.join(out, "REPORT.md")
     old = open(rep).read() if os.path.exists(rep) else "# Benchmark report\n\n"
     if begin in old and end in old:
         new = old[:old.index(begin)] + text.rstrip("\n") + old[old.index(end) + len(end):]
+    elif after and after in old:
+        at = old.index(after) + len(after)
+        new = old[:at] + "\n\n" + text.rstrip("\n") + old[at:]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     with open(rep, "w") as f:

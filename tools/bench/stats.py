@@ -66,3 +66,18 @@ def bootstrap_ci(values, stat=None, resamples=2000, seed=25, level=0.95):
     lo = draws[max(0, int(math.floor((1 - level) / 2 * resamples)))]
     hi = draws[min(resamples - 1, int(math.ceil((1 + level) / 2 * resamples)) - 1)]
     return [lo, hi]
+
+
+def ratio_ci95(num, den, reps=2000, seed=27):
+    """[low, high] of median(num) / median(den) by a bootstrap over the
+    interleaved pairs (num[i], den[i]: the same round), 95 %; None with
+    fewer than 2 pairs."""
+    pairs = list(zip(num, den))
+    if len(pairs) < 2:
+        return None
+
+    def ratio(pick):
+        d = median([p[1] for p in pick])
+        return median([p[0] for p in pick]) / d if d else math.inf
+
+    return [round(x, 3) for x in bootstrap_ci(pairs, ratio, reps, seed)]

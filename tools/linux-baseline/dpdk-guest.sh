@@ -3,9 +3,10 @@
 # only, see build-dpdk.sh).  No kernel driver ever takes the NIC: it is
 # bound to uio_pci_generic, 2 MB hugepages are mounted, and /bin/dpdkbench
 # runs each pkt.mode in turn with the driver for the NIC (net_e1000_em on
-# the e1000 and e1000e, net_virtio on virtio-net).  Kernel command line
-# keys as init.sh's, plus pkt.hugepages=N (2 MB pages, default 64) and
-# pkt.ceilms=MS (mode ceiling: how long the sender sends per size).
+# the e1000 and e1000e, net_virtio on virtio-net), then pkt.then's second
+# phase if any.  Kernel command line keys as init.sh's, plus
+# pkt.hugepages=N (2 MB pages, default 64) and pkt.ceilms=MS (mode
+# ceiling: how long the sender sends per size).
 HUGEPAGES=64 CEILMS=1000
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -65,14 +66,18 @@ echo "GUEST up kernel=$(uname -r) nic=$NIC bdf=$BDF id=$(cat "/sys/bus/pci/devic
 	"/sys/bus/pci/devices/$BDF/device") bound=uio_pci_generic hugepages=${HUGEPAGES}x2M" \
 	"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 [ -n "$ROLE" ] || dpdk_fail "no pkt.role on the kernel command line"
-for m in $(echo "$MODE" | tr , ' '); do
-	set -- --role "$ROLE" --mode "$m" --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" \
-		--timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" --cpu-ms "$CPU" --ceiling-ms "$CEILMS"
-	[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
-	# shellcheck disable=SC2086
-	/bin/dpdkbench $EAL -- "$@"
-	rc=$?
-	echo "PKTBENCH mode=$m variant=dpdk exit=$rc"
-	[ $rc = 0 ] || break
+# next_phase (init.sh) sets up the second phase, e.g. the other role.
+while :; do
+	for m in $(echo "$MODE" | tr , ' '); do
+		set -- --role "$ROLE" --mode "$m" --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" \
+			--timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" --cpu-ms "$CPU" --ceiling-ms "$CEILMS"
+		[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+		# shellcheck disable=SC2086
+		/bin/dpdkbench $EAL -- "$@"
+		rc=$?
+		echo "PKTBENCH mode=$m variant=dpdk exit=$rc"
+		[ $rc = 0 ] || halt_now
+	done
+	next_phase || break
 done
 halt_now

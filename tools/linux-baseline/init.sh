@@ -12,6 +12,9 @@
 #   pkt.rxd=N pkt.txd=N pkt.itr=N (e1000 RxDescriptors, TxDescriptors,
 #   InterruptThrottleRate; an empty value keeps the driver's default)
 #   pkt.shell=1 (a shell instead of the benchmark, for debugging)
+#   pkt.then=NAME:VALUE[,...] (a second phase in the same boot once every
+#     mode has run: those keys set anew, e.g. role:server, the runs again;
+#     see next_phase)
 #   pkt.variant=dpdk (initrd-dpdk.gz): /bin/dpdk-guest.sh runs dpdkbench
 #     instead, the NIC bound to uio_pci_generic (its pkt.hugepages, pkt.ceilms)
 # Several links (each key optional; all are plain words, so a runner can put
@@ -43,7 +46,8 @@
 # NFS (initrd-nfs.gz only): pkt.mode=nfs runs /bin/nfs-guest.sh (its nfs.*
 #   keys) instead of pktbench.
 # Several CPUs: pkt.irqcpu=N routes every NIC interrupt to CPU N
-#   (/proc/irq/*/smp_affinity), pkt.rxcpu=N runs pktbench on CPU N only
+#   (/proc/irq/*/smp_affinity), pkt.irqcpu=spread NIC ethK's (each of its
+#   vectors) to CPU K mod nproc, pkt.rxcpu=N runs pktbench on CPU N only
 #   (taskset); IRQCPU lines after the run give each interrupt's count per CPU.
 # TLB shootdowns (bench-smp.sh): pkt.mode=tlb runs /bin/tlbbench alone, no
 #   NIC brought up (pkt.sizes, pkt.runs: its --sizes and --reps;
@@ -71,9 +75,11 @@ ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
 ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
-for w in $(cat /proc/cmdline); do
-	v=${w#*=}
-	case "$w" in
+THEN=
+# set_key pkt.NAME=VALUE: one kernel argument into its variable.
+set_key() {
+	v=${1#*=}
+	case "$1" in
 	pkt.role=*) ROLE=$v ;;
 	pkt.mode=*) MODE=$v ;;
 	pkt.variant=*) VARIANT=$v ;;
@@ -111,8 +117,10 @@ for w in $(cat /proc/cmdline); do
 	pkt.cpus=*) CPUS=$v ;;
 	pkt.irqcpu=*) IRQCPU=$v ;;
 	pkt.rxcpu=*) RXCPU=$v ;;
+	pkt.then=*) THEN=$v ;;
 	esac
-done
+}
+for w in $(cat /proc/cmdline); do set_key "$w"; done
 
 halt_now() {
 	sync
@@ -176,26 +184,22 @@ bring_up_nics() {
 	case "$BOND" in
 	none | "") BOND=none ;;
 	rr | ab | tlb)
-		# bonding.ko creates bond0 itself (max_bonds=1); mode and miimon
-		# are set before the first slave, slaves are enslaved while down.
+		# bonding.ko creates bond0 itself (max_bonds=1).
 		for m in $(cat /lib/modules/bond.order); do
 			[ "$m" = sch_tbf ] && continue
 			insmod "/lib/modules/$m.ko" || return 1
 		done
-		case "$BOND" in rr) bmode=balance-rr ;; ab) bmode=active-backup ;; *) bmode=balance-tlb ;; esac
-		echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
-		echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
-		if [ -n "$PRIMARY" ]; then
-			echo "$PRIMARY" >/sys/class/net/bond0/bonding/primary || return 1
-		fi
-		for e in $ETHS; do
-			ip link set "$e" down
-			echo "+$e" >/sys/class/net/bond0/bonding/slaves || return 1
-		done
+		make_bond || return 1
 		IF=bond0
 		;;
 	*) echo "pkt.bond=$BOND: none, rr, ab or tlb"; return 1 ;;
 	esac
+	links_up
+}
+
+# links_up: MTU 9000 on bond0 (the slaves follow) or on each NIC, all up,
+# each with its carrier.
+links_up() {
 	if [ "$IF" = bond0 ]; then
 		ip link set bond0 mtu 9000 up || return 1 # the slaves follow
 	else
@@ -205,6 +209,55 @@ bring_up_nics() {
 		wait_carrier "$e" || { echo "$e has no carrier"; return 1; }
 	done
 	return 0
+}
+
+# make_bond: bond0 (made if missing) in pkt.bond's mode over $ETHS; mode
+# and miimon are set before the first slave, slaves are enslaved while down.
+make_bond() {
+	[ -d /sys/class/net/bond0 ] || echo +bond0 >/sys/class/net/bonding_masters || return 1
+	case "$BOND" in rr) bmode=balance-rr ;; ab) bmode=active-backup ;; *) bmode=balance-tlb ;; esac
+	echo "$bmode" >/sys/class/net/bond0/bonding/mode || return 1
+	echo "$MIIMON" >/sys/class/net/bond0/bonding/miimon || return 1
+	if [ -n "$PRIMARY" ]; then
+		echo "$PRIMARY" >/sys/class/net/bond0/bonding/primary || return 1
+	fi
+	for e in $ETHS; do
+		ip link set "$e" down
+		echo "+$e" >/sys/class/net/bond0/bonding/slaves || return 1
+	done
+}
+
+# remake_bond: bond0 deleted (its slaves released, their tbf qdiscs kept)
+# and made again in pkt.bond's new mode, configured as at boot (pkt.then).
+remake_bond() {
+	echo -bond0 >/sys/class/net/bonding_masters || return 1
+	make_bond && links_up && ip addr add "10.0.0.$HOST/24" dev bond0 && arp_monitor && bond_options
+}
+
+# pkt.then=NAME:VALUE[,NAME:VALUE...]: a second phase in the same boot.
+# Once every mode has run, the keys named are set anew (a list's items
+# joined by '+', e.g. mode:stream+burst) and the modes run again: the
+# guests of a pair swap roles (role:server in the client, role:client in
+# the server), or bond0 is made again in another mode (bond:ab).  Only keys
+# the runs read can change: role, mode, sizes, runs, warmup, timeout, idle,
+# gap, bytes, bond (one bonding mode for another).
+# next_phase: 0 once the second phase is set up ("PHASE 2" line); 1 when
+# there is none, or with a DONE fail line when it cannot be set up.
+next_phase() {
+	[ -n "$THEN" ] || return 1
+	was=$BOND
+	for o in $(echo "$THEN" | tr , ' '); do
+		case "${o%%:*}" in
+		role | mode | sizes | runs | warmup | timeout | idle | gap | bytes | bond) ;;
+		*) echo "DONE fail pkt.then: ${o%%:*} cannot change within a boot"; return 1 ;;
+		esac
+		set_key "pkt.${o%%:*}=$(echo "${o#*:}" | tr + ,)"
+	done
+	THEN=
+	echo "PHASE 2 role=$ROLE mode=$MODE bond=$BOND"
+	[ "$BOND" = "$was" ] && return 0
+	case "$was $BOND" in none* | *none) echo "DONE fail pkt.then: bond0 only changes its mode"; return 1 ;; esac
+	remake_bond || { echo "DONE fail cannot make bond0 again in mode $BOND"; return 1; }
 }
 
 # A tbf qdisc on each NIC at its pkt.mbps rate (busybox tc has no tbf:
@@ -313,16 +366,21 @@ fi
 
 # irq_lines: the /proc/interrupts lines of the NICs' interrupts (IRQS, below).
 irq_lines() {
-	for n in $(echo "$IRQS" | tr , ' '); do grep -E " $n(-[a-z]+\.?[0-9]*)?\$" /proc/interrupts; done
+	for n in $(echo "$IRQS" | tr , ' '); do grep -E " $n(-[a-z]+[-.]?[0-9]*)?$" /proc/interrupts; done
 }
 
-# pkt.irqcpu: every NIC interrupt routed to that CPU alone.
+# pkt.irqcpu: every NIC interrupt routed to that CPU alone, or (spread)
+# NIC ethK's to CPU K mod nproc.
 pin_irqs() {
 	[ -n "$IRQCPU" ] || return 0
-	mask=$(printf '%x' $((1 << IRQCPU)))
 	for i in $(irq_lines | cut -d: -f1); do
-		echo "$mask" >"/proc/irq/$i/smp_affinity" || return 1
-		echo "PIN irq=$i cpu=$IRQCPU affinity=$(cat "/proc/irq/$i/smp_affinity_list")"
+		cpu=$IRQCPU
+		if [ "$IRQCPU" = spread ]; then
+			k=$(grep -E "^ *$i:" /proc/interrupts | grep -oE 'eth[0-9]+' | head -1)
+			cpu=$((${k#eth} % $(nproc)))
+		fi
+		printf '%x' $((1 << cpu)) >"/proc/irq/$i/smp_affinity" || return 1
+		echo "PIN irq=$i cpu=$cpu affinity=$(cat "/proc/irq/$i/smp_affinity_list")"
 	done
 }
 
@@ -384,33 +442,35 @@ run_lb() {
 # several variants (packet,mmap): each mode runs once per variant, one after
 # the other, each ending with its own DONE line (a client's probes or
 # connection retries wait for the server's next run).
-fail=0
-for m in $(echo "$MODE" | tr , ' '); do
-	if [ "$m" = lb ]; then
-		run_lb
-		rc=$?
-		echo "LBBENCH exit=$rc"
-		break
-	fi
-	for v in $(echo "$VARIANT" | tr , ' '); do
-		set -- --role "$ROLE" --mode "$m" --variant "$v" --sizes "$SIZES" --if "$IF" \
-			--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
-			--irqs "$IRQS" --cpu-ms "$CPU"
-		[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
-		[ "$IF" = bond0 ] && set -- "$@" --reorder
-		[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
-		[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
-		[ -n "$IRQCPU$RXCPU" ] && irq_cpus | sed 's/^IRQCPU /IRQCPU0 /'
-		if [ -n "$RXCPU" ]; then
-			taskset -c "$RXCPU" /bin/pktbench "$@"
-		else
-			/bin/pktbench "$@"
+# run_modes: 1 once one has failed, or after lbbench (the boot's only run).
+run_modes() {
+	for m in $(echo "$MODE" | tr , ' '); do
+		if [ "$m" = lb ]; then
+			run_lb
+			echo "LBBENCH exit=$?"
+			return 1
 		fi
-		rc=$?
-		[ -n "$IRQCPU$RXCPU" ] && irq_cpus
-		echo "PKTBENCH mode=$m variant=$v exit=$rc"
-		[ $rc = 0 ] || { fail=1; break; }
+		for v in $(echo "$VARIANT" | tr , ' '); do
+			set -- --role "$ROLE" --mode "$m" --variant "$v" --sizes "$SIZES" --if "$IF" \
+				--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
+				--irqs "$IRQS" --cpu-ms "$CPU"
+			[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+			[ "$IF" = bond0 ] && set -- "$@" --reorder
+			[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
+			[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
+			[ -n "$IRQCPU$RXCPU" ] && irq_cpus | sed 's/^IRQCPU /IRQCPU0 /'
+			if [ -n "$RXCPU" ]; then
+				taskset -c "$RXCPU" /bin/pktbench "$@"
+			else
+				/bin/pktbench "$@"
+			fi
+			rc=$?
+			[ -n "$IRQCPU$RXCPU" ] && irq_cpus
+			echo "PKTBENCH mode=$m variant=$v exit=$rc"
+			[ $rc = 0 ] || return 1
+		done
 	done
-	[ $fail = 0 ] || break
-done
+}
+
+while run_modes && next_phase; do :; done
 halt_now

@@ -15,13 +15,14 @@
 // Counting is per translation block, added as the block starts; a marker
 // subtracts the block's instructions from itself on, so a window counts
 // exactly the instructions the marker's CPU executed between the markers
-// (the other CPUs' to within one block each).
+// (the other CPUs' to within one block each). The end may come on another
+// vCPU than the start (a process that moved): own is then the end's vCPU's.
 //
 // Output: one line per window, in order, to the file named by the plugin
 // argument out=FILE (-plugin FILE.so,out=PATH):
-//   WIN n=N cpu=C own=I other=J
+//   WIN n=N cpu=C own=I other=J cpus=K0,K1,..
 // C the vCPU that executed the markers, I its instructions, J the sum of
-// the other vCPUs' over the same window.
+// the other vCPUs' over the same window, Kv each vCPU's (Kc = I).
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,15 +113,21 @@ static void on_mark(unsigned int vcpu, void *udata)
 		start_cpu = vcpu;
 		return;
 	}
-	if (start_cpu != vcpu) // an end without its start: no window
-		return;
-	uint64_t other = 0;
-	for (unsigned v = 0; v < nvcpus; v++)
+	if (start_cpu == MAX_VCPUS) // an end without its start: no window
+		return; // (an end on another vCPU than the start's closes it: the program moved)
+	uint64_t other = 0, each[MAX_VCPUS];
+	for (unsigned v = 0; v < nvcpus; v++) {
+		each[v] = v == vcpu ? own - start[v] : counts[v] - start[v];
 		if (v != vcpu)
-			other += counts[v] - start[v];
-	if (out)
-		fprintf(out, "WIN n=%" PRIu64 " cpu=%u own=%" PRIu64 " other=%" PRIu64 "\n", windows++, vcpu,
+			other += each[v];
+	}
+	if (out) {
+		fprintf(out, "WIN n=%" PRIu64 " cpu=%u own=%" PRIu64 " other=%" PRIu64 " cpus=", windows++, vcpu,
 			own - start[vcpu], other);
+		for (unsigned v = 0; v < nvcpus; v++)
+			fprintf(out, "%s%" PRIu64, v ? "," : "", each[v]);
+		fprintf(out, "\n");
+	}
 	start_cpu = MAX_VCPUS;
 }
 

@@ -11,11 +11,13 @@
 #                              burst in one boot pair (~30 s)
 #   make test-linux-baseline-virtio  the same on virtio-net (NIC=virtio)
 #   make test-linux-dpdk       the DPDK peer (dpdkbench, initrd-dpdk.gz) against
-#                              pktbench both ways on the e1000: rtt and bursts,
-#                              every byte verified (~40 s)
-#   make test-linux-bond       two guests over two links: balance-rr TCP stream
-#                              and raw bursts over bond0, active-backup with link
-#                              0 cut mid-stream (~70 s)
+#                              pktbench both ways on the e1000, the roles swapped
+#                              in one boot pair: rtt and bursts, every byte
+#                              verified (~25 s)
+#   make test-linux-bond       two guests over two links, one boot pair:
+#                              balance-rr TCP stream and raw bursts over bond0,
+#                              then bond0 in active-backup with link 0 cut
+#                              mid-stream (~50 s)
 #   make bench-linux-multilink bench/results/linux-multilink.json: balance-rr TCP,
 #                              raw bursts over the bond and MPTCP over 1-4 paced
 #                              links (~25 min idle host; ML_* tunables, see

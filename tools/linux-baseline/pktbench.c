@@ -826,8 +826,9 @@ struct burst_state {
 };
 
 // insnplugin.c's window markers (no-ops): a burst's R1, from its first
-// frame received to the reply sent, for the plugin's instruction counts
-// when the guest has several CPUs (no -icount there).
+// frame received to the reply sent, or a stream connection at either end,
+// for the plugin's instruction counts when the guest has several CPUs (no
+// -icount there).
 #define R1_MARK_START() __asm__ volatile("nopl 0x7ab1c0d0(%%rax)" ::: "memory")
 #define R1_MARK_END() __asm__ volatile("nopl 0x7ab1c0d1(%%rax)" ::: "memory")
 
@@ -1521,6 +1522,52 @@ static long long busy_ns(void)
 	return found ? (long long)mono - idle : -1;
 }
 
+// Each CPU's busy time so far in ns (at most max CPUs), as busy_ns but per
+// CPU: /proc/timer_list's "now at" less the CPU's idle and iowait sleep
+// times, and less the idle period under way when its tick is stopped (the
+// nohz code adds an idle period to idle_sleeptime only when it ends, so a
+// CPU asleep across a window would otherwise look busy). Returns the CPUs
+// read, 0 when the kernel does not show them.
+#define PB_MAX_CPUS 8
+static int cpus_busy_ns(long long *busy, int max)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[512];
+	long long now = -1, idle = 0, entry = 0;
+	int cpu = -1, n = 0, stopped = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		char *v = strchr(line, ':');
+		if (!strncmp(line, "now at ", 7))
+			now = atoll(line + 7);
+		else if (!strncmp(line, "cpu: ", 5))
+			cpu = atoi(line + 5), idle = entry = stopped = 0;
+		else if (cpu < 0 || cpu >= max || !v)
+			continue;
+		else if (strstr(line, ".tick_stopped"))
+			stopped = atoi(v + 1);
+		else if (strstr(line, ".idle_entrytime"))
+			entry = atoll(v + 1);
+		else if (strstr(line, ".idle_sleeptime") || strstr(line, ".iowait_sleeptime"))
+			idle += atoll(v + 1);
+		else if (strstr(line, ".idle_expires") && now >= 0) { // the CPU's last field
+			busy[cpu] = now - idle - (stopped && entry && entry <= now ? now - entry : 0);
+			n = cpu + 1 > n ? cpu + 1 : n;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+// " cpu_busy_ns=a,b,..": each CPU's busy ns between two cpus_busy_ns reads.
+static void print_cpus_busy(const long long *b0, int n0, const long long *b1, int n1)
+{
+	printf(" cpu_busy_ns=");
+	for (int k = 0; k < n0 && k < n1; k++)
+		printf("%s%lld", k ? "," : "", b1[k] - b0[k]);
+}
+
 // What one busy_ns() window costs when it holds nothing (the reads' own
 // work, on either side of the clock), the least of 3: subtracted from a
 // measured window by the collector.
@@ -1554,7 +1601,10 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	// MPTCP's own, across subflows.
 	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
 	long long mofo0 = snmp_get("/proc/net/netstat", "MPTcpExt:", "OFOQueue");
-	long long mark = busy_mark_ns(), b0 = busy_ns(), w0 = (long long)now_ns();
+	long long mark = busy_mark_ns(), c0[PB_MAX_CPUS], c1[PB_MAX_CPUS];
+	int n0 = cpus_busy_ns(c0, PB_MAX_CPUS);
+	long long b0 = busy_ns(), w0 = (long long)now_ns();
+	R1_MARK_START();
 	while (got < total) {
 		size_t want = total - got < PB_STREAM_RXBUF ? (size_t)(total - got) : PB_STREAM_RXBUF;
 		ssize_t r = read(c, buf, want);
@@ -1576,7 +1626,9 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 		}
 		got += (uint64_t)r;
 	}
+	R1_MARK_END();
 	long long b1 = busy_ns(), w1 = (long long)now_ns();
+	int n1 = cpus_busy_ns(c1, PB_MAX_CPUS);
 	if (status == ST_OK && got != total)
 		status = ST_SHORT;
 	bool fb;
@@ -1604,6 +1656,7 @@ static int stream_serve(int c, const struct opts *o, uint8_t *buf)
 	       b0 >= 0 && b1 >= 0 ? b1 - b0 : -1, w1 - w0, mark);
 	for (int i = 0; i < nics; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)(rx1[i] - rx0[i]));
+	print_cpus_busy(c0, n0, c1, n1);
 	printf("\n");
 	if (status != ST_OK)
 		die("stream: %llu of %llu bytes verified (status %u)", (unsigned long long)good,
@@ -1677,6 +1730,8 @@ static int stream_connect(const struct opts *o)
 struct stream_result {
 	uint64_t ns, total;
 	long long busy_ns, win_ns; // the client's busy time over the connection, and the window
+	long long cpu0[PB_MAX_CPUS], cpu1[PB_MAX_CPUS]; // each CPU's busy ns at either end of it
+	int ncpu0, ncpu1;
 	long long retrans;
 	double client_us;
 	int subflows;
@@ -1689,8 +1744,10 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	uint8_t hdr[16], ans[32];
 	int fd = stream_connect(o);
 	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	r->ncpu0 = cpus_busy_ns(r->cpu0, PB_MAX_CPUS);
 	long long b0 = busy_ns();
 	uint64_t t0 = now_ns();
+	R1_MARK_START();
 	if (total) // a mark for harnesses that act during a transfer (link cuts)
 		printf("STREAM begin bytes=%u total=%llu\n", size, (unsigned long long)total);
 	put_be32(hdr, PB_STREAM_MAGIC);
@@ -1708,8 +1765,10 @@ static void stream_once(const struct opts *o, uint8_t *buf, uint32_t size, uint6
 	r->subflows = mptcp_subflows(fd, &r->fallback);
 	if (read_full(fd, ans, sizeof ans) || get_be32(ans) != PB_STREAM_MAGIC)
 		die("stream bytes=%u: no answer from the server: %s", size, strerror(errno));
+	R1_MARK_END();
 	uint64_t t1 = now_ns();
 	long long b1 = busy_ns();
+	r->ncpu1 = cpus_busy_ns(r->cpu1, PB_MAX_CPUS);
 	r->client_us = (double)(t1 - t0) / 1000.0;
 	r->busy_ns = b0 >= 0 && b1 >= 0 ? b1 - b0 : -1;
 	r->win_ns = (long long)(t1 - t0);
@@ -1741,11 +1800,13 @@ static int run_stream_client(const struct opts *o)
 				continue;
 			printf("RESULT stream proto=%s bytes=%u rep=%d total=%llu verified=%llu us=%.1f "
 			       "mbps=%.3f client_us=%.1f subflows=%d fallback=%d retrans=%lld busy_ns=%lld "
-			       "win_ns=%lld mark_ns=%lld\n",
+			       "win_ns=%lld mark_ns=%lld",
 			       proto_name(o->proto), o->sizes[i], rep, (unsigned long long)r.total,
 			       (unsigned long long)r.total, (double)r.ns / 1000.0,
 			       r.ns ? (double)r.total * 8000.0 / (double)r.ns : 0.0, r.client_us, r.subflows,
 			       r.fallback, r.retrans, r.busy_ns, r.win_ns, busy_mark_ns());
+			print_cpus_busy(r.cpu0, r.ncpu0, r.cpu1, r.ncpu1);
+			printf("\n");
 		}
 	}
 	struct stream_result q;

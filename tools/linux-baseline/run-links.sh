@@ -8,8 +8,9 @@
 #   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
 #                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
 #                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
-#                [--cut SECONDS] [--icount] [--timeout SECONDS] [--append "kernel args"]
-#                [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio]
+#                [--cut SECONDS] [--then KEY:VALUE[,...]] [--icount] [--count]
+#                [--timeout SECONDS] [--append "kernel args"] [--guest DIR] [--logdir DIR]
+#                [--no-build] [--nic e1000|e1000e|virtio]
 #
 # --bond rr|ab puts each guest's NICs in bond0 (balance-rr, active-backup)
 # with IPv4 10.0.0.1 (server) and 10.0.0.2 (client); without a bond NIC K
@@ -17,10 +18,19 @@
 # each NIC with tbf (one value for all).  --cut S: S seconds after the
 # client's first "STREAM begin" (or first RESULT line in other modes), link
 # 0 is cut on both sides (QMP set_link off on both guests' NIC 0: a visible
-# cut, both drivers report the link down).  --icount: -icount shift=0 (the
-# guest TSC counts instructions; real-time fields become virtual time).
-# Every guest has a QMP socket in
-# the run's temporary directory.  Logs as in run-pair.sh.
+# cut, both drivers report the link down).  --then: a second phase in the
+# same boot once every mode has run (init.sh's pkt.then, in both guests):
+# the keys given are set anew (e.g. bond:ab,mode:stream,bytes:8000000:
+# bond0 made again in active-backup) and the modes run again; a PHASE line
+# separates the two phases' lines, and --cut counts from the second
+# phase's first transfer.  --icount: -icount shift=0 (the guest TSC counts
+# instructions; real-time fields become virtual time).
+# --count: each guest loads insnplugin.so (build.sh builds it), which writes
+# the instructions of each vCPU over every marked window (pktbench's stream
+# connections, burst R1s) to LOGDIR/NAME.insns (WIN lines); Debian's 6.1
+# kernel brings no other CPU up under -icount, so this is how a guest of
+# several CPUs is counted.  Every guest has a QMP socket in the run's
+# temporary directory.  Logs as in run-pair.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -29,7 +39,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 LINKS=1 BOND=none MBPS= MODE=stream PROTO=tcp VARIANT=packet SIZES=8192 RUNS=3 WARMUP=1
 BYTES=16777216 CUT= TIMEOUT=300 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= BUILD=1
-NIC=${NIC:-e1000} GAP=2 ICOUNT=
+NIC=${NIC:-e1000} GAP=2 ICOUNT= THEN= COUNT=
 # NIC K of the server is 52:54:00:4c:4K:01, of the client ...:02.
 mac() { printf '52:54:00:4c:4%d:%02d' "$2" "$1"; }
 
@@ -49,7 +59,9 @@ while [ $# -gt 0 ]; do
 	--bytes) BYTES=$2; shift ;;
 	--gap) GAP=$2; shift ;;
 	--cut) CUT=$2; shift ;;
+	--then) THEN=$2; shift ;;
 	--icount) ICOUNT=1 ;;
+	--count) COUNT=1 ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--append) APPEND=$2; shift ;;
 	--guest) GUEST=$2; shift ;;
@@ -66,9 +78,14 @@ for m in $(echo "$MODE" | tr , ' '); do
 	case "$m" in stream | burst | rtt) ;; *) usage ;; esac
 done
 NMODES=$(echo "$MODE" | tr , '\n' | grep -c .)
+if [ -n "$THEN" ]; then # the second phase's modes: its own, or the same again
+	then_mode=$(echo "$THEN" | tr , '\n' | sed -n 's/^mode://p')
+	NMODES=$((NMODES + $(echo "${then_mode:-$MODE}" | tr ,+ '\n\n' | grep -c .)))
+fi
 case "$PROTO" in tcp | mptcp) ;; *) usage ;; esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
+e1000e) NIC_DEV=e1000e ;;
 virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
@@ -80,6 +97,7 @@ esac
 
 lb_need_pkgs qemu-system-x86 python3
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
+[ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
@@ -108,6 +126,7 @@ boot() {
 	done
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/$name.insns")
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M "${LB_SMP_ARGS[@]}" \
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
@@ -121,13 +140,17 @@ boot() {
 # qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC (lbqmp.py).
 qmp_set_link() { python3 "$HERE/lbqmp.py" "$SOCKDIR/$1.qmp" "$2" "$3"; }
 
-# cut_link_later: once the client starts its first transfer, wait CUT
-# seconds and cut link 0 on both guests.  Runs in the background.
+# cut_link_later: once the client starts its first transfer (with --then,
+# its second phase's first), wait CUT seconds and cut link 0 on both
+# guests.  Runs in the background.
 cut_link_later() {
-	local mark='^STREAM begin'
-	case "$MODE" in stream*) ;; *) mark='^RESULT ' ;; esac
+	local mark='^STREAM begin' from=1 modes=$MODE
+	if [ -n "$THEN" ]; then
+		from='/^PHASE 2 /' modes=${then_mode:-$MODE}
+	fi
+	case "$modes" in stream*) ;; *) mark='^RESULT ' ;; esac
 	for _ in $(seq 1 $((TIMEOUT * 10))); do
-		{ tr -d '\r' <"$LOGDIR/client.log"; } 2>/dev/null | grep -q "$mark" && break
+		{ tr -d '\r' <"$LOGDIR/client.log"; } 2>/dev/null | sed -n "$from,\$p" | grep -q "$mark" && break
 		sleep 0.1
 	done
 	sleep "$CUT"
@@ -138,6 +161,7 @@ cut_link_later() {
 common="pkt.idle=60000 pkt.nics=$LINKS pkt.bond=$BOND pkt.mode=$MODE pkt.proto=$PROTO pkt.variant=$VARIANT"
 common="$common pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.bytes=$BYTES pkt.gap=$GAP"
 [ -n "$MBPS" ] && common="$common pkt.mbps=$MBPS"
+[ -n "$THEN" ] && common="$common pkt.then=$THEN"
 boot server 1 "pkt.role=server pkt.host=1 pkt.peerhost=2 $common"
 SERVER_PID=$BOOT_PID
 boot client 2 "pkt.role=client pkt.host=2 pkt.peerhost=1 pkt.peer=$(mac 1 0) $common"
@@ -158,8 +182,8 @@ for side in client server; do
 	touch "$LOGDIR/$side.log"
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
-grep -E '^(RESULT|SUMMARY) ' "$LOGDIR/client.txt" || true
-grep -E '^SRVSTAT ' "$LOGDIR/server.txt" || true
+grep -E '^(RESULT|SUMMARY|PHASE) ' "$LOGDIR/client.txt" || true
+grep -E '^(SRVSTAT|PHASE) ' "$LOGDIR/server.txt" || true
 [ -f "$LOGDIR/cut.txt" ] && cat "$LOGDIR/cut.txt"
 
 verdict() { # SIDE: empty if every mode ended well, else why not

@@ -9,7 +9,7 @@
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
-#               [--smp N]
+#               [--smp N] [--swap]
 #
 # --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, a
 # modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko, or
@@ -28,6 +28,11 @@
 # pktbench server); either boots initrd-dpdk.gz with 512 MiB in both guests.
 # --mode ceiling (dpdk only): a txonly sender into an rxonly receiver.
 # --mode window: the windowed stream (pktwindow.h), every variant.
+# --swap: once every mode has run, the guests swap roles in the same boot
+# (init.sh's pkt.then) and run every mode again: the client guest
+# (--variant) serves, the server guest (--server-variant) measures; the
+# lines of both roles are printed from both guests, and both must have
+# swapped.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -35,11 +40,11 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/common.sh"
 
 MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2 CPU_MS=0
-APPEND= GUEST=$ROOT/build/linux-baseline SERVER_VARIANT= LOGDIR= BUILD=1 NIC=${NIC:-e1000}
+APPEND= GUEST=$ROOT/build/linux-baseline SERVER_VARIANT= LOGDIR= BUILD=1 NIC=${NIC:-e1000} SWAP=
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
 
-usage() { sed -n '2,23s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--no-build) BUILD= ;;
 	--nic) NIC=$2; shift ;;
 	--smp) lb_smp_set "$2"; shift ;;
+	--swap) SWAP=1 ;;
 	*) usage ;;
 	esac
 	shift
@@ -126,9 +132,12 @@ boot() {
 }
 
 common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP pkt.cpu=$CPU_MS"
-boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common pkt.variant=$SERVER_VARIANT"
+# With --swap each guest also knows its peer, for the second phase's client.
+sargs= cargs=
+[ -n "$SWAP" ] && sargs="pkt.peer=$CLIENT_MAC pkt.then=role:client" cargs="pkt.then=role:server"
+boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common pkt.variant=$SERVER_VARIANT $sargs"
 SERVER_PID=$BOOT_PID
-boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common"
+boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common $cargs"
 CLIENT_PID=$BOOT_PID
 
 # The client's "bye" stops the server; give it a moment to power off.
@@ -139,14 +148,18 @@ for side in client server; do
 	touch "$LOGDIR/$side.log"
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
-grep -E '^(RESULT|SUMMARY|PORT|SKIP) ' "$LOGDIR/client.txt" || true
-grep -E '^(SRVSTAT|RESULT ceiling) ' "$LOGDIR/server.txt" || true
+CLIENT_LINES='^(RESULT|SUMMARY|PORT|SKIP) ' SERVER_LINES='^(SRVSTAT|RESULT ceiling) '
+[ -n "$SWAP" ] && CLIENT_LINES="$CLIENT_LINES|$SERVER_LINES|^PHASE " SERVER_LINES=$CLIENT_LINES
+grep -E "$CLIENT_LINES" "$LOGDIR/client.txt" || true
+grep -E "$SERVER_LINES" "$LOGDIR/server.txt" || true
 
-verdict() { # SIDE: empty if every run (mode and variant) ended well, else why not
+verdict() { # SIDE: empty if every run (mode, variant, role) ended well, else why not
 	local bad
 	bad=$(grep '^DONE' "$LOGDIR/$1.txt" | grep -vx 'DONE ok' | head -1)
-	[ -z "$bad" ] && grep -qx 'DONE ok' "$LOGDIR/$1.txt" && return 0
-	echo "$1: ${bad:-no DONE line}"
+	[ -z "$bad" ] && ! grep -qx 'DONE ok' "$LOGDIR/$1.txt" && bad="no DONE line"
+	[ -z "$bad" ] && [ -n "$SWAP" ] && ! grep -q '^PHASE 2 ' "$LOGDIR/$1.txt" && bad="never swapped roles"
+	[ -z "$bad" ] && return 0
+	echo "$1: $bad"
 }
 fail=
 [ "$crc" = 124 ] && fail="client QEMU timed out after ${TIMEOUT}s"

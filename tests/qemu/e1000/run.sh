@@ -5,11 +5,12 @@
 # Prints one TEST line per test and "e1000 tests: N passed, M failed".
 kernel=$1
 d=$(dirname "$0")
+# shellcheck source=../lib.sh
+. "$d/../lib.sh"
 passed=0
 failed=0
-run() {
-	if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-}
+# Two at a time (par, ../lib.sh): each script has its own sockets and log.
+run() { par "$@"; }
 run "$d/loop.sh" "$kernel" e1000
 run "$d/loop.sh" "$kernel" e1000-82545em
 run "$d/loop.sh" "$kernel" e1000-82544gc
@@ -23,5 +24,6 @@ run "$d/boot.sh" "$kernel" pci_msi "run=hello e1000test=msi" \
 if [ "${2:-}" != skip-bochs ] && command -v bochs >/dev/null && command -v grub-mkrescue >/dev/null; then
 	run "$d/bochs.sh" "$kernel"
 fi
+par_wait
 echo "e1000 tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -21,22 +21,21 @@ boot() { # name cmdline suite-line [model]
 		$(two_nics "${4:-e1000}") >/dev/null 2>"$log.err"
 	got=$?
 	why=$(check_log "$log" 0 "$got" "$3")
-	if verdict "$name" "$why" "$log" $(($(date +%s) - start)); then
-		passed=$((passed + 1))
-	else
-		grep -a -B2 '\.\.\. FAIL' "$log" | head -20 | sed 's/^/    | /'
-		failed=$((failed + 1))
-	fi
+	verdict "$name" "$why" "$log" $(($(date +%s) - start)) && return 0
+	grep -a -B2 '\.\.\. FAIL' "$log" | head -20 | sed 's/^/    | /'
+	return 1
 }
 
 # dst first: it counts every drop on the wire, and a reliable channel's
 # late control frame (scratch's) for a channel since closed is one.
-boot isolation "test=dst,regions,tails,raw,prio,timeout,held,limits,liveness,scratch copy_threshold=128 plimit=4000,64,8" \
+# Two boots at a time (par, ../lib.sh).
+par boot isolation "test=dst,regions,tails,raw,prio,timeout,held,limits,liveness,scratch copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: "
-boot isolation_copy "test=copy copy_threshold=9000" "SUITE isolate: "
-boot isolation_virtio "test=dst,regions,tails,raw,held,liveness copy_threshold=128 plimit=4000,64,8" \
+par boot isolation_copy "test=copy copy_threshold=9000" "SUITE isolate: "
+par boot isolation_virtio "test=dst,regions,tails,raw,held,liveness copy_threshold=128 plimit=4000,64,8" \
 	"SUITE isolate: " virtio-net-pci,disable-legacy=on
-boot isolation_promisc "test=dst promisc=1" "SUITE isolate: "
-boot isolation_virtio_promisc "test=dst promisc=1" "SUITE isolate: " virtio-net-pci,disable-legacy=on
+par boot isolation_promisc "test=dst promisc=1" "SUITE isolate: "
+par boot isolation_virtio_promisc "test=dst promisc=1" "SUITE isolate: " virtio-net-pci,disable-legacy=on
+par_wait
 echo "isolation tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

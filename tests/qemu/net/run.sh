@@ -7,13 +7,19 @@
 # CMD_EXTRA="k=v ..." goes on both kernels' command lines, e.g. runcpu=1)
 set -uo pipefail
 kernel=$1
-root=$(cd "$(dirname "$0")/../../.." && pwd)
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 logs=$(dirname "$kernel")/test-logs/net
 passed=0 failed=0
 
+# The pairs run two at a time (par, ../lib.sh): each has its own sockets
+# (tools/net-pair.sh) and logs.
 run() { # name nics model ready server client patterns
+	[[ -z "${ONLY:-}" || "$1" =~ $ONLY ]] || return 0
+	par pair "$@"
+}
+pair() {
 	local name=$1 dir=$logs/$1
-	[[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || return 0
 	local t0=$SECONDS
 	NICS=$2 MODEL=$3 READY=$4 "$root/tools/net-pair.sh" "$kernel" "$5 ${CMD_EXTRA:-}" "$6 ${CMD_EXTRA:-}" "$dir" 120 >/dev/null 2>&1
 	local rc=$? why=()
@@ -25,12 +31,12 @@ run() { # name nics model ready server client patterns
 	grep -aq '\.\.\. FAIL' "$dir"/*.log 2>/dev/null && why+=("a TEST failed")
 	if [ ${#why[@]} -eq 0 ]; then
 		echo "TEST $name ... ok ($((SECONDS - t0))s)"
-		passed=$((passed + 1))
+		return 0
 	else
 		echo "TEST $name ... FAIL"
 		printf '    %s\n' "${why[@]}" "logs: $dir"
 		grep -a -h -E 'FAIL|error|killed|PANIC' "$dir"/*.log 2>/dev/null | head -5 | sed 's/^/    | /'
-		failed=$((failed + 1))
+		return 1
 	fi
 }
 
@@ -106,5 +112,6 @@ if [ "${QEMU_SMP:-1}" -ge 2 ]; then
 		"SUITE stream: 8 passed, 0 failed;SUITE stream: 6 passed, 0 failed;gaps=0 lost=0;nicirq: NIC 1 interrupts CPU 1;irqs: cpu0=0 cpu1="
 fi
 
+par_wait
 echo "network tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
