@@ -92,8 +92,14 @@ long demux_replenish(int nic, int n)
 	int need = replenish_need(nic, n);
 	if (pmem_free_count() < (uint64_t)need)
 		return -E_NOMEM;
-	for (int i = 0; i < need; i++)
-		demux_refill_add(nic, pmem_take());
+	paddr_t f[32]; // a few at a time: one turn of the allocator's lock each
+	for (int i = 0, k; i < need; i += k) {
+		k = pmem_take_n(f, need - i < 32 ? need - i : 32);
+		if (!k)
+			return -E_NOMEM; // another CPU took the last ones meanwhile
+		for (int j = 0; j < k; j++)
+			demux_refill_add(nic, f[j]);
+	}
 	return 0;
 }
 

@@ -4,9 +4,9 @@
 //
 // Safe under concurrent calls from several CPUs: the free stack, the
 // reserve and the counts are under lk (LK_PMEM); a state word changes by
-// compare-and-swap, so pinning and unpinning (a NIC's send and its
-// completion, per frame) take no lock, and the unpin that ends a deferred
-// free takes lk only to put the frame back.
+// atomic add (a pin or unpin) or compare-and-swap (a free), so pinning and
+// unpinning (a NIC's send and its completion, per frame) take no lock, and
+// the unpin that ends a deferred free takes lk only to put the frame back.
 #include "pmem.h"
 #include "tlb.h"
 #include "../kprintf.h"
@@ -189,13 +189,13 @@ void pmem_pin(paddr_t pa)
 	uint64_t pfn = pa >> PAGE_SHIFT;
 	if (pfn >= nframes)
 		panic("pmem_pin: bad frame %lx", pa);
-	uint16_t s = state_of(pfn);
-	do {
-		if (s == F_RESV)
-			return;
-		if (!(s & F_USED) || (s & (F_PINS | F_DEFER)) >= F_PINS)
-			panic("pmem_pin: bad frame %lx", pa);
-	} while (!state_cas(pfn, &s, s + 1));
+	if (state_of(pfn) == F_RESV) // never changes once the manager is up
+		return;
+	uint16_t s = __atomic_fetch_add(&state[pfn], 1, __ATOMIC_ACQ_REL);
+	if (!(s & F_USED) || (s & (F_PINS | F_DEFER)) >= F_PINS) {
+		__atomic_fetch_sub(&state[pfn], 1, __ATOMIC_ACQ_REL); // as it was
+		panic("pmem_pin: bad frame %lx", pa);
+	}
 }
 
 void pmem_unpin(paddr_t pa)
@@ -203,13 +203,13 @@ void pmem_unpin(paddr_t pa)
 	uint64_t pfn = pa >> PAGE_SHIFT;
 	if (pfn >= nframes)
 		panic("pmem_unpin: frame %lx not pinned", pa);
-	uint16_t s = state_of(pfn);
-	do {
-		if (s == F_RESV)
-			return;
-		if (!(s & F_PINS))
-			panic("pmem_unpin: frame %lx not pinned", pa);
-	} while (!state_cas(pfn, &s, s - 1));
+	if (state_of(pfn) == F_RESV)
+		return;
+	uint16_t s = __atomic_fetch_sub(&state[pfn], 1, __ATOMIC_ACQ_REL);
+	if (!(s & F_PINS)) {
+		__atomic_fetch_add(&state[pfn], 1, __ATOMIC_ACQ_REL); // as it was
+		panic("pmem_unpin: frame %lx not pinned", pa);
+	}
 	if (s - 1 == (F_USED | F_DEFER)) { // its owner freed it meanwhile: no one else may touch it now
 		spin_lock(&lk);
 		push_locked(pfn);
@@ -236,6 +236,21 @@ paddr_t pmem_take(void)
 	paddr_t pa = nreserve ? reserve[--nreserve] : 0;
 	spin_unlock(&lk);
 	return pa ? pa : pmem_alloc();
+}
+
+int pmem_take_n(paddr_t *out, int n)
+{
+	int k = 0;
+	spin_lock(&lk);
+	while (k < n && nreserve)
+		out[k++] = reserve[--nreserve];
+	int zeroed = k;
+	for (paddr_t pa; k < n && (pa = pop_locked()); k++)
+		out[k] = pa;
+	spin_unlock(&lk);
+	for (int i = zeroed; i < k; i++)
+		pmem_zero_tail(out[i], 0);
+	return k;
 }
 
 // Zeroed outside the lock: another CPU may take or fill meanwhile.

@@ -29,6 +29,10 @@ unsigned pmem_pin_count(paddr_t pa);
 // The reserve: zeroed frames prepared ahead of need (when the CPU is idle)
 // so hot paths take one without zeroing or searching. Counted as free.
 paddr_t pmem_take(void);        // a zeroed frame, from the reserve if it has one
+// n frames, zeroed, into out (the reserve's first), as n calls of
+// pmem_take under one acquisition of the allocator's lock: how many (fewer
+// only when memory runs out).
+int pmem_take_n(paddr_t *out, int n);
 void pmem_reserve_fill(int max); // zero up to max more frames into the reserve
 
 #endif
