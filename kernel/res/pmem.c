@@ -27,7 +27,9 @@ static paddr_t reserve[RESERVE_MAX];
 static int nreserve;
 static struct spinlock lk = SPINLOCK_INIT("pmem", LK_PMEM);
 
-static uint16_t state_of(uint64_t pfn) { return __atomic_load_n(&state[pfn], __ATOMIC_ACQUIRE); }
+// Relaxed: a snapshot (the checks of a DMA buffer, the pin count); every
+// change goes through an atomic read-modify-write, which orders.
+static uint16_t state_of(uint64_t pfn) { return __atomic_load_n(&state[pfn], __ATOMIC_RELAXED); }
 static void state_set(uint64_t pfn, uint16_t v) { __atomic_store_n(&state[pfn], v, __ATOMIC_RELEASE); }
 // state[pfn] from *old to v if no other CPU changed it meanwhile; else
 // false, with *old what it is now.
