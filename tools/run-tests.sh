@@ -133,9 +133,10 @@ for t in "${main[@]}"; do
 	"$make" --no-print-directory "$t"
 	rc=$?
 	vms_give main
-	times+=("$(($(date +%s) - t0)) $t")
+	secs=$(($(date +%s) - t0))
+	times+=("$secs $t")
 	[ $rc -eq 0 ] || fail "$t failed (status $rc)" $rc
-	echo "== make test: $t passed in $(($(date +%s) - t0)) s ($(($(date +%s) - start)) s so far)"
+	echo "== make test: $t passed in $secs s ($((t0 + secs - start)) s so far)"
 	start_lane
 	drain
 	[ -z "$lane_failed" ] || fail "$lane_failed" 1

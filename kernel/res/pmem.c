@@ -232,14 +232,6 @@ unsigned pmem_pin_count(paddr_t pa)
 	return pfn < nframes ? state_of(pfn) & F_PINS : 0;
 }
 
-paddr_t pmem_take(void)
-{
-	spin_lock(&lk);
-	paddr_t pa = nreserve ? reserve[--nreserve] : 0;
-	spin_unlock(&lk);
-	return pa ? pa : pmem_alloc();
-}
-
 int pmem_take_n(paddr_t *out, int n)
 {
 	int k = 0;
@@ -253,6 +245,12 @@ int pmem_take_n(paddr_t *out, int n)
 	for (int i = zeroed; i < k; i++)
 		pmem_zero_tail(out[i], 0);
 	return k;
+}
+
+paddr_t pmem_take(void)
+{
+	paddr_t pa;
+	return pmem_take_n(&pa, 1) ? pa : 0;
 }
 
 // Zeroed outside the lock: another CPU may take or fill meanwhile.
