@@ -92,7 +92,11 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 	}
 	c->x.call_left = c->n_out;
 	// Until each has left once: the sender blocks on a full paced wire as
-	// on a saturated card.
+	// on a saturated card. Every packet is the channel's now (numbered,
+	// pinned until acknowledged): a call whose NICs then take nothing for
+	// dead_us returns its count all the same, the rest still queued, since
+	// -E_LINK would tell the caller nothing was (and it would write their
+	// slots again while they are still to go).
 	uint64_t last = arch_rdtsc();
 	for (uint32_t left = c->x.call_left;;) {
 		rel_pump(c);
@@ -102,8 +106,11 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 			return -E_LINK; // what is left of the call went with the peer's queue
 		if (c->x.call_left < left)
 			left = c->x.call_left, last = arch_rdtsc();
-		else if (arch_rdtsc() - last > dead)
-			return -E_LINK; // they stay queued and go when a link comes back
+		else if (arch_rdtsc() - last > dead) {
+			c->st.tx_stalled_calls++; // they go when a NIC or link comes back
+			c->x.call_left = 0;
+			break;
+		}
 		uint64_t wake = arch_rdtsc() + us_tsc(1000);
 		for (int n = 0; n < NETDEV_MAX; n++)
 			if ((c->nicmask & (1u << n)) && shaper_paced(n) && shaper_room_at(n) < wake)

@@ -183,6 +183,8 @@ struct io_stats {
 	                          // peer than its window (IO_SET_WINDOW) could ever take
 	uint64_t rx_rearms;       // poll=irq: times one of the channel's NICs went back to
 	                          // interrupts, its ring empty, while a batch waited
+	uint64_t tx_stalled_calls; // reliable output_io calls that returned with packets still
+	                          // queued: the NICs took nothing for the dead-peer timeout
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

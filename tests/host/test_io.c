@@ -2313,6 +2313,47 @@ static void test_rel_dead_peer(void)
 }
 
 
+// Both NICs finishing nothing until complete_at.
+static void hook_tx_complete_late_all(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	if (arch_rdtsc() >= complete_at)
+		fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
+}
+
+// A reliable call whose packets were all queued (the peer live, room in
+// the window) but whose NICs then finished nothing for longer than the
+// dead-peer timeout (QEMU's main loop unserved on a loaded host). output_io
+// returned -E_LINK, the same code as a call that queued nothing, though
+// its packets stayed queued and went later: the caller could not count
+// them, and the file service wrote a slot again while its packet was
+// still unacknowledged (checksum errors under load). Now the call returns
+// its count: every packet is the channel's, pinned until acknowledged.
+static void test_bug_rel_queued_then_stalled(void)
+{
+	struct chan c = stripe_chan(0, 6);
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
+	fake_nics[0].nd.tx_slots = 2, fake_nics[1].nd.tx_slots = 2;
+	complete_at = arch_rdtsc() + timer_us_to_tsc(200000);
+	fake_sleep_hook = hook_tx_complete_late_all;
+	const uint64_t z[6] = { 0 }, sz[6] = { 100, 100, 100, 100, 100, 100 };
+	const uint64_t pos[6] = { 0, PG, 2 * PG, 3 * PG, 4 * PG, 5 * PG };
+	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, pos), 6);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.seq[0], 6);
+	for (int k = 0; k < 6; k++)
+		CU_ASSERT_TRUE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
+	fake_nics[0].nd.tx_slots = fake_nics[1].nd.tx_slots = FAKE_NIC_TX_SLOTS;
+	complete_at = 0;
+	io_tick(); // the queued ones leave once the NICs finish
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 6);
+	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1);
+	rx_ack(0, PEER0, 77, chan_of(c.id)->x.session, 6, NULL, 0, 0, 0, 0);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_acked, 6);
+	for (int k = 0; k < 6; k++)
+		CU_ASSERT_FALSE(pmem_is_pinned(vregion_frame(c.out_vr, (uint64_t)k)));
+}
+
 // A peer that said goodbye (its channel freed) and then opened a new
 // channel: the first frames of its new session are stale here, and are
 // answered with a heartbeat that tells it our session; its control frame
@@ -2658,7 +2699,7 @@ static const struct test_case worker_tests[] = {
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
-	TEST(test_rel_dead_peer), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
+	TEST(test_rel_dead_peer), TEST(test_bug_rel_queued_then_stalled), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
 	TEST(test_bug_rel_bye_window_full), TEST(test_bug_rel_bye_late_ack), TEST(test_bug_rel_bye_wakes_reader),
 	TEST(test_bug_rel_hole_bounded),
 };
