@@ -239,7 +239,8 @@ long fs_read(struct fs_client *fc, long h, uint64_t off, void *buf, uint64_t len
 	for (uint32_t i = 0; i < nc; i++) {
 		uint64_t coff, clen;
 		fs_chunk(off, r.length, cfg->chunk, i, &coff, &clen);
-		e = fsn_recv_chunk(&fc->net, (int)(i % cfg->streams), (uint8_t *)buf + (coff - off), clen, &sums[i]);
+		e = fsn_recv_chunk(&fc->net, (int)(i % cfg->streams), q.rid, i, (uint8_t *)buf + (coff - off), clen,
+				   &sums[i]);
 		if (e == -E_TIMEOUT || e == -E_LINK)
 			return e;
 		bad = bad ? bad : e;
@@ -275,7 +276,7 @@ long fs_write(struct fs_client *fc, long h, uint64_t off, const void *buf, uint6
 		uint64_t coff, clen;
 		fs_chunk(off, len, cfg->chunk, i, &coff, &clen);
 		const uint8_t *p = (const uint8_t *)buf + (coff - off);
-		e = fsn_send_chunk(&fc->net, (int)(i % cfg->streams), b >= 0 ? fc->buf[b].vr : 0,
+		e = fsn_send_chunk(&fc->net, (int)(i % cfg->streams), q.rid, i, b >= 0 ? fc->buf[b].vr : 0,
 				   b >= 0 ? (uint64_t)p - fc->buf[b].addr : 0, p, clen, &sums[i]);
 	}
 	if (e == 0) {

@@ -80,7 +80,7 @@ long fsn_open(struct fs_net *n, const struct fs_cfg *cfg, uint8_t mask, uint16_t
 		return -E_INVAL;
 	n->cfg = *cfg;
 	n->timeout_ms = timeout_ms;
-	n->slot_bytes = cfg->chunk + 4096ul;
+	n->slot_bytes = cfg->chunk + 8192ul;
 	uint64_t base = FSN_BASE + (uint64_t)index * (FS_MAX_STREAMS + 1) * FSN_STRIDE;
 	long e = ch_open(&n->ctl, IO_DEV(IO_KIND_ETHER, chan_base, mask), 1, 1, FSN_CTL_RING * FSN_SLOT, base, peers,
 			 timeout_ms);
@@ -121,22 +121,25 @@ struct slot_ref {
 	uint32_t w;
 };
 
-// Frees window slot w of stream s: lent pages go back to their region;
-// copied bytes may be overwritten once the peer acknowledged them.
+// Frees window slot w of stream s once the peer acknowledged every packet
+// sent from it (io_stats.tx_acked counts them in order): its own bytes
+// (the mark, copied data) may be written again, and its lent pages go back
+// to their region.
 static long slot_free_once(struct fs_net *n, void *arg)
 {
 	struct slot_ref *r = arg;
 	struct fs_loan *l = &n->win[r->s][r->w];
 	struct fs_ch *c = &n->data[r->s];
-	if (l->src_vr > 0) {
-		long e = exchange_pmem(l->src_vr, c->out_vr, l->src_page * 4096, r->w * n->slot_bytes, l->pages);
-		if (e == 0)
-			l->src_vr = 0;
-		return e;
-	}
 	struct io_stats st;
 	long e = ctrl_io(c->io, IO_OP_STATS, (unsigned long)&st, 0, 0);
-	return e < 0 ? e : st.tx_acked >= l->sent_mark ? 0 : -E_BUSY;
+	if (e < 0 || st.tx_acked < l->sent_mark)
+		return e < 0 ? e : -E_BUSY;
+	if (l->src_vr > 0) {
+		e = exchange_pmem(l->src_vr, c->out_vr, l->src_page * 4096, l->slot_off, l->pages);
+		if (e == 0)
+			l->src_vr = 0;
+	}
+	return e;
 }
 
 static long slot_free(struct fs_net *n, int s, uint32_t w)
@@ -231,27 +234,36 @@ long fsn_ctl_recv(struct fs_net *n, const uint8_t **p, uint64_t *len)
 	return 0;
 }
 
-long fsn_send_chunk(struct fs_net *n, int s, long vr, uint64_t roff, const uint8_t *p, uint64_t len, uint64_t *sum)
+long fsn_send_chunk(struct fs_net *n, int s, uint32_t rid, uint32_t k, long vr, uint64_t roff, const uint8_t *p,
+		    uint64_t len, uint64_t *sum)
 {
 	struct fs_ch *c = &n->data[s];
-	uint64_t lead = vr > 0 ? roff % 4096 : 0, pages = (lead + len + 4095) / 4096;
-	if (!len || pages * 4096 > n->slot_bytes)
+	uint64_t lead = vr > 0 ? roff % 4096 : 0;
+	if (!len || 4096 + lead + len > n->slot_bytes)
 		return -E_2BIG;
 	uint32_t w = n->win_next[s]++ % n->cfg.window;
 	long e = slot_free(n, s, w);
 	if (e < 0)
 		return e;
-	uint64_t soff = w * n->slot_bytes, at = soff + lead;
+	// The slot: its own first page, whose end holds the mark, then the
+	// data at its alignment in the region. A partial first page (head) is
+	// copied, the whole pages under the rest are lent.
+	uint64_t soff = w * n->slot_bytes, at = soff + 4096 + lead;
+	uint64_t head = vr <= 0 ? len : !lead ? 0 : 4096 - lead < len ? 4096 - lead : len;
 	*sum = fs_sum(p, len);
-	if (vr > 0) {
-		if ((e = exchange_pmem(vr, c->out_vr, roff - lead, soff, pages)) < 0)
-			return e;
-		n->win[s][w] = (struct fs_loan){ .src_vr = vr, .src_page = (roff - lead) / 4096, .pages = pages };
-		n->pages_loaned += pages;
-	} else {
-		memcpy((uint8_t *)c->out_addr + at, p, len);
-		n->copied_tx += len;
+	if (head) {
+		memcpy((uint8_t *)c->out_addr + at, p, head);
+		n->copied_tx += head;
 	}
+	if (head < len) { // at + head is page-aligned
+		uint64_t pages = (len - head + 4095) / 4096;
+		if ((e = exchange_pmem(vr, c->out_vr, roff + head, at + head, pages)) < 0)
+			return e;
+		n->win[s][w] = (struct fs_loan){ .src_vr = vr, .src_page = (roff + head) / 4096, .pages = pages,
+						 .slot_off = at + head };
+		n->pages_loaned += pages;
+	}
+	fs_mark_put((uint8_t *)c->out_addr + at - FS_MARK_LEN, rid, k, len);
 	uint32_t padded, np = fs_chunk_pkts(len, n->cfg.batch, &padded), B = n->cfg.batch;
 	for (uint32_t j = 0; j < padded; j++) {
 		uint32_t i = j % B;
@@ -260,6 +272,8 @@ long fsn_send_chunk(struct fs_net *n, int s, long vr, uint64_t roff, const uint8
 		if (j < np) {
 			c->opos[i] = at + (uint64_t)j * FS_DATA_PKT;
 			c->osize[i] = left < FS_DATA_PKT ? left : FS_DATA_PKT;
+			if (j == 0) // the mark leads
+				c->opos[i] -= FS_MARK_LEN, c->osize[i] += FS_MARK_LEN;
 		} else {
 			c->opos[i] = c->out_bytes - 4096 + (uint64_t)(j - np) * FS_PAD_LEN;
 			c->osize[i] = FS_PAD_LEN;
@@ -275,14 +289,40 @@ long fsn_send_chunk(struct fs_net *n, int s, long vr, uint64_t roff, const uint8
 	return 0;
 }
 
-long fsn_recv_chunk(struct fs_net *n, int s, uint8_t *dst, uint64_t len, uint64_t *sum)
+// The next packet of data stream c, waiting out a peer whose every link
+// died (it may be only busy or starved: the control channel waits so too)
+// until timeout_ms have passed with nothing.
+static long data_next(struct fs_net *n, struct fs_ch *c)
+{
+	uint64_t t0 = (uint64_t)time();
+	for (;;) {
+		long i = ch_next(c);
+		if (i != -E_LINK || (uint64_t)time() - t0 >= (uint64_t)n->timeout_ms * 1000)
+			return i;
+	}
+}
+
+long fsn_recv_chunk(struct fs_net *n, int s, uint32_t rid, uint32_t k, uint8_t *dst, uint64_t len, uint64_t *sum)
 {
 	struct fs_ch *c = &n->data[s];
 	uint32_t padded, np = fs_chunk_pkts(len, n->cfg.batch, &padded);
+	uint64_t first = len < FS_DATA_PKT ? len : FS_DATA_PKT;
+	long i;
+	// Packets before the chunk's mark are what is left of a transfer that
+	// its sender or this receiver gave up: dropped, counted.
+	for (;;) {
+		if ((i = data_next(n, c)) < 0)
+			return i;
+		if (c->sizes[i] == FS_MARK_LEN + first &&
+		    fs_mark_is((const uint8_t *)c->in_addr + c->pos[i], rid, k, len))
+			break;
+		n->stale_rx++;
+	}
+	memcpy(dst, (const uint8_t *)c->in_addr + c->pos[i] + FS_MARK_LEN, first);
+	n->copied_rx += first;
 	long bad = 0;
-	for (uint32_t j = 0; j < padded; j++) {
-		long i = ch_next(c);
-		if (i < 0)
+	for (uint32_t j = 1; j < padded; j++) {
+		if ((i = data_next(n, c)) < 0)
 			return i;
 		uint64_t want = j >= np ? FS_PAD_LEN
 			: len - (uint64_t)j * FS_DATA_PKT < FS_DATA_PKT ? len - (uint64_t)j * FS_DATA_PKT : FS_DATA_PKT;

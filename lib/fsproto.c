@@ -116,6 +116,26 @@ uint32_t fs_chunk_pkts(uint64_t clen, uint32_t batch, uint32_t *padded)
 	return n;
 }
 
+struct fs_mark {
+	uint32_t magic, rid, k, zero;
+	uint64_t clen, sum;
+};
+_Static_assert(sizeof(struct fs_mark) == FS_MARK_LEN, "a mark is FS_MARK_LEN bytes");
+
+void fs_mark_put(void *p, uint32_t rid, uint32_t k, uint64_t clen)
+{
+	struct fs_mark m = { .magic = FS_MARK_MAGIC, .rid = rid, .k = k, .clen = clen };
+	m.sum = fs_sum(&m, offsetof(struct fs_mark, sum));
+	memcpy(p, &m, sizeof(m));
+}
+
+int fs_mark_is(const void *p, uint32_t rid, uint32_t k, uint64_t clen)
+{
+	uint8_t want[FS_MARK_LEN];
+	fs_mark_put(want, rid, k, clen);
+	return !memcmp(p, want, FS_MARK_LEN);
+}
+
 long fs_name_get(const void *p, size_t n, char out[FS_NAME_MAX])
 {
 	const char *s = p;

@@ -75,11 +75,11 @@ static long do_stats(void)
 		printf("fsc: server requests=%lu written=%lu read=%lu copied=%lu pages_lent=%lu commits=%lu "
 		       "files=%lu generation=%lu refused: truncated=%lu magic=%lu hsum=%lu op=%lu handle=%lu "
 		       "range=%lu overflow=%lu name=%lu sum=%lu chunks=%lu settings=%lu no_space=%lu table_full=%lu "
-		       "no_memory=%lu; in memory: %lu files, %lu loads, %lu evictions\n",
+		       "no_memory=%lu stale=%lu; in memory: %lu files, %lu loads, %lu evictions\n",
 		       s.requests, s.bytes_written, s.bytes_read, s.bytes_copied, s.pages_loaned, s.commits, s.nfiles,
 		       s.generation, s.bad_truncated, s.bad_magic, s.bad_hsum, s.bad_op, s.bad_handle, s.bad_range,
 		       s.bad_overflow, s.bad_name, s.bad_sum, s.bad_chunks, s.bad_settings, s.no_space, s.table_full,
-		       s.no_memory, s.files_loaded, s.loads, s.evictions);
+		       s.no_memory, s.stale_packets, s.files_loaded, s.loads, s.evictions);
 	return e;
 }
 

@@ -6,7 +6,8 @@
 // reads and overwrites; truncate both ways; coherency (stat after a write);
 // every malformed request answered with its error, the server's counter for
 // its cause up by one and nothing changed; large overwrites refused after
-// the go-ahead (bad trailers, a missing chunk) leave the file as it was; then "FSCUT" and cut_mb= MiB
+// the go-ahead (bad trailers, a missing or late chunk) leave the file as it
+// was; a read given up after one chunk spoils no later transfer; then "FSCUT" and cut_mb= MiB
 // writes and reads for cut_ms= while the runner cuts link 1 (visibly, then
 // silently) and restores it, every byte compared each time; the kept
 // files made durable (fsync); NMANY (300) files, more than the server
@@ -241,7 +242,8 @@ static void malformed_test(void)
 // A large overwrite of k-mid [1000, 281000) (two chunks) that the server
 // must refuse after its go-ahead: how = 0 a trailer with a wrong checksum,
 // 1 with another request's id, 2 with one checksum short, 3 no second
-// chunk and no trailer (the server times out waiting). Wants the error,
+// chunk and no trailer (the server times out waiting), 4 as 3, the second
+// chunk sent after the server's refusal (stale on its stream). Wants the error,
 // exactly the counter up, and k-mid's bytes unchanged.
 static void bad_overwrite(const char *what, int how, long want, int cnt)
 {
@@ -257,10 +259,10 @@ static void bad_overwrite(const char *what, int how, long want, int cnt)
 	long e = h < 0 ? h : fs_call(&fc, &q, NULL, &r, NULL, 0);
 	int go = e == 0 && (r.flags & FS_F_GO);
 	fs_pattern(wbuf, off, len, 77);
-	for (uint32_t k = 0; go && e == 0 && k < (how == 3 ? 1 : nc); k++) {
+	for (uint32_t k = 0; go && e == 0 && k < (how >= 3 ? 1 : nc); k++) {
 		uint64_t coff, clen;
 		fs_chunk(off, len, cfg->chunk, k, &coff, &clen);
-		e = fsn_send_chunk(&fc.net, (int)(k % cfg->streams), 0, 0, wbuf + (coff - off), clen, &sums[k]);
+		e = fsn_send_chunk(&fc.net, (int)(k % cfg->streams), q.rid, k, 0, 0, wbuf + (coff - off), clen, &sums[k]);
 	}
 	if (go && e == 0 && how < 3) {
 		sums[1] ^= how == 0;
@@ -277,6 +279,11 @@ static void bad_overwrite(const char *what, int how, long want, int cnt)
 			e = w;
 			break;
 		}
+	}
+	if (how == 4 && e == want) { // after the server gave up on it: stale on its stream
+		uint64_t coff, clen;
+		fs_chunk(off, len, cfg->chunk, 1, &coff, &clen);
+		fsn_send_chunk(&fc.net, (int)(1 % cfg->streams), q.rid, 1, 0, 0, wbuf + (coff - off), clen, &sums[1]);
 	}
 	fsn_return_loans(&fc.net);
 	fs_close(&fc, h);
@@ -302,6 +309,13 @@ static void refused_overwrites(void)
 	bad_overwrite("refused overwrite: trailer of another request", 1, -E_INVAL, CNT(bad_chunks));
 	bad_overwrite("refused overwrite: a checksum short", 2, -E_INVAL, CNT(bad_chunks));
 	bad_overwrite("refused overwrite: the second chunk never comes", 3, -E_TIMEOUT, CNT(bad_chunks));
+	bad_overwrite("refused overwrite: the second chunk comes too late", 4, -E_TIMEOUT, CNT(bad_chunks));
+	struct fs_srvstats s0, s1;
+	fs_srvstats(&fc, &s0);
+	CHECK("a large write after a late chunk, read back", put_get("k-late", 600000, 9) == 0);
+	fs_srvstats(&fc, &s1);
+	CHECK("the late chunk dropped by the server", s1.stale_packets > s0.stale_packets);
+	CHECK_EQ("k-late unlinked", fs_unlink(&fc, "k-late"), 0);
 	long h = fs_open(&fc, "k-mid", NULL);
 	fs_pattern(wbuf, 0, 10, 3);
 	fs_pattern(wbuf + 10, 299990, 10, 3);
@@ -310,6 +324,30 @@ static void refused_overwrites(void)
 	long r = fs_read(&fc, h, 0, rbuf, 300000);
 	CHECK("k-mid intact", r == 300000 && fs_pattern_diff(rbuf, 0, 300000, 3) == -1);
 	fs_close(&fc, h);
+}
+
+// A large read the client gives up after its first chunk (as on a timeout
+// or a dead link): the rest of it still comes on the streams, and must not
+// be taken for the next transfer's data (it was: every later large read
+// failed its checksums, as fs-phase1 did twice under heavy load).
+static void abandoned_read(void)
+{
+	const struct fs_cfg *cfg = &fc.net.cfg;
+	uint64_t len = 3 * (uint64_t)cfg->chunk, sum;
+	int put = put_get("k-abandon", len, 12);
+	long h = fs_open(&fc, "k-abandon", NULL);
+	struct fs_msg q = { .op = FS_OP_READ, .handle = (uint32_t)h, .offset = 0, .length = len }, r;
+	long e = h < 0 ? h : fs_call(&fc, &q, NULL, &r, rbuf, len);
+	if (e == 0)
+		e = fsn_recv_chunk(&fc.net, 0, q.rid, 0, rbuf, cfg->chunk, &sum);
+	// given up: chunks 1 and 2 and the trailer are on their way
+	uint64_t stale = fc.net.stale_rx;
+	int after = put_get("k-after", len, 13);
+	printf("  data packets dropped as stale: %lu\n", fc.net.stale_rx - stale);
+	CHECK("a read given up after one chunk: the next transfers intact", !put && e == 0 && !after);
+	CHECK("its rest dropped before the next read's first mark", fc.net.stale_rx > stale);
+	fs_close(&fc, h);
+	CHECK("k-abandon and k-after unlinked", !fs_unlink(&fc, "k-abandon") && !fs_unlink(&fc, "k-after"));
 }
 
 // Many files, more than the server keeps in memory: NMANY of them, every
@@ -462,6 +500,7 @@ static void phase1(uint64_t cut_bytes, uint64_t cut_ms, uint32_t timeout_ms)
 	partial_test();
 	malformed_test();
 	refused_overwrites();
+	abandoned_read();
 	if (cut_bytes)
 		cut_test(cut_bytes, cut_ms);
 	static struct fs_dirent d[FS_MAX_FILES];

@@ -380,7 +380,7 @@ static long reply(const struct fs_msg *q, long status, struct fs_msg *r, const v
 {
 	r->op = r->op ? r->op : q->op, r->rid = q->rid, r->flags |= FS_F_REPLY, r->status = (int32_t)status;
 	st.replies++;
-	st.pages_loaned = net.pages_loaned;
+	st.pages_loaned = net.pages_loaned, st.stale_packets = net.stale_rx;
 	if (r->inline_len)
 		r->data_sum = fs_sum(data, r->inline_len);
 	return fsn_ctl_send(&net, r, data);
@@ -464,7 +464,7 @@ static long read_chunks(const struct fs_msg *q, int i, uint64_t len)
 	for (uint32_t k = 0; e == 0 && k < r.nchunks; k++) {
 		uint64_t coff, clen;
 		fs_chunk(q->offset, len, cfg.chunk, k, &coff, &clen);
-		e = fsn_send_chunk(&net, (int)(k % cfg.streams), f->vr, coff, f->addr + coff, clen, &sums[k]);
+		e = fsn_send_chunk(&net, (int)(k % cfg.streams), q->rid, k, f->vr, coff, f->addr + coff, clen, &sums[k]);
 	}
 	if (e == 0) {
 		struct fs_msg t = { .op = FS_OP_TRAILER, .nchunks = r.nchunks, .inline_len = r.nchunks * 8 };
@@ -566,7 +566,7 @@ static long write_chunks(const struct fs_msg *q, int i)
 	for (uint32_t k = 0; e == 0 && k < q->nchunks; k++) {
 		uint64_t coff, clen;
 		fs_chunk(q->offset, q->length, cfg.chunk, k, &coff, &clen);
-		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), stage + (coff - lo), clen, &sums[k]);
+		long c = fsn_recv_chunk(&net, (int)(k % cfg.streams), q->rid, k, stage + (coff - lo), clen, &sums[k]);
 		st.bytes_copied += clen;
 		if (c == -E_TIMEOUT || c == -E_LINK)
 			e = c, st.bad_chunks++;
@@ -750,11 +750,12 @@ static void print_stats(void)
 	printf("STATS fsd requests=%lu replies=%lu truncated=%lu magic=%lu hsum=%lu op=%lu handle=%lu range=%lu "
 	       "overflow=%lu name=%lu sum=%lu chunks=%lu settings=%lu no_space=%lu written=%lu read=%lu "
 	       "copied=%lu loaned_pages=%lu commits=%lu disk_bytes=%lu files=%u generation=%lu table_full=%lu "
-	       "no_memory=%lu loaded=%lu loads=%lu evictions=%lu\n",
+	       "no_memory=%lu loaded=%lu loads=%lu evictions=%lu stale=%lu\n",
 	       st.requests, st.replies, st.bad_truncated, st.bad_magic, st.bad_hsum, st.bad_op, st.bad_handle,
 	       st.bad_range, st.bad_overflow, st.bad_name, st.bad_sum, st.bad_chunks, st.bad_settings, st.no_space,
 	       st.bytes_written, st.bytes_read, st.bytes_copied, net.pages_loaned, st.commits, st.disk_bytes,
-	       mt.nfiles, mt.gen, st.table_full, st.no_memory, nloaded, st.loads, st.evictions);
+	       mt.nfiles, mt.gen, st.table_full, st.no_memory, nloaded, st.loads, st.evictions,
+	       net.stale_rx);
 }
 
 int main(int argc, char **argv)

@@ -12,7 +12,9 @@
 //    until then, so exchange_pmem says -E_BUSY before). This is how the
 //    server sends file data and how the client sends from its fs buffers;
 //  - a chunk from other memory (not a region, or not at the file's page
-//    alignment) is copied into the window slot (counted in copied_tx);
+//    alignment) is copied into the window slot (counted in copied_tx), and
+//    so is a lent chunk's partial first page (the mark sits in the slot's
+//    own page in front of the data, which a lent page cannot hold);
 //  - received data is copied out of the receive slots (counted in
 //    copied_rx): a frame lands whole at its slot's start behind a 30-byte
 //    header, so its data never sits page-aligned in the slot, and moving it
@@ -40,6 +42,7 @@ struct fs_ch {
 struct fs_loan {                    // a window slot's pages, lent by src_vr
 	long src_vr;                    // 0: the slot holds its own pages (copied into)
 	uint64_t src_page, pages;
+	uint64_t slot_off;              // where in the output region the lent pages sit
 	uint64_t sent_mark;             // the stream's sent count once the slot's packets went
 };
 
@@ -50,8 +53,10 @@ struct fs_net {
 	struct fs_ch ctl, data[FS_MAX_STREAMS];
 	struct fs_loan win[FS_MAX_STREAMS][8];
 	uint32_t win_next[FS_MAX_STREAMS], ctl_next;
-	uint64_t slot_bytes;            // a window slot: chunk + one page (an unaligned start)
+	uint64_t slot_bytes;            // a window slot: its own page (the mark), chunk, one
+	                                // page more (an unaligned start)
 	uint64_t copied_tx, copied_rx, pages_loaned;
+	uint64_t stale_rx;              // data packets dropped before a chunk's mark
 };
 
 // Opens the control and data channels on the NICs of mask, channels
@@ -74,16 +79,18 @@ long fsn_ctl_send_raw(struct fs_net *n, const void *p, uint64_t len);
 // -E_TIMEOUT after timeout_ms, -E_LINK when the peer is dead.
 long fsn_ctl_recv(struct fs_net *n, const uint8_t **p, uint64_t *len);
 
-// Sends a chunk of len bytes at p on stream s. When vr > 0, p is region
-// vr's bytes at offset roff, and the whole pages under them are lent (0
-// bytes copied; any alignment: a slot holds a chunk and one page more);
-// else they are copied. *sum gets their checksum.
-long fsn_send_chunk(struct fs_net *n, int s, long vr, uint64_t roff, const uint8_t *p, uint64_t len,
-		    uint64_t *sum);
-// Receives a chunk of len bytes from stream s into dst (copied) and its
-// checksum into *sum. -E_INVAL when the packets are not as announced (the
-// stream's packets are consumed all the same), -E_TIMEOUT, -E_LINK.
-long fsn_recv_chunk(struct fs_net *n, int s, uint8_t *dst, uint64_t len, uint64_t *sum);
+// Sends chunk k of transfer rid, len bytes at p, on stream s, its mark in
+// front. When vr > 0, p is region vr's bytes at offset roff, and the whole
+// pages under them are lent (a partial first page is copied); else they
+// are copied. *sum gets their checksum.
+long fsn_send_chunk(struct fs_net *n, int s, uint32_t rid, uint32_t k, long vr, uint64_t roff, const uint8_t *p,
+		    uint64_t len, uint64_t *sum);
+// Receives chunk k of transfer rid, len bytes, from stream s into dst
+// (copied) and its checksum into *sum; packets before its mark are dropped
+// (stale_rx). -E_INVAL when the packets are not as announced (the chunk's
+// packets are consumed all the same), -E_TIMEOUT, -E_LINK (every link dead
+// for timeout_ms).
+long fsn_recv_chunk(struct fs_net *n, int s, uint32_t rid, uint32_t k, uint8_t *dst, uint64_t len, uint64_t *sum);
 // Takes every lent page back into its region (waiting, bounded, for the
 // peer's acknowledgements). 0 or -E_TIMEOUT.
 long fsn_return_loans(struct fs_net *n);

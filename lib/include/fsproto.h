@@ -15,12 +15,14 @@
 //    its checksum in data_sum;
 //  - large I/O: cut into chunks at file offsets that are multiples of
 //    `chunk` (so no page is shared by two chunks); chunk i goes on data
-//    stream i % streams as ceil(len_i / FS_DATA_PKT) packets of pure data
-//    (no header: each stream is reliable and in order, so position tells
-//    which bytes a packet holds), padded with FS_PAD_LEN-byte filler
-//    packets to a multiple of `batch` (a channel receives and sends whole
-//    batches). A trailer on the control channel then carries each chunk's
-//    checksum. A write first waits for the server's go-ahead (FS_F_GO), so
+//    stream i % streams as ceil(len_i / FS_DATA_PKT) packets of data (each
+//    stream is reliable and in order, so position tells which bytes a
+//    packet holds), the first led by a FS_MARK_LEN-byte mark naming the
+//    request and the chunk, padded with FS_PAD_LEN-byte filler packets to
+//    a multiple of `batch` (a channel receives and sends whole batches).
+//    A receiver takes packets before the mark it expects as stale (what is
+//    left of a transfer its peer or itself gave up) and drops them. A
+//    trailer on the control channel then carries each chunk's checksum. A write first waits for the server's go-ahead (FS_F_GO), so
 //    a refused write sends no data and changes nothing; after it, the
 //    server stages the chunks and applies them only once the trailer
 //    checks (a wrong trailer, or a chunk that never comes, changes nothing).
@@ -42,6 +44,8 @@
 #define FS_INLINE_MAX (FS_PKT_MAX - FS_HDR_LEN) // 8896: data in one control packet
 #define FS_DATA_PKT 8192       // data bytes per packet of a chunk
 #define FS_PAD_LEN 8           // a filler packet's length
+#define FS_MARK_LEN 32         // a chunk's mark, in front of its first data packet's data
+#define FS_MARK_MAGIC 0x314d5346u // "FSM1"
 #define FS_NAME_MAX 40         // a file name with its NUL
 #define FS_MAX_FILE (48ul << 20) // the largest file (a region is at most 64 MiB)
 #define FS_MAX_CHUNKS ((FS_INLINE_MAX) / 8) // a trailer's checksums
@@ -133,6 +137,7 @@ struct fs_srvstats {
 	uint64_t no_memory;       // a file or a write's pages did not fit in memory, even alone
 	uint64_t files_loaded;    // files in the server's memory now (at most FS_LOADED_MAX)
 	uint64_t loads, evictions; // files read from disk into memory; files written back and dropped
+	uint64_t stale_packets;   // data packets dropped before a chunk's mark (a write given up)
 };
 
 // The settings both ends must share.
@@ -172,6 +177,12 @@ long fs_range_check(uint64_t off, uint64_t len, uint64_t size);
 uint32_t fs_nchunks(uint64_t off, uint64_t len, uint32_t chunk);
 void fs_chunk(uint64_t off, uint64_t len, uint32_t chunk, uint32_t i, uint64_t *coff, uint64_t *clen);
 uint32_t fs_chunk_pkts(uint64_t clen, uint32_t batch, uint32_t *padded);
+
+// A chunk's mark (FS_MARK_LEN bytes, little-endian): magic, the transfer's
+// request id, the chunk's index, 0, its length, and a Fletcher-64 of those
+// 24 bytes. fs_mark_is: 1 when p holds the mark of (rid, k, clen).
+void fs_mark_put(void *p, uint32_t rid, uint32_t k, uint64_t clen);
+int fs_mark_is(const void *p, uint32_t rid, uint32_t k, uint64_t clen);
 
 // A name from inline data: 0 when it is 1..FS_NAME_MAX-1 bytes, NUL-free
 // (a trailing NUL allowed), copied NUL-terminated into out.

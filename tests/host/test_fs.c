@@ -156,6 +156,25 @@ static void test_chunks(void)
 	CU_ASSERT_EQUAL(padded, 64);
 }
 
+// A chunk's mark names exactly its request, chunk and length; no single
+// changed byte passes, and FS_MARK_LEN bytes of data are not a mark.
+static void test_mark(void)
+{
+	uint8_t m[FS_MARK_LEN], z[FS_MARK_LEN] = { 0 };
+	fs_mark_put(m, 7, 3, 262144);
+	CU_ASSERT_TRUE(fs_mark_is(m, 7, 3, 262144));
+	CU_ASSERT_FALSE(fs_mark_is(m, 8, 3, 262144));
+	CU_ASSERT_FALSE(fs_mark_is(m, 7, 2, 262144));
+	CU_ASSERT_FALSE(fs_mark_is(m, 7, 3, 262143));
+	for (int i = 0; i < FS_MARK_LEN; i++) {
+		m[i] ^= 0x10;
+		CU_ASSERT_FALSE(fs_mark_is(m, 7, 3, 262144));
+		m[i] ^= 0x10;
+	}
+	CU_ASSERT_FALSE(fs_mark_is(z, 0, 0, 0));
+	CU_ASSERT_TRUE(FS_MARK_LEN + FS_DATA_PKT <= FS_PKT_MAX); // a chunk's first packet fits
+}
+
 static void test_names_cfg(void)
 {
 	char out[FS_NAME_MAX];
@@ -364,7 +383,7 @@ int register_fs(void)
 {
 	static const struct test_case t[] = {
 		TEST(test_sum_reference), TEST(test_sum_detects), TEST(test_codec_roundtrip),
-		TEST(test_codec_refuses), TEST(test_range), TEST(test_chunks), TEST(test_names_cfg),
+		TEST(test_codec_refuses), TEST(test_range), TEST(test_chunks), TEST(test_mark), TEST(test_names_cfg),
 		TEST(test_super), TEST(test_table_check), TEST(test_recovery_torn), TEST(test_extent_alloc),
 		TEST(test_many_files),
 	};
