@@ -145,7 +145,7 @@ def qemu_cmd(a, sockdir, name, idx, args):
             "-no-reboot", "-monitor", "none", "-qmp", "unix:%s/%s.qmp,server=on,wait=off" % (sockdir, name),
             "-serial", "stdio", "-kernel", os.path.join(a.guest, "vmlinuz"),
             "-initrd", os.path.join(a.guest, "initrd.gz"),
-            "-append", "console=ttyS0 quiet panic=-1 pkt.nic=%s %s" % (a.nic, args)] + nets + dumps
+            "-append", "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=%s %s" % (a.nic, args)] + nets + dumps
 
 
 def cpu_ticks(pids):

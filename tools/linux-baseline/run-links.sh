@@ -132,7 +132,7 @@ boot() {
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
 		-serial "file:$LOGDIR/$name.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
+		-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC $args $APPEND" \
 		"${nets[@]}" </dev/null >"$LOGDIR/$name.qemu" 2>&1 &
 	BOOT_PID=$!
 }

@@ -124,7 +124,7 @@ boot() {
 		-nographic -no-reboot -monitor none "${extra[@]}" \
 		-serial "file:$LOGDIR/$name.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
+		-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC $args $APPEND" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
 		-device "$NIC_DEV,netdev=n0,mac=$mac,romfile=" \
 		</dev/null >"$LOGDIR/$name.qemu" 2>&1 &

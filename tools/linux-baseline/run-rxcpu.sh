@@ -61,7 +61,7 @@ timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M -smp "$SM
 	-nographic -no-reboot -monitor none "${extra[@]}" \
 	-serial "file:$LOGDIR/server.log" \
 	-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC pkt.role=server pkt.mode=burst pkt.variant=packet pkt.sizes=$SIZES pkt.idle=60000 pkt.irqcpu=$IRQCPU pkt.rxcpu=$RXCPU" \
+	-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC pkt.role=server pkt.mode=burst pkt.variant=packet pkt.sizes=$SIZES pkt.idle=60000 pkt.irqcpu=$IRQCPU pkt.rxcpu=$RXCPU" \
 	-netdev "dgram,id=n0,local.type=unix,local.path=$SOCKDIR/s.sock,remote.type=unix,remote.path=$SOCKDIR/c.sock" \
 	-device "$NIC,netdev=n0,mac=$SERVER_MAC,romfile=" \
 	</dev/null >"$LOGDIR/server.qemu" 2>&1 &

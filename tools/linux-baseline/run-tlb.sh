@@ -69,7 +69,7 @@ timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M -smp "$SM
 	-nographic -no-reboot -monitor none -nic none "${extra[@]}" \
 	-serial "file:$LOGDIR/tlb.log" \
 	-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 pkt.mode=tlb pkt.cpus=$SMP pkt.sizes=$SIZES pkt.runs=$REPS pkt.tlbopt=$OPT" \
+	-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.mode=tlb pkt.cpus=$SMP pkt.sizes=$SIZES pkt.runs=$REPS pkt.tlbopt=$OPT" \
 	</dev/null >"$LOGDIR/tlb.qemu" 2>&1 &
 VM_PID=$!
 rc=0
