@@ -268,21 +268,30 @@ paddr_t pmem_take(void)
 	return pmem_take_n(&pa, 1) ? pa : 0;
 }
 
-// Zeroed outside the lock: another CPU may take or fill meanwhile.
+// Up to 16 frames a lock turn, zeroed outside the lock: another CPU may
+// take or fill meanwhile.
 void pmem_reserve_fill(int max)
 {
-	while (max-- > 0) {
+	paddr_t got[16];
+	while (max > 0) {
+		int want = max < 16 ? max : 16, n = 0;
 		spin_lock(&lk);
-		paddr_t pa = nreserve < RESERVE_MAX ? pop_locked() : 0;
+		while (n < want && nreserve + n < RESERVE_MAX && (got[n] = pop_locked()))
+			n++;
 		spin_unlock(&lk);
-		if (!pa)
+		if (!n)
 			return;
-		pmem_zero_tail(pa, 0);
+		for (int i = 0; i < n; i++)
+			pmem_zero_tail(got[i], 0);
 		spin_lock(&lk);
-		if (nreserve < RESERVE_MAX)
-			reserve[nreserve++] = pa;
-		else
-			push_locked(pa >> PAGE_SHIFT);
+		for (int i = 0; i < n; i++)
+			if (nreserve < RESERVE_MAX)
+				reserve[nreserve++] = got[i];
+			else
+				push_locked(got[i] >> PAGE_SHIFT);
 		spin_unlock(&lk);
+		if (n < want)
+			return;
+		max -= n;
 	}
 }
