@@ -167,7 +167,10 @@ ROWS = {
 # What make bench writes: (file, bench, systems its rows must cover; a
 # Linux system only when the run measured its variant, env.variants).
 BASE = ["kernel", "linux-packet", "linux-mmap"]
-VARIANT_SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap"}
+# A Linux variant's system name (pkt.variant -> system), as the collector
+# writes it: one map, imported.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "linux-baseline"))
+from collect import SYSTEM as VARIANT_SYSTEM  # noqa: E402
 FILES = [
     ("exchange.json", "exchange", None),
     ("kernel-rtt.json", "rtt", ["kernel"]),
