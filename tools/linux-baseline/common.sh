@@ -14,6 +14,32 @@ lb_smp_set() {
 }
 lb_smp_set "${LB_SMP:-1}"
 
+# lb_guest NAME INITRD MEM APPEND [QEMU-ARG...]: one Linux guest ($GUEST's
+# kernel and INITRD) in the background under a hard timeout ($TIMEOUT),
+# its console in $LOGDIR/NAME.log and QEMU's own output in NAME.qemu;
+# sets BOOT_PID. Its command line is LB_APPEND then APPEND (no_timer_check:
+# a loaded host's starved vCPU fails the IO-APIC timer check and panics).
+LB_APPEND="console=ttyS0 quiet panic=-1 no_timer_check"
+lb_guest() {
+	local name=$1 initrd=$2 mem=$3 append=$4
+	shift 4
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" \
+		-nographic -no-reboot -monitor none "$@" \
+		-serial "file:$LOGDIR/$name.log" \
+		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/$initrd" \
+		-append "$LB_APPEND $append" \
+		</dev/null >"$LOGDIR/$name.qemu" 2>&1 &
+	BOOT_PID=$!
+}
+
+# lb_count_args: with COUNT set, LB_COUNT_ARGS loads insnplugin.so, which
+# writes the guest's marked windows into $LOGDIR/insns.txt (emptied here).
+lb_count_args() {
+	LB_COUNT_ARGS=()
+	rm -f "$LOGDIR/insns.txt"
+	[ -z "$COUNT" ] || LB_COUNT_ARGS=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/insns.txt")
+}
+
 lb_log() { printf '[linux-baseline] %s\n' "$*" >&2; }
 lb_die() { lb_log "error: $*"; exit 1; }
 

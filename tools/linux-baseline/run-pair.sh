@@ -120,15 +120,9 @@ boot() {
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	# romfile= drops the NIC's iPXE option ROM: it only slows the boot.
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" "${LB_SMP_ARGS[@]}" \
-		-nographic -no-reboot -monitor none "${extra[@]}" \
-		-serial "file:$LOGDIR/$name.log" \
-		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC $args $APPEND" \
+	lb_guest "$name" "$INITRD" "$MEM" "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${extra[@]}" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
-		-device "$NIC_DEV,netdev=n0,mac=$mac,romfile=" \
-		</dev/null >"$LOGDIR/$name.qemu" 2>&1 &
-	BOOT_PID=$!
+		-device "$NIC_DEV,netdev=n0,mac=$mac,romfile="
 }
 
 common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.gap=$GAP pkt.cpu=$CPU_MS"

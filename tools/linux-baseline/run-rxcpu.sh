@@ -54,18 +54,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-extra=()
-rm -f "$LOGDIR/insns.txt"
-[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/insns.txt")
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M -smp "$SMP" \
-	-nographic -no-reboot -monitor none "${extra[@]}" \
-	-serial "file:$LOGDIR/server.log" \
-	-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC pkt.role=server pkt.mode=burst pkt.variant=packet pkt.sizes=$SIZES pkt.idle=60000 pkt.irqcpu=$IRQCPU pkt.rxcpu=$RXCPU" \
+lb_count_args
+lb_guest server initrd.gz 256M "pkt.nic=$NIC pkt.role=server pkt.mode=burst pkt.variant=packet pkt.sizes=$SIZES pkt.idle=60000 pkt.irqcpu=$IRQCPU pkt.rxcpu=$RXCPU" \
+	-smp "$SMP" "${LB_COUNT_ARGS[@]}" \
 	-netdev "dgram,id=n0,local.type=unix,local.path=$SOCKDIR/s.sock,remote.type=unix,remote.path=$SOCKDIR/c.sock" \
-	-device "$NIC,netdev=n0,mac=$SERVER_MAC,romfile=" \
-	</dev/null >"$LOGDIR/server.qemu" 2>&1 &
-VM_PID=$!
+	-device "$NIC,netdev=n0,mac=$SERVER_MAC,romfile="
+VM_PID=$BOOT_PID
 crc=0
 python3 "$HERE/hostburst.py" --local "$SOCKDIR/c.sock" --remote "$SOCKDIR/s.sock" --dst "$SERVER_MAC" \
 	--sizes "$SIZES" --bursts "$BURSTS" --warmup "$WARMUP" >"$LOGDIR/client.txt" || crc=$?

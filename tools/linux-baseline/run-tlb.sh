@@ -62,16 +62,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-extra=()
-rm -f "$LOGDIR/insns.txt"
-[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/insns.txt")
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M -smp "$SMP" \
-	-nographic -no-reboot -monitor none -nic none "${extra[@]}" \
-	-serial "file:$LOGDIR/tlb.log" \
-	-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.mode=tlb pkt.cpus=$SMP pkt.sizes=$SIZES pkt.runs=$REPS pkt.tlbopt=$OPT" \
-	</dev/null >"$LOGDIR/tlb.qemu" 2>&1 &
-VM_PID=$!
+lb_count_args
+lb_guest tlb initrd.gz 256M "pkt.mode=tlb pkt.cpus=$SMP pkt.sizes=$SIZES pkt.runs=$REPS pkt.tlbopt=$OPT" \
+	-smp "$SMP" -nic none "${LB_COUNT_ARGS[@]}"
+VM_PID=$BOOT_PID
 rc=0
 wait "$VM_PID" || rc=$?
 VM_PID=
