@@ -30,7 +30,9 @@
 // RESUME lines mark it), then the rest.
 // clients=K (server): K clients at once, client k's MACs in peer= (k=0)
 // or peerK= (one per NIC of the server's channel, "-" where it has none):
-// a node with one link and a node with several streaming to one channel.
+// a node with one link and a node with several streaming to one channel;
+// countK= (server): client K's packets when not count=; cbatch= (server):
+// the clients' batch= when the server's own (its input_io's) differs.
 // A client that has sent everything and closed its channel said goodbye:
 // the server's input_io says -E_LINK once for it (io_stats.dead_peer).
 // rearms=1 (server): checks that its NICs went back to interrupts while a
@@ -51,6 +53,7 @@
 
 static struct chan c;
 static uint32_t size, batch, count, window, ack_every;
+static uint32_t cbatch; // server: the clients' batch (payload index, acknowledgements)
 static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowledged), idle_ms of nothing
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
@@ -62,7 +65,7 @@ static uint32_t timeout_ms; // the longest wait for a packet (timeout_ms=)
 // while that client waits for their acknowledgement.
 #define FLUSH_MS 200
 static uint8_t client_mac[MAXCLIENTS][8][6]; // per client, per NIC (0: none)
-static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS];
+static uint32_t next_of[MAXCLIENTS], acked_of[MAXCLIENTS], count_of[MAXCLIENTS];
 
 static uint64_t kbps(uint64_t bytes, uint64_t tsc, uint64_t hz)
 {
@@ -172,6 +175,9 @@ static void parse_clients(int argc, char **argv)
 		}
 		if (k)
 			CHECK_EQ("client peer set", chan_peer_list(&c, k, p ? arg_get(argc, argv, key, NULL) : NULL), 0);
+		char ckey[8] = "count0";
+		ckey[5] = (char)('0' + k);
+		count_of[k] = k ? (uint32_t)arg_long(argc, argv, ckey, count) : count;
 	}
 }
 
@@ -180,7 +186,7 @@ static int check_packet(uint32_t i, uint32_t want)
 {
 	static int said;
 	uint32_t seq = chan_rx_seq(&c, i);
-	if (seq != want || c.sizes[i] != size || !payload_check(chan_in(&c, i), want % batch, size)) {
+	if (seq != want || c.sizes[i] != size || !payload_check(chan_in(&c, i), want % cbatch, size)) {
 		if (said++ < 5)
 			printf("stream: packet %u: seq %u size %lu (want seq %u size %u)\n", i, seq, c.sizes[i], want,
 		       size);
@@ -207,7 +213,7 @@ static uint32_t received(void)
 }
 
 // A client whose every packet came and who then closed its channel.
-static bool client_done(uint64_t k) { return k < (uint64_t)nclients && next_of[k] >= count; }
+static bool client_done(uint64_t k) { return k < (uint64_t)nclients && next_of[k] >= count_of[k]; }
 
 // Each CPU's busy ticks per packet between two sysinfo snapshots (under
 // -icount: instructions), and of them the ticks spent waiting for kernel
@@ -237,7 +243,10 @@ static inline void mark_end(void) { __asm__ volatile("nopl 0x7ab1c0d1(%%rax)" ::
 static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 {
 	struct io_stats s0, s;
-	uint32_t total = bye_at ? bye_at : count * (uint32_t)nclients;
+	uint32_t total = 0;
+	for (int k = 0; k < nclients; k++)
+		total += count_of[k];
+	total = bye_at ? bye_at : total;
 	int bad = 0, gaps = 0, corrupt = 0; // corrupt: packets out of order, of a wrong size or bytes
 	uint32_t waited_ms = 0;
 	uint64_t t0 = 0, t1 = 0;
@@ -293,7 +302,8 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 		sysinfo(&si1);
 		t1 = rdtsc();
 		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
-			if (next_of[k] - acked_of[k] >= batch * ack_every || (next_of[k] >= count && acked_of[k] < count)) {
+			if (next_of[k] - acked_of[k] >= cbatch * ack_every ||
+			    (next_of[k] >= count_of[k] && acked_of[k] < count_of[k])) {
 				bad += send_ack(k, next_of[k]) != 1;
 				acked_of[k] = next_of[k];
 			}
@@ -454,8 +464,9 @@ int main(int argc, char **argv)
 	CHECK("arguments", size >= 1 && size <= WIRE_MAX_PAYLOAD && batch >= 1 && batch <= MAXB &&
 				   count % batch == 0 && window >= 1 && ack_every >= 1 && ack_every <= window);
 	nclients = srv ? (int)arg_long(argc, argv, "clients", 1) : 1;
+	cbatch = srv ? (uint32_t)arg_long(argc, argv, "cbatch", batch) : batch;
 	routed = arg_get(argc, argv, "dst", NULL) != NULL;
-	CHECK("clients", nclients >= 1 && nclients <= MAXCLIENTS);
+	CHECK("clients", nclients >= 1 && nclients <= MAXCLIENTS && cbatch >= 1 && cbatch <= MAXB);
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 3, srv ? batch : 1, srv ? 1 : batch), 0);
 	if (srv)
 		parse_clients(argc, argv);

@@ -5,7 +5,9 @@
 # over both links and a one-link node over its only one, at once, every
 # NIC paced to 100 Mbit/s, every channel reliable (the one-link client's
 # with rel=1). The server checks every packet of each client
-# for order, count and bytes; each kernel exits 0 only with its frames and
+# for order, count and bytes; it reads batches of 128 where the clients
+# send 64 at a time, 512 and 64 in all, so it must flush half-full
+# batches (stream.c's FLUSH_MS); each kernel exits 0 only with its frames and
 # resources back to their boot counts. About 15 s. Then a two-node striped
 # stream across two hosts (below). About 20 s in all.
 # Usage: tests/qemu/stripe/run.sh KERNEL   (ONLY=REGEX runs the cases
