@@ -84,18 +84,19 @@ long dma_check_buf(paddr_t pa)
 	return pmem_is_pinned(pa) ? -E_BUSY : 0;
 }
 
+// The image's frames are the frame manager's F_RESV ones, whose pin and
+// unpin are no-ops: no test of the image's range here (a send's every
+// descriptor comes through).
 void dma_pin(paddr_t pa, uint64_t len)
 {
 	for (paddr_t pg = PAGE_ROUND_DOWN(pa); pg < pa + len; pg += PAGE_SIZE)
-		if (!in_image(pg))
-			pmem_pin(pg);
+		pmem_pin(pg);
 }
 
 void dma_unpin(paddr_t pa, uint64_t len)
 {
 	for (paddr_t pg = PAGE_ROUND_DOWN(pa); pg < pa + len; pg += PAGE_SIZE)
-		if (!in_image(pg))
-			pmem_unpin(pg);
+		pmem_unpin(pg);
 }
 
 paddr_t dma_alloc_page(void) { return pmem_alloc(); }

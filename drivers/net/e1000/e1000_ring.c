@@ -102,18 +102,18 @@ static int pkt_descs(const struct netpkt *p)
 	return n;
 }
 
-// One descriptor; its pages stay pinned until tx_release unpins the same range.
+// One descriptor in two stores (SDM 3.3.3: the address; then length, CSO
+// 0, command, status 0, CSS 0, special 0); its pages stay pinned until
+// tx_release unpins the same range.
+_Static_assert(__builtin_offsetof(struct e1000_tx_desc, cmd) == 11 && sizeof(struct e1000_tx_desc) == 16,
+	       "legacy descriptor layout");
 static void tx_desc(struct e1000_dev *d, paddr_t pa, uint32_t len, bool last)
 {
 	uint32_t t = d->tx_tail;
 	dma_pin(pa, len);
-	d->tx[t].addr = pa;
-	d->tx[t].len = (uint16_t)len;
-	d->tx[t].cso = 0;
-	d->tx[t].cmd = (uint8_t)(E1000_TXD_IFCS | (last ? E1000_TXD_EOP | E1000_TXD_RS : 0));
-	d->tx[t].status = 0;
-	d->tx[t].css = 0;
-	d->tx[t].special = 0;
+	volatile uint64_t *w = (volatile uint64_t *)&d->tx[t];
+	w[0] = pa;
+	w[1] = len | (uint64_t)(E1000_TXD_IFCS | (last ? E1000_TXD_EOP | E1000_TXD_RS : 0)) << 24;
 	d->txs[t] = (struct txslot){ .pa = pa, .len = len };
 	d->tx_tail = (t + 1) % E1000_TX_DESC;
 }
