@@ -505,6 +505,15 @@ bench-smoke: bench-deps $(KERNEL) linux-baseline
 bench-rtt bench-burst bench-ceiling: deps $(KERNEL)
 	python3 tools/bench/kernelnet.py $(@:bench-%=%) $(KERNEL) $(BENCH_OUT) $(BENCH_RUNS) --nic $(NIC)
 
+# Where a send's instructions go: a per-function profile of T1 (the client's
+# output_io of 128 packets) under -icount, counted by a TCG plugin
+# (tools/bench/profile.py; PROFILE_SIZES=64,8192 PROFILE_REPS=3), beside T1 itself.
+PROFILE_SIZES ?= 64
+PROFILE_REPS ?= 3
+.PHONY: profile-t1
+profile-t1: deps $(KERNEL)
+	python3 tools/bench/profile.py --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
+
 test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs
 	tests/bochs/smoke.sh $(ISO) 300 $(DISK)
