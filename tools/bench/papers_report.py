@@ -202,13 +202,13 @@ def hxb_plot(k, lx, path):
         return False
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for size, st in ((1500, "o-"), (8192, "s-")):
-        pts = sorted((n, (rx + tx) / 1000) for (n, b), (rx, tx) in k.items() if b == size)
+        pts = sorted((n, max(w) / 1000) for (n, b), w in k.items() if b == size)
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], st, label=f"kernel, {size} B (rx + tx)")
-        lp = sorted((n, v[2] / 1000) for (n, b), v in lx.items() if b == size)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], st, label=f"kernel, {size} B (busier end)")
+        lp = sorted((n, max(v[0], v[1]) / 1000) for (n, b), v in lx.items() if b == size)
         if lp:
             ax.plot([p[0] for p in lp], [p[1] for p in lp], st.replace("-", "--"),
-                    label=f"Linux best, {size} B (rx + tx)")
+                    label=f"Linux best, {size} B (busier end)")
     f4 = HXB["fig4_us"]
     ax.plot([2, 3, 8], [f4["HXB Gigx2"], f4["HXB Gigx3"], f4["HXB Gigx8"]], "k^:",
             label="paper: PM/Ethernet-HXB, 4 B (real µs)")
@@ -360,16 +360,19 @@ def hxb_section(out):
           "Linux 2.6's polling makes up for it); this kernel is "
           f"{100 * (1 - kbase / pr[sm]['median_us']):.0f} % faster than Linux packet sockets. Our absolute "
           f"times are {kbase / t5['Ethernet-HXB']:.0f}x HXB's: every frame crosses two emulated e1000s, "
-          "each QEMU's main loop and a host socket, and every guest instruction is translated (TCG); a "
-          "round trip's interrupt delivery and halt-wake alone take tens of µs of host time here. The "
-          "ratio between systems on the same emulated link is what carries over, not the µs.", ""]
+          "each QEMU's main loop and a host socket, every guest instruction is translated (TCG), and "
+          "each end takes an emulated interrupt and wakes from a halt. The ratio between systems on "
+          "the same emulated link is what carries over, not the µs.", ""]
     # Figure 4
     o += ["### Figure 4: per-packet cost against links", "",
           "HXB's Figure 4 divides Figure 3's time by packets; its text gives the 4-byte points: "
           + ", ".join(f"{n} {v} µs" for n, v in HXB["fig4_us"].items())
-          + f" (HXB Gigx3 {100 * HXB['fig4_cut_vs_nt']:.0f} % below NT Gigx3). Ours: busy instructions "
-          "per packet, both ends added, at 1-4 links (kernel-multilink-cpu.json, unpaced), as µs at the "
-          "-icount clock; HXB's points are a one-way sum too (sender and receiver in one pipeline).", "",
+          + f" (HXB Gigx3 {100 * HXB['fig4_cut_vs_nt']:.0f} % below NT Gigx3). HXB's cost is the time "
+          "per packet at the measured rate, so it is set by the busier of sender and receiver, which work "
+          "side by side. Ours: the busier end's busy instructions per packet"
+          + (" (the receiver's, in every row)" if all(w[0] >= w[1] for w in k.values()) else "")
+          + " at 1-4 links (kernel-multilink-cpu.json, unpaced), as µs at the -icount clock; Linux's "
+          "best system likewise.", "",
           "| links | kernel 1500 B | kernel 8192 B | Linux best 1500 B | Linux best 8192 B | paper (4 B) |",
           "|---|---|---|---|---|---|"]
     f4 = HXB["fig4_us"]
@@ -377,19 +380,24 @@ def hxb_section(out):
     for n in sorted({n for n, _ in k} | set(paper4)):
         ka, kz = k.get((n, 1500)), k.get((n, 8192))
         la, lz = lx.get((n, 1500)), lx.get((n, 8192))
-        cells = [f"{sum(ka) / 1000:.2f}" if ka else "—", f"{sum(kz) / 1000:.2f}" if kz else "—",
-                 f"{la[2] / 1000:.2f} ({la[3]})" if la else "—", f"{lz[2] / 1000:.2f} ({lz[3]})" if lz else "—"]
+        cells = [f"{max(ka) / 1000:.2f}" if ka else "—", f"{max(kz) / 1000:.2f}" if kz else "—",
+                 f"{max(la[:2]) / 1000:.2f} ({la[3]})" if la else "—",
+                 f"{max(lz[:2]) / 1000:.2f} ({lz[3]})" if lz else "—"]
         o.append(f"| {n} | " + " | ".join(cells) + f" | {paper4.get(n, '')} |")
     k1, k4 = k.get((1, 1500)), k.get((4, 1500))
+    kb8 = by(br, "kernel").get(8192, {})
+    chk = kb8.get("r1_check_insns_per_pkt")
     o += ["",
           ("" if not (k1 and k4) else
            f"- Shape: HXB's cost grows with links ({f4['HXB Gigx2']} µs at 2 to {f4['HXB Gigx8']} at 8, "
            f"+{100 * (f4['HXB Gigx8'] / f4['HXB Gigx2'] - 1):.0f} %); ours too, "
-           f"{sum(k1) / 1000:.2f} µs at 1 link to {sum(k4) / 1000:.2f} at 4 (1500 B, "
-           f"+{100 * (sum(k4) / sum(k1) - 1):.0f} %): more interrupts and rings to poll, and reordering "
+           f"{max(k1) / 1000:.2f} µs at 1 link to {max(k4) / 1000:.2f} at 4 (1500 B, "
+           f"+{100 * (max(k4) / max(k1) - 1):.0f} %): more interrupts and rings to poll, and reordering "
            "across links. Our points are larger than HXB's 4-byte ones because they are 1500- and "
-           "8192-byte packets whose payload the receiver checks byte by byte (about 1 instruction a "
-           "byte), and because the cost is counted per packet of each system's own size (Linux: a "
+           "8192-byte packets whose payload the receiver checks byte by byte"
+           + (f" ({chk / 8192:.2f} instructions a byte at 8192 bytes in the bursts, "
+              "`r1_check_insns_per_pkt`)" if chk else "")
+           + ", and because the cost is counted per packet of each system's own size (Linux: a "
            "write of that size, which TCP cuts into 9000-byte segments)."),
           "", "![HXB Figure 4 beside ours](hxb-fig4.png)", "", MARK["hxb"][1], ""]
     if not hxb_plot(k, lx, os.path.join(out, "hxb-fig4.png")):
@@ -483,6 +491,10 @@ def lb_section(out):
     pc = LB["cpu_pct"]
     kt, kh = cpu.get(("kernel", "tlb")), cpu.get(("kernel", "history"))
     sh = [f"{s} {p} {a} of {n}" for (s, p), (a, n) in shares.items() if p not in ("rr", "balance-rr")]
+    zk = sum(r.get("state") == "Z" for r in groups.get(("kernel", "tlb"), []))
+    kenv = (sections.load(os.path.join(out, "kernel-lb.json")) or {}).get("env", {})
+    fenv = (sections.load(os.path.join(out, "linux-lb-flows.json")) or {}).get("env", {})
+    fcpu = [r["cpu_pct"] for r in flows if "error" not in r and r.get("cpu_pct") is not None]
     o += ["",
           "- CPU use, measured the same way for both systems: the sender machine's busy share from C's "
           "start to the first sender's end (this kernel: elapsed minus halted, `LBRUN`; Linux: "
@@ -492,17 +504,27 @@ def lb_section(out):
           + f". The paper: X {pc['X']} %, Y {pc['Y']} %, Z {pc['Z']} % (balance-tlb and the proposed "
           "method alike, so (its requirement 1) the method costs no CPU)"
           + (f"; here history {kh:.1f} % against tlb {kt:.1f} %, {kh - kt:+.1f} points" if kt and kh else "")
-          + ". Our shares are about three times the paper's: the sender is a CPU emulated by TCG, "
-          "many times slower per instruction than the paper's Pentium 4, while the links are paced to a "
-          "tenth of its 100 Mbit/s, so the work per second shrinks less than the CPU does; what carries "
-          "over is the comparison between policies and systems of one run.",
+          + (f"; the Linux runs that counted flows (linux-lb-flows.json, the count on the receiver): sender "
+             f"{statistics.median(fcpu):.1f} % over {len(fcpu)} runs"
+             + (f", measured on another host ({fenv.get('cpu')}, {fenv.get('host_setting', 'host defaults')}; "
+                f"the rows above: {kenv.get('cpu')}, {kenv.get('host_setting', 'host defaults')}), so its "
+                "mapping is read here but its CPU share is not compared"
+                if (fenv.get("cpu"), fenv.get("host_setting")) != (kenv.get("cpu"), kenv.get("host_setting"))
+                else "") if fcpu else "")
+          + f". Our shares are {min(cpu.values()) / max(pc.values()):.1f}x to "
+          f"{max(cpu.values()) / min(pc.values()):.1f}x the paper's: the sender is a CPU emulated by TCG, "
+          "slower per instruction than the paper's Pentium 4, while the links are paced to a tenth of "
+          "its 100 Mbit/s, so the work per second shrinks less than the CPU does; what carries over is "
+          "the comparison between policies and systems of one run.",
           "- C sharing its NIC with another sender in 10-20 s (the paper's X and Y): "
           + (", ".join(sh) if sh else "—") + " runs. The paper's balance-tlb shares in every run, "
           "its proposed method in none; this kernel's history rule moves another sender off C's NIC "
-          "when that NIC was overloaded, as the paper's does. This kernel's tlb shares like Linux's "
-          "balance-tlb yet reaches state Z (the state table above): a sender that finds its NIC full "
-          "blocks and the highest-priority one runs first, so C takes most of a shared NIC, where "
-          "Linux's TCP senders share one whatever their nice levels.",
+          "when that NIC was overloaded, as the paper's does."
+          + (f" This kernel's tlb shares in {shares[('kernel', 'tlb')][0]} of {shares[('kernel', 'tlb')][1]} "
+             f"runs, yet {zk} of its {len(groups[('kernel', 'tlb')])} runs end in state Z (the state table "
+             "above): a sender that finds its NIC full blocks and the highest-priority one runs first, so C "
+             "takes most of a shared NIC, where Linux's TCP senders share one whatever their nice levels."
+             if ("kernel", "tlb") in shares and ("kernel", "tlb") in groups else ""),
           "- rr and balance-rr stripe every process over both NICs packet by packet: no binding, "
           "listed as striped (Linux balance-rr's slaves send with one MAC, so its flows cannot be told "
           "apart by NIC and were not rerun).", "",
