@@ -38,9 +38,9 @@ receiver, both running lbbench) plus run.json ({"policy", "run", "scale",
                     LBFLOW) {"A": "n,n,n,n", ...}: per 10 s window the
                     sender NIC (LBSLAVE's index) that carried most of the
                     process's frame bytes, -1 none; balance-rr: every
-                    window -1 (striped per packet, its slaves share one MAC)
+                    window -1 (striped per packet; its slaves share one MAC)
   flow_mbit_per_10s {"A": {"nic0": [4], "nic1": [4]}, ...}: those bytes
-                    (frames, Mbit) per NIC and window
+                    (frames, Mbit) per NIC and window (not with balance-rr)
   error             why the run gave no figures (the row has no others then)
 With --check (the self-check, make test-linux-lb) it exits 1 unless every
 run completed with every byte verified (nothing lost, nothing corrupt), a
@@ -165,7 +165,13 @@ def row_of(d):
 def flows(row, s, r, bin_s):
     """nic_in and flow_mbit_per_10s from the receiver's LBFLOW lines and the
     sender's LBSLAVE addresses (nothing when the run has none)."""
-    nic_of = {kv(ln)["mac"]: int(kv(ln)["nic"]) for ln in s if ln.startswith("LBSLAVE ")}
+    slaves = [kv(ln) for ln in s if ln.startswith("LBSLAVE ")]
+    nic_of = {f["mac"]: int(f["nic"]) for f in slaves}
+    striped = (row["bond"].get("mode") or "").startswith("balance-rr")
+    if len(nic_of) < len(slaves):  # slaves sharing the bond's MAC (balance-rr): no flow per NIC
+        if striped and slaves:
+            row["nic_in"] = {p: ",".join(["-1"] * WINDOWS) for p in PROCS}
+        return
     fl = {}
     for ln in r:
         if ln.startswith("LBFLOW ") and "mac=" in ln:
@@ -184,7 +190,6 @@ def flows(row, s, r, bin_s):
         per.setdefault(p, {})["nic%d" % n] = [round(window_mbit(vals, bin_s, 10 * w, 10 * w + 10), 3)
                                               for w in range(WINDOWS)]
     row["flow_mbit_per_10s"] = per
-    striped = (row["bond"].get("mode") or "").startswith("balance-rr")
     nic_in = {}
     for p in PROCS:
         cells = []
