@@ -467,6 +467,14 @@ LB_LINUX_RUNS ?= 20
 bench-lb: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) LB_LINUX_RUNS=$(LB_LINUX_RUNS) tools/bench/lb.sh $(KERNEL) $(LB_RUNS) $(BENCH_OUT)
 
+# The seed papers' tables and figures beside this tree's committed results
+# (tools/bench/papers_report.py, the papers' numbers in tools/bench/papers.py):
+# REPORT.md's paper sections rewritten from $(BENCH_OUT)'s JSON, nothing run.
+# make bench, bench-multilink and bench-lb end with the same step.
+.PHONY: bench-papers
+bench-papers:
+	$(BENCH_PY) tools/bench/papers_report.py $(BENCH_OUT)
+
 # Interleaved boot pairs (docs/benchmarks.md, "abab"; tools/bench/abab.py):
 # rounds of a kernel pair and right after it a peer's pair, per peer, bursts
 # and the windowed stream, the host's load and steal per pair (a disturbed

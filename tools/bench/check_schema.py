@@ -12,6 +12,7 @@ Exit status 0 when everything conforms, 1 otherwise (each fault printed).
 import json
 import math
 import os
+import re
 import sys
 
 # env: every file's environment block.
@@ -241,6 +242,10 @@ def consistent(bench, where, row, faults):
             faults.append(f"{where}: a 1-CPU row's busiest_over_1cpu is {row['busiest_over_1cpu']}, not 1")
     if bench == "smpinject" and row.get("layout") == "2cpu" and not num("ratio_to_1cpu"):
         faults.append(f"{where}: a 2cpu row without ratio_to_1cpu")
+    if bench == "lb" and "nic_in" in row and not (
+            isinstance(row["nic_in"], dict) and sorted(row["nic_in"]) == ["A", "B", "C"]
+            and all(re.fullmatch(r"-?\d+(,-?\d+)*", str(v)) for v in row["nic_in"].values())):
+        faults.append(f"{where}: nic_in is not one NIC list per process A, B, C")
     if bench == "fs" and not (num("mbps") or num("median_us")):
         faults.append(f"{where}: neither mbps nor median_us")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \

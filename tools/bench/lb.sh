@@ -4,7 +4,8 @@
 # kernel under rr, tlb and history (tools/bench/lb.py), Linux bonding
 # balance-rr and balance-tlb beside it (tools/linux-baseline/bench-lb.sh,
 # when present), then lb.json, lb.png and REPORT.md's balancing section
-# (tools/bench/lb_report.py).
+# (tools/bench/lb_report.py), and the load-balancing paper's Figure 4 beside
+# it (tools/bench/papers_report.py).
 # Usage: tools/bench/lb.sh KERNEL RUNS OUTDIR
 # RUNS: this kernel's runs per policy (one boot pair per policy).
 # Environment: LB_LINUX_RUNS (per Linux policy; default RUNS), LB_POLICIES
@@ -51,3 +52,4 @@ else
 fi
 echo "bench-lb: [3/3] merged results, plot, REPORT.md ($(date +%T))"
 "$py" "$root/tools/bench/lb_report.py" "$out"
+"$py" "$root/tools/bench/papers_report.py" "$out"

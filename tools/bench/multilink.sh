@@ -65,7 +65,8 @@ if [ "${MULTILINK_CPU_ONLY:-0}" = 1 ]; then
 	rm -f "$out/linux-multilink-cpu.json"
 	cpu_work
 	echo "bench-multilink: merged results, plot, REPORT.md ($(date +%T))"
-	exec "$py" "$root/tools/bench/multilink_report.py" "$out"
+	"$py" "$root/tools/bench/multilink_report.py" "$out"
+	exec "$py" "$root/tools/bench/papers_report.py" "$out"
 fi
 echo "bench-multilink: [1/3] this kernel, striped ($(date +%T))"
 "$py" "$root/tools/bench/multilink.py" "$kernel" "$out" "$runs" --links "$links" --sizes "$sizes" \
@@ -84,3 +85,4 @@ rm -f "$out/kernel-multilink-cpu.json" "$out/linux-multilink-cpu.json"
 [ "$cpu_runs" = 0 ] || cpu_work
 echo "bench-multilink: [3/3] merged results, plot, REPORT.md ($(date +%T))"
 "$py" "$root/tools/bench/multilink_report.py" "$out"
+"$py" "$root/tools/bench/papers_report.py" "$out"

@@ -465,6 +465,13 @@ def fixes_section(rt, br):
     return out
 
 
+def kept_sections(old):
+    """The sections other benchmarks' report steps wrote into REPORT.md between
+    their `<!-- NAME: begin -->` and `<!-- NAME: end -->` markers, in order:
+    this step rewrites the file's head, not what make bench did not measure."""
+    return [m.group(0) for m in re.finditer(r"<!-- ([\w-]+): begin -->.*?<!-- \1: end -->", old, re.S)]
+
+
 def plots(d):
     subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "plot.py"), "net", d], check=True)
 
@@ -497,7 +504,9 @@ def main():
         lines += exchange_section(ex, thr)
     lines += burst_section(br, thr) + ceiling_section(ceil, br) + rtt_section(rt, thr) + fixes_section(rt, br)
     lines += dpdk_section(d, rt, br)
-    open(os.path.join(d, "REPORT.md"), "w").write("\n".join(lines) + "\n")
+    rep = os.path.join(d, "REPORT.md")
+    kept = kept_sections(open(rep).read() if os.path.exists(rep) else "")
+    open(rep, "w").write("\n".join(lines) + "\n" + ("\n" + "\n\n".join(kept) + "\n" if kept else ""))
     plots(d)
     print(f"report: wrote {d}/REPORT.md, rtt.json, burst.json")
 

@@ -97,4 +97,5 @@ LB_RTT_IN_BURST=${BENCH_QUICK:+1} lb burst
 step 7 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
 "$py" "$root/tools/bench/peers_report.py" "$out"
+"$py" "$root/tools/bench/papers_report.py" "$out"
 "$py" "$root/tools/bench/check_schema.py" "$out"

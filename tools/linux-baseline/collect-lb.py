@@ -34,6 +34,13 @@ receiver, both running lbbench) plus run.json ({"policy", "run", "scale",
   drops             NIC drop counters of both guests
   warm_s            the wait after the warm-up connections (0: none, fresh
                     tlb entries; see bench-lb.sh)
+  nic_in            (when the receiver counted flows per source MAC,
+                    LBFLOW) {"A": "n,n,n,n", ...}: per 10 s window the
+                    sender NIC (LBSLAVE's index) that carried most of the
+                    process's frame bytes, -1 none; balance-rr: every
+                    window -1 (striped per packet; its slaves share one MAC)
+  flow_mbit_per_10s {"A": {"nic0": [4], "nic1": [4]}, ...}: those bytes
+                    (frames, Mbit) per NIC and window (not with balance-rr)
   error             why the run gave no figures (the row has no others then)
 With --check (the self-check, make test-linux-lb) it exits 1 unless every
 run completed with every byte verified (nothing lost, nothing corrupt), a
@@ -151,7 +158,46 @@ def row_of(d):
     row["warm_s"] = int(plan.get("warm_s", 0))
     bond = next((kv(ln) for ln in s if ln.startswith("LBBOND ")), {})
     row["bond"] = {"mode": bond.get("mode"), "xmit_hash_policy": bond.get("hash")}
+    flows(row, s, r, bin_s)
     return row
+
+
+def flows(row, s, r, bin_s):
+    """nic_in and flow_mbit_per_10s from the receiver's LBFLOW lines and the
+    sender's LBSLAVE addresses (nothing when the run has none)."""
+    slaves = [kv(ln) for ln in s if ln.startswith("LBSLAVE ")]
+    nic_of = {f["mac"]: int(f["nic"]) for f in slaves}
+    striped = (row["bond"].get("mode") or "").startswith("balance-rr")
+    if len(nic_of) < len(slaves):  # slaves sharing the bond's MAC (balance-rr): no flow per NIC
+        if striped and slaves:
+            row["nic_in"] = {p: ",".join(["-1"] * WINDOWS) for p in PROCS}
+        return
+    fl = {}
+    for ln in r:
+        if ln.startswith("LBFLOW ") and "mac=" in ln:
+            f = kv(ln)
+            key = f["p"] + " " + f["mac"]
+            fl.setdefault(key, []).append(ln.replace(" mac=" + f["mac"], "").replace("p=" + f["p"], "who=" + key.replace(" ", "/")))
+    if not fl or not nic_of:
+        return
+    per = {}
+    for key, lines in fl.items():
+        p, mac = key.split(" ")
+        vals = bins(lines, "LBFLOW", "who").get(key.replace(" ", "/"), [])
+        n = nic_of.get(mac)
+        if n is None:
+            continue
+        per.setdefault(p, {})["nic%d" % n] = [round(window_mbit(vals, bin_s, 10 * w, 10 * w + 10), 3)
+                                              for w in range(WINDOWS)]
+    row["flow_mbit_per_10s"] = per
+    nic_in = {}
+    for p in PROCS:
+        cells = []
+        for w in range(WINDOWS):
+            best = max(((v[w], int(k[3:])) for k, v in per.get(p, {}).items()), default=(0, -1))
+            cells.append(str(-1 if striped or best[0] <= 0 else best[1]))
+        nic_in[p] = ",".join(cells)
+    row["nic_in"] = nic_in
 
 
 def check(rows):

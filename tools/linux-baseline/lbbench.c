@@ -41,8 +41,16 @@
 //             LBCPU from_us= to_us= busy_pct=     (the interval all three run)
 //             LBCPUBINS from=I pct=...            (busy % per 0.5 s bin)
 //             LBBOND mode=.. hash=..
+//             LBSLAVE nic=K mac=M                  (each NIC's own address)
 //   receiver: LBRX p=A bytes= corrupt= first_us= last_us=
 //             LBBINS p=A from=I bytes=b,b,...      (received bytes per 0.5 s bin)
+//             LBFLOW p=A mac=M from=I bytes=...    (frame bytes per 0.5 s bin of
+//                                                    p's TCP flow by source MAC)
+//             LBFLOWSTAT frames= drops=            (the capture's own count)
+// LBFLOW is how the sender's slave for each flow is seen: in balance-tlb
+// each slave sends with its own MAC, so the receiver, which counts every
+// incoming frame on a packet socket (its own CPU, not the measured
+// sender's), tells which NIC carried which process in each bin.
 //   both:     DONE ok | DONE fail <reason>
 // Times are on each guest's own clock from t0: the sender's t0 is A's
 // start; the receiver's is the arrival of A's header minus the sender's
@@ -50,6 +58,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -378,6 +388,18 @@ static void warm_up(const struct opts *o)
 	sleep_us((uint64_t)o->warm_s * 1000000u);
 }
 
+static void print_slaves(const struct opts *o)
+{
+	char path[96], mac[64];
+	for (int k = 0; k < o->nnics; k++) {
+		snprintf(path, sizeof path, "/sys/class/net/%s/address", o->nics[k]);
+		if (slurp(path, mac, sizeof mac))
+			continue;
+		mac[strcspn(mac, " \n")] = 0;
+		printf("LBSLAVE nic=%d mac=%s\n", k, mac);
+	}
+}
+
 static void print_bond(void)
 {
 	char mode[64] = "-", hash[64] = "-";
@@ -593,6 +615,7 @@ static int run_sender(const struct opts *o)
 	if (pipe2(s.pipe, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
 	print_bond();
+	print_slaves(o);
 	probe(o);
 	if (o->warm_s > 0) {
 		if (!o->sport)
@@ -652,7 +675,63 @@ struct receiver {
 	int nbins;
 	bool done[LB_NPROC];
 	struct rx_conn fin[LB_NPROC];
+	// The flows seen per source MAC (a packet socket on every interface).
+	int cap;
+	uint8_t mac[LB_MAX_NICS][6];
+	int nmac;
+	uint64_t flow[LB_NPROC][LB_MAX_NICS][LB_MAX_BINS];
+	uint64_t frames;
 };
+
+// One incoming frame off the packet socket: its bytes go to the bin of the
+// process whose source port it carries and of its source MAC.  False when
+// none was waiting.
+static bool cap_frame(struct receiver *r, const struct opts *o)
+{
+	uint8_t f[128];
+	struct sockaddr_ll from;
+	socklen_t fl = sizeof from;
+	ssize_t n = recvfrom(r->cap, f, sizeof f, MSG_TRUNC | MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+	if (n < 0)
+		return false;
+	if (n < 14 + 20 + 4 || from.sll_pkttype == PACKET_OUTGOING || !r->t0_known)
+		return true;
+	const uint8_t *ip = f + 14;
+	size_t ihl = (size_t)(ip[0] & 15) * 4;
+	if (f[12] != 0x08 || f[13] != 0 || ip[9] != 6 || 14 + ihl + 4 > sizeof f)
+		return true;
+	int sport = (ip[ihl] << 8 | ip[ihl + 1]) - o->sport;
+	if (sport < 0 || sport % 4 || sport / 4 >= LB_NPROC)
+		return true;
+	int m = 0;
+	while (m < r->nmac && memcmp(r->mac[m], f + 6, 6))
+		m++;
+	if (m == r->nmac) {
+		if (m == LB_MAX_NICS)
+			return true;
+		memcpy(r->mac[r->nmac++], f + 6, 6);
+	}
+	uint64_t now = now_us(), i = now > r->t0 ? (now - r->t0) / LB_BIN_US : 0;
+	r->flow[sport / 4][m][i < LB_MAX_BINS ? i : LB_MAX_BINS - 1] += (uint64_t)n;
+	r->frames++;
+	return true;
+}
+
+static void print_flows(const struct receiver *r)
+{
+	for (int p = 0; p < LB_NPROC; p++)
+		for (int m = 0; m < r->nmac; m++) {
+			char who[40];
+			const uint8_t *a = r->mac[m];
+			snprintf(who, sizeof who, "p=%c mac=%02x:%02x:%02x:%02x:%02x:%02x", proc_name[p], a[0], a[1],
+				 a[2], a[3], a[4], a[5]);
+			print_bins("LBFLOW", who, r->flow[p][m], r->nbins);
+		}
+	struct tpacket_stats st = { 0, 0 };
+	socklen_t sl = sizeof st;
+	getsockopt(r->cap, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
+	printf("LBFLOWSTAT frames=%llu drops=%u\n", (unsigned long long)r->frames, st.tp_drops);
+}
 
 static void answer(int fd, uint64_t verified, uint64_t bad)
 {
@@ -768,16 +847,25 @@ static int run_receiver(const struct opts *o)
 	static struct receiver r;
 	static uint8_t buf[1 << 16];
 	int lfd = listen_on(o->port);
+	r.cap = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+	if (r.cap < 0)
+		die("packet socket: %s", strerror(errno));
+	int capbuf = 4 << 20;
+	setsockopt(r.cap, SOL_SOCKET, SO_RCVBUF, &capbuf, sizeof capbuf);
 	printf("LBREADY port=%d\n", o->port);
 	fflush(stdout);
 	uint64_t last = now_us();
 	int ndone = 0;
 	while (ndone < LB_NPROC) {
-		struct pollfd pf[9];
+		struct pollfd pf[10];
 		pf[0] = (struct pollfd){ lfd, POLLIN, 0 };
 		for (int i = 0; i < r.nconn; i++)
 			pf[i + 1] = (struct pollfd){ r.c[i].fd, POLLIN, 0 };
-		int n = poll(pf, (nfds_t)r.nconn + 1, 500);
+		pf[r.nconn + 1] = (struct pollfd){ r.cap, POLLIN, 0 };
+		int n = poll(pf, (nfds_t)r.nconn + 2, 500);
+		if (pf[r.nconn + 1].revents & POLLIN)
+			for (int k = 0; k < 256 && cap_frame(&r, o); k++)
+				;
 		uint64_t now = now_us();
 		if (n <= 0) {
 			if (now - last > (uint64_t)o->idle_s * 1000000u)
@@ -819,6 +907,7 @@ static int run_receiver(const struct opts *o)
 		snprintf(who, sizeof who, "p=%c", proc_name[p]);
 		print_bins("LBBINS", who, r.bins[p], r.nbins);
 	}
+	print_flows(&r);
 	if (ndone < LB_NPROC)
 		die("only %d of %d processes ended their connection", ndone, LB_NPROC);
 	printf("DONE ok\n");
