@@ -3,22 +3,31 @@
 #include <string.h>
 #include <stdint.h>
 
-// Word stores from an aligned destination; x86 loads unaligned words at
-// full speed, so the source's alignment does not matter. The fixed-size
-// __builtin_memcpy calls compile to single moves.
+// Word stores from an aligned destination; x86 loads and stores unaligned
+// words at full speed, so the source's alignment does not matter, and from
+// 8 bytes on the first and last 8 go as one unaligned word each (loaded
+// before anything is stored), so that no byte loop runs: a 64-byte payload
+// behind a 30-byte header is 8 word moves, not 14 bytes and 6 words. The
+// fixed-size __builtin_memcpy calls compile to single moves. Forward, as
+// memmove relies on when the destination is below the source.
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
-	for (; n && ((uintptr_t)d & 7); n--)
-		*d++ = *s++;
-	for (; n >= 8; n -= 8, d += 8, s += 8) {
-		uint64_t v;
-		__builtin_memcpy(&v, s, 8);
-		__builtin_memcpy(d, &v, 8);
+	if (n < 8) {
+		while (n--)
+			*d++ = *s++;
+		return dst;
 	}
-	while (n--)
-		*d++ = *s++;
+	uint64_t head, tail, v;
+	__builtin_memcpy(&head, s, 8);
+	__builtin_memcpy(&tail, s + n - 8, 8);
+	for (size_t i = (8 - ((uintptr_t)d & 7)) & 7; i + 8 <= n; i += 8) {
+		__builtin_memcpy(&v, s + i, 8);
+		__builtin_memcpy(d + i, &v, 8);
+	}
+	__builtin_memcpy(d, &head, 8);
+	__builtin_memcpy(d + n - 8, &tail, 8);
 	return dst;
 }
 

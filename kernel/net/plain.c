@@ -1,6 +1,7 @@
 // The plain transport: a call's packets, each with its Ethernet and wire
 // header in the channel's header pages, the payload straight from the
-// caller's pages, grouped by link (a striped channel's packets take its
+// caller's pages (one of IO_TX_COPY bytes or less copied behind the
+// header: one descriptor instead of two), grouped by link (a striped channel's packets take its
 // peer's live links in turn) and handed to the transmit batch.
 #include "plain.h"
 #include "txbatch.h"
@@ -39,6 +40,25 @@ static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t
 	wire_set_flags(h, flags);
 	wire_set_seq(h, c->x.seq[peer]++);
 	wire_set_len(h, (uint32_t)size);
+}
+
+// A payload of at most IO_TX_COPY bytes, copied behind its header h: the
+// packet is then one segment. From the frames looked up when the send was
+// checked, so what goes is what the call held (no later write by the
+// caller reaches the wire).
+static void copy_packet(struct io *c, struct netpkt *p, uint8_t *h, paddr_t hdr, uint64_t pos, uint64_t size,
+			const struct io_pktpages *pf)
+{
+	uint8_t *d = h + WIRE_FRAME_HLEN;
+	for (uint64_t left = size, k = 0; left > 0; k++) {
+		uint64_t in_page = PAGE_SIZE - pos % PAGE_SIZE, n = left < in_page ? left : in_page;
+		memcpy(d, (const uint8_t *)arch_p2v(pf->f[k]) + pos % PAGE_SIZE, n);
+		d += n, pos += n, left -= n;
+	}
+	p->nseg = 1;
+	p->seg[0] = (struct netseg){ hdr, (uint32_t)(WIRE_FRAME_HLEN + size) };
+	p->cookie = txb_cookie(c);
+	c->st.tx_bytes_copied += size;
 }
 
 // Gather list: the header (none for a raw frame), then the payload cut at
@@ -90,8 +110,9 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		if (nic < 0)
 			continue;
 		paddr_t hpa = 0;
+		uint8_t *h = NULL;
 		if (!c->x.raw) {
-			uint8_t *h = hdr_slot(c, i, &hpa);
+			h = hdr_slot(c, i, &hpa);
 			if (peers[i] != tmpl_peer[nic])
 				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
 			build_header(c, h, tmpl[nic], peers[i], sizes[i],
@@ -99,7 +120,10 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 						relay_flag(c, peers[i])));
 		}
 		t->idx[at[nic]] = (uint8_t)i;
-		build_packet(c, &t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i]);
+		if (h && sizes[i] <= IO_TX_COPY)
+			copy_packet(c, &t->pkts[at[nic]], h, hpa, pos[i], sizes[i], &frames[i]);
+		else
+			build_packet(c, &t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i]);
 		if (hpa && relay_flag(c, peers[i])) // the route trailer, after the header in its slot
 			relay_trailer(c, peers[i], arch_p2v(hpa + IO_HDR_SLOT / 2), hpa + IO_HDR_SLOT / 2,
 					 &t->pkts[at[nic]]);

@@ -161,6 +161,7 @@ void xport_stats(struct io *c, struct io_stats *s)
 	s->drop_rxerr = ni->drop_rxerr, s->drop_notme = ni->drop_notme;
 	s->drop_toolong = c->st.drop_toolong + ni->drop_toolong;
 	s->reliable = false;
+	s->tx_copy_max = c->x.raw || c->x.rel ? 0 : IO_TX_COPY; // what plain_send copies
 	s->links_up = 0;
 	IO_FOR_EACH_NIC(c, n)
 		if (netdev_get(n)->ops->link_up(netdev_get(n)))

@@ -15,8 +15,14 @@
 #include <io.h>
 #include <wire.h>
 
-#define IO_HDR_SLOT 64 // bytes per header in the header pages
+// A plain send's slot per packet of a call in the header pages: the
+// header, then a payload of up to IO_TX_COPY bytes copied in behind it (one
+// descriptor, no page of the caller's pinned), then from IO_HDR_SLOT / 2 a
+// route trailer (relay.c). Longer payloads are gathered from the caller's
+// pages. 8 frames a channel.
+#define IO_HDR_SLOT 256
 #define IO_HDR_PAGES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
+#define IO_TX_COPY (IO_HDR_SLOT / 2 - WIRE_FRAME_HLEN)
 
 struct io;
 struct pkt;

@@ -135,7 +135,7 @@ struct io_stats {
 	uint64_t rx_exchanged, rx_copied, rx_bytes_copied, rx_pages_exchanged;
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan;
 	uint64_t drop_noslot, drop_rxerr, drop_badslot;
-	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells; // sends copy no payload
+	uint64_t tx_packets, tx_bytes, tx_batches, tx_doorbells; // payloads over tx_copy_max go uncopied
 	uint64_t copy_threshold;  // frames up to this many bytes are copied, not exchanged
 	uint64_t slot_size;       // bytes per input slot
 	uint64_t frames_held;     // received frames waiting for an input_io now
@@ -185,6 +185,9 @@ struct io_stats {
 	                          // interrupts, its ring empty, while a batch waited
 	uint64_t tx_stalled_calls; // reliable output_io calls that returned with packets still
 	                          // queued: the NICs took nothing for the dead-peer timeout
+	uint64_t tx_bytes_copied; // payload bytes a send copied behind their header (payloads
+	                          // of tx_copy_max bytes or less: one descriptor instead of two)
+	uint64_t tx_copy_max;     // this channel's: 98 on a plain channel, 0 (none) raw or reliable
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

@@ -1269,8 +1269,9 @@ static void test_tx_headers(void)
 	CU_ASSERT_TRUE(s.tx_batches == 2 && s.tx_doorbells == 2 && s.nic_doorbells == 2);
 }
 
-// A full batch of IO_MAX_BATCH packets: header slots over both header
-// frames, one doorbell.
+// A full batch of IO_MAX_BATCH packets: header slots over every header
+// frame, one doorbell; payloads of IO_TX_COPY bytes or less copied behind
+// their header (one segment), longer ones gathered from the caller's page.
 static void test_tx_full_batch(void)
 {
 	struct chan c = chan_new(1, 0, CH, 0, 0, IO_MAX_BATCH, 1);
@@ -1287,14 +1288,45 @@ static void test_tx_full_batch(void)
 	for (int i = 0; i < IO_MAX_BATCH; i++) {
 		uint64_t off = (uint64_t)i * IO_HDR_SLOT;
 		struct hdr h = hdr_of(&f->tx[i]);
-		ok &= seg_is(&f->tx[i], 0, io->x.hdr[off / PG] + off % PG, WIRE_FRAME_HLEN);
+		bool copied = i <= IO_TX_COPY;
+		ok &= seg_is(&f->tx[i], 0, io->x.hdr[off / PG] + off % PG, WIRE_FRAME_HLEN + (copied ? (uint32_t)i : 0));
+		ok &= f->tx[i].pkt.nseg == (copied || !i ? 1 : 2);
 		ok &= h.seq == (uint32_t)i && h.len == (uint32_t)i && h.batch == IO_MAX_BATCH;
 		ok &= h.flags == (i == IO_MAX_BATCH - 1 ? WIRE_F_LAST : 0);
 	}
 	CU_ASSERT_TRUE(ok);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[0]), IO_MAX_BATCH / 2);
-	CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[1]), IO_MAX_BATCH / 2);
-	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), IO_MAX_BATCH - 1); // 0 bytes: none
+	for (int k = 0; k < IO_HDR_PAGES; k++)
+		CU_ASSERT_EQUAL(pmem_pin_count(io->x.hdr[k]), IO_MAX_BATCH / IO_HDR_PAGES);
+	// Only the gathered payloads (IO_TX_COPY + 1 bytes and more) pin it.
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 0)), IO_MAX_BATCH - 1 - IO_TX_COPY);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_bytes_copied, (uint64_t)IO_TX_COPY * (IO_TX_COPY + 1) / 2);
+}
+
+// A payload of IO_TX_COPY bytes across a page boundary is copied from both
+// of its frames behind the header, byte for byte, and pins neither; one
+// byte more is gathered from them (a segment each) and pins both.
+static void test_tx_copy_small(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 2);
+	paddr_t o0 = vregion_frame(c.out_vr, 0), o1 = vregion_frame(c.out_vr, 1);
+	for (uint64_t b = 0; b < IO_TX_COPY; b++) // every byte its own value, across both frames
+		((uint8_t *)arch_p2v(b < 10 ? o0 : o1))[(PG - 10 + b) % PG] = (uint8_t)(b * 7 + 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	const uint64_t peers[2] = { 0 }, sizes[2] = { IO_TX_COPY, IO_TX_COPY + 1 }, pos[2] = { PG - 10, PG - 10 };
+	CU_ASSERT_EQUAL(output(1, c.id, 2, peers, sizes, pos), 2);
+	struct fake_nic *f = &fake_nics[0];
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 2);
+	CU_ASSERT_EQUAL(f->tx[0].pkt.nseg, 1);
+	CU_ASSERT_EQUAL(f->tx[0].len, WIRE_FRAME_HLEN + IO_TX_COPY);
+	bool same = true;
+	for (uint64_t b = 0; b < IO_TX_COPY; b++)
+		same &= f->tx[0].bytes[WIRE_FRAME_HLEN + b] == (uint8_t)(b * 7 + 1);
+	CU_ASSERT_TRUE(same);
+	CU_ASSERT_TRUE(f->tx[1].pkt.nseg == 3 && seg_is(&f->tx[1], 1, o0 + PG - 10, 10) &&
+		       seg_is(&f->tx[1], 2, o1, IO_TX_COPY + 1 - 10));
+	CU_ASSERT_EQUAL(pmem_pin_count(o0), 1); // the gathered one's, not the copied one's
+	CU_ASSERT_EQUAL(pmem_pin_count(o1), 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_bytes_copied, IO_TX_COPY);
 }
 
 // Frames stay pinned until the NIC is done and the sender reclaims them;
@@ -1434,7 +1466,7 @@ static void test_tx_busy(void)
 {
 	struct chan c = chan_new(1, 0, CH, 0, 0, 1, 1);
 	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
-	const uint64_t peer[1] = { 0 }, size[1] = { 10 }, pos[1] = { 0 };
+	const uint64_t peer[1] = { 0 }, size[1] = { IO_TX_COPY + 10 }, pos[1] = { 0 }; // gathered: pinned
 	CU_ASSERT_EQUAL(output(1, c.id, 1, peer, size, pos), 1);
 	uint64_t reclaims = (uint64_t)fake_nics[0].reclaim_calls;
 	CU_ASSERT_EQUAL(output(1, c.id, 1, peer, size, pos), -E_BUSY);
@@ -1611,7 +1643,7 @@ static const struct test_case rx_tests[] = {
 };
 
 static const struct test_case tx_tests[] = {
-	TEST(test_tx_headers),    TEST(test_tx_full_batch), TEST(test_tx_pins_reclaim),
+	TEST(test_tx_headers),    TEST(test_tx_full_batch), TEST(test_tx_copy_small), TEST(test_tx_pins_reclaim),
 	TEST(test_tx_errors),     TEST(test_tx_raw),        TEST(test_tx_ring_full),
 	TEST(test_tx_busy),       TEST(test_tx_driver_refuses), TEST(test_free_releases),
 	TEST(test_exit_releases),
