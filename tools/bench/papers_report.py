@@ -57,6 +57,20 @@ def both(out, bench):
 
 # ---------------------------------------------------------------- Tender
 
+def finish(plt, fig, ax, path, xlabel, ylabel, title, legend_size):
+    """A plot's log y axis, labels, legend and grid; written to path."""
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+    ax.grid(True, which="both", linewidth=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def tender_plot(br, path):
     plt = sections.pyplot("papers")
     if plt is None:
@@ -75,16 +89,8 @@ def tender_plot(br, path):
     ax.axhline(f5["plateau_mbps"], color="grey", linestyle=":",
                label=f"paper: both level off near {f5['plateau_mbps']} Mbit/s (GbE)")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("bytes per packet")
-    ax.set_ylabel("Mbit/s from T0")
-    ax.set_title("Tender Fig. 5: bursts of 128 packets and a 1-byte reply")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", linewidth=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return finish(plt, fig, ax, path, "bytes per packet", "Mbit/s from T0",
+                  "Tender Fig. 5: bursts of 128 packets and a 1-byte reply", 8)
 
 
 def tender_section(out):
@@ -213,16 +219,8 @@ def hxb_plot(k, lx, path):
     ax.plot([2, 3, 8], [f4["HXB Gigx2"], f4["HXB Gigx3"], f4["HXB Gigx8"]], "k^:",
             label="paper: PM/Ethernet-HXB, 4 B (real µs)")
     ax.plot([3], [f4["NT Gigx3"]], "kx", markersize=9, label="paper: PM/Ethernet NT, 4 B")
-    ax.set_yscale("log")
-    ax.set_xlabel("links")
-    ax.set_ylabel("µs per packet (ours: insns / 1000 at -icount)")
-    ax.set_title("HXB Fig. 4: per-packet cost against links")
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", linewidth=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return finish(plt, fig, ax, path, "links", "µs per packet (ours: insns / 1000 at -icount)",
+                  "HXB Fig. 4: per-packet cost against links", 7)
 
 
 def hxb_section(out):
