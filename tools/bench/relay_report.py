@@ -236,8 +236,10 @@ def profile_section(prof):
            "Three boots per size (the stream; the same packets at a third of the rate; three times its "
            "packets at the rate) separate what each function costs per forwarded packet from what it costs "
            "per second of the relay's uptime whatever the traffic (timer ticks, the process reaper, the "
-           "watching program's polls). By part of the work (a function's part by its name, "
-           "tools/bench/relay_profile.py):", "",
+           "watching program's polls). One boot per point: the split between the two moves from one run to "
+           "the next about as much as the CPU work's per-run figures do (the per-second part is large beside "
+           "the per-packet one at this load), so read the parts, not the last digits. By part of the work (a "
+           "function's part by its name, tools/bench/relay_profile.py):", "",
            "| part | " + " | ".join(f"{s} B insns/pkt | {s} B insns/s" for s in sizes) + " |",
            "|---|" + "---:|---:|" * len(sizes)]
     for p in parts:
