@@ -62,7 +62,7 @@ more_work() {
 	fi
 }
 if [ "${RELAY_CPU_ONLY:-0}" = 1 ]; then
-	cpu_work
+	[ "$cpu_runs" = 0 ] || cpu_work # RELAY_CPU_RUNS=0: the injector and the profile alone
 	more_work
 	echo "bench-relay: merged results, plot, REPORT.md ($(date +%T))"
 	exec "$py" "$root/tools/bench/relay_report.py" "$out"
