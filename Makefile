@@ -441,7 +441,11 @@ bench-failover: bench-deps $(KERNEL) linux-baseline
 # kernel's relay and Linux IP routers: relay.json, relay.png and REPORT.md's
 # relaying section (tools/bench/relay.sh). RELAY_RUNS (3) runs per cell for
 # this kernel (about 25 s a run and cell); RELAY_HOPS=0,1 leaves out the
-# 4-VM line.
+# 4-VM line. Then the relay's instructions per forwarded packet at a fixed
+# offered load against a Linux router's (interleaved, RELAY_CPU_RUNS), the
+# throughput with the host's frame injector as the client (RELAY_INJECT_RUNS)
+# and a profile of the kernel relay (RELAY_PROFILE); RELAY_CPU_ONLY=1 runs
+# only those.
 .PHONY: bench-relay
 RELAY_RUNS ?= 3
 bench-relay: bench-deps $(KERNEL) linux-baseline

@@ -9,12 +9,13 @@
 //   RELAY node=X.Y.Z relayed=N bytes=B copied=0 batches=.. doorbells=..
 //         per_doorbell=.. inflight_max=.. drop_hops=.. drop_noroute=..
 //         drop_baddst=.. drop_busy=.. drop_down=.. drop_notme=.. busy_per_fwd=.. ...
-//         drop_nomem=..
+//         drop_nomem=.. window_ms=.. busy_x1000=..
 // busy_per_fwd: the machine's busy TSC ticks (elapsed minus halted; guest
 // instructions under -icount) from the first forwarded frame seen to the
 // last, per frame forwarded meanwhile; net_per_fwd: the same less what the
 // machine does when it forwards nothing (timer ticks, this program's own
-// polling), at the busy rate measured before the first frame came.
+// polling), at the busy rate measured before the first frame came;
+// window_ms: that window, busy_x1000: the busy share of it.
 // drop_notme: frames NIC 0 dropped as addressed to another MAC (io_stats;
 // a routed broadcast frame is one: no relay forwards it). Checks: 0 bytes
 // copied, nothing in flight at the end, exactly hopdrops=, noroute=,
@@ -328,13 +329,14 @@ int main(int argc, char **argv)
 	printf("RELAY node=%s relayed=%lu bytes=%lu copied=%lu batches=%lu doorbells=%lu per_doorbell_x10=%lu "
 	       "inflight_max=%lu delivered=%lu drop_hops=%lu drop_noroute=%lu drop_baddst=%lu drop_busy=%lu "
 	       "drop_down=%lu drop_notme=%lu busy_per_fwd=%lu net_per_fwd=%lu quiet_ms=%lu quiet_busy_x1e6=%lu link_tx=%lu,%lu,%lu,%lu "
-	       "drop_nomem=%lu\n",
+	       "drop_nomem=%lu window_ms=%lu busy_x1000=%lu\n",
 	       node, s.relayed, s.relayed_bytes, s.bytes_copied, s.batches, s.doorbells,
 	       s.doorbells ? s.relayed * 10 / s.doorbells : 0, s.inflight_max, s.delivered, s.drop_hops,
 	       s.drop_noroute, s.drop_baddst, s.drop_busy, s.drop_down, is.drop_notme, timed ? busy / timed : 0, timed ? net / timed : 0,
 	       (q_t1 - q_t0) / (hz / 1000), q_t1 > q_t0 ? (uint64_t)((__uint128_t)q_busy * 1000000 / (q_t1 - q_t0)) : 0,
 	       s.link_tx[0],
-	       s.link_tx[1], s.link_tx[2], s.link_tx[3], s.drop_nomem);
+	       s.link_tx[1], s.link_tx[2], s.link_tx[3], s.drop_nomem, (t1 - t0) / (hz / 1000),
+	       t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
 	CHECK("relay: forwarded what was expected", s.relayed >= expect);
 	CHECK_EQ("relay: zero bytes copied", s.bytes_copied, 0);
 	CHECK_EQ("relay: every buffer back from the NICs", s.inflight, 0);

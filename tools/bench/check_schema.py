@@ -101,6 +101,16 @@ ROWS = {
         "system": ("str", "all"), "mode": ("str", "all"), "hops": ("int", "all"), "links": ("int", "all"),
         "bytes": ("int", "all"), "mbps": ("num", "all"), "rtt_us": ("num", "optional"),
         "relay_insns_per_pkt": ("num", "optional"), "relay_copy_bytes_per_pkt": ("num", "optional"),
+        # CPU-work rows (mode cpu) carry these; the injector's rows (mode inject-*) the last.
+        "offered_mbps": ("num", "optional"), "relay_insns_raw_per_pkt": ("num", "optional"),
+        "relay_busy_frac": ("num", "optional"), "runs_relay_insns_per_pkt": ("list", "optional"),
+        "server_vcpu_frac": ("num", "optional"),
+    },
+    # Where this kernel's relay node spends its instructions (tools/bench/relay_profile.py):
+    # one row per size and function, per forwarded packet and per second of window.
+    "relayprofile": {
+        "bytes": ("int", "all"), "links": ("int", "all"), "function": ("str", "all"), "part": ("str", "all"),
+        "insns_per_pkt": ("num", "all"), "insns_per_s": ("num", "all"),
     },
     # Three senders balanced over two NICs (make bench-lb): one row per system, policy and
     # run. A run that failed carries "error" and none of the figures (hence optional).
@@ -228,6 +238,10 @@ def consistent(bench, where, row, faults):
                   "cpu_bound_mbps"):
             if not num(k):
                 faults.append(f"{where}: a {row['mode']} row without {k}")
+    if bench == "relay" and row.get("mode") == "cpu":
+        for k in ("offered_mbps", "relay_insns_per_pkt", "relay_insns_raw_per_pkt", "relay_busy_frac"):
+            if not num(k):
+                faults.append(f"{where}: a cpu row without {k}")
     if str(row.get("system")).startswith("linux-afxdp") and bench in ("rtt", "burst") and (
             not type_ok(row.get("guest_kernel"), "str")
             or not all(m in XDP_MODES for m in str(row.get("xdp_mode") or "?").split("/"))):

@@ -23,6 +23,15 @@ prints HOSTTHREAD lines: each QEMU thread's host CPU seconds between the
 first acknowledgement and the last, and its seconds runnable without a
 host CPU (schedstat: the host's other load).
 Usage: inject.py KERNEL LOGDIR --stream --sizes 1500 --count 20000 [--kargs ".."]
+
+--relay (with --stream): the same stream through one relay of this kernel:
+two VMs, a relay (node 1.0, run=relay: the relaying is in its kernel's
+receive path) whose NIC 0 ends at the socket here and whose NIC 1 is wired
+(dgram) to the stream server's (node 1.1, dst=0.0); this program is node
+0.0, the client: its frames carry WIRE_F_ROUTE and the route trailer (dst
+1.1, src 0.0), addressed to the relay's NIC 0, and the server's routed
+acknowledgements come back through the relay. Prints the server's RESULT
+line, the relay's RELAY line and both VMs' HOSTTHREAD lines.
 """
 import argparse
 import contextlib
@@ -176,14 +185,19 @@ def run(kernel, logdir, sizes, reps, ms, modes, nic, timeout=300):
 STREAM_CHAN, STREAM_BATCH, STREAM_WINDOW = 3, 64, 2  # user/stream.c's chan=, batch=, window=
 
 
-def stream_frames(size):
+WIRE_F_ROUTE, WIRE_HOPS_DEFAULT = 0x20, 8
+
+
+def stream_frames(size, route=None):
     """The 64 frames of a batch (payload wire_pattern(i % 64)), seq and flags
-    filled in per packet."""
+    filled in per packet; route=(dst, src) coordinate triples: the route
+    trailer after the payload (lib/include/wire.h)."""
     out = []
+    trailer = bytes(route[0]) + bytes(route[1]) + bytes([WIRE_HOPS_DEFAULT, 0]) if route else b""
     for i in range(STREAM_BATCH):
         pay = bytes(((j * 131) ^ (i * 7) ^ (j >> 8)) & 0xFF for j in range(size))
         f = bytearray(DST + SRC + struct.pack(">H", ETHERTYPE) +
-                      struct.pack(">HHIHHI", STREAM_CHAN, 0, 0, STREAM_BATCH, 0, size) + pay)
+                      struct.pack(">HHIHHI", STREAM_CHAN, 0, 0, STREAM_BATCH, 0, size) + pay + trailer)
         out.append(f + bytes(max(0, MIN_FRAME - len(f))))
     return out
 
@@ -221,16 +235,22 @@ def qemu_pid(runner_pid):
     return None
 
 
-def stream_inject(sock, peer, size, count, runner_pid):
+def stream_inject(sock, peer, size, count, runner_pid, route=None, more_pids=(), window=STREAM_WINDOW):
     """Feeds the server count packets within its window; returns (acked,
     seconds from the first ack to the last that found QEMU still there,
-    per-thread host CPU seconds over them)."""
-    frames, sent, acked, qpid, first, last = stream_frames(size), 0, 0, None, None, None
+    per-thread host CPU seconds over them, packets acknowledged over them).
+    route: stream_frames's; more_pids: other VMs' runners whose QEMU threads
+    are counted too ("vmK:" before each thread id, K 0 for runner_pid's);
+    window: batches kept unacknowledged."""
+    frames, sent, acked, first, last = stream_frames(size, route), 0, 0, None, None
+    base = WIRE_F_ROUTE if route else 0
+    qpids = []
     deadline = time.monotonic() + WAIT_S * 4
     while acked < count and time.monotonic() < deadline:
-        while sent < count and sent - acked < STREAM_WINDOW * STREAM_BATCH:
+        while sent < count and sent - acked < window * STREAM_BATCH:
             f = frames[sent % STREAM_BATCH]
-            struct.pack_into(">HI", f, 16, WIRE_F_LAST if sent % STREAM_BATCH == STREAM_BATCH - 1 else 0, sent)
+            last_of_batch = sent % STREAM_BATCH == STREAM_BATCH - 1
+            struct.pack_into(">HI", f, 16, base | (WIRE_F_LAST if last_of_batch else 0), sent)
             while True:
                 try:
                     sock.sendto(f, peer)
@@ -242,32 +262,129 @@ def stream_inject(sock, peer, size, count, runner_pid):
         n = stream_acks(sock)
         if n is not None and n > acked:
             acked, deadline = n, time.monotonic() + WAIT_S
-            qpid = qpid or qemu_pid(runner_pid)
-            th = hostcpu.thread_ticks(qpid) if qpid else {}
+            if not qpids:
+                qpids = [q for q in (qemu_pid(p) for p in (runner_pid, *more_pids)) if q]
+            th = {}
+            for k, q in enumerate(qpids):
+                th.update({(f"vm{k}:" if more_pids else "") + str(t): v for t, v in hostcpu.thread_ticks(q).items()})
             if th:  # QEMU leaves soon after the last ack: the last snapshot that found it
-                last = (time.monotonic(), th)
+                last = (time.monotonic(), th, acked)
                 first = first or last
     per = {}  # name#tid: (host CPU seconds, seconds runnable but waiting for a host CPU)
     if first and last:
         for tid, (name, ticks, wait) in last[1].items():
             if tid in first[1]:
                 per[f"{name}#{tid}"] = ((ticks - first[1][tid][1]) / hostcpu.HZ, (wait - first[1][tid][2]) / 1e9)
-    return acked, (last[0] - first[0]) if first else 0.0, per
+    return acked, (last[0] - first[0]) if first else 0.0, per, (last[2] - first[2]) if first else 0
 
 
-def stream_run(kernel, logdir, size, count, kargs, nic, timeout=300):
-    """Boots a stream server, feeds it; returns (status, serial log, inject
-    figures dict)."""
+def stream_run(kernel, logdir, size, count, kargs, nic, timeout=300, window=STREAM_WINDOW):
+    """Boots a stream server, feeds it (window: batches unacknowledged);
+    returns (status, serial log, inject figures dict)."""
     words = (f"run=stream role=server nic=0 peer={':'.join(f'{b:02x}' for b in SRC)} count={count} "
-             f"size={size} batch={STREAM_BATCH} window={STREAM_WINDOW} timeout_ms=20000 {kargs}")
+             f"size={size} batch={STREAM_BATCH} window={window} timeout_ms=20000 {kargs}")
     with receiver(kernel, logdir, words, nic, timeout) as (qemu, sock, peer, log):
-        acked, secs, threads = stream_inject(sock, peer, size, count, qemu.pid)
+        acked, secs, threads, first = stream_inject(sock, peer, size, count, qemu.pid, window=window)
         status = qemu.wait(timeout=timeout)
     text = open(log, errors="replace").read()
-    return (status if acked == count else 1), text, {"acked": acked, "inject_s": secs, "threads": threads}
+    return (status if acked == count else 1), text, {"acked": acked, "inject_s": secs, "threads": threads,
+                                                     "span_acked": first}
+
+
+RELAY_NIC1 = "52:54:00:00:10:01"  # the relay's NIC 1, towards the server
+SERVER_MAC = "52:54:00:00:30:00"
+
+
+def mac_str(b):
+    return ":".join(f"{x:02x}" for x in b)
+
+
+def wait_ready(procs_logs, t0, limit=60):
+    """Waits until every (process, log) printed READY (or one ended)."""
+    while time.monotonic() - t0 < limit:
+        if any(p.poll() is not None for p, _ in procs_logs):
+            return
+        if all(os.path.exists(lg) and b"READY" in open(lg, "rb").read() for _, lg in procs_logs):
+            return
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def relay_pair(kernel, logdir, server_words, relay_words, nic, timeout):
+    """Boots the stream server and the relay (--relay); yields (server runner,
+    relay runner, socket, the relay's NIC 0 address, server log, relay log)."""
+    os.makedirs(logdir, exist_ok=True)
+    sockdir = tempfile.mkdtemp(prefix="inject.", dir="/tmp")
+    here, peer = os.path.join(sockdir, "c0"), os.path.join(sockdir, "r0")
+    r1, s0 = os.path.join(sockdir, "r1"), os.path.join(sockdir, "s0")
+    logs = {n: os.path.join(logdir, f"{n}.log") for n in ("server", "relay")}
+    for lg in logs.values():
+        if os.path.exists(lg):
+            os.unlink(lg)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(here)
+    sock.setblocking(False)
+    dev = MODELS[nic]
+
+    def boot(name, words, nets):
+        return subprocess.Popen([os.path.join(ROOT, "tools/qemu-run.sh"), kernel, words.strip(), str(timeout),
+                                 *nets, "-name", f"{name},debug-threads=on"],
+                                env=dict(os.environ, SERIAL=logs[name]), stdout=subprocess.DEVNULL,
+                                stderr=open(os.path.join(logdir, f"{name}.err"), "w"))
+    procs = []
+    try:
+        t0 = time.monotonic()
+        procs.append(boot("server", server_words, [
+            "-netdev", f"dgram,id=n0,local.type=unix,local.path={s0},remote.type=unix,remote.path={r1}",
+            "-device", f"{dev},netdev=n0,mac={SERVER_MAC}"]))
+        procs.append(boot("relay", relay_words, [
+            "-netdev", f"dgram,id=n0,local.type=unix,local.path={peer},remote.type=unix,remote.path={here}",
+            "-device", f"{dev},netdev=n0,mac={mac_str(DST)}",
+            "-netdev", f"dgram,id=n1,local.type=unix,local.path={r1},remote.type=unix,remote.path={s0}",
+            "-device", f"{dev},netdev=n1,mac={RELAY_NIC1}"]))
+        wait_ready(list(zip(procs, (logs["server"], logs["relay"]))), t0)
+        yield procs[0], procs[1], sock, peer, logs["server"], logs["relay"]
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                q.terminate()
+                q.wait()
+        sock.close()
+        for p in (here, peer, r1, s0):
+            if os.path.exists(p):
+                os.unlink(p)
+        os.rmdir(sockdir)
+
+
+def relay_stream_run(kernel, logdir, size, count, kargs, nic, timeout=300, window=STREAM_WINDOW):
+    """The stream through one relay (--relay); returns (status, server log,
+    relay log, inject figures dict)."""
+    srv = (f"run=stream role=server nic=0 dst=0.0 node=1.1 nicdim=1 nb=1.0/{RELAY_NIC1} count={count} "
+           f"size={size} batch={STREAM_BATCH} window={window} timeout_ms=20000 {kargs}")
+    rel = (f"run=relay expect=100 idle_ms=1000 busy_ok=1 node=1.0 nicdim=0,1 "
+           f"nb=0.0/{mac_str(SRC)},1.1/{SERVER_MAC} {kargs}")
+    with relay_pair(kernel, logdir, srv, rel, nic, timeout) as (sq, rq, sock, peer, slog, rlog):
+        acked, secs, threads, first = stream_inject(sock, peer, size, count, sq.pid, route=((1, 1, 0), (0, 0, 0)),
+                                             more_pids=(rq.pid,), window=window)
+        status = sq.wait(timeout=timeout)
+        rstatus = rq.wait(timeout=timeout)
+    text, rtext = open(slog, errors="replace").read(), open(rlog, errors="replace").read()
+    ok = acked == count and status == 0 and rstatus == 0
+    return (0 if ok else 1), text, rtext, {"acked": acked, "inject_s": secs, "threads": threads,
+                                           "span_acked": first}
 
 
 def stream_main(a):
+    if a.relay:
+        status, log, rlog, fig = relay_stream_run(a.kernel, a.logdir, int(a.sizes.split(",")[0]), a.count,
+                                                  a.kargs, a.nic)
+        print("".join(x + "\n" for x in log.splitlines() if x.startswith(("RESULT", "CPUBUSY"))), end="")
+        print("".join(x + "\n" for x in rlog.splitlines() if x.startswith("RELAY ")), end="")
+        for name, (cpu_s, wait_s) in sorted(fig["threads"].items()):
+            print(f"HOSTTHREAD name={name.replace(' ', '_')} cpu_s={cpu_s:.3f} runq_wait_s={wait_s:.3f} "
+                  f"wall_s={fig['inject_s']:.3f}")
+        print(f"inject: relay and receiver status {status}, {fig['acked']} of {a.count} acknowledged")
+        sys.exit(status)
     status, log, fig = stream_run(a.kernel, a.logdir, int(a.sizes.split(",")[0]), a.count, a.kargs, a.nic)
     print("".join(x + "\n" for x in log.splitlines() if x.startswith(("RESULT", "CPUBUSY", "SUITE"))), end="")
     for name, (cpu_s, wait_s) in sorted(fig["threads"].items()):
@@ -289,6 +406,7 @@ def main():
     ap.add_argument("--stream", action="store_true", help="feed user/stream.c's server (a process)")
     ap.add_argument("--count", type=int, default=8192, help="--stream: packets, a multiple of 64")
     ap.add_argument("--kargs", default="", help="--stream: more kernel command-line words")
+    ap.add_argument("--relay", action="store_true", help="--stream through one relay VM")
     a = ap.parse_args()
     if a.stream:
         return stream_main(a)

@@ -6,6 +6,7 @@
 #
 #   bench-relay.sh [--runs N] [--hops 0,1[,2]] [--links 1[,2]] [--sizes 1500,8192]
 #                  [--no-icount] [--quick] [--logdir DIR] OUT.json
+#   bench-relay.sh --cpu-boot N [--links 1,2] [--sizes 1500,8192] [--mbps R] [--packets P] OUT.json
 #
 # Per run (--runs, default 1) and per hop count and link count: one
 # real-time boot (TCP: 3 connections of 8 MiB per size after a warm-up;
@@ -17,6 +18,14 @@
 # self-check, one boot of 3 VMs (1 router, 1 link, 8192 bytes, router under
 # -icount), every byte verified, rows written (about 90 s, more on a busy
 # host).  Boots that fail are retried once, then listed in env.boots.failed.
+# --cpu-boot N: CPU work at a fixed offered load instead (bench/relay.sh
+# interleaves it with this kernel's runs): boot round N (1 starts the raw
+# directory GUEST/raw/relay-cpu afresh), one boot per link count of client,
+# one router under -icount shift=0 and server, the client's NICs alone paced
+# to --mbps (25) each with tbf, P/128 UDP bursts of 128 datagrams per size
+# (--packets, 2048; the first burst the warm-up, inside the router's window);
+# then OUT.json (rows of mode cpu, collect-relay.py --cpu) from every round
+# so far.
 # Boots VMs: run it under the team's VM slot wrapper if there is one.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +33,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-RUNS=1 HOPS=0,1 LINKS=1,2 SIZES=1500,8192 ICOUNT=1 QUICK= LOGDIR= OUT=
+RUNS=1 HOPS=0,1 LINKS=1,2 SIZES=1500,8192 ICOUNT=1 QUICK= LOGDIR= OUT= CPU_BOOT= MBPS=25 PACKETS=2048
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -36,6 +45,9 @@ while [ $# -gt 0 ]; do
 	--no-icount) ICOUNT= ;;
 	--quick) QUICK=1 ;;
 	--logdir) LOGDIR=$2; shift ;;
+	--cpu-boot) CPU_BOOT=$2; shift ;;
+	--mbps) MBPS=$2; shift ;;
+	--packets) PACKETS=$2; shift ;;
 	-*) usage ;;
 	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
 	esac
@@ -53,6 +65,13 @@ lb_lock "$GUEST/.run.lock"
 . "$GUEST/guest.env"
 
 KEEP_LOGS=1
+if [ -n "$CPU_BOOT" ]; then
+	case "$CPU_BOOT" in [1-9] | [1-9][0-9]) ;; *) lb_die "--cpu-boot $CPU_BOOT" ;; esac
+	case "$PACKETS" in *[!0-9]* | "") lb_die "--packets $PACKETS" ;; esac
+	[ $((PACKETS % 128)) = 0 ] && [ "$PACKETS" -ge 256 ] || lb_die "--packets: a multiple of 128, at least 256"
+	LOGDIR=$GUEST/raw/relay-cpu
+	[ "$CPU_BOOT" = 1 ] && rm -rf "$LOGDIR"
+fi
 if [ -z "$LOGDIR" ]; then
 	LOGDIR=$(mktemp -d /tmp/lb-relay-bench.XXXXXX)
 	KEEP_LOGS=
@@ -89,6 +108,23 @@ boot() {
 }
 
 start=$(date +%s)
+if [ -n "$CPU_BOOT" ]; then
+	for l in $(echo "$LINKS" | tr , ' '); do
+		lb_log "cpu work, boot $CPU_BOOT: 1 router, $l link(s), offered $MBPS Mbit/s a link, -icount"
+		boot "cpu-b$CPU_BOOT-h1-l$l" --hops 1 --links "$l" --icount --modes raw --sizes "$SIZES" \
+			--bursts $((PACKETS / 128 - 1)) --warmup 1 --rtts 0 --mbps "$MBPS" --pace client --timeout 900
+	done
+	mkdir -p "$(dirname "$OUT")"
+	"$HERE/collect-relay.py" --cpu --out "$OUT" --sizes "$SIZES" \
+		--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \
+		--env "guest_nic=e1000.ko RxDescriptors=4096; MTU 9000; 2 links: bonding.ko balance-rr miimon 100 per segment" \
+		--env "topology=client, one router (ip_forward=1, static routes), server, joined by dgram/unix wires (one per link)" \
+		--env "icount=shift=0, router only" --env "cpu_mbps_per_link=$MBPS" --env "cpu_packets=$PACKETS" \
+		--env "raw=UDP bursts of 128 datagrams through tbf on the client's NICs only, answered with the count received" \
+		"$LOGDIR"/cpu-b* || lb_die "no rows (logs: $LOGDIR)"
+	lb_log "wrote $OUT (boot round $CPU_BOOT) in $(($(date +%s) - start))s"
+	exit 0
+fi
 if [ -n "$QUICK" ]; then
 	SIZES=8192 RUNS=1
 	boot quick --hops 1 --links 1 --icount --sizes 8192 --runs 1 --bursts 5 --rtts 20 --timeout 400

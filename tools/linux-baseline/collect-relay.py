@@ -20,6 +20,15 @@ the median.  relay_busy_ns_per_pkt is the same on the real-time boots, in
 ns of the router's clock (no icount).  Without any real-time boot (--quick:
 one boot, router under -icount) the Mbit/s and round trips come from the
 icount boot and env says so.
+
+--cpu (bench-relay.sh --cpu-boot): the boots are the CPU-work ones (routers
+under -icount, the client's NICs paced, UDP bursts only); one row of mode
+cpu per hop count, link count and size: relay_insns_per_pkt as above (the
+median over the boots; runs_relay_insns_per_pkt each boot's),
+relay_insns_raw_per_pkt before the marks' cost, relay_busy_frac the
+router's busy share of the window, mbps the client's bursts' median
+(received * bytes * 8 / T0, the client's clock), offered_mbps and packets
+(datagrams a size, warm-up burst included) from --env.
 """
 import argparse
 import json
@@ -173,6 +182,42 @@ def rows_for(boots, icount_boots, hops, links, sizes):
     return rows
 
 
+def cpu_rows(boots, sizes, offered, packets):
+    """Rows of mode cpu (the docstring's --cpu) from the CPU-work boots."""
+    rows = []
+    for hops in sorted({b["hops"] for b in boots}):
+        for links in sorted({b["links"] for b in boots}):
+            bs = [b for b in boots if b["hops"] == hops and b["links"] == links]
+            for size in sizes:
+                per = []  # per boot: (net, raw, busy share, forwarded), the mean of its routers
+                for b in bs:
+                    rs = []
+                    for r in range(1, hops + 1):
+                        w = windows(b["nodes"].get(r, []))
+                        idle = [x for x in (busy(p, q) for p, q in w.get(("idle", 0), [])) if x]
+                        mark = statistics.median([x[0] for x in idle]) if idle else 0.0
+                        for p, q in w.get(("raw", size), []):
+                            x = busy(p, q)
+                            dmono = int(q["mono_ns"]) - int(p["mono_ns"])
+                            if x and x[2] > 0:
+                                rs.append(((x[0] - mark) / x[2], x[0] / x[2], x[1] / dmono, x[2]))
+                    if rs:
+                        per.append(tuple(statistics.mean(v[i] for v in rs) for i in range(4)))
+                if not per:
+                    continue
+                mb = [float(f["mbps"]) for b in bs for f in client_results(b).get(("raw", size), [])]
+                lost = sum(int(f["lost"]) for b in bs for f in client_results(b).get(("loss", size), []))
+                rows.append({"system": "linux-router", "mode": "cpu", "hops": hops, "links": links, "bytes": size,
+                             "offered_mbps": offered * links, "packets": packets, "mbps": med(mb),
+                             "relay_insns_per_pkt": med([x[0] for x in per], 0),
+                             "relay_insns_raw_per_pkt": med([x[1] for x in per], 0),
+                             "runs_relay_insns_per_pkt": [round(x[0]) for x in per],
+                             "relay_busy_frac": med([x[2] for x in per], 4),
+                             "relay_forwarded": med([x[3] for x in per], 0), "relay_copy_bytes_per_pkt": None,
+                             "lost_pkts": lost, "n": len(per)})
+    return rows
+
+
 def check_quick(path):
     """bench-relay.sh --quick's verdict on its output (5 bursts and 1 warm-up, 20 round trips)."""
     with open(path) as f:
@@ -207,9 +252,12 @@ def main():
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE")
     ap.add_argument("--sizes", default="1500,8192")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--cpu", action="store_true", help="CPU-work boots: rows of mode cpu")
     ap.add_argument("boots", nargs="+")
     a = ap.parse_args()
     boots = load(a.boots)
+    if a.cpu:
+        return cpu_main(a, boots)
     ok = [b for b in boots if b["ok"]]
     real = [b for b in ok if not b["icount"]]
     ic = [b for b in ok if b["icount"]]
@@ -231,6 +279,24 @@ def main():
     e["boot_seconds"] = {"real": med([b["seconds"] for b in real], 0), "icount": med([b["seconds"] for b in ic], 0)}
     if not real:
         e["note"] = "no real-time boot: Mbit/s and round trips come from the -icount boot (routers slowed)"
+    doc = {"bench": "relay", "env": e, "rows": rows}
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(a.out + ".tmp", a.out)
+    return 0 if rows else 1
+
+
+def cpu_main(a, boots):
+    ok = [b for b in boots if b["ok"] and b["icount"]]
+    e = base_env("tcg", "icount", len({b["dir"] for b in ok}) // max(1, len({(b["hops"], b["links"]) for b in ok})),
+                 backend="dgram-unix-per-link", nic="e1000")
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        e[k] = v
+    e["boots"] = {"icount": len(ok), "failed": [{"hops": b["hops"], "links": b["links"], "why": b["why"]}
+                                                for b in boots if not b["ok"]]}
+    rows = cpu_rows(ok, [int(s) for s in a.sizes.split(",")], int(e["cpu_mbps_per_link"]), int(e["cpu_packets"]))
     doc = {"bench": "relay", "env": e, "rows": rows}
     with open(a.out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)

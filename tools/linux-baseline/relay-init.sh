@@ -14,6 +14,8 @@
 #   relay.modes=tcp,raw,rtt relay.sizes=1500,8192 relay.runs=N relay.bursts=N
 #   relay.rtts=N relay.warmup=N relay.bytes=N (client: relaybench's options)
 #   relay.mbps=R (pace every NIC at R Mbit/s with tbf, as init.sh's pkt.mbps)
+#   relay.pace=client (with relay.mbps: pace only the client's NICs, the
+#     offered load, so that no router's count holds a qdisc it would not have)
 #   relay.rxd=N (e1000 RxDescriptors, default 4096 as init.sh)
 #   relay.probe=MS (client: how long to wait for each router and the server to answer)
 /bin/busybox mount -t devtmpfs devtmpfs /dev
@@ -23,7 +25,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 
 NODE= NODES= LINKS=1 MODES=tcp,raw,rtt SIZES=1500,8192 RUNS=3 BURSTS=20 RTTS=50 WARMUP=1
-BYTES=8388608 MBPS= RXD=4096 PROBE=60000
+BYTES=8388608 MBPS= PACE=all RXD=4096 PROBE=60000
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -38,6 +40,7 @@ for w in $(cat /proc/cmdline); do
 	relay.warmup=*) WARMUP=$v ;;
 	relay.bytes=*) BYTES=$v ;;
 	relay.mbps=*) MBPS=$v ;;
+	relay.pace=*) PACE=$v ;;
 	relay.rxd=*) RXD=$v ;;
 	relay.probe=*) PROBE=$v ;;
 	esac
@@ -134,6 +137,7 @@ while [ $s -lt "$LAST" ]; do
 	s=$((s + 1))
 done
 
+[ "$PACE" = client ] && [ "$NODE" != 0 ] && MBPS=
 if [ -n "$MBPS" ] && [ "$MBPS" != 0 ]; then
 	insmod /lib/modules/sch_tbf.ko || fail "insmod sch_tbf"
 	for e in $ETHS; do pktbench netcfg tbf "$e" "$MBPS" || fail "tbf on $e"; done

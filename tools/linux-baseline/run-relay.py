@@ -3,7 +3,7 @@
 
     run-relay.py --hops H --links L --logdir DIR [--icount] [--modes tcp,raw,rtt]
                  [--sizes 1500,8192] [--runs N] [--bursts N] [--rtts N] [--warmup N]
-                 [--bytes N] [--mbps R] [--guest DIR] [--timeout S]
+                 [--bytes N] [--mbps R [--pace all|client]] [--guest DIR] [--timeout S]
 
 hops 0: client and server joined directly; 1: client - router - server;
 2: client - router - router - server (4 VMs).  Segment s (between node s
@@ -83,7 +83,7 @@ def qemu_cmd(a, node, nodes, sockdir, logdir):
             "relay.bytes=%d" % (node, nodes, a.links, a.modes, a.sizes, a.runs, a.bursts, a.rtts, a.warmup,
                                 a.bytes))
     if a.mbps:
-        args += " relay.mbps=%s" % a.mbps
+        args += " relay.mbps=%s relay.pace=%s" % (a.mbps, a.pace)
     # Guests under -icount boot several times slower: the client waits longer.
     args += " relay.probe=%d" % (240000 if a.icount else 90000)
     extra = ["-icount", "shift=0"] if a.icount and router else []
@@ -153,6 +153,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--bytes", type=int, default=8 << 20, help="bytes per TCP connection")
     ap.add_argument("--mbps", default="", help="pace every NIC (tbf), Mbit/s")
+    ap.add_argument("--pace", default="all", choices=("all", "client"), help="--mbps: every node's NICs or "
+                    "only the client's (the offered load)")
     ap.add_argument("--guest", default=os.path.join(root, "build", "linux-baseline"))
     ap.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args()
