@@ -519,12 +519,12 @@ bench-rtt bench-burst bench-ceiling: deps $(KERNEL)
 
 # Where a send's instructions go: a per-function profile of T1 (the client's
 # output_io of 128 packets) under -icount, counted by a TCG plugin
-# (tools/bench/profile.py; PROFILE_SIZES=64,8192 PROFILE_REPS=3), beside T1 itself.
+# (tools/bench/insnprof.py; PROFILE_SIZES=64,8192 PROFILE_REPS=3), beside T1 itself.
 PROFILE_SIZES ?= 64
 PROFILE_REPS ?= 3
 .PHONY: profile-t1
 profile-t1: deps $(KERNEL)
-	python3 tools/bench/profile.py --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
+	python3 tools/bench/insnprof.py --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
 
 test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs

@@ -1,6 +1,6 @@
 // profplugin: a QEMU TCG plugin (API version 1, QEMU 7.2) that counts, for
 // every translation block the guest executes, how many times it ran, so
-// that tools/bench/profile.py can say how many instructions each function
+// that tools/bench/insnprof.py can say how many instructions each function
 // of the kernel and of the program took (make profile-t1).
 //
 // windowed=1 counts only between the no-op markers the guest executes

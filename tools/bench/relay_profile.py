@@ -4,9 +4,10 @@ with the CPU work): a function profile of the relay under -icount.
 
 The relay line of relay.py's CPU work (client, relay, server on dgram
 wires, the client's NICs paced, one link) with the relay's QEMU under
--icount shift=0 and the pcprof plugin (tools/bench/pcprof.c, built here
-with gcc), which counts the guest instructions of every translation block
-by its start address; the kernel's symbols (nm) map them to functions.
+-icount shift=0 and the profiling plugin (tools/bench/profplugin.c, as make
+profile-t1 uses it, here unwindowed), which counts the guest instructions
+of every translation block by its start address; the kernel's symbols
+(insnprof.py) map them to functions.
 Three boots per size:
   a  P packets at R Mbit/s          (the CPU work's stream)
   b  P packets at R/3 Mbit/s        (the same packets, about three times the time)
@@ -27,16 +28,14 @@ size and function (the top ones by instructions per packet and by
 instructions per second; the rest of each part summed as "(rest)").
 """
 import argparse
-import bisect
-import collections
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+import insnprof  # noqa: E402
 import relay  # noqa: E402
 import stats  # noqa: E402
 from env import env  # noqa: E402
@@ -63,23 +62,6 @@ def part_of(fn):
     return "other"
 
 
-def build_plugin(outdir):
-    so = os.path.join(outdir, "pcprof.so")
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", so,
-                    os.path.join(ROOT, "tools", "bench", "pcprof.c")], check=True)
-    return so
-
-
-def symbols(kernel):
-    out = subprocess.run(["nm", "-n", kernel], capture_output=True, text=True, check=True).stdout
-    syms = []
-    for ln in out.splitlines():
-        p = ln.split()
-        if len(p) >= 3 and p[1] in "tTwW":
-            syms.append((int(p[0], 16), p[2].split(".")[0]))
-    return syms
-
-
 def boot(kernel, so, size, packets, mbps, path):
     """One relay line with the relay profiled; returns its RELAY fields and
     uptime_us (its KERNEL_EXIT line's)."""
@@ -95,17 +77,6 @@ def boot(kernel, so, size, packets, mbps, path):
     return rl
 
 
-def by_function(path, syms):
-    addrs = [s[0] for s in syms]
-    d = collections.Counter()
-    with open(path) as f:
-        for ln in f:
-            va, n, ex = ln.split()
-            i = bisect.bisect_right(addrs, int(va, 16)) - 1
-            d[syms[i][1] if i >= 0 else "?"] += int(n) * int(ex)
-    return d
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernel")
@@ -115,17 +86,17 @@ def main():
     ap.add_argument("--packets", type=int, default=relay.CPU_PACKETS)
     a = ap.parse_args()
     kernel = os.path.abspath(a.kernel)
-    syms = symbols(kernel)
     rows, checks = [], {}
     with tempfile.TemporaryDirectory(prefix="relay-profile.") as d:
-        so = build_plugin(d)
+        so = insnprof.build_plugin(d)
         for size in [int(x) for x in a.sizes.split(",")]:
             runs = {}
             for tag, pk, rate in (("a", a.packets, a.mbps), ("b", a.packets, max(1, a.mbps // 3)),
                                   ("c", 3 * a.packets, a.mbps)):
                 path = os.path.join(d, f"{size}-{tag}.txt")
                 rl = boot(kernel, so, size, pk, rate, path)
-                runs[tag] = (by_function(path, syms), int(rl["uptime_us"]) / 1e6, int(rl["relayed"]), rl)
+                counts = insnprof.profile(insnprof.plugin_file(path), kernel, tags=False)
+                runs[tag] = (counts, int(rl["uptime_us"]) / 1e6, int(rl["relayed"]), rl)
                 print(f"relay_profile: {size} B, {pk} packets at {rate} Mbit/s: {rl['relayed']} forwarded in "
                       f"{rl['window_ms']} ms ({rl['uptime_us']} us up), {rl['busy_per_fwd']} busy instructions "
                       "per forwarded packet", flush=True)

@@ -229,10 +229,10 @@ def profile_section(prof):
         return []
     sizes = sorted({r["bytes"] for r in prof["rows"]})
     parts = prof.get("parts") or sorted({r["part"] for r in prof["rows"]})
-    out = ["", "### Where this kernel's relay spends its instructions (`pcprof`, `-icount shift=0`)", "",
+    out = ["", "### Where this kernel's relay spends its instructions (`profplugin`, `-icount shift=0`)", "",
            "The CPU work's relay line, one link, the client paced to "
-           f"{prof.get('mbps')} Mbit/s, with the relay's QEMU running the pcprof TCG plugin "
-           "(tools/bench/pcprof.c: guest instructions per translation block, mapped to the kernel's functions). "
+           f"{prof.get('mbps')} Mbit/s, with the relay's QEMU running the profplugin TCG plugin "
+           "(tools/bench/profplugin.c: guest instructions per translation block, mapped to the kernel's functions). "
            "Three boots per size (the stream; the same packets at a third of the rate; three times its "
            "packets at the rate) separate what each function costs per forwarded packet from what it costs "
            "per second of the relay's uptime whatever the traffic (timer ticks, the process reaper, the "

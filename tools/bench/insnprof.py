@@ -10,13 +10,14 @@ instructions (kernel functions as k:NAME, the program's as u:NAME) beside
 the client's own T1 from the same run, which counts the same window with
 the TSC (under -icount, one instruction a tick).
 
-  profile.py --kernel KERNEL --build BUILD [--sizes 64,8192] [--reps 3]
+  insnprof.py --kernel KERNEL --build BUILD [--sizes 64,8192] [--reps 3]
              [--out DIR] [--top 30]
-  profile.py --report FILE --kernel KERNEL [--user ELF] [--windows N] [--top 30]
+  insnprof.py --report FILE --kernel KERNEL [--user ELF] [--windows N] [--top 30]
 """
 import argparse
 import bisect
 import collections
+import glob
 import os
 import statistics
 import subprocess
@@ -26,8 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def symbols(elf):
-    """Sorted (start, end, name) of the ELF's functions (nm -S sizes)."""
+def symbols(elf, base_names=False):
+    """Sorted (start, end, name) of the ELF's functions (nm -S sizes); with
+    base_names, a name's compiler suffix is dropped (plain_check, not
+    plain_check.lto_priv.0)."""
     out = subprocess.run(["nm", "-n", "-S", "--defined-only", elf], capture_output=True, text=True,
                          check=True).stdout
     syms = []
@@ -35,7 +38,7 @@ def symbols(elf):
         f = line.split()
         if len(f) == 4 and f[2] in "tTwW":
             start = int(f[0], 16)
-            syms.append((start, start + int(f[1], 16), f[3]))
+            syms.append((start, start + int(f[1], 16), f[3].split(".")[0] if base_names else f[3]))
     return syms
 
 
@@ -48,13 +51,14 @@ def locate(tables, addr):
     return hex(addr)
 
 
-def profile(path, kernel, user):
-    """Instructions per function in the plugin's output file."""
+def profile(path, kernel, user=None, tags=True):
+    """Instructions per function in the plugin's output file (names k:NAME
+    and u:NAME; without tags, the kernel's base names alone)."""
     tables = []
     for tag, elf in (("k:", kernel), ("u:", user)):
         if elf:
-            syms = symbols(elf)
-            tables.append((tag, syms, [s[0] for s in syms]))
+            syms = symbols(elf, base_names=not tags)
+            tables.append((tag if tags else "", syms, [s[0] for s in syms]))
     per = collections.Counter()
     per.windows = []
     with open(path) as f:
@@ -79,6 +83,7 @@ def report(per, windows, top, t1=None):
 
 
 def build_plugin(build):
+    """BUILD/profplugin.so, compiled when older than its source."""
     so = os.path.join(build, "profplugin.so")
     src = os.path.join(HERE, "profplugin.c")
     hdr = os.path.join(ROOT, "tools", "linux-baseline", "qemu_plugin_api.h")
@@ -86,6 +91,14 @@ def build_plugin(build):
         subprocess.run(["gcc", "-std=c11", "-shared", "-fPIC", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra",
                         "-Werror", "-o", so, src], check=True)
     return so
+
+
+def plugin_file(path):
+    """The plugin's output for out=PATH (it appends its QEMU's process id)."""
+    files = [f for f in glob.glob(path + ".*") if os.path.getsize(f) > 0]
+    if len(files) != 1:
+        sys.exit(f"profile: {len(files)} plugin files with counts at {path}.*")
+    return files[0]
 
 
 def run_size(args, so, size):
