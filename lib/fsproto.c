@@ -6,7 +6,10 @@
 #define M32 0xffffffffull
 
 // Two sums of 32-bit words modulo 2^32-1, reduced every 16384 words: a
-// stays below 2^46 and b below 2^60 in between.
+// stays below 2^46 and b below 2^60 in between. Each word is read with
+// __builtin_memcpy, one load: the programs are built -ffreestanding, where
+// a plain memcpy is a call of lib/string.c's byte loop for every 4 bytes
+// (about 9 instructions a byte, most of the service's CPU work).
 uint64_t fs_sum(const void *p, size_t n)
 {
 	const uint8_t *s = p;
@@ -15,7 +18,7 @@ uint64_t fs_sum(const void *p, size_t n)
 		size_t words = n / 4 > 16384 ? 16384 : n / 4;
 		for (size_t i = 0; i < words; i++, s += 4) {
 			uint32_t w;
-			memcpy(&w, s, 4);
+			__builtin_memcpy(&w, s, 4);
 			a += w;
 			b += a;
 		}
