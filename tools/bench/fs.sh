@@ -18,7 +18,7 @@
 # harness in a few minutes, not the benchmark), FS_SWEEP (the service's
 # settings compared first, fs.py --sweep; default below, empty: none;
 # about 40 s a setting), FS_SKIP_LINUX=1, FS_CPU_RUNS (3; 0: no CPU work;
-# about 9 min a round), FS_CPU_LENS (bytes, fs_cpu.py's default:
+# about 10 min a round), FS_CPU_LENS (bytes, fs_cpu.py's default:
 # 8 KiB to 16 MiB), FS_CPU_OFFERED (Mbit/s, 40), BENCH_PY, LB_BUILD.
 set -euo pipefail
 kernel=$1 out=$2
