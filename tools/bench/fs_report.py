@@ -42,6 +42,12 @@ PAPER_SMALL = {
     "srfs_read": {8 << 10: 0.83, 64 << 10: 15.6, 1 << 20: 102.5, 4 << 20: 220.6, 16 << 20: 276.2},
     "nfs_read": {8 << 10: 6.87, 64 << 10: 7.26, 1 << 20: 7.26, 4 << 20: 7.22, 16 << 20: 7.20},
 }
+# The same report's Table 2 (UDP over the direct GbE path, a traffic
+# generator, per frame size in bytes): bandwidth use (%) and UDP Mbit/s,
+# each direction (NIED -> JAXA, JAXA -> NIED).
+PAPER_TABLE2 = {64: (92.3, 703.3, 92.5, 705.0), 128: (97.3, 841.6, 95.1, 822.6), 256: (98.4, 913.0, 95.9, 890.0),
+                512: (98.8, 951.4, 96.4, 927.9), 1024: (98.1, 963.0, 96.7, 949.2),
+                1280: (98.6, 971.6, 96.9, 954.7), 1518: (98.3, 971.0, 97.2, 959.8)}
 # RI2N/DRV (NFSv3 over TCP, 2 x GbE, rwsize 32 KB, bonnie++ sequential
 # write of 1.4 GB; Tables 2 and 4): MB/s.
 RI2N = {"gbe_1link": 109.8, "ri2n_2links": 157.2, "ri2n_cut": 109.0}
@@ -323,6 +329,34 @@ def cpu_why(rows, lens):
             "instructions.", ""]
 
 
+def table2_section(out_dir):
+    """SRFS's Table 2 (per frame size) beside this run's committed bursts
+    (burst.json, make bench-burst: Mbit/s of 128-packet bursts and the
+    fraction of the emulated link's ceiling at that size)."""
+    bd = sections.load(os.path.join(out_dir, "burst.json"))
+    if not bd:
+        return []
+    rows = {(r["system"], r["bytes"]): r for r in bd["rows"]}
+    sizes = sorted({r["bytes"] for r in bd["rows"]} & {64, 128, 256, 512, 1024, 1500})
+    if not sizes:
+        return []
+    out = ["SRFS's Table 2 (UDP from a traffic generator over its GbE path, per frame size: the link's use and "
+           "Mbit/s, each direction) beside this project's bursts per payload size (`burst.json`, make bench-burst: "
+           "128 packets and a 1-byte reply, real-time TCG, one e1000 dgram wire; the share is of the emulated "
+           "link's own ceiling at that size, as the paper's is of the medium's). Only the shares compare: the "
+           "paper's frame size counts the Ethernet header, ours is payload, and 1500 stands beside its 1518:", "",
+           "| bytes | paper use % (each way) | paper UDP Mbit/s (each way) | ceiling Mbit/s here | "
+           "this kernel Mbit/s (share) | linux-packet Mbit/s (share) |", "|---:|---:|---:|---:|---:|---:|"]
+    for nb in sizes:
+        p = PAPER_TABLE2.get(1518 if nb == 1500 else nb)
+        k, lp = rows.get(("kernel", nb)), rows.get(("linux-packet", nb))
+        cell = (lambda r: f"{r['mbps']:.1f} ({r['ceiling_frac'] * 100:.0f} %)" if r and r.get("ceiling_frac")
+                is not None else "–")
+        out.append(f"| {nb} | {p[0]} / {p[2]} | {p[1]} / {p[3]} | "
+                   f"{fmt((k or lp or {}).get('ceiling_mbps'))} | {cell(k)} | {cell(lp)} |" if p else "")
+    return [x for x in out] + [""]
+
+
 def cpu_section(doc):
     """CPU work (fs_cpu.py): busy guest instructions per byte at both ends,
     the CPU-bound rate unpaced, Linux's client cache apart; issue 26's targets."""
@@ -590,7 +624,7 @@ def section(doc):
             "- This kernel's times per cell: " + ", ".join(
                 f"{c.get('links')} link(s) +{c.get('rtt_added_ms')} ms {c.get('seconds', 'failed')} s"
                 for c in cells) + ".", "",
-            ""] + cpu_section(doc) + sweep_section(doc) + [
+            ""] + cpu_section(doc) + table2_section(doc.get("out_dir", "")) + sweep_section(doc) + [
             "![Mbit/s against I/O length per pattern](fs.png)", "", END, ""]
     return "\n".join(out)
 
@@ -601,7 +635,7 @@ def main():
     if not doc:
         sys.exit("fs: no kernel-fs.json")
     plot(doc, os.path.join(out, "fs.png"))
-    sections.write_section(out, section(doc), BEGIN, END)
+    sections.write_section(out, section(dict(doc, out_dir=out)), BEGIN, END)
     print(f"fs: wrote {os.path.join(out, 'fs.json')}, fs.png, REPORT.md section")
 
 
