@@ -347,14 +347,15 @@ def table2_section(out_dir):
            "paper's frame size counts the Ethernet header, ours is payload, and 1500 stands beside its 1518:", "",
            "| bytes | paper use % (each way) | paper UDP Mbit/s (each way) | ceiling Mbit/s here | "
            "this kernel Mbit/s (share) | linux-packet Mbit/s (share) |", "|---:|---:|---:|---:|---:|---:|"]
+    def cell(r):
+        return f"{r['mbps']:.1f} ({r['ceiling_frac'] * 100:.0f} %)" if r and r.get("ceiling_frac") is not None \
+            else "–"
     for nb in sizes:
-        p = PAPER_TABLE2.get(1518 if nb == 1500 else nb)
+        p = PAPER_TABLE2[1518 if nb == 1500 else nb]
         k, lp = rows.get(("kernel", nb)), rows.get(("linux-packet", nb))
-        cell = (lambda r: f"{r['mbps']:.1f} ({r['ceiling_frac'] * 100:.0f} %)" if r and r.get("ceiling_frac")
-                is not None else "–")
         out.append(f"| {nb} | {p[0]} / {p[2]} | {p[1]} / {p[3]} | "
-                   f"{fmt((k or lp or {}).get('ceiling_mbps'))} | {cell(k)} | {cell(lp)} |" if p else "")
-    return [x for x in out] + [""]
+                   f"{fmt((k or lp or {}).get('ceiling_mbps'))} | {cell(k)} | {cell(lp)} |")
+    return out + [""]
 
 
 def cpu_section(doc):
