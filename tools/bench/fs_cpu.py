@@ -52,9 +52,10 @@ LENS = "8192,65536,1048576,4194304,16777216"
 SAMPLES = "fs-cpu.samples.jsonl"
 
 
-def save_fail(a, tag, logs):
-    """Every log of a failed or unverified pair, kept in /tmp/fscpu-corrupt-TIME/."""
-    d = f"/tmp/fscpu-corrupt-{time.strftime('%H%M%S')}-{tag}"
+def save_fail(tag, logs):
+    """Every log of a failed or unverified pair (a read that came back wrong,
+    a checksum error), kept in $TMPDIR/fs-cpu-failed-TIME-TAG/."""
+    d = os.path.join(tempfile.gettempdir(), f"fs-cpu-failed-{time.strftime('%Y%m%d-%H%M%S')}-{tag}")
     os.makedirs(d, exist_ok=True)
     for n, text in logs.items():
         with open(os.path.join(d, f"{n}.log"), "w") as f:
@@ -91,7 +92,7 @@ def kernel_pair(a, mode):
     bad = r.returncode != 0 or not lines or any(x.get("verified") != "1" for x in lines) \
         or "sum_errors=0" not in logs["c"]
     if bad:
-        save_fail(a, f"kernel-{mode}", dict(logs, runner=r.stdout + r.stderr))
+        save_fail(f"kernel-{mode}", dict(logs, runner=r.stdout + r.stderr))
         if r.returncode != 0 or not lines:
             raise RuntimeError(f"kernel cpu pair {mode} failed ({r.returncode}): {r.stdout[-400:]}")
     return [dict(x, system="kernel") for x in lines]
@@ -115,7 +116,7 @@ def linux_pair(a, mode):
                 logs[n] = ""
     lines = [kv(ln[ln.index("FSB op="):]) for ln in r.stdout.splitlines() if ln.startswith("FSB op=cpu_")]
     if r.returncode != 0 or not lines or any(x.get("verified") != "1" for x in lines):
-        save_fail(a, f"linux-{mode}", logs)
+        save_fail(f"linux-{mode}", logs)
         if r.returncode != 0 or not lines:
             raise RuntimeError(f"linux cpu pair {mode} failed ({r.returncode}): {r.stderr[-400:]}")
     for x in lines:
