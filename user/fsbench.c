@@ -19,6 +19,19 @@
 // bytes lost and corrupt counted.
 // One line per measurement:
 //   FSB op=OP io_bytes=N run=R us=T mbps=M.m verified=0|1 status=E
+// CPU work instead (cpu_sizes=, make bench-fs's -icount pairs): per I/O
+// length L of cpu_sizes= (bytes, comma-separated) a file of L bytes, then a
+// write phase (fs_write of L at offset 0, cpu_bytes= / L times, default
+// 32 MiB in all) and a read phase (as many fs_reads of L, each into its own
+// part of a buffer of cpu_bytes, every byte compared after the phase), each
+// op started at the offered load cpu_mbps= (0: back to back). Over each
+// phase both machines' busy TSC ticks (CPUs x elapsed less halted: under
+// -icount guest instructions): the client's from sysinfo, the server's from
+// FS_OP_STATS's busy_tsc, read before and after the phase; mark_c and mark_s
+// are the same over an empty window (the least of 3), for the collector to
+// subtract; first the same over 1 s of no I/O (op=cpu_idle, io_bytes=0):
+//   FSB op=cpu_write|cpu_read io_bytes=L ops=N us=T mbps=M.m busy_c=B busy_s=B
+//       mark_c=B mark_s=B verified=0|1 status=E
 // Every file is unlinked, BYE ends the server. Arguments: sizes= (MiB,
 // comma-separated, default 1,2,4,8,16,32), runs= (1), fsync_mb= (4),
 // rtt_n= (200), cut_mb= (0), nics=, peer=, chan=, timeout_ms=, the settings
@@ -204,6 +217,119 @@ static long cut_read(uint64_t len)
 	return r < 0 ? r : u;
 }
 
+// This machine's busy TSC ticks so far (CPUs x elapsed less halted).
+static uint64_t busy_now(void)
+{
+	struct sysinfo si;
+	uint64_t now = rdtsc();
+	sysinfo(&si);
+	return (si.ncpu ? si.ncpu : 1) * now - si.idle_tsc;
+}
+
+// The server's busy ticks (FS_OP_STATS), or 0 when the call failed.
+static uint64_t server_busy(void)
+{
+	struct fs_srvstats st;
+	return fs_srvstats(&fc, &st) == 0 ? st.busy_tsc : 0;
+}
+
+// Both ends' busy ticks over an empty window, the least of 3.
+static void busy_marks(uint64_t *mc, uint64_t *ms)
+{
+	*mc = *ms = ~0ul;
+	for (int i = 0; i < 3; i++) {
+		uint64_t c0 = busy_now(), s0 = server_busy(), s1 = server_busy(), c1 = busy_now();
+		*mc = c1 - c0 < *mc ? c1 - c0 : *mc;
+		*ms = s1 - s0 < *ms ? s1 - s0 : *ms;
+	}
+}
+
+// One CPU-work phase: ops fs_writes (or fs_reads) of len at offset 0 of h,
+// op i started at t0 + i x len x 8 / mbps us; one FSB line.
+static long cpu_phase(long h, uint64_t len, uint64_t ops, uint64_t mbps, int writing, uint64_t seed)
+{
+	uint64_t mc, ms, slots = buf_bytes / len;
+	busy_marks(&mc, &ms);
+	if (!writing)
+		memset(rbuf, 0x5a, slots * len);
+	long e = 0;
+	uint64_t c0 = busy_now(), s0 = server_busy(), t0 = now_us(), i;
+	for (i = 0; i < ops && e >= 0; i++) {
+		if (mbps) {
+			uint64_t at = t0 + i * len * 8 / mbps, t = now_us();
+			if (at > t)
+				sleep(at - t);
+		}
+		e = writing ? fs_write(&fc, h, 0, wbuf, len) : fs_read(&fc, h, 0, rbuf + i % slots * len, len);
+		if (e >= 0 && e != (long)len)
+			e = -E_IO;
+	}
+	uint64_t t1 = now_us(), s1 = server_busy(), c1 = busy_now();
+	int ok = e >= 0 && s0 && s1;
+	for (uint64_t k = 0; !writing && ok && k < (ops < slots ? ops : slots); k++)
+		ok = fs_pattern_diff(rbuf + k * len, 0, len, seed) == -1;
+	uint64_t us = t1 - t0, m10 = us ? ops * len * 80 / us : 0;
+	printf("FSB op=%s io_bytes=%lu ops=%lu us=%lu mbps=%lu.%lu busy_c=%lu busy_s=%lu mark_c=%lu mark_s=%lu "
+	       "verified=%d status=%ld\n", writing ? "cpu_write" : "cpu_read", len, ops, us, m10 / 10, m10 % 10,
+	       c1 - c0, s1 - s0, mc, ms, ok, e < 0 ? e : 0);
+	failures += !ok;
+	return e < 0 ? e : 0;
+}
+
+// Both ends' busy ticks over 1 s of no I/O (their background: timer ticks,
+// the marks' calls): FSB op=cpu_idle with io_bytes=0.
+static void cpu_idle(void)
+{
+	uint64_t mc, ms;
+	busy_marks(&mc, &ms);
+	uint64_t c0 = busy_now(), s0 = server_busy(), t0 = now_us();
+	sleep(1000000);
+	uint64_t t1 = now_us(), s1 = server_busy(), c1 = busy_now();
+	printf("FSB op=cpu_idle io_bytes=0 ops=0 us=%lu mbps=0.0 busy_c=%lu busy_s=%lu mark_c=%lu mark_s=%lu "
+	       "verified=%d status=0\n", t1 - t0, c1 - c0, s1 - s0, mc, ms, s0 && s1);
+}
+
+// The CPU-work phases of every length (cpu_sizes=), after 1 s of none.
+static long cpu_bench(const uint64_t *lens, int n, uint64_t total, uint64_t mbps)
+{
+	long e = 0;
+	cpu_idle();
+	for (int k = 0; k < n && e >= 0; k++) {
+		uint64_t len = lens[k], ops = total / len ? total / len : 1, seed = 100 + (uint64_t)k;
+		char name[24];
+		fmt_snprintf(name, sizeof(name), "cpu%lu", len);
+		long h = fs_create(&fc, name, 1);
+		if (h < 0)
+			return h;
+		fs_pattern(wbuf, 0, len, seed);
+		e = fs_write(&fc, h, 0, wbuf, len); // the file exists at its length before the timing
+		if (e >= 0)
+			e = cpu_phase(h, len, ops, mbps, 1, seed);
+		if (e >= 0)
+			e = cpu_phase(h, len, ops, mbps, 0, seed);
+		fs_close(&fc, h);
+		long u = fs_unlink(&fc, name);
+		e = e < 0 ? e : u;
+	}
+	return e;
+}
+
+// cpu_sizes=8192,65536 (bytes, page multiples up to FS_MAX_FILE) into v; how many.
+static int parse_lens(const char *s, uint64_t *v)
+{
+	int n = 0;
+	while (s && *s && n < MAX_SIZES) {
+		long b = atol(s);
+		if (b > 0 && b % 4096 == 0 && (uint64_t)b <= FS_MAX_FILE)
+			v[n++] = (uint64_t)b;
+		while (*s && *s != ',')
+			s++;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
 // sizes=1,2,4 (MiB) into v; how many.
 static int parse_sizes(const char *s, uint64_t *v)
 {
@@ -250,11 +376,20 @@ int main(int argc, char **argv)
 	peer = arg_get(argc, argv, "peer", NULL);
 	timeout_ms = (uint32_t)arg_long(argc, argv, "timeout_ms", 5000);
 	uint64_t cut = (uint64_t)arg_long(argc, argv, "cut_mb", 0) << 20;
+	uint64_t lens[MAX_SIZES], cpu_total = (uint64_t)arg_long(argc, argv, "cpu_bytes", 32l << 20);
+	int nlens = parse_lens(arg_get(argc, argv, "cpu_sizes", NULL), lens);
 	buf_bytes = RTT_FILE > cut ? RTT_FILE : cut;
 	for (int i = 0; i < nsizes; i++)
 		buf_bytes = sizes[i] > buf_bytes ? sizes[i] : buf_bytes;
+	if (nlens) {
+		buf_bytes = cpu_total < FS_MAX_FILE ? cpu_total : FS_MAX_FILE;
+		for (int i = 0; i < nlens; i++)
+			buf_bytes = lens[i] > buf_bytes ? lens[i] : buf_bytes;
+	}
 	long e = bench_connect();
-	if (e == 0)
+	if (e == 0 && nlens)
+		e = cpu_bench(lens, nlens, cpu_total, (uint64_t)arg_long(argc, argv, "cpu_mbps", 0));
+	else if (e == 0)
 		e = bench(argc, argv, sizes, nsizes);
 	if (e < 0)
 		printf("fsbench: stopped: %ld (%s)\n", e, err_name(e));

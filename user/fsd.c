@@ -721,12 +721,17 @@ static int serve(const uint8_t *p, uint64_t len)
 		e = op_list(&q, &r, d);
 		rdata = d;
 		break;
-	case FS_OP_STATS:
+	case FS_OP_STATS: {
+		struct sysinfo si;
+		uint64_t now = rdtsc();
+		sysinfo(&si);
+		st.busy_tsc = (si.ncpu ? si.ncpu : 1) * now - si.idle_tsc;
 		st.nfiles = mt.nfiles, st.files_loaded = nloaded;
 		r.inline_len = sizeof(st);
 		rdata = &st;
 		e = 0;
 		break;
+	}
 	case FS_OP_BYE:
 	case FS_OP_DETACH:
 		e = 0;

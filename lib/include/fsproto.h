@@ -138,6 +138,9 @@ struct fs_srvstats {
 	uint64_t files_loaded;    // files in the server's memory now (at most FS_LOADED_MAX)
 	uint64_t loads, evictions; // files read from disk into memory; files written back and dropped
 	uint64_t stale_packets;   // data packets dropped before a chunk's mark (a write given up)
+	uint64_t busy_tsc;        // the server machine's busy TSC ticks when it served this request:
+	                          // CPUs x elapsed less halted (sysinfo idle_tsc; under -icount guest
+	                          // instructions). Only differences mean anything (make bench-fs's CPU work)
 };
 
 // The settings both ends must share.

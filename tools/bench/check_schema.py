@@ -127,6 +127,10 @@ ROWS = {
         "system": ("str", "all"), "op": ("str", "all"), "io_bytes": ("int", "all"), "links": ("int", "all"),
         "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "median_us": ("num", "optional"),
         "lost": ("int", "optional"), "corrupt": ("int", "optional"),
+        # CPU work (fs_cpu.py, -icount): mode cpu (paced) or unpaced, op cpu_write, cpu_read,
+        # cpu_read_cached (Linux's client cache); busy instructions per byte at each end.
+        "mode": ("str", "optional"), "busy_insns_per_byte_client": ("num", "optional"),
+        "busy_insns_per_byte_server": ("num", "optional"), "cpu_bound_mbps": ("num", "optional"),
     },
     # Interleaved boot pairs (make bench-abab, tools/bench/abab.py): one row per pair and
     # size (kind pair) and one per test, peer and size (kind ratio: kernel / peer over the
@@ -262,6 +266,12 @@ def consistent(bench, where, row, faults):
         faults.append(f"{where}: nic_in is not one NIC list per process A, B, C")
     if bench == "fs" and not (num("mbps") or num("median_us")):
         faults.append(f"{where}: neither mbps nor median_us")
+    if bench == "fs" and row.get("mode") is not None:
+        if row["mode"] not in ("cpu", "unpaced") or not str(row.get("op")).startswith("cpu_"):
+            faults.append(f"{where}: a CPU-work row is mode cpu or unpaced with an op cpu_*")
+        for k in ("busy_insns_per_byte_client", "busy_insns_per_byte_server", "cpu_bound_mbps"):
+            if not num(k):
+                faults.append(f"{where}: a CPU-work row without {k}")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")

@@ -10,6 +10,7 @@ Usage: fs_report.py OUTDIR
 import glob
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -32,6 +33,21 @@ PAPER_NFS = {  # NFS with noac, the same network (A-2 .. A-5)
     "read_after_mount": {1: 7.3, 4: 7.2, 16: 7.2},
     "read_after_write": {1: 17.5, 4: 17.2, 16: 17.2},
 }
+# The same appendix's small I/O lengths (A-2, A-4, A-6, A-8; Mbit/s, bytes as
+# keys), where SRFS lost to NFS with noac: write = create write, read = read
+# after mount.
+PAPER_SMALL = {
+    "srfs_write": {8 << 10: 7.99, 64 << 10: 3.63, 1 << 20: 57.3, 4 << 20: 195.7, 16 << 20: 217.4},
+    "nfs_write": {8 << 10: 14.4, 64 << 10: 13.8, 1 << 20: 13.1, 4 << 20: 13.3, 16 << 20: 13.2},
+    "srfs_read": {8 << 10: 0.83, 64 << 10: 15.6, 1 << 20: 102.5, 4 << 20: 220.6, 16 << 20: 276.2},
+    "nfs_read": {8 << 10: 6.87, 64 << 10: 7.26, 1 << 20: 7.26, 4 << 20: 7.22, 16 << 20: 7.20},
+}
+# The same report's Table 2 (UDP over the direct GbE path, a traffic
+# generator, per frame size in bytes): bandwidth use (%) and UDP Mbit/s,
+# each direction (NIED -> JAXA, JAXA -> NIED).
+PAPER_TABLE2 = {64: (92.3, 703.3, 92.5, 705.0), 128: (97.3, 841.6, 95.1, 822.6), 256: (98.4, 913.0, 95.9, 890.0),
+                512: (98.8, 951.4, 96.4, 927.9), 1024: (98.1, 963.0, 96.7, 949.2),
+                1280: (98.6, 971.6, 96.9, 954.7), 1518: (98.3, 971.0, 97.2, 959.8)}
 # RI2N/DRV (NFSv3 over TCP, 2 x GbE, rwsize 32 KB, bonnie++ sequential
 # write of 1.4 GB; Tables 2 and 4): MB/s.
 RI2N = {"gbe_1link": 109.8, "ri2n_2links": 157.2, "ri2n_cut": 109.0}
@@ -48,6 +64,11 @@ def load_all(out):
         if ld:
             doc["rows"] += ld["rows"]
             doc["linux_env"][os.path.basename(p)] = ld.get("env")
+    for who in ("kernel", "linux"):  # the CPU work (fs_cpu.py): rows of mode cpu and unpaced
+        cd = sections.load(os.path.join(out, f"{who}-fs-cpu.json"))
+        if cd:
+            doc["rows"] += cd["rows"]
+            doc.setdefault("cpu_env", {})[who] = dict(cd.get("env") or {}, idle=cd.get("idle_insns_per_s") or {})
     sw = sections.load(os.path.join(out, "kernel-fs-sweep.json"))
     if sw:
         doc["sweep"] = {"env": sw.get("env"), "cells": sw.get("cells"), "rows": sw["rows"]}
@@ -131,7 +152,7 @@ def plot(doc, path):
     plt = sections.pyplot("fs")
     if plt is None:
         return
-    rows = doc["rows"]
+    rows = [r for r in doc["rows"] if r.get("mode") not in ("cpu", "unpaced")]
     cols = sorted({(r["links"], delay_of(r)) for r in rows if r["system"] == "kernel" and r["op"] in PATTERNS},
                   key=lambda c: (c[1], c[0]))
     if not cols:
@@ -253,8 +274,242 @@ def per_config_table(rows, delay):
     return out
 
 
-def section(doc):
+def cpu_label(system):
+    """linux-nfs42-tcp-nc4 -> NFSv4.2 nconnect=4."""
+    m = re.match(r"linux-nfs(\d)(\d?)-tcp-nc(\d+)", system)
+    if not m:
+        return "this kernel" if system == "kernel" else system
+    return f"NFSv{m.group(1)}{'.' + m.group(2) if m.group(2) else ''} nconnect={m.group(3)}"
+
+
+def cpu_rows(rows, system=None, mode=None, op=None):
+    return [r for r in rows if r.get("mode") in ("cpu", "unpaced") and (system is None or r["system"] == system)
+            and (mode is None or r["mode"] == mode) and (op is None or r["op"] == op)]
+
+
+def cpu_best(rows, mode, op, nb, key, low=True):
+    """The Linux row of (mode, op, length) best in key (lowest when low)."""
+    c = [r for r in cpu_rows(rows, mode=mode, op=op) if r["system"] != "kernel" and r["io_bytes"] == nb
+         and r.get(key) is not None]
+    return (min if low else max)(c, key=lambda r: r[key]) if c else None
+
+
+def size_label(nb):
+    return f"{nb // MIB} MiB" if nb >= MIB else f"{nb // 1024} KiB"
+
+
+def cpu_why(rows, lens):
+    """Why the per-byte targets read as they do: how much of each end's
+    paced figure at 4 MiB and above is its idle background, and the ratios
+    without it (each system's own background taken out)."""
+    out, big = [], [nb for nb in lens if nb >= 4 * MIB]
+    for op in ("cpu_write", "cpu_read"):
+        for end in ("client", "server"):
+            key, bkey = f"busy_insns_per_byte_{end}", f"background_insns_per_byte_{end}"
+            parts, worst = [], None
+            for nb in big:
+                k = next((r for r in cpu_rows(rows, "kernel", "cpu", op) if r["io_bytes"] == nb), None)
+                b = cpu_best(rows, "cpu", op, nb, key)
+                if not k or not b or k.get(bkey) is None or b.get(bkey) is None:
+                    continue
+                net = (k[key] - k[bkey]) / max(b[key] - b[bkey], 1e-9)
+                worst = net if worst is None else max(worst, net)
+                parts.append(f"{size_label(nb)}: {k[bkey]:.2f} of {k[key]:.2f} (Linux {b[bkey]:.2f} of {b[key]:.2f})")
+            if parts:
+                out.append(f"- {op}, {end}: idle background in the paced figure, instructions per byte, "
+                           + "; ".join(parts) + f"; without it the highest ratio is {worst:.2f}×.")
+    if not out:
+        return []
+    return ["Where the paced figures' instructions go (each end's idle background, measured over 1 s of no I/O "
+            "and scaled to the phase's length, against the same for Linux's best configuration):", ""] + out + [
+            "", "What is left is per byte: the service sums every byte with its own Fletcher-64 checksum at both "
+            "ends and copies every received byte once (from the channel's slots into the file or the caller's "
+            "buffer), where Linux hands the checksum of what it sends, and the cutting of it into frames, to the "
+            "emulated e1000 (checksum and TCP segmentation offload, on by default), which costs the guest no "
+            "instructions.", ""]
+
+
+def table2_section(out_dir):
+    """SRFS's Table 2 (per frame size) beside this run's committed bursts
+    (burst.json, make bench-burst: Mbit/s of 128-packet bursts and the
+    fraction of the emulated link's ceiling at that size)."""
+    bd = sections.load(os.path.join(out_dir, "burst.json"))
+    if not bd:
+        return []
+    rows = {(r["system"], r["bytes"]): r for r in bd["rows"]}
+    sizes = sorted({r["bytes"] for r in bd["rows"]} & {64, 128, 256, 512, 1024, 1500})
+    if not sizes:
+        return []
+    out = ["SRFS's Table 2 (UDP from a traffic generator over its GbE path, per frame size: the link's use and "
+           "Mbit/s, each direction) beside this project's bursts per payload size (`burst.json`, make bench-burst: "
+           "128 packets and a 1-byte reply, real-time TCG, one e1000 dgram wire; the share is of the emulated "
+           "link's own ceiling at that size, as the paper's is of the medium's). Only the shares compare: the "
+           "paper's frame size counts the Ethernet header, ours is payload, and 1500 stands beside its 1518:", "",
+           "| bytes | paper use % (each way) | paper UDP Mbit/s (each way) | ceiling Mbit/s here | "
+           "this kernel Mbit/s (share) | linux-packet Mbit/s (share) |", "|---:|---:|---:|---:|---:|---:|"]
+    def cell(r):
+        return f"{r['mbps']:.1f} ({r['ceiling_frac'] * 100:.0f} %)" if r and r.get("ceiling_frac") is not None \
+            else "–"
+    for nb in sizes:
+        p = PAPER_TABLE2[1518 if nb == 1500 else nb]
+        k, lp = rows.get(("kernel", nb)), rows.get(("linux-packet", nb))
+        out.append(f"| {nb} | {p[0]} / {p[2]} | {p[1]} / {p[3]} | "
+                   f"{fmt((k or lp or {}).get('ceiling_mbps'))} | {cell(k)} | {cell(lp)} |")
+    return out + [""]
+
+
+def cpu_section(doc):
+    """CPU work (fs_cpu.py): busy guest instructions per byte at both ends,
+    the CPU-bound rate unpaced, Linux's client cache apart; issue 26's targets."""
     rows = doc["rows"]
+    kc = cpu_rows(rows, "kernel")
+    if not kc:
+        return []
+    ke = (doc.get("cpu_env") or {}).get("kernel") or {}
+    le = (doc.get("cpu_env") or {}).get("linux") or {}
+    lsys = sorted({r["system"] for r in cpu_rows(rows) if r["system"] != "kernel"})
+    out = ["### CPU work: busy guest instructions per byte, both ends (`-icount shift=0`)", "",
+           "Both VMs of every pair run under `-icount shift=0`, so a busy nanosecond of the guest clock is one "
+           "guest instruction whatever the host's load. Busy = elapsed less halted over each phase at each end, "
+           "kernel and programs together (this kernel: `sysinfo.idle_tsc`, the server's read through "
+           "`FS_OP_STATS`'s `busy_tsc`, nodes on `poll=irq` so the idle CPU halts; Linux: CLOCK_MONOTONIC less "
+           "cpu0's `idle_sleeptime` + `iowait_sleeptime` from /proc/timer_list, as the multi-link CPU work, the "
+           "server's read by `fsbench busyd` over UDP), less the same over an empty window. One link, "
+           f"{ke.get('phase_bytes', 0) // MIB} MiB a phase: for each I/O length, that many bytes in I/Os of the "
+           "length at offset 0 of a file of the length (at least one I/O). cpu_write: this kernel one "
+           "`fs_write` (until the server's reply), Linux `pwrite` + `fsync`; cpu_read: this kernel one "
+           "`fs_read`, Linux `pread` on an `O_DIRECT` descriptor (every byte from the server); every byte read "
+           "compared after the phase, outside the window. Linux: "
+           f"{', '.join(cpu_label(x) for x in lsys) or 'no rows'} (TCP, rsize = wsize 1 MiB, nfsd with 8 "
+           f"threads exporting a tmpfs). Medians over {ke.get('runs', '?')} run(s) for this kernel and "
+           f"{le.get('runs', '?')} for Linux, the systems' boots interleaved (run 1 of each, then run 2, ...), "
+           f"the same lengths, bytes and links.", ""]
+    lens = sorted({r["io_bytes"] for r in kc})
+    verdicts = ["Targets (issue 26):", ""]
+    for mode in ("cpu", "unpaced"):
+        mrows = cpu_rows(rows, "kernel", mode)
+        if not mrows:
+            continue
+        if mode == "cpu":
+            out += [f"Paced: every NIC at {ke.get('link_mbps')} Mbit/s (this kernel's pacer, Linux's tbf), the "
+                    f"client offering **{ke.get('offered_mbps')} Mbit/s** (I/O i started at i × length × 8 / rate "
+                    "on the guest clock), which neither system's CPU comes near (busy fractions below). At this "
+                    "load a phase lasts as long for both, so each end's background work (timer ticks while "
+                    "halted between I/Os) weighs alike. Instructions per byte, client + server:", ""]
+        else:
+            out += ["Unpaced: no pacing on the links, I/O back to back: the CPU (guest instructions), not the "
+                    "emulator, is the limit. The CPU-bound rate is bytes over the busier end's busy instructions "
+                    "at the `-icount` clock's one instruction per ns (as the multi-link CPU work); the guest-clock "
+                    "Mbit/s beside it is what the run moved on the guest clock:", ""]
+        idle = dict(((doc.get("cpu_env") or {}).get("kernel") or {}).get("idle", {}),
+                    **(((doc.get("cpu_env") or {}).get("linux") or {}).get("idle", {})))
+        bg = [f"{cpu_label(k.rsplit(' ', 1)[0])} {v['client'] / 1e6:.2f} / {v['server'] / 1e6:.2f}"
+              for k, v in sorted(idle.items()) if k.endswith(" " + mode)]
+        if bg:
+            out += ["Idle background over 1 s of no I/O before the phases (million busy instructions per second, "
+                    "client / server; timer ticks and the like, paid however few bytes move): " + "; ".join(bg)
+                    + ".", ""]
+        for op in ("cpu_write", "cpu_read"):
+            head = "| length | this kernel (c + s) | " + "".join(f"{cpu_label(x)} | " for x in lsys)
+            head += "client: kernel / best Linux | server: kernel / best Linux | "
+            head += ("busy % c / s kernel, best Linux |" if mode == "cpu"
+                     else "CPU-bound Mbit/s kernel / best Linux | × | guest-clock Mbit/s kernel / best Linux |")
+            out += [f"{op} ({'paced' if mode == 'cpu' else 'unpaced'}), busy instructions per byte:", "", head,
+                    "|---:|" + "---:|" * (len(lsys) + (4 if mode == "cpu" else 6))]
+            worst = {"client": None, "server": None, "bound": None}
+            for nb in lens:
+                k = next((r for r in mrows if r["op"] == op and r["io_bytes"] == nb), None)
+                if not k:
+                    continue
+                cells = [size_label(nb),
+                         f"{k['busy_insns_per_byte_client']:.2f} + {k['busy_insns_per_byte_server']:.2f}"]
+                for x in lsys:
+                    lr = next((r for r in cpu_rows(rows, x, mode, op) if r["io_bytes"] == nb), None)
+                    cells.append(f"{lr['busy_insns_per_byte_client']:.2f} + {lr['busy_insns_per_byte_server']:.2f}"
+                                 if lr else "–")
+                for end in ("client", "server"):
+                    key = f"busy_insns_per_byte_{end}"
+                    b = cpu_best(rows, mode, op, nb, key)
+                    x = k[key] / b[key] if b and b[key] else None
+                    cells.append(f"{x:.2f}× ({cpu_label(b['system'])})" if x is not None else "–")
+                    if x is not None and nb >= 4 * MIB:
+                        worst[end] = x if worst[end] is None else max(worst[end], x)
+                if mode == "cpu":
+                    b = cpu_best(rows, mode, op, nb, "busy_insns_per_byte")
+                    cells.append(f"{k['busy_frac_client'] * 100:.1f} / {k['busy_frac_server'] * 100:.1f}, "
+                                 + (f"{b['busy_frac_client'] * 100:.1f} / {b['busy_frac_server'] * 100:.1f}"
+                                    if b else "–"))
+                else:
+                    b = cpu_best(rows, mode, op, nb, "cpu_bound_mbps", low=False)
+                    x = k["cpu_bound_mbps"] / b["cpu_bound_mbps"] if b else None
+                    cells += [f"{k['cpu_bound_mbps']:.0f} / " + (f"{b['cpu_bound_mbps']:.0f} ({cpu_label(b['system'])})"
+                                                                 if b else "–"),
+                              f"{x:.2f}×" if x is not None else "–",
+                              f"{k['mbps']:.0f} / " + (f"{b['mbps']:.0f}" if b else "–")]
+                    if x is not None and nb >= 4 * MIB:
+                        worst["bound"] = x if worst["bound"] is None else min(worst["bound"], x)
+                out.append("| " + " | ".join(cells) + " |")
+            out.append("")
+            if mode == "cpu":
+                for end in ("client", "server"):
+                    w = worst[end]
+                    verdicts.append(
+                        f"- {op}, {end}: at most 0.25× NFS's best busy instructions per byte at 4 MiB and above: "
+                        + (f"{verdict(w <= 0.25)} (highest {w:.2f}×)" if w is not None else "not measured"))
+            else:
+                w = worst["bound"]
+                verdicts.append(f"- {op}, unpaced: CPU-bound rate at least 2× NFS's best at 4 MiB and above: "
+                                + (f"{verdict(w >= 2)} (lowest {w:.2f}×)" if w is not None else "not measured"))
+    cached = [r for r in cpu_rows(rows, op="cpu_read_cached") if r["system"] != "kernel"]
+    if cached:
+        out += ["Linux's reads from its client cache (`pread` on a buffered descriptor right after the writes: "
+                "the page cache, not the wire; this kernel's service has no client cache, so it has no such row), "
+                "client + server instructions per byte and guest-clock Mbit/s:", "",
+                "| mode | length | " + " | ".join(cpu_label(x) for x in lsys) + " |",
+                "|---|---:|" + "---:|" * len(lsys)]
+        for mode in ("cpu", "unpaced"):
+            for nb in lens:
+                cells = []
+                for x in lsys:
+                    r = next((r for r in cached if r["system"] == x and r["mode"] == mode and r["io_bytes"] == nb),
+                             None)
+                    cells.append(f"{r['busy_insns_per_byte_client']:.2f} + {r['busy_insns_per_byte_server']:.2f}, "
+                                 f"{r['mbps']:.0f} Mbit/s" if r else "–")
+                if any(c != "–" for c in cells):
+                    out.append(f"| {mode} | {size_label(nb)} | " + " | ".join(cells) + " |")
+        out.append("")
+    unp = {(r["op"], r["io_bytes"]): r for r in cpu_rows(rows, "kernel", "unpaced")}
+    if unp:
+        out += ["Small I/O, where SRFS lost to NFS in the paper (appendix A: GbE, 3.3 ms round trip, NFS with "
+                "noac; below 128 KB SRFS's create write and read after mount were slower than NFS's), the "
+                "paper's Mbit/s beside this run's unpaced ones (guest clock, "
+                "one unpaced emulated link under `-icount`; not the same network, so only the shape compares) "
+                "and the CPU-bound rates:", "",
+                "| length | paper write SRFS / NFS | write here kernel / best NFS (guest clock) | "
+                "write CPU-bound kernel / best NFS | paper read SRFS / NFS | read here kernel / best NFS "
+                "(guest clock) | read CPU-bound kernel / best NFS |", "|---:|---:|---:|---:|---:|---:|---:|"]
+        for nb in lens:
+            cells = [size_label(nb)]
+            for op, pw in (("cpu_write", "write"), ("cpu_read", "read")):
+                k = unp.get((op, nb))
+                bm = cpu_best(rows, "unpaced", op, nb, "mbps", low=False)
+                bb = cpu_best(rows, "unpaced", op, nb, "cpu_bound_mbps", low=False)
+                ps, pn = PAPER_SMALL[f"srfs_{pw}"].get(nb), PAPER_SMALL[f"nfs_{pw}"].get(nb)
+                cells += [f"{fmt(ps)} / {fmt(pn)}",
+                          f"{fmt(k['mbps'] if k else None, 0)} / {fmt(bm['mbps'] if bm else None, 0)}",
+                          f"{fmt(k['cpu_bound_mbps'] if k else None, 0)} / "
+                          f"{fmt(bb['cpu_bound_mbps'] if bb else None, 0)}"]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    out += cpu_why(rows, lens)
+    unver = [r for r in cpu_rows(rows) if not r.get("verified")]
+    out += verdicts + ["", "Every byte read compared equal: "
+                       + ("yes." if not unver else f"no, in {len(unver)} rows."), ""]
+    return out
+
+
+def section(doc):
+    rows = [r for r in doc["rows"] if r.get("mode") not in ("cpu", "unpaced")]
     e = doc.get("env", {})
     delays = sorted({delay_of(r) for r in rows if r["system"] == "kernel"})
     out = [BEGIN, "## File service against Linux NFS (make bench-fs)", "",
@@ -370,7 +625,7 @@ def section(doc):
             "- This kernel's times per cell: " + ", ".join(
                 f"{c.get('links')} link(s) +{c.get('rtt_added_ms')} ms {c.get('seconds', 'failed')} s"
                 for c in cells) + ".", "",
-            ""] + sweep_section(doc) + [
+            ""] + cpu_section(doc) + table2_section(doc.get("out_dir", "")) + sweep_section(doc) + [
             "![Mbit/s against I/O length per pattern](fs.png)", "", END, ""]
     return "\n".join(out)
 
@@ -381,7 +636,7 @@ def main():
     if not doc:
         sys.exit("fs: no kernel-fs.json")
     plot(doc, os.path.join(out, "fs.png"))
-    sections.write_section(out, section(doc), BEGIN, END)
+    sections.write_section(out, section(dict(doc, out_dir=out)), BEGIN, END)
     print(f"fs: wrote {os.path.join(out, 'fs.json')}, fs.png, REPORT.md section")
 
 

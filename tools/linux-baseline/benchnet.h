@@ -1,5 +1,5 @@
 // benchnet.h: the small socket, byte-order, clock and failure helpers that
-// pktbench.c, lbbench.c and relaybench.c share (one copy, included by each; every
+// pktbench.c, lbbench.c, relaybench.c and fsbench.c share (one copy, included by each; every
 // program is one translation unit, so the helpers stay static).
 // The includer defines _GNU_SOURCE first, as the three programs do.
 #ifndef BENCHNET_H
@@ -43,6 +43,31 @@ static inline uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// This machine's busy time so far in ns: CLOCK_MONOTONIC less cpu0's idle
+// time from /proc/timer_list (".idle_sleeptime" and ".iowait_sleeptime",
+// kept by the nohz code exactly: idle stops on every interrupt entry). The
+// guest has one CPU; under -icount shift=0 a busy ns is one guest
+// instruction (pktbench, fsbench). -1 when the kernel does not show its idle time.
+static inline long long busy_ns(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[512];
+	long long idle = 0;
+	int found = 0;
+	uint64_t mono = now_ns();
+	if (!f)
+		return -1;
+	while (found < 2 && fgets(line, sizeof line, f)) {
+		char *p = strstr(line, ".idle_sleeptime");
+		if (!p)
+			p = strstr(line, ".iowait_sleeptime");
+		if (p && (p = strchr(p, ':')))
+			idle += atoll(p + 1), found++;
+	}
+	fclose(f);
+	return found ? (long long)mono - idle : -1;
 }
 
 // Big-endian (network order) fields of the programs' own headers.

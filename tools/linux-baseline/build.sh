@@ -45,7 +45,7 @@ lb_lock "$OUT/.build.lock"
 SOURCES=("$HERE/pktbench.c" "$HERE/pktproto.h" "$HERE/pktwindow.h" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$HERE/tlbbench.c" "$HERE/insnplugin.c" "$HERE/qemu_plugin_api.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
-NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/nfs-guest.sh")
+NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/benchnet.h" "$HERE/nfs-guest.sh")
 
 # apt options: the host's lists, or LB_KERNEL_SUITE's private ones.
 APT_OPTS=()

@@ -18,6 +18,27 @@
 //       COUNT pread()s of 4096 bytes at 4 KiB-aligned offsets stepping
 //       through the file, each timed and verified, so every one is one READ
 //       round trip to the server (no page cache); median, p99 and min.
+//   fsbench busyd PORT
+//       Forever: answers each UDP datagram "SEQ" on PORT with "SEQ BUSY",
+//       BUSY this machine's busy ns (benchnet.h's busy_ns: under -icount
+//       shift=0 its guest instructions).  The NFS server runs it for the
+//       CPU work below.
+//   fsbench cpu DIR HOST:PORT LENS TOTAL MBPS [TAG...]
+//       CPU work (make bench-fs, under -icount): per I/O length L of LENS
+//       (bytes, comma-separated) a file DIR/cpuL of L bytes, then three
+//       phases of TOTAL / L ops each (at least 1), op i started at
+//       i x L x 8 / MBPS us (MBPS 0: back to back): cpu_write (pwrite of L
+//       at 0 + fsync), cpu_read_cached (pread of L on a buffered descriptor:
+//       the client's page cache, which the writes filled) and cpu_read
+//       (pread of L on an O_DIRECT descriptor: every byte from the server),
+//       each read into its own part of a TOTAL-byte buffer, every byte
+//       compared after the phase.  Over each phase both machines' busy ns:
+//       this one's (busy_ns) and the server's (busyd at HOST:PORT), read
+//       before and after; mark_c and mark_s the same over an empty window
+//       (the least of 3), for the collector to subtract; first the same
+//       over 1 s of no I/O (op=cpu_idle io_bytes=0: the background):
+//       FSB op=cpu_write|cpu_read_cached|cpu_read TAG... io_bytes=L ops=N
+//           us=T mbps=F busy_c=NS busy_s=NS mark_c=NS mark_s=NS verified=0|1
 //   fsbench selfcheck
 // Output: one line per measurement,
 //   FSB op=write|read|rtt TAG... bytes=N us=N open_us=N close_us=N mbps=F verified=0|1
@@ -33,6 +54,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include "benchnet.h"
 
 #define RTT_BYTES 4096
 
@@ -247,6 +270,190 @@ static int cmd_rtt(const char *path, long count, uint64_t seed, int ntags, char 
 	return ok ? 0 : 1;
 }
 
+static int cmd_busyd(int port)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	a.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0)
+		die("fsbench busyd: port %d: %s", port, strerror(errno));
+	for (;;) {
+		char q[32], r[64];
+		struct sockaddr_in from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(s, q, sizeof q - 1, 0, (struct sockaddr *)&from, &fl);
+		if (n <= 0)
+			continue;
+		q[n] = 0;
+		int k = snprintf(r, sizeof r, "%u %lld", (unsigned)strtoul(q, NULL, 10), busy_ns());
+		sendto(s, r, (size_t)k, 0, (struct sockaddr *)&from, fl);
+	}
+}
+
+static int busy_sock = -1;
+static unsigned busy_seq;
+
+// The server's busy ns (its busyd), -1 when 5 tries of 1 s found no answer.
+static long long server_busy(void)
+{
+	for (int t = 0; t < 5; t++) {
+		char q[16], r[64];
+		int k = snprintf(q, sizeof q, "%u", ++busy_seq);
+		if (send(busy_sock, q, (size_t)k, 0) < 0)
+			continue;
+		ssize_t n;
+		while ((n = recv(busy_sock, r, sizeof r - 1, 0)) > 0) { // stale answers dropped
+			r[n] = 0;
+			char *e;
+			if (strtoul(r, &e, 10) == busy_seq && *e == ' ')
+				return atoll(e + 1);
+		}
+	}
+	return -1;
+}
+
+// Both ends' busy ns over an empty window, the least of 3.
+static void busy_marks(long long *mc, long long *ms)
+{
+	*mc = *ms = -1;
+	for (int i = 0; i < 3; i++) {
+		long long c0 = busy_ns(), s0 = server_busy(), s1 = server_busy(), c1 = busy_ns();
+		if (*mc < 0 || c1 - c0 < *mc)
+			*mc = c1 - c0;
+		if (*ms < 0 || s1 - s0 < *ms)
+			*ms = s1 - s0;
+	}
+}
+
+// pread or pwrite of all n bytes at off; 0 or -1.
+static int pio_full(int fd, uint8_t *buf, size_t n, off_t off, int writing)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = writing ? pwrite(fd, buf + done, n - done, off + (off_t)done)
+				    : pread(fd, buf + done, n - done, off + (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+enum { PH_WRITE, PH_CACHED, PH_DIRECT };
+
+// One CPU-work phase on path: ops I/Os of len (see the usage above); 0 or 1.
+static int cpu_phase(const char *path, int phase, uint8_t *wbuf, uint8_t *area, size_t total, size_t len,
+		     long ops, double mbps, uint64_t seed, int ntags, char **tags)
+{
+	static const char *names[] = { "cpu_write", "cpu_read_cached", "cpu_read" };
+	int flags = phase == PH_WRITE ? O_WRONLY : phase == PH_CACHED ? O_RDONLY : O_RDONLY | O_DIRECT;
+	int fd = open(path, flags);
+	if (fd < 0) {
+		perror("fsbench cpu: open");
+		return 1;
+	}
+	size_t slots = total / len ? total / len : 1;
+	long long mc, ms;
+	busy_marks(&mc, &ms);
+	if (phase != PH_WRITE)
+		memset(area, 0x5a, slots * len);
+	int bad = 0;
+	long long c0 = busy_ns(), s0 = server_busy();
+	uint64_t t0 = now_ns();
+	for (long i = 0; i < ops && !bad; i++) {
+		if (mbps > 0) {
+			uint64_t at = t0 + (uint64_t)((double)i * (double)len * 8e3 / mbps);
+			struct timespec ts = { .tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u) };
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
+		if (phase == PH_WRITE)
+			bad = pio_full(fd, wbuf, len, 0, 1) < 0 || fsync(fd) < 0;
+		else
+			bad = pio_full(fd, area + (size_t)i % slots * len, len, 0, 0) < 0;
+	}
+	uint64_t t1 = now_ns();
+	long long s1 = server_busy(), c1 = busy_ns();
+	if (bad)
+		perror("fsbench cpu: I/O");
+	close(fd);
+	for (size_t k = 0; phase != PH_WRITE && !bad && k < ((size_t)ops < slots ? (size_t)ops : slots); k++)
+		bad = pattern_check(area + k * len, 0, len, seed) != len;
+	int ok = !bad && c0 >= 0 && s0 >= 0 && s1 >= 0 && c1 >= 0 && mc >= 0 && ms >= 0;
+	double us = (double)(t1 - t0) / 1e3;
+	printf("FSB op=%s", names[phase]);
+	print_tags(ntags, tags);
+	printf(" io_bytes=%zu ops=%ld us=%.0f mbps=%.3f busy_c=%lld busy_s=%lld mark_c=%lld mark_s=%lld verified=%d\n",
+	       len, ops, us, us > 0 ? (double)len * (double)ops * 8 / us : 0.0, c1 - c0, s1 - s0, mc, ms, ok);
+	fflush(stdout);
+	return !ok;
+}
+
+static int cmd_cpu(const char *dir, const char *hostport, const char *lens, size_t total, double mbps, int ntags,
+		   char **tags)
+{
+	char host[64];
+	const char *colon = strchr(hostport, ':');
+	if (!colon || (size_t)(colon - hostport) >= sizeof host)
+		die("fsbench cpu: HOST:PORT, not %s", hostport);
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	busy_sock = socket(AF_INET, SOCK_DGRAM, 0);
+	if (busy_sock < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+	    connect(busy_sock, (struct sockaddr *)&a, sizeof a) < 0)
+		die("fsbench cpu: busyd at %s: %s", hostport, strerror(errno));
+	set_timeouts(busy_sock, 1000);
+	size_t maxlen = 0;
+	for (const char *p = lens; *p;) {
+		size_t l = strtoull(p, NULL, 10);
+		maxlen = l > maxlen ? l : maxlen;
+		p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p);
+	}
+	size_t area_bytes = (total > maxlen ? total : maxlen + 4095) / 4096 * 4096;
+	uint8_t *area = aligned_alloc(4096, area_bytes), *wbuf = aligned_alloc(4096, (maxlen + 4095) / 4096 * 4096);
+	if (!area || !wbuf)
+		die("fsbench cpu: no memory for %zu bytes", area_bytes);
+	long long mc, ms;
+	busy_marks(&mc, &ms);
+	long long c0 = busy_ns(), s0 = server_busy();
+	uint64_t t0 = now_ns();
+	sleep(1);
+	uint64_t t1 = now_ns();
+	long long s1 = server_busy(), c1 = busy_ns();
+	printf("FSB op=cpu_idle");
+	print_tags(ntags, tags);
+	printf(" io_bytes=0 ops=0 us=%.0f mbps=0 busy_c=%lld busy_s=%lld mark_c=%lld mark_s=%lld verified=%d\n",
+	       (double)(t1 - t0) / 1e3, c1 - c0, s1 - s0, mc, ms, c0 >= 0 && s0 >= 0 && s1 >= 0 && c1 >= 0);
+	fflush(stdout);
+	int fails = 0;
+	uint64_t seed = 100;
+	for (const char *p = lens; *p; seed++) {
+		size_t len = strtoull(p, NULL, 10);
+		p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p);
+		if (!len || len % 4096)
+			die("fsbench cpu: length %zu is not a multiple of 4096", len);
+		char path[512];
+		snprintf(path, sizeof path, "%s/cpu%zu", dir, len);
+		pattern_fill(wbuf, 0, len, seed);
+		unlink(path);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0 || pio_full(fd, wbuf, len, 0, 1) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+			perror("fsbench cpu: the file");
+			return 1;
+		}
+		long ops = (long)(total / len ? total / len : 1);
+		for (int ph = PH_WRITE; ph <= PH_DIRECT; ph++)
+			fails += cpu_phase(path, ph, wbuf, area, area_bytes, len, ops, mbps, seed, ntags, tags);
+		unlink(path);
+	}
+	free(area);
+	free(wbuf);
+	return fails != 0;
+}
+
 // A file in a temporary directory: write, overwrite with another seed, read
 // back, and a read against the wrong seed must fail (rtt needs O_DIRECT,
 // which a tmpfs /tmp lacks).
@@ -281,6 +488,10 @@ int main(int argc, char **argv)
 	size_t n, seed;
 	if (argc == 2 && strcmp(argv[1], "selfcheck") == 0)
 		return selfcheck();
+	if (argc == 3 && strcmp(argv[1], "busyd") == 0)
+		return cmd_busyd(atoi(argv[2]));
+	if (argc >= 7 && strcmp(argv[1], "cpu") == 0 && parse_size(argv[5], &n) == 0)
+		return cmd_cpu(argv[2], argv[3], argv[4], n, atof(argv[6]), argc - 7, argv + 7);
 	if (argc < 5 || parse_size(argv[3], &n) < 0 || parse_size(argv[4], &seed) < 0)
 		goto usage;
 	if (strcmp(argv[1], "write") == 0 && argc >= 6)
@@ -293,6 +504,8 @@ usage:
 	fprintf(stderr, "usage: fsbench write FILE BYTES SEED create|overwrite [TAG...]\n"
 			"       fsbench read FILE BYTES SEED [TAG...]\n"
 			"       fsbench rtt FILE COUNT SEED [TAG...]\n"
+			"       fsbench busyd PORT\n"
+			"       fsbench cpu DIR HOST:PORT LENS TOTAL MBPS [TAG...]\n"
 			"       fsbench selfcheck\n");
 	return 2;
 }

@@ -15,6 +15,14 @@
 #   nfs.threads=N           server: nfsd threads (8)
 #   nfs.idle=S              server: longest wait for the client's end (3600)
 #   nfs.delay_us=US         router: netem delay on each of its NICs (1650)
+#   nfs.cpu=LENS            both: CPU work instead of the table (make bench-fs
+#                           under -icount): the server runs fsbench busyd
+#                           on UDP port 7700; the client mounts each of
+#                           nfs.cpuconf (VERS:NCONNECT,..., default
+#                           4.2:1,4.2:4,3:4; rsize = wsize the first of
+#                           nfs.rsize) and runs fsbench cpu with the I/O
+#                           lengths LENS (bytes), nfs.cpubytes (32 MiB) a
+#                           phase and nfs.cpumbps (0: back to back)
 # Server: the nfsd modules, a tmpfs on /export exported to 10.0.0.0/16 (rw,
 # sync, no_root_squash, fsid=1), rpcbind, rpc.mountd, rpc.nfsd with
 # max_block_size 1 MiB (nfsd's default for a 512 MiB guest would cap rsize
@@ -33,6 +41,7 @@
 # noac=.. pattern=.. size_mib=.. run=.. bytes=.. us=.. mbps=.. verified=..".
 NFS_VERS=3,4.2 NFS_RSIZE=32768,1048576 NFS_NOAC=0,1 NFS_SIZES=1,2,4,8,16,32 NFS_RUNS=1
 NFS_RTTN=200 NFS_CUT=0 NFS_CUTMIB=32 NFS_THREADS=8 NFS_IDLE=3600 NFS_DELAY_US=1650
+NFS_CPU= NFS_CPUCONF=4.2:1,4.2:4,3:4 NFS_CPUBYTES=33554432 NFS_CPUMBPS=0
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -47,6 +56,10 @@ for w in $(cat /proc/cmdline); do
 	nfs.threads=*) NFS_THREADS=$v ;;
 	nfs.idle=*) NFS_IDLE=$v ;;
 	nfs.delay_us=*) NFS_DELAY_US=$v ;;
+	nfs.cpu=*) NFS_CPU=$v ;;
+	nfs.cpuconf=*) NFS_CPUCONF=$v ;;
+	nfs.cpubytes=*) NFS_CPUBYTES=$v ;;
+	nfs.cpumbps=*) NFS_CPUMBPS=$v ;;
 	esac
 done
 SERVER_IP=10.0.0.$PEERHOST
@@ -72,6 +85,7 @@ nfs_server() {
 	exportfs -ra || { echo "DONE fail exportfs"; return; }
 	rpc.mountd || { echo "DONE fail rpc.mountd"; return; }
 	rpc.nfsd "$NFS_THREADS" || { echo "DONE fail rpc.nfsd"; return; }
+	[ -n "$NFS_CPU" ] && { fsbench busyd 7700 & }
 	echo "NFSD ready versions=$(cat /proc/fs/nfsd/versions) threads=$(cat /proc/fs/nfsd/threads)" \
 		"max_block_size=$(cat /proc/fs/nfsd/max_block_size) exports=$(exportfs -v | tr -s ' \t\n' ' ')"
 	i=0
@@ -156,6 +170,24 @@ nfs_cut_read() {
 	done
 }
 
+# nfs_cpu: fsbench cpu on a mount of each nfs.cpuconf entry (VERS:NCONNECT).
+nfs_cpu() {
+	r=$(echo "$NFS_RSIZE" | cut -d, -f1)
+	for c in $(echo "$NFS_CPUCONF" | tr , ' '); do
+		v=${c%%:*} nc=${c#*:}
+		sys=linux-nfs$(echo "$v" | tr -d .)-tcp
+		nfs_mount "$v" "$r" 0 "nconnect=$nc" || { echo "FSBFAIL mount vers=$v nconnect=$nc"; NFS_FAILS=$((NFS_FAILS + 1)); continue; }
+		echo "NFSMOUNT system=$sys rsize=$r nconnect=$nc opts=$MOUNTED"
+		rs=$(echo "$MOUNTED" | tr , '\n' | sed -n 's/^rsize=//p')
+		fsb cpu /mnt "$SERVER_IP:7700" "$NFS_CPU" "$NFS_CPUBYTES" "$NFS_CPUMBPS" system="$sys" links="$NICS" \
+			rsize="$r" rsize_eff="$rs" nconnect="$nc" noac=0
+		nfs_umount
+	done
+	nfs_mount 4.2 1048576 0 && touch /mnt/.fsdone && nfs_umount
+	echo "NFSCLIENT stats $(grep -E '^(net|rpc)' /proc/net/rpc/nfs | tr '\n' ' ')"
+	[ "$NFS_FAILS" = 0 ] && echo "DONE ok" || echo "DONE fail $NFS_FAILS measurements failed"
+}
+
 nfs_client() {
 	nfs_modules || { echo "DONE fail cannot load the NFS modules"; return; }
 	mkdir -p /mnt
@@ -173,6 +205,10 @@ nfs_client() {
 	rm -f /mnt/warm
 	nfs_umount
 	echo "NFSCLIENT ready after ${i}s; ping $(ping -c 5 -q "$SERVER_IP" | tail -n 1)"
+	if [ -n "$NFS_CPU" ]; then
+		nfs_cpu
+		return
+	fi
 	for v in $(echo "$NFS_VERS" | tr , ' '); do
 		for r in $(echo "$NFS_RSIZE" | tr , ' '); do
 			for n in $(echo "$NFS_NOAC" | tr , ' '); do nfs_config "$v" "$r" "$n"; done

@@ -1497,31 +1497,6 @@ static long long snmp_get(const char *path, const char *prefix, const char *name
 
 static const char *proto_name(int proto) { return proto == IPPROTO_MPTCP ? "mptcp" : "tcp"; }
 
-// This machine's busy time so far in ns: CLOCK_MONOTONIC less cpu0's idle
-// time from /proc/timer_list (".idle_sleeptime" and ".iowait_sleeptime",
-// kept by the nohz code exactly: idle stops on every interrupt entry). The
-// guest has one CPU; under -icount shift=0 a busy ns is one guest
-// instruction. -1 when the kernel does not show its idle time.
-static long long busy_ns(void)
-{
-	FILE *f = fopen("/proc/timer_list", "r");
-	char line[512];
-	long long idle = 0;
-	int found = 0;
-	uint64_t mono = now_ns();
-	if (!f)
-		return -1;
-	while (found < 2 && fgets(line, sizeof line, f)) {
-		char *p = strstr(line, ".idle_sleeptime");
-		if (!p)
-			p = strstr(line, ".iowait_sleeptime");
-		if (p && (p = strchr(p, ':')))
-			idle += atoll(p + 1), found++;
-	}
-	fclose(f);
-	return found ? (long long)mono - idle : -1;
-}
-
 // Each CPU's busy time so far in ns (at most max CPUs), as busy_ns but per
 // CPU: /proc/timer_list's "now at" less the CPU's idle and iowait sleep
 // times, and less the idle period under way when its tick is stopped (the

@@ -9,7 +9,7 @@
 #
 #   run-nfs.sh [--links N] [--mbps R] [--cut-after S] [--timeout SECONDS]
 #              [--guest DIR] [--logdir DIR] [--nic e1000|virtio] [--mem MIB]
-#              [--delay-ms D] [--append "nfs.vers=4.2 nfs.sizes=4 ..."]
+#              [--delay-ms D] [--append "nfs.vers=4.2 nfs.sizes=4 ..."] [--icount]
 #
 # More than one link: bond0 in balance-rr (miimon 100 ms) on both guests
 # (10.0.0.1 server, 10.0.0.2 client); one link: eth0 with the same
@@ -20,13 +20,15 @@
 # --delay-ms D: a third guest between them (the same initrd, pkt.role=router,
 # 256 MiB) bridges server link K to client link K and delays every frame
 # it forwards by D/2 ms with netem, so each round trip gains D ms.
+# --icount: every guest under -icount shift=0 (a busy guest ns is one
+# instruction: fsbench cpu's busy figures count instructions).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-LINKS=1 MBPS= CUT_AFTER= DELAY_MS= TIMEOUT=600 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= MEM=512
+LINKS=1 MBPS= CUT_AFTER= DELAY_MS= TIMEOUT=600 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= MEM=512 ICOUNT=()
 NIC=${NIC:-e1000}
 mac() { printf '52:54:00:4e:4%d:%02d' "$2" "$1"; }
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--logdir) LOGDIR=$2; shift ;;
 	--nic) NIC=$2; shift ;;
 	--mem) MEM=$2; shift ;;
+	--icount) ICOUNT=(-icount shift=0) ;;
 	*) usage ;;
 	esac
 	shift
@@ -93,7 +96,7 @@ boot() {
 		for k in $(seq 0 $((LINKS - 1))); do wire 3 $((LINKS + k)) "r2.$k" "2.$k"; done
 		mem=256
 	fi
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "${mem}M" "${LB_SMP_ARGS[@]}" \
+	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "${mem}M" "${LB_SMP_ARGS[@]}" "${ICOUNT[@]}" \
 		-nographic -no-reboot -monitor none \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
 		-serial "file:$LOGDIR/$name.log" \
