@@ -78,10 +78,19 @@ void runner_start(const struct cmdline *c)
 	start_next();
 }
 
+// Each turn of the scheduler's loop: the table is scanned for the kernel's
+// children only once a process exited since the last scan (an idle turn
+// then costs a load, not a walk over NPROC slots: the relay's profile
+// showed about 0.5 M instructions a second in that walk).
 void runner_poll(void)
 {
+	static uint64_t seen = ~0ull;
 	int status;
 	long pid;
+	uint64_t exits = proc_exits();
+	if (exits == seen && running_pid >= 0)
+		return;
+	seen = exits;
 	while ((pid = proc_reap(0, -1, &status)) > 0) {
 		if (pid != running_pid)
 			continue; // an orphan

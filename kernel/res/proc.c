@@ -307,6 +307,12 @@ void proc_wakeup(const void *chan)
 	}
 }
 
+// Processes that have exited since boot: the runner looks for zombies only
+// when this moved (its scheduler-loop poll scanned the table every turn).
+static uint64_t nexits;
+
+uint64_t proc_exits(void) { return __atomic_load_n(&nexits, __ATOMIC_ACQUIRE); }
+
 void proc_exit(int status)
 {
 	struct proc *p = current;
@@ -317,6 +323,7 @@ void proc_exit(int status)
 		if (procs[i].state != P_FREE && procs[i].ppid == p->pid)
 			procs[i].ppid = 0; // orphans: the kernel reaps them
 	p->state = P_ZOMBIE;
+	__atomic_add_fetch(&nexits, 1, __ATOMIC_RELEASE);
 	struct proc *parent = proc_by_pid(p->ppid);
 	if (parent)
 		proc_wakeup(parent);

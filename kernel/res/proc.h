@@ -32,6 +32,8 @@ void proc_exit(int status) __attribute__((noreturn));
 // Reaps an exited child of ppid (pid -1: any). Returns its pid, 0 when the
 // children are still running, -E_CHILD when there are none.
 long proc_reap(int ppid, long pid, int *status);
+// Processes that have exited since boot (a zombie may wait for its reaper).
+uint64_t proc_exits(void);
 long proc_wait(long pid, int *status);
 void proc_yield(void);
 // Sleeps on chan until proc_wakeup(chan) or the TSC deadline (0: none).
