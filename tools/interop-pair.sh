@@ -97,7 +97,7 @@ boot_linux() {
 	setsid timeout -k 5 "$TMO" qemu-system-x86_64 -accel tcg -cpu max -m 256M \
 		-nographic -no-reboot -monitor none -serial "file:$LOGDIR/linux.log" \
 		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 pkt.mode=rtt pkt.variant=$VARIANT pkt.nic=$NIC $1" \
+		-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.mode=rtt pkt.variant=$VARIANT pkt.nic=$NIC $1" \
 		-netdev "$(netdev l k)" -device "$LDEV,netdev=n0,mac=$LMAC" \
 		</dev/null >"$LOGDIR/linux.qemu" 2>&1 &
 	LPID=$!

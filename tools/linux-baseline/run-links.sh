@@ -127,14 +127,8 @@ boot() {
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/$name.insns")
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 256M "${LB_SMP_ARGS[@]}" \
-		-nographic -no-reboot -monitor none "${extra[@]}" \
-		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
-		-serial "file:$LOGDIR/$name.log" \
-		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 no_timer_check pkt.nic=$NIC $args $APPEND" \
-		"${nets[@]}" </dev/null >"$LOGDIR/$name.qemu" 2>&1 &
-	BOOT_PID=$!
+	lb_guest "$name" initrd.gz 256M "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${extra[@]}" \
+		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" "${nets[@]}"
 }
 
 # qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC (lbqmp.py).

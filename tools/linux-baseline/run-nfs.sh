@@ -96,14 +96,8 @@ boot() {
 		for k in $(seq 0 $((LINKS - 1))); do wire 3 $((LINKS + k)) "r2.$k" "2.$k"; done
 		mem=256
 	fi
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "${mem}M" "${LB_SMP_ARGS[@]}" "${ICOUNT[@]}" \
-		-nographic -no-reboot -monitor none \
-		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" \
-		-serial "file:$LOGDIR/$name.log" \
-		-kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd-nfs.gz" \
-		-append "console=ttyS0 quiet panic=-1 pkt.nic=$NIC $args $APPEND" \
-		"${nets[@]}" </dev/null >"$LOGDIR/$name.qemu" 2>&1 &
-	BOOT_PID=$!
+	lb_guest "$name" initrd-nfs.gz "${mem}M" "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${ICOUNT[@]}" \
+		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" "${nets[@]}"
 }
 
 # qmp_set_link NAME NIC on|off: QMP set_link on one guest's NIC (lbqmp.py).

@@ -78,7 +78,7 @@ def qemu_cmd(a, node, nodes, sockdir, logdir):
                      % (nid, local, remote),
                      "-device", "e1000,netdev=%s,mac=%s,romfile=" % (nid, mac(seg, link, node))]
     router = 0 < node < nodes - 1
-    args = ("console=ttyS0 quiet panic=-1 rdinit=/relay-init relay.node=%d relay.nodes=%d relay.links=%d "
+    args = ("console=ttyS0 quiet panic=-1 no_timer_check rdinit=/relay-init relay.node=%d relay.nodes=%d relay.links=%d "
             "relay.modes=%s relay.sizes=%s relay.runs=%d relay.bursts=%d relay.rtts=%d relay.warmup=%d "
             "relay.bytes=%d" % (node, nodes, a.links, a.modes, a.sizes, a.runs, a.bursts, a.rtts, a.warmup,
                                 a.bytes))
