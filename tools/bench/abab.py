@@ -329,6 +329,7 @@ def main():
     e.update({"rounds_wanted": a.rounds, "max_rounds": a.max_rounds,
               "order": "per peer: kernel pair, then the peer's pair",
               "quick": a.quick, "sizes": a.sizes, "peers": a.peers, "tests": a.tests,
+              "linux_streams": 1, "linux_stream_warmups": 0,  # linux(): one stream a size, as the kernel's
               "bootstrap": "median of the per-round ratios; percentile interval, 2000 resamples, seed 25"})
 
     def written(rows):  # after every round: a run cut short keeps what it measured

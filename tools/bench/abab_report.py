@@ -82,6 +82,10 @@ def section(d):
     kept = len({(g["test"], g["round"]) for g in pairs if not g["dropped"]})
     # What each runner times a pair (kernelnet.py burst_pair; bench.sh's LB_RUNS, abab.py linux()).
     kb, lb, ls = (3, 3, 1) if env.get("quick") else (5, 20, 5)
+    # Runs before the streams were evened out say nothing: Linux's 5 (quick: 1) after a warm-up.
+    ls, lw = env.get("linux_streams", ls), env.get("linux_stream_warmups", 1)
+    lstreams = (f"Linux's {ls} after a warm-up" if lw else
+                f"Linux's {ls} a size with no warm-up, every size in one boot pair")
     out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", "",
            f"{env.get('rounds_run')} rounds run ({env.get('rounds_wanted')} kept per test wanted)"
            f"{' (a smoke: few repetitions a pair)' if env.get('quick') else ''}, {env.get('minutes')} min; "
@@ -89,7 +93,7 @@ def section(d):
            f"figure is the median of its bursts (128 packets, one reply; the kernel's runner times {kb} a "
            f"size, Linux's {lb}) or streams (4096 packets, 64 a batch, 2 batches unacknowledged at most, a "
            "cumulative acknowledgement per batch, every byte checked, timed at the receiver after the "
-           f"first batch; the kernel's runner gives one stream a boot pair, Linux's {ls} after a warm-up). "
+           f"first batch; the kernel's runner gives one stream a boot pair, {lstreams}). "
            "The ratio is kernel / peer in each kept round; the table gives their median "
            f"and its bootstrap 95 % interval ({env.get('bootstrap')}). An interval above 1 means the kernel "
            "is faster, below 1 the peer, across 1 that this run cannot separate them. "
