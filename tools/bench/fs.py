@@ -104,6 +104,23 @@ def timeout_s(runs, sizes, fsync_mb, delay_ms):
     return int(240 + runs * per_run * (2.5 if delay_ms else 1.0))
 
 
+
+def cluster_run(topo, d):
+    """Runs topology topo on the cluster runner in directory d: (the runner's
+    completed process, its output directory, each node's console log)."""
+    tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
+    with open(tp, "w") as f:
+        json.dump(topo, f)
+    r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out],
+                       capture_output=True, text=True, check=False)
+    logs = {}
+    for n in topo["nodes"]:
+        try:
+            logs[n["name"]] = open(os.path.join(out, f"{n['name']}.log"), errors="replace").read()
+        except OSError:
+            logs[n["name"]] = ""
+    return r, out, logs
+
 def cell(a, kernel, links, delay_ms, sizes=None, fsync_mb=None, cut_mb=None, settings=""):
     """One boot pair (or trio); returns (client lines, summary, server STATS, seconds).
     sizes, fsync_mb, cut_mb: a's unless given; settings: fsd's and the
@@ -119,19 +136,9 @@ def cell(a, kernel, links, delay_ms, sizes=None, fsync_mb=None, cut_mb=None, set
             f.truncate(256 << 20)
         topo = topology(kernel, disk, links, a.mbps, delay_ms, a.guest, client, cut, settings)
         topo["timeout"] = timeout_s(a.runs, sizes, fsync_mb, delay_ms)
-        tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
-        with open(tp, "w") as f:
-            json.dump(topo, f)
         t0 = time.monotonic()
-        r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out],
-                           capture_output=True, text=True, check=False)
+        r, out, logs = cluster_run(topo, d)
         secs = time.monotonic() - t0
-        logs = {}
-        for n in topo["nodes"]:
-            try:
-                logs[n["name"]] = open(os.path.join(out, f"{n['name']}.log"), errors="replace").read()
-            except OSError:
-                logs[n["name"]] = ""
         try:
             summary = json.load(open(os.path.join(out, "summary.json")))
         except (OSError, ValueError):

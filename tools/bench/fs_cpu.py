@@ -46,7 +46,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import stats  # noqa: E402
 from env import env  # noqa: E402
-from fs import ROOT, kv, topology  # noqa: E402
+from fs import ROOT, cluster_run, kv, topology  # noqa: E402
 
 LENS = "8192,65536,1048576,4194304,16777216"
 SAMPLES = "fs-cpu.samples.jsonl"
@@ -77,17 +77,7 @@ def kernel_pair(a, mode):
         topo["timeout"] = 1500
         for n in topo["nodes"]:
             n["qemu_extra"] = n.get("qemu_extra", []) + ["-icount", "shift=0"]
-        tp, out = os.path.join(d, "topo.json"), os.path.join(d, "run")
-        with open(tp, "w") as f:
-            json.dump(topo, f)
-        r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out],
-                           capture_output=True, text=True, check=False)
-        logs = {}
-        for n in topo["nodes"]:
-            try:
-                logs[n["name"]] = open(os.path.join(out, f"{n['name']}.log"), errors="replace").read()
-            except OSError:
-                logs[n["name"]] = ""
+        r, _, logs = cluster_run(topo, d)
     lines = [kv(ln[ln.index("FSB op="):]) for ln in logs["c"].splitlines() if "FSB op=cpu_" in ln]
     bad = r.returncode != 0 or not lines or any(x.get("verified") != "1" for x in lines) \
         or "sum_errors=0" not in logs["c"]
