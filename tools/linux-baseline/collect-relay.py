@@ -279,13 +279,17 @@ def main():
     e["boot_seconds"] = {"real": med([b["seconds"] for b in real], 0), "icount": med([b["seconds"] for b in ic], 0)}
     if not real:
         e["note"] = "no real-time boot: Mbit/s and round trips come from the -icount boot (routers slowed)"
-    doc = {"bench": "relay", "env": e, "rows": rows}
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(a.out + ".tmp", a.out)
+    write_doc(a.out, {"bench": "relay", "env": e, "rows": rows})
     return 0 if rows else 1
 
+
+
+def write_doc(path, doc):
+    """doc as path's JSON, written whole or not at all (a temporary file, renamed)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
 
 def cpu_main(a, boots):
     ok = [b for b in boots if b["ok"] and b["icount"]]
@@ -297,11 +301,7 @@ def cpu_main(a, boots):
     e["boots"] = {"icount": len(ok), "failed": [{"hops": b["hops"], "links": b["links"], "why": b["why"]}
                                                 for b in boots if not b["ok"]]}
     rows = cpu_rows(ok, [int(s) for s in a.sizes.split(",")], int(e["cpu_mbps_per_link"]), int(e["cpu_packets"]))
-    doc = {"bench": "relay", "env": e, "rows": rows}
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(a.out + ".tmp", a.out)
+    write_doc(a.out, {"bench": "relay", "env": e, "rows": rows})
     return 0 if rows else 1
 
 
