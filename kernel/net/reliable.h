@@ -51,6 +51,7 @@ struct rel_peer {
 	uint32_t session;      // the peer's (0: not heard yet)
 	bool closed;           // it said goodbye
 	bool reported;         // input_io gave -E_LINK for this death or goodbye
+	uint64_t woke_for;     // the report time (rel_report_at) rel_tick woke input_io for
 	uint64_t bye_at;       // TSC of its goodbye
 	uint64_t newest_acked; // send TSC of the newest packet acknowledged
 	uint64_t all_dead_since; // TSC every link died (0: one is up)
@@ -80,6 +81,7 @@ bool rel_data(struct io *c, int peer, int nic, uint16_t tag);
 void rel_rx_progress(struct io *c, int peer, bool now);
 void rel_rx_moved(struct io *c, int peer); // input_io made room: rx_next moved
 void rel_tick(struct io *c);
+uint64_t rel_next(struct io *c, uint64_t now); // when rel_tick next has work
 void rel_link_change(int nic, bool up);
 // The TSC at which input_io must report a dead peer (0: none), and the report.
 // A peer's goodbye is reported once what was sent to it is settled and

@@ -334,8 +334,10 @@ void rel_tick(struct io *c)
 		if (rp && rp->closed) { // no links to judge, nothing to send again
 			rel_bye_settled(c, p, now);
 			uint64_t at = rel_report_at(c, p);
-			if (at && now >= at)
+			if (at && now >= at) {
 				proc_wakeup(c); // input_io reports it
+				rp->woke_for = at;
+			}
 			continue;
 		}
 		if (!rp)
@@ -384,13 +386,69 @@ void rel_tick(struct io *c)
 			}
 			break;
 		}
-		if (rp->all_dead_since && now - rp->all_dead_since >= us_tsc(c->x.rs.dead_us) && !rp->reported)
+		if (rp->all_dead_since && now - rp->all_dead_since >= us_tsc(c->x.rs.dead_us) && !rp->reported) {
 			proc_wakeup(c); // input_io reports it
+			rp->woke_for = rel_report_at(c, p);
+		}
 	}
 	if (todo) // the worker's share: what is left goes with the next tick or acknowledgement
 		rel_pump_upto(c, REL_TICK_BUDGET);
 	if (todo || c->x.call_left)
 		proc_wakeup(c->x.tx);
+}
+
+static uint64_t earlier(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+// When rel_tick next has something to do, for a tickless idle: each of its
+// tests above, read as the time it turns true (now: at the next tick). A
+// time before the real one costs only an early wake-up; none is later.
+uint64_t rel_next(struct io *c, uint64_t now)
+{
+	uint64_t hb = us_tsc(c->x.rs.hb_us), miss = hb * c->x.rs.hb_miss, dead = us_tsc(c->x.rs.dead_us);
+	uint64_t at = c->x.call_left ? now : UINT64_MAX;
+	for (int p = 0; p < IO_MAX_PEERS && at > now; p++) {
+		struct rel_peer *rp = c->x.rp[p];
+		if (!rp)
+			continue;
+		if (rp->closed) {
+			uint64_t r = rel_report_at(c, p);
+			if (r && r != rp->woke_for) // once woken, input_io's own deadline has it
+				at = earlier(at, r);
+			if (rp->una != c->x.seq[p])
+				at = earlier(at, rp->bye_at + dead);
+			continue;
+		}
+		if (rp->una != c->x.seq[p] || (rp->ack_due && rp->ack_due <= now))
+			return now; // in flight: its pump and timeouts run every tick
+		if (rp->ack_due)
+			at = earlier(at, rp->ack_due);
+		uint64_t heard = 0;
+		bool live = false;
+		for (int n = 0; n < NETDEV_MAX; n++)
+			if (known(c, p, n) && rp->l[n].state == IO_LINK_UP && rp->l[n].last_rx > heard)
+				heard = rp->l[n].last_rx;
+		uint64_t quiet = now - heard > miss ? 4 * miss : miss;
+		for (int n = 0; n < NETDEV_MAX; n++) {
+			if (!known(c, p, n))
+				continue;
+			struct rel_link *l = &rp->l[n];
+			bool up = nic_up(n);
+			live |= l->state == IO_LINK_UP;
+			if (!up && l->state != IO_LINK_DEAD)
+				return now;
+			if (l->state == IO_LINK_UP && rp->session)
+				at = earlier(at, l->last_rx + quiet + 1); // rel_tick's tests are strict
+			else if (l->state == IO_LINK_SUSPECT)
+				at = earlier(at, l->probe_at + miss + 1);
+			if (up && rp->session)
+				at = earlier(at, l->last_tx + hb);
+		}
+		if (!live && !rp->all_dead_since)
+			return now;
+		if (rp->all_dead_since && !rp->reported && rp->all_dead_since + dead != rp->woke_for)
+			at = earlier(at, rp->all_dead_since + dead);
+	}
+	return at;
 }
 
 void rel_link_change(int nic, bool up)

@@ -188,6 +188,20 @@ void xport_tick_all(void)
 	}
 }
 
+uint64_t xport_next_all(uint64_t now)
+{
+	uint64_t at = worker_tick_due() ? now : UINT64_MAX;
+	for (int i = 0; i < NIO && at > now; i++) {
+		struct io *c = &ios[i];
+		if (!c->h.used || !c->x.ops->tick)
+			continue;
+		uint64_t t = c->x.ops->next ? c->x.ops->next(c, now) : now;
+		if (t < at)
+			at = t;
+	}
+	return at;
+}
+
 bool xport_idle(void)
 {
 	for (int n = 0; n < netdev_count(); n++)

@@ -47,6 +47,9 @@ struct xport_ops {
 	// both); takes its buffers.
 	void (*input)(struct io *c, int nic, const struct pkt *f, int peer);
 	void (*tick)(struct io *c); // protocol timers (NULL: none)
+	// When tick next has work, a TSC value (now or before: at the next
+	// tick; NULL with a tick: every tick).
+	uint64_t (*next)(struct io *c, uint64_t now);
 	// When input_io must look again: a hole's or a dead peer's (0: none).
 	uint64_t (*deadline)(struct io *c);
 	long (*report)(struct io *c); // input_io's -E_LINK for a dead or departed peer, once
@@ -134,6 +137,9 @@ void xport_stats(struct io *c, struct io_stats *s);
 // Protocol timers of every channel (the worker's, after a tick): each
 // channel's NICs drained first (budgeted), then its transport's tick.
 void xport_tick_all(void);
+// When any channel's protocol timers are next due (UINT64_MAX: none): the
+// scheduler's tickless idle sleeps until then.
+uint64_t xport_next_all(uint64_t now);
 // The idle CPU's: completions reclaimed, then a worker run; true while
 // any NIC is polled.
 bool xport_idle(void);

@@ -16,6 +16,7 @@
 static bool tick_due;
 
 void worker_note_tick(void) { tick_due = true; }
+bool worker_tick_due(void) { return tick_due; }
 
 bool worker_run(void)
 {

@@ -5,6 +5,7 @@
 
 // The timer interrupt: protocol timers are due (the worker runs them).
 void worker_note_tick(void);
+bool worker_tick_due(void); // noted, not run yet
 // One budgeted run: polled NICs, then the timers if due. True while a NIC
 // is still polled (its budget ran out, or a channel on it waits).
 bool worker_run(void);

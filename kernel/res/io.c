@@ -358,6 +358,10 @@ bool io_idle_poll(void)
 	return false;
 }
 
+// When the channels' protocol timers next need the tick (the idle CPU
+// sleeps until then without it).
+uint64_t io_next_event(uint64_t now) { return xport_next_all(now); }
+
 // A frame is copied buffer by buffer, so any threshold is safe; one above
 // the longest frame says nothing more than "copy everything".
 void io_init(const struct io_options *o)

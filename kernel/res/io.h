@@ -26,5 +26,6 @@ void io_init(const struct io_options *o);
 // Scheduler idle work: finished sends reclaimed, then the worker's run.
 // True while a NIC is polled.
 bool io_idle_poll(void);
+uint64_t io_next_event(uint64_t now); // the network timers' next work (UINT64_MAX: none)
 long io_live(void);
 #endif

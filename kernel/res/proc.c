@@ -58,12 +58,18 @@ static uint32_t online_mask = 1;
 static int next_pid = 1;
 static bool (*idle_work)(void);
 static bool idle_blind;
+static uint64_t (*idle_next)(uint64_t now);
+// The boot CPU halts with its tick stopped (tickless idle); a CPU that
+// starts running a process then wakes it (the tick is back for them).
+static bool cpu0_oneshot;
 
 void sched_set_idle_work(bool (*fn)(void), bool blind)
 {
 	idle_work = fn;
 	idle_blind = blind;
 }
+
+void sched_set_idle_next(uint64_t (*fn)(uint64_t now)) { idle_next = fn; }
 
 void proc_init(int ncpu)
 {
@@ -470,6 +476,39 @@ static int pick_next(int me)
 	return i;
 }
 
+// The earliest deadline of a sleeping process (UINT64_MAX: none).
+static uint64_t next_wake(void)
+{
+	uint64_t at = UINT64_MAX;
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].state == P_SLEEPING && procs[i].wake_tsc && procs[i].wake_tsc < at)
+			at = procs[i].wake_tsc;
+	return at;
+}
+
+// The boot CPU, about to halt, keeps the deadlines of every CPU's
+// processes and the network's timers (proc_timer_tick, the worker). While
+// no other CPU runs a process, nothing but an interrupt, which wakes it,
+// can add one: it stops its tick and sets the timer for the earliest of
+// them instead (a tickless idle, as Linux's NO_HZ_IDLE). The network's
+// timers say when they are next due (idle_next); the tick comes back on
+// any wake-up. A CPU that starts a process meanwhile (one an interrupt
+// woke there) wakes the boot CPU by an IPI, so that a deadline its process
+// sets is never left to a timer set before it.
+static bool sleep_tickless(void)
+{
+	if (!idle_next)
+		return false; // none set (tickless=0): the tick stays
+	for (int c = 1; c < ncpus; c++)
+		if (cpus[c].cur || runq_top_prio(&cpus[c].rq) >= 0)
+			return false;
+	uint64_t at = next_wake(), n = idle_next(arch_rdtsc());
+	if (!timer_sleep_until(n < at ? n : at))
+		return false;
+	__atomic_store_n(&cpu0_oneshot, true, __ATOMIC_RELEASE);
+	return true;
+}
+
 void sched_loop(void (*poll)(void))
 {
 	struct cpu_sched *cs = THIS;
@@ -493,6 +532,7 @@ void sched_loop(void (*poll)(void))
 			// run (the boot CPU keeps the deadlines and the network's
 			// timers): it halts until an IPI queues it a process.
 			bool tickless = me != 0 && runq_top_prio(&cs->rq) < 0;
+			bool oneshot = me == 0 && sleep_tickless();
 			if (tickless)
 				timer_stop_this_cpu();
 			uint64_t t = arch_rdtsc();
@@ -506,11 +546,17 @@ void sched_loop(void (*poll)(void))
 			klock_reacquire(depth);
 			if (tickless)
 				timer_start_this_cpu();
+			if (oneshot) {
+				__atomic_store_n(&cpu0_oneshot, false, __ATOMIC_RELAXED);
+				timer_resume();
+			}
 			cs->idle_tsc += (woke && woke <= now ? woke : now) - t;
 			__atomic_store_n(&cs->halt_tsc, 0, __ATOMIC_RELAXED);
 			continue;
 		}
 		struct proc *p = &procs[i];
+		if (me != 0 && __atomic_exchange_n(&cpu0_oneshot, false, __ATOMIC_ACQ_REL))
+			smp_send_ipi(0, VEC_RESCHED); // its tick, back for this process
 		p->state = P_RUNNING;
 		p->slice = SLICE_TICKS;
 		p->cpu = me;

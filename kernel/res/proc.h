@@ -85,6 +85,10 @@ void proc_preempt_point(void);
 // two calls interrupts are let in; `blind` (idlepoll=spin, for measuring
 // what that costs) keeps them out, so timers stall while it polls.
 void sched_set_idle_work(bool (*fn)(void), bool blind);
+// When the timers kept outside the scheduler (the network's) are next
+// due, as a TSC value (UINT64_MAX: none; `now` or earlier: at the next
+// tick): the boot CPU halts tickless until the earliest deadline.
+void sched_set_idle_next(uint64_t (*fn)(uint64_t now));
 
 // The scheduler loop (runs on the boot stack, never returns). `poll` is
 // called each round, e.g. to start the next program of the run list.

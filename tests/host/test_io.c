@@ -2345,6 +2345,66 @@ static void test_rel_dead_peer(void)
 }
 
 
+// What rel_tick does, as a fingerprint: frames sent, each link's state,
+// the peer's all-dead mark and the wake-up of input_io to report it.
+static uint64_t rel_print(struct io *c)
+{
+	struct rel_peer *rp = c->x.rp[0];
+	return fake_nics[0].ntx + fake_nics[1].ntx * 1000 + (uint64_t)rp->l[0].state * 1000000 +
+	       (uint64_t)rp->l[1].state * 10000000 + (rp->all_dead_since ? 100000000 : 0) +
+	       (rp->woke_for ? 1000000000 : 0);
+}
+
+// The tickless idle sleeps until rel_next says rel_tick has work: one tick
+// before that time rel_tick must do nothing (else a heartbeat, a link's
+// death or a dead peer's report would come late), and at it, here, it
+// does something. Followed from a heard peer through heartbeats, both
+// links dying of silence and the peer's report, and with packets in
+// flight it asks for every tick.
+static void test_rel_next_tickless(void)
+{
+	struct chan c = stripe_chan(2, 2);
+	struct io *ch = chan_of(c.id);
+	uint32_t me = ch->x.session;
+	CU_ASSERT_EQUAL(ctrl3(1, c.id, IO_OP_SET, IO_SET_DEAD_US, 50000, 0), 0);
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 1, 0, 0);
+	rx_ack(1, PEER1, 77, me, 0, NULL, 0, 1, 0, 0);
+	uint64_t step = fake.tsc_step, hb = timer_us_to_tsc(ch->x.rs.hb_us);
+	fake.tsc_step = 0;
+	int events = 0, beats = 0;
+	for (int i = 0; i < 200; i++) {
+		uint64_t now = fake.tsc, at = rel_next(ch, now);
+		CU_ASSERT_TRUE_FATAL(at > now);
+		uint64_t before = rel_print(ch);
+		fake.tsc = at - 1;
+		rel_tick(ch);
+		CU_ASSERT_EQUAL_FATAL(rel_print(ch), before); // nothing due before at
+		int ntx = fake_nics[0].ntx + fake_nics[1].ntx;
+		fake.tsc = at;
+		rel_tick(ch);
+		events += rel_print(ch) != before;
+		beats += fake_nics[0].ntx + fake_nics[1].ntx > ntx;
+		if (ch->x.rp[0]->woke_for)
+			break; // input_io woken to report the peer; its own deadline has it
+
+		if (i == 0)
+			CU_ASSERT_TRUE(at - now <= hb); // the first heartbeat
+	}
+	CU_ASSERT_TRUE(beats >= 2);
+	CU_ASSERT_EQUAL(ch->x.rp[0]->l[0].state, IO_LINK_DEAD);
+	CU_ASSERT_EQUAL(ch->x.rp[0]->l[1].state, IO_LINK_DEAD);
+	CU_ASSERT_TRUE(ch->x.rp[0]->all_dead_since != 0);
+	CU_ASSERT_TRUE(events >= 4);
+	// Heard again, then packets in flight: every tick.
+	rx_ack(0, PEER0, 77, me, 0, NULL, 0, 2, 0, 0);
+	fake.tsc_step = step;
+	const uint64_t z[2] = { 0 }, sz[2] = { 100, 100 }, pos[2] = { 0, PG };
+	if (output(1, c.id, 2, z, sz, pos) == 2) {
+		uint64_t now = arch_rdtsc();
+		CU_ASSERT_TRUE(rel_next(ch, now) <= now);
+	}
+}
+
 // Both NICs finishing nothing until complete_at.
 static void hook_tx_complete_late_all(const void *chan, void *arg)
 {
@@ -2731,7 +2791,7 @@ static const struct test_case worker_tests[] = {
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
-	TEST(test_rel_dead_peer), TEST(test_bug_rel_queued_then_stalled), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
+	TEST(test_rel_dead_peer), TEST(test_rel_next_tickless), TEST(test_bug_rel_queued_then_stalled), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
 	TEST(test_bug_rel_bye_window_full), TEST(test_bug_rel_bye_late_ack), TEST(test_bug_rel_bye_wakes_reader),
 	TEST(test_bug_rel_hole_bounded),
 };

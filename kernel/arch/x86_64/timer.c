@@ -88,6 +88,37 @@ void timer_start_this_cpu(void)
 
 void timer_stop_this_cpu(void) { lapic_wr(LAPIC_TIMER_INIT, 0); }
 
+// The LAPIC counts lapic_per_ms a millisecond, the TSC tsc_hz / 1000: a
+// count for `tsc` ticks, one second at most (the 32-bit count's limit is
+// far beyond it at any rate QEMU gives), never 0 (0 stops the timer).
+static uint32_t lapic_count(uint64_t tsc)
+{
+	uint64_t per_ms = tsc_hz / 1000;
+	if (!per_ms)
+		return lapic_per_tick;
+	if (tsc > tsc_hz)
+		tsc = tsc_hz;
+	uint64_t n = tsc * lapic_per_ms / per_ms;
+	return n ? (uint32_t)n : 1;
+}
+
+bool timer_sleep_until(uint64_t at)
+{
+	uint64_t now = arch_rdtsc(), tick = tsc_hz / HZ;
+	if (fast_us || !tick || at < now + 2 * tick)
+		return false;
+	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER); // one-shot
+	lapic_wr(LAPIC_TIMER_INIT, lapic_count(at - now));
+	return true;
+}
+
+void timer_resume(void)
+{
+	uint32_t count = fast_us ? lapic_per_ms * fast_us / 1000 : lapic_per_tick;
+	lapic_wr(LAPIC_LVT_TIMER, VEC_TIMER | (1u << 17));
+	lapic_wr(LAPIC_TIMER_INIT, count ? count : 1);
+}
+
 uint64_t timer_now_us(void)
 {
 	return tsc_hz ? (uint64_t)((unsigned __int128)(arch_rdtsc() - tsc_boot) * 1000000 / tsc_hz) : 0;
