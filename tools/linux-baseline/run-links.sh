@@ -148,8 +148,12 @@ cut_link_later() {
 		sleep 0.1
 	done
 	sleep "$CUT"
-	qmp_set_link server nic0 off && qmp_set_link client nic0 off &&
-		echo "CUT link=0 at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
+	# Both guests at once: on a loaded host each QMP client takes a while
+	# to start, and the cut must land inside the stream.
+	local a=0 b=0
+	qmp_set_link server nic0 off & a=$!
+	qmp_set_link client nic0 off & b=$!
+	wait "$a" && wait "$b" && echo "CUT link=0 at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
 }
 
 common="pkt.idle=60000 pkt.nics=$LINKS pkt.bond=$BOND pkt.mode=$MODE pkt.proto=$PROTO pkt.variant=$VARIANT"
