@@ -4,9 +4,10 @@
 #define NET_BALANCE_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <io.h>
 
 #define LB_MAX 16   // balanced channels (senders) at once
-#define LB_NICS 4   // NETDEV_MAX
+#define LB_NICS IO_MAX_NICS // NETDEV_MAX
 
 struct lb_sender {
 	bool used;

@@ -18,9 +18,10 @@
 // interleave; none sleeps or waits on hardware longer than a bounded time.
 #ifndef NETDEV_H
 #define NETDEV_H
+#include <io.h>
 #include "arch/x86_64/arch.h"
 
-#define NETDEV_MAX 4      // NICs in the registry (dev_no's mask has 8 bits)
+#define NETDEV_MAX IO_MAX_NICS // NICs in the registry (8: dev_no's mask has a bit each)
 #define NETDEV_MAX_SEGS 6 // header + an 8960-byte payload at any offset (4 pages) + slack
 #define NETDEV_RX_BUF PAGE_SIZE
 

@@ -89,22 +89,24 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 {
 	uint8_t tmpl[NETDEV_MAX][WIRE_FRAME_HLEN];
 	uint64_t tmpl_peer[NETDEV_MAX];
-	int first[NETDEV_MAX + 1] = { 0 }, at[NETDEV_MAX];
+	int first[NETDEV_MAX + 1], at[NETDEV_MAX], top = io_nic_top(c);
 	struct io_txcall *t = c->x.tx;
 	uint16_t stripe = stripe_active(c) ? WIRE_F_STRIPE : 0;
 	if (!txb_wait_idle(c))
 		return -E_BUSY;
+	for (int n = 0; n <= top; n++)
+		first[n] = 0;
 	for (uint32_t i = 0; i < c->n_out; i++) {
 		int nic = stripe ? stripe_next_link(c, peers[i]) : c->nic;
 		t->peer[i] = peers[i], t->size[i] = sizes[i], t->nic[i] = (int8_t)nic, t->sent[i] = 0;
 		if (nic >= 0) // else every link of the peer went down since the check
 			first[nic + 1]++;
 	}
-	for (int n = 0; n < NETDEV_MAX; n++) {
+	for (int n = 0; n < top; n++) {
 		first[n + 1] += first[n];
 		at[n] = first[n];
+		tmpl_peer[n] = UINT64_MAX;
 	}
-	memset(tmpl_peer, 0xff, sizeof(tmpl_peer));
 	for (uint32_t i = 0; i < c->n_out; i++) { // in call order: sequence numbers too
 		int nic = t->nic[i];
 		if (nic < 0)
@@ -130,11 +132,11 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		at[nic]++;
 	}
 	struct txgroup g[NETDEV_MAX];
-	for (int n = 0; n < NETDEV_MAX; n++)
+	for (int n = 0; n < top; n++)
 		g[n] = (struct txgroup){ .p = t->pkts + first[n], .n = first[n + 1] - first[n] };
 	txb_send_groups(c, g);
 	long ret = -E_BUSY;
-	for (int n = 0; n < NETDEV_MAX; n++) {
+	for (int n = 0; n < top; n++) {
 		if (g[n].err && !g[n].done)
 			ret = g[n].err;
 		for (int k = 0; k < g[n].done; k++)

@@ -132,7 +132,7 @@ void txb_send_groups(struct io *c, struct txgroup *g)
 	for (;;) {
 		bool left = false, moved = false;
 		uint64_t wake = 0;
-		for (int n = 0; n < NETDEV_MAX; n++) {
+		for (int n = 0; n < io_nic_top(c); n++) {
 			if (g[n].done == g[n].n || g[n].stuck)
 				continue;
 			moved |= send_some(c, n, &g[n]);

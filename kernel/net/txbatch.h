@@ -37,7 +37,8 @@ void txb_reclaim(struct io *c); // every NIC of channel c
 // as a process exits); false if it stayed busy.
 bool txb_idle(struct io *c);
 bool txb_wait_idle(struct io *c); // the same, sleeping in a system call
-// Sends every group (g[n]: NIC n's), the NICs in turns, each as much as
-// its shaped wire takes now, with one doorbell; sleeps while none can.
+// Sends every group (g[n]: NIC n's, n below io_nic_top(c)), the NICs in
+// turns, each as much as its shaped wire takes now, with one doorbell;
+// sleeps while none can.
 void txb_send_groups(struct io *c, struct txgroup *g);
 #endif

@@ -92,8 +92,12 @@ void io_take(struct io *c, const struct pkt *f);
 long io_deliver_pending(struct io *c);
 void io_drop_pending(struct io *c);
 
+// The channel's NICs in order (the loop ends past the highest).
 #define IO_FOR_EACH_NIC(c, n) \
-	for (int n = 0; n < NETDEV_MAX; n++) \
+	for (int n = 0; n < NETDEV_MAX && ((c)->nicmask >> n); n++) \
 		if ((c)->nicmask & (1u << n))
+
+// One past the channel's highest NIC: per-NIC arrays of a call need no more.
+static inline int io_nic_top(const struct io *c) { return 32 - __builtin_clz(c->nicmask); }
 
 #endif

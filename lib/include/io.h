@@ -24,6 +24,7 @@
 
 #define IO_MAX_BATCH 128 // n_input, n_output at most
 #define IO_MAX_PEERS 16
+#define IO_MAX_NICS 8 // NICs a node drives (dev_no's mask has a bit each)
 
 // ctrl_io operations
 #define IO_OP_REGIONS 0x01  // struct io_regions *
@@ -78,15 +79,15 @@ struct io_linkstats {
 	uint32_t session, peer_session; // this channel's, the peer's (0: not heard yet)
 	uint64_t unacked;               // packets sent to the peer and not yet acknowledged
 	uint64_t window_waits;          // sends that waited for the window
-	uint8_t state[4];               // IO_LINK_*, per link (NIC)
-	uint64_t sent[4], received[4], retransmitted[4];
-	uint64_t suspected[4], declared_dead[4], recovered[4];
-	uint64_t hb_sent[4], hb_received[4], acks_sent[4], acks_received[4];
-	uint64_t last_detect_us[4];     // the last death: from the first packet it lost (or the
+	uint8_t state[IO_MAX_NICS];     // IO_LINK_*, per link (NIC)
+	uint64_t sent[IO_MAX_NICS], received[IO_MAX_NICS], retransmitted[IO_MAX_NICS];
+	uint64_t suspected[IO_MAX_NICS], declared_dead[IO_MAX_NICS], recovered[IO_MAX_NICS];
+	uint64_t hb_sent[IO_MAX_NICS], hb_received[IO_MAX_NICS], acks_sent[IO_MAX_NICS], acks_received[IO_MAX_NICS];
+	uint64_t last_detect_us[IO_MAX_NICS]; // the last death: from the first packet it lost (or the
 	                                // last frame heard, when idle) to the declaration
-	uint64_t last_down_us[4];       // how long it stayed dead the last time
-	uint64_t max_down_us[4];        // the longest it stayed dead
-	uint64_t max_skew_us[4];        // the largest lag seen on it without a suspicion
+	uint64_t last_down_us[IO_MAX_NICS];   // how long it stayed dead the last time
+	uint64_t max_down_us[IO_MAX_NICS];    // the longest it stayed dead
+	uint64_t max_skew_us[IO_MAX_NICS];    // the largest lag seen on it without a suspicion
 };
 // IO_OP_BALANCE policies
 #define IO_LB_RR 1       // per packet round robin over the NICs (what a striped channel does)
@@ -119,8 +120,8 @@ struct io_lbstats {
 	uint64_t bytes[IO_LB_HIST];     // frame bytes this channel sent in each period
 	int8_t nic_in[IO_LB_HIST];      // the NIC its decision of each period gave (-1: none)
 	uint8_t why[IO_LB_HIST];        // IO_LB_WHY_* of that decision
-	uint64_t nic_bytes[IO_LB_HIST][4]; // its domain's channels' frame bytes per NIC per period
-	uint64_t nic_cap[4];            // bytes a NIC carries in one period (its paced rate)
+	uint64_t nic_bytes[IO_LB_HIST][IO_MAX_NICS]; // its domain's channels' frame bytes per NIC per period
+	uint64_t nic_cap[IO_MAX_NICS];  // bytes a NIC carries in one period (its paced rate)
 };
 
 struct io_regions {
@@ -158,8 +159,8 @@ struct io_stats {
 	uint64_t tx_stranded;     // packets that left after one of the call that could not
 	uint64_t tx_pace_waits;   // times a send slept for a paced NIC (nic_mbps=)
 	uint64_t tx_ring_sleeps;  // ticks a send slept for a full (or unfinished) ring after 20 ms of spinning
-	uint64_t link_tx[8];      // packets sent on each NIC (index = NIC number)
-	uint64_t link_rx[8];      // packets received on each NIC
+	uint64_t link_tx[IO_MAX_NICS]; // packets sent on each NIC (index = NIC number)
+	uint64_t link_rx[IO_MAX_NICS]; // packets received on each NIC
 	// Reliable channels (IO_OP_RELIABLE; every peer's links: IO_OP_LINKSTATS).
 	uint64_t tx_acked;        // packets acknowledged (their frames unpinned)
 	uint64_t tx_retransmits;  // packets sent again (lost on a link, or timed out)
@@ -208,7 +209,7 @@ struct io_relaystats {
 	                          // a zero hop limit, or a routed frame from this node
 	uint64_t drop_busy;       // the outgoing NIC's ring (or the relay's table) was full
 	uint64_t drop_down;       // every link of the outgoing dimension was down
-	uint64_t link_tx[8];      // forwarded frames per outgoing NIC
+	uint64_t link_tx[IO_MAX_NICS]; // forwarded frames per outgoing NIC
 	uint64_t drop_nomem;      // no free frame to replace the buffers a forwarded frame
 	                          // keeps out of its ring (below three quarters posted)
 };

@@ -63,7 +63,7 @@ static void test_parse_malformed(void)
 		{ "256.0", "0", "" },                           // a coordinate past 255
 		{ "1.x", "0", "" },
 		{ "1.0", "2", "" },                             // a dimension the node has not
-		{ "1.0", "0,1,0,1,0", "" },                     // more NICs than there are
+		{ "1.0", "0,1,0,1,0,1,0,1,0", "" },             // more NICs than there are
 		{ "1.0", "0,1", "0.1/" MA_S },                  // differs in two coordinates
 		{ "1.0", "0,1", "1.0/" MA_S },                  // itself
 		{ "1.0", "0,1", "0.0/" MA_S ",0.0/" MA_S },     // twice

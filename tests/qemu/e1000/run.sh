@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every e1000/PCI boot test: the loop on the three QEMU models, four NICs
-# (plus a fifth refused), link changes, MSI, an unwired NIC, Bochs.
+# Every e1000/PCI boot test: the loop on the three QEMU models, eight NICs
+# (plus a ninth refused), link changes, MSI, an unwired NIC, Bochs.
 # Usage: tests/qemu/e1000/run.sh KERNEL [skip-bochs]
 # Prints one TEST line per test and "e1000 tests: N passed, M failed".
 kernel=$1
@@ -14,7 +14,7 @@ run() { par "$@"; }
 run "$d/loop.sh" "$kernel" e1000
 run "$d/loop.sh" "$kernel" e1000-82545em
 run "$d/loop.sh" "$kernel" e1000-82544gc
-run "$d/four.sh" "$kernel"
+run "$d/eight.sh" "$kernel"
 run "$d/link.sh" "$kernel"
 # A NIC with no peer: attach, MAC and a send that goes nowhere.
 run "$d/boot.sh" "$kernel" e1000_unwired "run=hello e1000test=basic" \

@@ -7,8 +7,8 @@
 #                             QEMU's own trace counts the transmit kicks;
 #   virtio_loop_transitional  the default (transitional) device, one NIC
 #                             with a 1024-entry receive queue;
-#   virtio_four               five NICs: four attached (the registry's
-#                             limit), the fifth named; two wired pairs;
+#   virtio_eight              nine NICs: eight attached (the registry's
+#                             limit), the ninth named; four wired pairs;
 #   virtio_link               set_link off/on in QEMU's monitor: link-down
 #                             and link-up configuration interrupts;
 #   virtio_unwired            a NIC without a peer: attach, send, reclaim;
@@ -77,12 +77,12 @@ boot_case virtio_loop_transitional "run=hello virtiotest=loop,detach" \
 	"1af4:1000;rx queue 1024 (512 buffers);$loop_pats;virtiotest: 13 passed, 0 failed" \
 	120 $(virtio_pair a b 56 57 "" rx_queue_size=1024)
 
-# The fifth NIC must be named and left alone.
-fifth_check() { grep -q "mac 52:54:00:12:34:5a" "$1" && echo "the fifth NIC was attached"; }
-extra_check=fifth_check boot_case virtio_four "run=hello virtiotest=loop,detach" \
-	"more than 4 NICs;TEST virtio_loop_2_to_3 ... ok;TEST virtio_loop_3_to_2 ... ok;$loop_pats;virtiotest: 15 passed, 0 failed" \
-	180 $(virtio_pair a b 56 57 $modern) $(virtio_pair c d 58 59 $modern) \
-	-device virtio-net-pci,$modern,romfile=,mac=52:54:00:12:34:5a
+# The ninth NIC must be named and left alone.
+ninth_check() { grep -q "mac 52:54:00:12:34:5e" "$1" && echo "the ninth NIC was attached"; }
+extra_check=ninth_check boot_case virtio_eight "run=hello virtiotest=loop,detach" \
+	"more than 8 NICs;TEST virtio_loop_2_to_3 ... ok;TEST virtio_loop_7_to_6 ... ok;$loop_pats;virtiotest: 19 passed, 0 failed" \
+	180 $(virtio_pair a b 56 57 $modern) $(virtio_pair c d 58 59 $modern) $(virtio_pair e f 5a 5b $modern) \
+	$(virtio_pair g h 5c 5d $modern) -device virtio-net-pci,$modern,romfile=,mac=52:54:00:12:34:5e
 
 boot_case virtio_unwired "run=hello virtiotest=basic" \
 	"TEST virtio_basic_send ... ok;virtiotest: 3 passed, 0 failed" \
