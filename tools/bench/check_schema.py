@@ -74,7 +74,7 @@ ROWS = {
         "frames": ("int", "all"), "frames_lost": ("int", "all"),
         "ceiling_mbps": ("num", "all"), "ceiling_mode": ("str", "all"),
     },
-    # Streams over 1-4 links (make bench-multilink): one row per system, link count, size.
+    # Streams over 1-8 links (make bench-multilink): one row per system, link count, size.
     "multilink": {
         "system": ("str", "all"), "links": ("int", "all"), "bytes": ("int", "all"),
         "mbps": ("num", "all"), "per_link_mbps": ("list", "kernel"),

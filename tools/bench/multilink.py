@@ -41,11 +41,12 @@ and rewrites OUTDIR/kernel-multilink-cpu.json (rows of mode cpu and unpaced,
 medians over every run so far; --cpu-first starts the raw file afresh).
 
 Usage: multilink.py KERNEL OUTDIR RUNS [--links 1,2,3,4] [--sizes 1500,4096,8192]
-                    [--mbps R] [--seconds S] [--quick]
+                    [--mbps R] [--seconds S] [--quick] [--merge]
        multilink.py KERNEL OUTDIR 1 --cpu [--cpu-first] [--links 1,2,3,4] [--sizes 1500,8192]
                     [--cpu-mbps R] [--cpu-seconds S] [--cpu-bytes B]
-Writes OUTDIR/kernel-multilink.json (rows per links and size), or with --cpu
-OUTDIR/kernel-multilink-cpu.json.
+Writes OUTDIR/kernel-multilink.json (rows per links and size; --merge keeps
+the rows of the link counts this run leaves out, at the same --mbps, and
+records the run under "merged"), or with --cpu OUTDIR/kernel-multilink-cpu.json.
 """
 import argparse
 import json
@@ -210,6 +211,9 @@ def main():
     ap.add_argument("--mbps", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of other link counts already in OUTDIR/kernel-multilink.json "
+                         "(same --mbps), e.g. --links 6,8 beside a 1-4 run")
     ap.add_argument("--cpu", action="store_true", help="one run of the CPU-work points only")
     ap.add_argument("--cpu-first", action="store_true", help="start kernel-multilink-cpu.samples.jsonl afresh")
     ap.add_argument("--cpu-mbps", type=int, default=25, help="offered load per link (mode cpu)")
@@ -271,8 +275,19 @@ def main():
         })
     doc = {"bench": "multilink", "env": env("tcg", "real", a.runs, "dgram", "e1000"),
            "link_mbps": rate, "calibration_mbps": calib, "rows": rows}
+    path = os.path.join(a.out, "kernel-multilink.json")
+    if a.merge and os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f)
+        if old["link_mbps"] != rate:
+            sys.exit(f"multilink: --merge: {path} was paced at {old['link_mbps']} Mbit/s a link, this run at {rate}")
+        kept = [r for r in old["rows"] if r["links"] not in links]
+        doc["rows"] = sorted(kept + rows, key=lambda r: (r["links"], r["bytes"]))
+        doc["calibration_mbps"] = old.get("calibration_mbps")
+        doc["env"] = old["env"]
+        doc["merged"] = old.get("merged", []) + [{"links": links, "env": env("tcg", "real", a.runs, "dgram", "e1000")}]
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "kernel-multilink.json"), "w") as f:
+    with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"multilink: wrote {os.path.join(a.out, 'kernel-multilink.json')}")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-multilink: striped streams over 1-4 paced links, this kernel
+# make bench-multilink: striped streams over 1-4 paced links (and 6, 8), this kernel
 # (tools/bench/multilink.py) and Linux bonding beside it
 # (tools/linux-baseline/bench-multilink.sh, when present), then
 # multilink.json, multilink.png and REPORT.md's multi-link section
@@ -14,7 +14,9 @@
 # bench-multilink.sh ML_CPU_ONLY=1), one kernel run then one Linux boot
 # round, MULTILINK_CPU_RUNS times (interleaved).
 # Usage: tools/bench/multilink.sh KERNEL RUNS OUTDIR
-# Environment: MULTILINK_LINKS (1,2,3,4), MULTILINK_SIZES (1500,4096,8192),
+# Environment: MULTILINK_LINKS (1,2,3,4), MULTILINK_WIDE_LINKS (6,8: this
+# kernel alone, after the others, at their rate a link; empty: none),
+# MULTILINK_SIZES (1500,4096,8192),
 # MULTILINK_MBPS (the per-link rate; default: a fifth of one unpaced link),
 # MULTILINK_SECONDS (per point, 2), BENCH_PY, LB_BUILD; CPU work:
 # MULTILINK_CPU_RUNS (RUNS; 0: none), MULTILINK_CPU_LINKS (1,2,3,4),
@@ -71,6 +73,15 @@ fi
 echo "bench-multilink: [1/3] this kernel, striped ($(date +%T))"
 "$py" "$root/tools/bench/multilink.py" "$kernel" "$out" "$runs" --links "$links" --sizes "$sizes" \
 	--seconds "${MULTILINK_SECONDS:-2}" ${MULTILINK_MBPS:+--mbps "$MULTILINK_MBPS"}
+# HXB's Table 4 goes to 6 and 8 links: this kernel alone, at the same rate
+# a link (Linux's part, run-links.sh, drives at most 4 NICs a guest).
+wide=${MULTILINK_WIDE_LINKS:-6,8}
+if [ -n "$wide" ]; then
+	rate=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link_mbps"])' "$out/kernel-multilink.json")
+	echo "bench-multilink: [1/3] this kernel over $wide links at $rate Mbit/s a link ($(date +%T))"
+	"$py" "$root/tools/bench/multilink.py" "$kernel" "$out" "$runs" --links "$wide" --sizes "$sizes" \
+		--seconds "${MULTILINK_SECONDS:-2}" --mbps "$rate" --merge
+fi
 rm -f "$out/linux-multilink.json"
 if [ -x "$linux" ]; then
 	rate=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link_mbps"])' "$out/kernel-multilink.json")
