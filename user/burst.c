@@ -20,6 +20,14 @@
 #define BATCH 128
 static struct chan c;
 
+// A call's result in the failure lines: its error's name when negative,
+// else whether the count fell short of want (err_name of a count, which is
+// no error, used to print "E_?").
+static const char *verdict(long r, long want)
+{
+	return r < 0 ? err_name(r) : r < want ? "short" : r == want ? "ok" : "too many";
+}
+
 // One burst of S-byte packets starting at sequence number seq; 0 on success.
 static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
 {
@@ -38,7 +46,10 @@ static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
 	uint64_t d = rdtsc();
 	*t0 = d - a, *t1 = b - a;
 	if (s != BATCH || r != 1 || c.sizes[0] != 1) {
-		printf("burst: size %u: send %ld, reply %ld (%s)\n", size, s, r, err_name(r < 0 ? r : s));
+		struct io_stats st;
+		chan_stats(&c, &st);
+		printf("burst: size %u: send %ld of %d (%s), reply %ld (%s); tx_ring_sleeps=%lu tx_stranded=%lu\n",
+		       size, s, BATCH, verdict(s, BATCH), r, verdict(r, 1), st.tx_ring_sleeps, st.tx_stranded);
 		return 1;
 	}
 	return 0;
@@ -223,7 +234,7 @@ static int server(void)
 	for (;;) {
 		long r = input_io(c.io, c.sizes, c.pos);
 		if (r != BATCH) {
-			printf("burst: server got %ld of %d (%s)\n", r, BATCH, err_name(r));
+			printf("burst: server got %ld of %d (%s)\n", r, BATCH, verdict(r, BATCH));
 			bad++;
 			if (r < 0)
 				break;

@@ -47,10 +47,18 @@ static void tx_done(uint64_t cookie, void *arg)
 	}
 }
 
+// Packets each NIC has reported finished, whoever collected them: a
+// sender waiting for room, or another CPU's idle loop (xport_idle) while
+// that sender sleeps.
+static uint64_t nic_done[NETDEV_MAX];
+
 int txb_reclaim_nic(int nic)
 {
 	struct netdev *nd = netdev_get(nic);
-	return nd->ops->tx_reclaim(nd, tx_done, NULL);
+	int n = nd->ops->tx_reclaim(nd, tx_done, NULL);
+	if (n > 0)
+		nic_done[nic] += (uint64_t)n;
+	return n;
 }
 
 // Every NIC of c (a NIC's completions, whichever channels they are).
@@ -64,19 +72,32 @@ static int reclaim_all(struct io *c)
 
 void txb_reclaim(struct io *c) { reclaim_all(c); }
 
+// What a sender waits for: nothing of c in flight (idle), or room in
+// nic's ring, which any completion there since `since` (nic_done before
+// the send that found the ring full) made, whoever collected it.
+struct txwait {
+	bool (*done)(struct io *c, const struct txwait *w);
+	int nic;
+	uint64_t since;
+};
+
 // Waits for the NIC: first spinning (interrupts are off meanwhile), at most
 // IO_TX_WAIT_US; then, from a system call (may_sleep), sleeping a timer
 // tick at a time between tries, up to IO_TX_SLEEP_US more, while other
 // processes run and timers fire. QEMU's e1000 finishes a batch inside the
 // doorbell write; its virtio-net later, from its main loop, which a busy
 // host can delay for many milliseconds; a real NIC at 1 Gbit/s sends a
-// 128-packet batch of 8960 bytes in about 9 ms.
-static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed), bool may_sleep)
+// 128-packet batch of 8960 bytes in about 9 ms. While the sender sleeps,
+// another CPU's idle loop may collect the completions it waits for: what
+// it waits for is read from the channel and the ring's count, never from
+// what its own reclaim found.
+static bool tx_wait(struct io *c, const struct txwait *w, bool may_sleep)
 {
 	uint64_t now = arch_rdtsc(), spin_end = now + timer_us_to_tsc(IO_TX_WAIT_US);
 	uint64_t end = may_sleep ? spin_end + timer_us_to_tsc(IO_TX_SLEEP_US) : spin_end;
 	for (;;) {
-		if (done(c, reclaim_all(c)))
+		reclaim_all(c);
+		if (w->done(c, w))
 			return true;
 		now = arch_rdtsc();
 		if (now > end)
@@ -90,12 +111,12 @@ static bool tx_wait(struct io *c, bool (*done)(struct io *c, int reclaimed), boo
 	}
 }
 
-static bool idle(struct io *c, int reclaimed) { return (void)reclaimed, c->x.inflight == 0; }
-static bool room(struct io *c, int reclaimed) { return (void)c, reclaimed > 0; }
+static bool idle(struct io *c, const struct txwait *w) { return (void)w, c->x.inflight == 0; }
+static bool room(struct io *c, const struct txwait *w) { return (void)c, nic_done[w->nic] != w->since; }
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
 // with the previous batch. Spins only: also called as a process exits.
-bool txb_idle(struct io *c) { return tx_wait(c, idle, false); }
+bool txb_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }, false); }
 
 // Queues what nic's wire takes now of g; false when it took nothing.
 static bool send_some(struct io *c, int nic, struct txgroup *g)
@@ -104,6 +125,7 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	int k = shaper_take(nic, g->p + g->done, g->n - g->done);
 	if (!k)
 		return false;
+	struct txwait w = { .done = room, .nic = nic, .since = nic_done[nic] };
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
 	if (r < 0) {
 		g->stuck = true, g->err = r;
@@ -119,7 +141,7 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 			lb_sent(c, nic, g->p[g->done - r + i].seg[k].len);
 	if (r > 0)
 		c->st.tx_doorbells++;
-	else if (!tx_wait(c, room, true)) // the ring is full (of any channel's packets)
+	else if (!tx_wait(c, &w, true)) // the ring is full (of any channel's packets)
 		g->stuck = true;
 	return r > 0;
 }
@@ -153,4 +175,4 @@ void txb_send_groups(struct io *c, struct txgroup *g)
 
 // A send's header slots are free again: the NIC is done with the previous
 // batch (spinning, then from a system call sleeping; bounded).
-bool txb_wait_idle(struct io *c) { return tx_wait(c, idle, true); }
+bool txb_wait_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }, true); }
