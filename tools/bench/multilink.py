@@ -282,10 +282,8 @@ def main():
         if old["link_mbps"] != rate:
             sys.exit(f"multilink: --merge: {path} was paced at {old['link_mbps']} Mbit/s a link, this run at {rate}")
         kept = [r for r in old["rows"] if r["links"] not in links]
-        doc["rows"] = sorted(kept + rows, key=lambda r: (r["links"], r["bytes"]))
-        doc["calibration_mbps"] = old.get("calibration_mbps")
-        doc["env"] = old["env"]
-        doc["merged"] = old.get("merged", []) + [{"links": links, "env": env("tcg", "real", a.runs, "dgram", "e1000")}]
+        merged = old.get("merged", []) + [{"links": links, "env": doc["env"]}]
+        doc = dict(old, rows=sorted(kept + rows, key=lambda r: (r["links"], r["bytes"])), merged=merged)
     os.makedirs(a.out, exist_ok=True)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
