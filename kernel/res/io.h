@@ -26,5 +26,7 @@ void io_init(const struct io_options *o);
 // Scheduler idle work: finished sends reclaimed, then the worker's run.
 // True while a NIC is polled.
 bool io_idle_poll(void);
+// True when frames were taken from a NIC since its last call.
+bool io_idle_found(void);
 long io_live(void);
 #endif
