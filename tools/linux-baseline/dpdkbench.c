@@ -67,6 +67,7 @@
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
 #include "pktproto.h"
+#include "rxmark.h"
 
 #define PB_CH_CEIL 2
 #define PB_CEIL_WINDOW_NS 100000000ull // the kernel's ceiling loop's 100 ms
@@ -198,6 +199,7 @@ static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 	if (p->rx_i == p->rx_n) {
 		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u, w0 = 0;
 		p->rx_i = p->rx_n = 0;
+		RX_POLL_BEGIN();
 		while ((p->rx_n = rte_eth_rx_burst(p->id, 0, p->rx, DB_RX_BURST)) == 0) {
 			if (!w0)
 				w0 = tsc_now();
@@ -206,6 +208,7 @@ static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 				p->idle_tsc += tsc_now() - w0;
 				return 1;
 			}
+			RX_POLL_EMPTY_USER(); // found nothing; a guest timer tick between counts
 		}
 		if (w0)
 			p->idle_tsc += tsc_now() - w0;
@@ -298,6 +301,8 @@ struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
 	uint64_t first_tsc, check_tsc, polls_mark, idle_mark;
 	long irqs_mark; // NIC interrupts when the previous burst was answered
+	bool rx_open;   // R1's receive window (rxmark.h), opened waiting for the burst
+	uint64_t rx_tsc;
 };
 
 struct server {
@@ -355,6 +360,8 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	RX_CLOSE();
+	uint64_t held = tsc_now();
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	uint64_t sent = tsc_now();
 	uint32_t n = b->good + b->bad;
@@ -366,6 +373,9 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	       (unsigned long long)(n ? b->check_tsc / n : 0),
 	       (unsigned long long)(sv->p->empty_polls - b->polls_mark),
 	       (unsigned long long)(n ? (sv->p->idle_tsc - b->idle_mark) / n : 0));
+	if (b->rx_open) // insnplugin.c's RXW lines pair with these, in order
+		printf("SRVSTAT rxwin variant=dpdk bytes=%u packets=%u tsc=%llu\n", b->bytes, n,
+		       (unsigned long long)(held - b->rx_tsc));
 	fflush(stdout);
 	if (b->bad || b->missing || b->ooo)
 		sv->bad_bursts++;
@@ -397,10 +407,12 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 	b->expect = k->seq + 1;
 	b->bytes = k->len;
 	uint64_t c0 = tsc_now();
+	RX_CHECK_BEGIN();
 	if (pattern_check(k->payload, k->len, k->seq) == k->len)
 		b->good++;
 	else
 		b->bad++;
+	RX_CHECK_END();
 	b->check_tsc += tsc_now() - c0;
 	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
 		burst_reply(sv, k->src);
@@ -476,6 +488,22 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 	return k.len == 0 ? 2 : 0;
 }
 
+// After the last burst: a receive window with no frame coming, closed by
+// the receive timeout: the background (timer ticks) a window holds.
+static void rx_idle_window(struct port *p)
+{
+	struct frame f;
+	uint64_t t0 = tsc_now();
+	RX_OPEN();
+	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
+	RX_CLOSE();
+	uint64_t t1 = tsc_now();
+	if (!r)
+		port_release(p);
+	printf("SRVSTAT rxwin variant=dpdk bytes=0 packets=%d tsc=%llu idle_ms=%d\n", !r,
+	       (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS);
+}
+
 static int run_server(const struct opts *o)
 {
 	struct port *p = &g_port;
@@ -486,6 +514,11 @@ static int run_server(const struct opts *o)
 	bool quit = false;
 	for (;;) {
 		struct frame f;
+		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
+			sv.b.rx_open = true;
+			sv.b.rx_tsc = tsc_now();
+			RX_OPEN();
+		}
 		if (port_recv(p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
@@ -498,6 +531,7 @@ static int run_server(const struct opts *o)
 		if (stop == 2)
 			quit = true;
 	}
+	rx_idle_window(p);
 	port_stats(p);
 	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
 	       (unsigned long long)sv.bad_bursts);

@@ -92,6 +92,7 @@
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
 #include "pktproto.h"
+#include "rxmark.h"
 #include "xdpport.h"
 
 
@@ -513,6 +514,7 @@ static int mm_recv(struct port *p, struct frame *f, int timeout_ms)
 	if (p->mm_i >= p->mm_n) {
 		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 		p->mm_i = p->mm_n = 0;
+		RX_POLL_BEGIN();
 		for (uint32_t spin = 1;; spin++) {
 			int n = recvmmsg(p->fd, p->mm, MM_BATCH, MSG_DONTWAIT, NULL);
 			if (n > 0) {
@@ -523,6 +525,7 @@ static int mm_recv(struct port *p, struct frame *f, int timeout_ms)
 				die("recvmmsg: %s", strerror(errno));
 			if ((spin & 15) == 0 && now_ns() >= deadline)
 				return 1;
+			RX_POLL_EMPTY(); // nothing came: the round, its busy poll included
 		}
 	}
 	struct mmsghdr *m = &p->mm[p->mm_i++];
@@ -548,9 +551,12 @@ static int v3_recv(struct port *p, struct frame *f, int timeout_ms)
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 	while (!p->v3.left) {
 		struct tpacket_block_desc *b = v3_block(p);
-		for (uint32_t spin = 1; !(v3_status(b) & TP_STATUS_USER); spin++)
+		RX_POLL_BEGIN();
+		for (uint32_t spin = 1; !(v3_status(b) & TP_STATUS_USER); spin++) {
 			if ((spin & 255) == 0 && now_ns() >= deadline)
 				return 1;
+			RX_POLL_EMPTY_USER(); // the block fills under interrupts: those count
+		}
 		p->v3.left = b->hdr.bh1.num_pkts;
 		p->v3.pkt = (struct tpacket3_hdr *)((uint8_t *)b + b->hdr.bh1.offset_to_first_pkt);
 		if (!p->v3.left) { // never expected: the kernel closes no empty block
@@ -823,6 +829,10 @@ struct burst_state {
 	// R1: TSC at the burst's first frame received (0: none yet), and the
 	// ticks spent checking payloads; guest instructions under -icount.
 	uint64_t first_tsc, check_tsc;
+	// R1 as receive work: a receive window is open (opened while waiting
+	// for the burst), and the TSC when it opened.
+	bool rx_open;
+	uint64_t rx_tsc;
 };
 
 // insnplugin.c's window markers (no-ops): a burst's R1, from its first
@@ -896,6 +906,8 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	RX_CLOSE();
+	uint64_t held = tsc_now();
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	R1_MARK_END();
 	uint64_t sent = tsc_now();
@@ -910,6 +922,9 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
+	if (b->rx_open) // insnplugin.c's RXW lines pair with these, in order
+		printf("SRVSTAT rxwin variant=%s bytes=%u packets=%u tsc=%llu\n", variant_name[g_opts->variant],
+		       b->bytes, n, (unsigned long long)(held - b->rx_tsc));
 	fflush(stdout);
 	if (b->bad || b->missing || (b->ooo && !sv->reorder))
 		sv->bad_bursts++;
@@ -937,6 +952,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		b->batch = k->batch;
 		memcpy(b->src, k->src, 6);
 		uint64_t c0 = tsc_now();
+		RX_CHECK_BEGIN();
 		if (k->seq >= PB_REORDER_MAX || (b->seen[k->seq / 8] & (1u << (k->seq % 8))))
 			b->bad++; // out of range or a duplicate
 		else if (b->seen[k->seq / 8] |= (uint8_t)(1u << (k->seq % 8)),
@@ -944,6 +960,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 			b->good++;
 		else
 			b->bad++;
+		RX_CHECK_END();
 		b->check_tsc += tsc_now() - c0;
 		if (k->flags & WIRE_F_LAST)
 			b->last_seen = true;
@@ -967,10 +984,12 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 	b->expect = k->seq + 1;
 	b->bytes = k->len;
 	uint64_t c0 = tsc_now();
+	RX_CHECK_BEGIN();
 	if (pattern_check(k->payload, k->len, k->seq) == k->len)
 		b->good++;
 	else
 		b->bad++;
+	RX_CHECK_END();
 	b->check_tsc += tsc_now() - c0;
 	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
 		burst_reply(sv, k->src);
@@ -1007,6 +1026,22 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 	return k.len == 0 ? 2 : 0;
 }
 
+// After the last burst: a receive window with no frame coming, closed by
+// the receive timeout: the background (timer ticks) a window holds.
+static void rx_idle_window(struct port *p)
+{
+	struct frame f;
+	uint64_t t0 = tsc_now();
+	RX_OPEN();
+	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
+	RX_CLOSE();
+	uint64_t t1 = tsc_now();
+	if (!r)
+		port_release(p);
+	printf("SRVSTAT rxwin variant=%s bytes=0 packets=%d tsc=%llu idle_ms=%d\n", variant_name[g_opts->variant],
+	       !r, (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS);
+}
+
 static int run_server(const struct opts *o)
 {
 	struct port p;
@@ -1025,6 +1060,11 @@ static int run_server(const struct opts *o)
 		// After the quit, a pktbench client still sends its bye at once;
 		// a kernel client sends nothing more.
 		bool straggle = sv.reorder && sv.b.last_seen;
+		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
+			sv.b.rx_open = true;
+			sv.b.rx_tsc = tsc_now();
+			RX_OPEN();
+		}
 		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : straggle ? PB_REORDER_WAIT_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
@@ -1041,6 +1081,7 @@ static int run_server(const struct opts *o)
 		if (stop == 2)
 			quit = true;
 	}
+	rx_idle_window(&p);
 	port_stats(&p);
 	port_close(&p);
 	print_netdev(o->ifname);
