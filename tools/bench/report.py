@@ -192,8 +192,9 @@ def r1_bullet(rk, rp, rm, big):
     net = lambda r: (get(r, "r1_insns_per_pkt") - get(r, "r1_check_insns_per_pkt")  # noqa: E731
                      if get(r, "r1_insns_per_pkt") is not None and get(r, "r1_check_insns_per_pkt") is not None
                      else None)
-    return (f"- R1 (the receiver's guest instructions per packet, from the burst's first frame to "
-            f"the reply sent, `-icount`) at {big} bytes: kernel {fmt(rk.get('r1_insns_per_pkt'), 0)}, "
+    return (f"- Old R1 (the receiver's guest instructions per packet, from the burst's first frame to "
+            f"the reply sent, `-icount`; section \"R1 as receive work\" gives R1 with the same events for "
+            f"every system) at {big} bytes: kernel {fmt(rk.get('r1_insns_per_pkt'), 0)}, "
             f"linux-packet {fmt(get(rp, 'r1_insns_per_pkt'), 0)}, linux-mmap "
             f"{fmt(get(rm, 'r1_insns_per_pkt'), 0)}: {fmt(q and q * 100, 1)} % of linux-packet's "
             f"(target at most 5 % at 8 KiB: {'met' if q is not None and q <= 0.05 else 'missed'}). "
@@ -216,7 +217,7 @@ def burst_section(br, thr):
            "timed ones); T1 in guest instructions (`-icount shift=0`).", "",
            "| bytes | kernel Mbit/s | host CPU s/GB | linux-packet Mbit/s | s/GB | linux-mmap Mbit/s | "
            "s/GB | kernel/packet | kernel/mmap | T1 kernel (insns) | T1 packet (insns) | T1 ratio | "
-           "R1 kernel (insns/pkt) | R1 packet | R1 mmap | R1 ratio | "
+           "old R1 kernel (insns/pkt) | old R1 packet | old R1 mmap | old R1 ratio | "
            "T1 / T2 kernel (µs) | T1 / T2 packet (µs) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     worst = None
