@@ -45,7 +45,11 @@ def windows(program_lines, plugin_lines):
     if len(prog) != len(plug):
         raise ValueError(f"{len(prog)} receive windows in the program's output, {len(plug)} from the plugin")
     out = []
-    for p, q in zip(prog, plug):
+    for i, (p, q) in enumerate(zip(prog, plug)):
+        # A burst's window holds a payload check, the idle window none: a
+        # pairing out of step shows there.
+        if (int(p.get("idle_ms", 0)) > 0) != (int(q["check"]) == 0):
+            raise ValueError(f"receive window {i}: the program's {p} does not match the plugin's {q}")
         out.append({"bytes": int(p["bytes"]), "packets": int(p["packets"]), "tsc": int(p["tsc"]),
                     "idle_ms": int(p.get("idle_ms", 0)), "work": int(q["work"]), "check": int(q["check"]),
                     "idle": int(q["idle"]), "polls": int(q["polls"])})

@@ -136,6 +136,7 @@ struct opts {
 	int probe_timeout_ms; // client: server readiness
 	int idle_timeout_ms;  // server: no traffic at all
 	int gap_ms;           // client: pause between bursts
+	bool rx_count;        // server: under insnplugin.so (rxmark.h's rx_defer)
 	int cpu_ms;           // client: bursts between MARK lines after each size's runs
 	int proto;            // stream: IPPROTO_TCP or IPPROTO_MPTCP
 	struct in_addr server_ip; // stream client: where to connect
@@ -894,11 +895,16 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
 static uint64_t window_srvstat(void);
 
+// A burst's state cleared; the interrupt mark and an open receive window
+// stay (burst_reply closes the window).
 static void burst_reset(struct burst_state *b)
 {
 	long mark = b->irqs_mark;
+	bool open = b->rx_open;
+	uint64_t at = b->rx_tsc;
 	memset(b, 0, sizeof *b);
 	b->irqs_mark = mark;
+	b->rx_open = open, b->rx_tsc = at;
 }
 
 static void burst_reply(struct server *sv, const uint8_t dst[6])
@@ -906,7 +912,8 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
-	RX_CLOSE();
+	if (b->rx_open) // the plugin's window and ours close together
+		RX_CLOSE();
 	uint64_t held = tsc_now();
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	R1_MARK_END();
@@ -915,21 +922,23 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint32_t n = b->good + b->bad;
 	if (sv->reorder)
 		b->missing = b->batch > n ? b->batch - n : 0;
-	long irqs = irq_count(sv->irqname);
-	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	long irqs = rx_defer ? -1 : irq_count(sv->irqname);
+	rx_printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
 	       variant_name[g_opts->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
 	if (b->rx_open) // insnplugin.c's RXW lines pair with these, in order
-		printf("SRVSTAT rxwin variant=%s bytes=%u packets=%u tsc=%llu\n", variant_name[g_opts->variant],
-		       b->bytes, n, (unsigned long long)(held - b->rx_tsc));
-	fflush(stdout);
+		rx_printf("SRVSTAT rxwin variant=%s bytes=%u packets=%u tsc=%llu\n", variant_name[g_opts->variant],
+		          b->bytes, n, (unsigned long long)(held - b->rx_tsc));
+	if (!rx_defer)
+		fflush(stdout);
 	if (b->bad || b->missing || (b->ooo && !sv->reorder))
 		sv->bad_bursts++;
 	burst_reset(b);
-	b->irqs_mark = irq_count(sv->irqname);
+	b->rx_open = false;
+	b->irqs_mark = rx_defer ? -1 : irq_count(sv->irqname);
 }
 
 // One packet of a burst: checks order and payload; answers after the last.
@@ -969,7 +978,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		return;
 	}
 	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
-		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
+		rx_printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
 		burst_reset(b);
 	}
@@ -1038,8 +1047,8 @@ static void rx_idle_window(struct port *p)
 	uint64_t t1 = tsc_now();
 	if (!r)
 		port_release(p);
-	printf("SRVSTAT rxwin variant=%s bytes=0 packets=%d tsc=%llu idle_ms=%d\n", variant_name[g_opts->variant],
-	       !r, (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS);
+	rx_printf("SRVSTAT rxwin variant=%s bytes=0 packets=%d tsc=%llu idle_ms=%d\n", variant_name[g_opts->variant],
+	          !r, (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS); // after the kept lines: in order
 }
 
 static int run_server(const struct opts *o)
@@ -1049,6 +1058,7 @@ static int run_server(const struct opts *o)
 	port_open(&p, o, o->idle_timeout_ms);
 	g_port = &p;
 	g_opts = o;
+	rx_defer = o->rx_count;
 	sv.b.irqs_mark = irq_count(o->irqname);
 	printf("READY role=server variant=%s mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n",
 	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
@@ -1082,6 +1092,7 @@ static int run_server(const struct opts *o)
 			quit = true;
 	}
 	rx_idle_window(&p);
+	rx_flush();
 	port_stats(&p);
 	port_close(&p);
 	print_netdev(o->ifname);
@@ -2294,7 +2305,7 @@ static void usage(void)
 	        "usage: pktbench --role server|client [--mode rtt|burst|window|stream|flow] [--variant packet|mmap|xdp|tuned|tuned-mmap]\n"
 	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
-	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
+	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N] [--rx-count]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
 	        "                [--reorder] [--flow-ms N]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
@@ -2347,7 +2358,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
-		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' },
+		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' }, { "rx-count", 0, 0, 'X' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
@@ -2372,6 +2383,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
 		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
 		case 'R': o->reorder = true; break;
+		case 'X': o->rx_count = true; break;
 		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick_variant(optarg); break;

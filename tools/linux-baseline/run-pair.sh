@@ -31,7 +31,9 @@
 # --count-rx: the server's QEMU loads insnplugin.so (built by build.sh),
 # whose receive windows (R1 as receive work, rxmark.h) are printed after
 # the server's lines as "SRVSTAT rxw n=.. work=.. check=.. idle=.. polls=..",
-# in the order of the server's "SRVSTAT rxwin" lines they belong to.
+# in the order of the server's "SRVSTAT rxwin" lines they belong to; the
+# server gets pkt.rxcount=1 (pktbench and dpdkbench --rx-count: its lines
+# between bursts kept for its end, no interrupt counts read).
 # --swap: once every mode has run, the guests swap roles in the same boot
 # (init.sh's pkt.then) and run every mode again: the client guest
 # (--variant) serves, the server guest (--server-variant) measures; the
@@ -136,6 +138,7 @@ common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.
 # With --swap each guest also knows its peer, for the second phase's client.
 sargs= cargs=
 [ -n "$SWAP" ] && sargs="pkt.peer=$CLIENT_MAC pkt.then=role:client" cargs="pkt.then=role:server"
+[ -n "$COUNT_RX" ] && sargs="$sargs pkt.rxcount=1"
 boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common pkt.variant=$SERVER_VARIANT $sargs"
 SERVER_PID=$BOOT_PID
 boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common $cargs"
