@@ -541,6 +541,11 @@ PROFILE_REPS ?= 3
 profile-t1: deps $(KERNEL)
 	python3 tools/bench/insnprof.py --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
 
+# The same for the burst server's receive windows (R1 as receive work).
+.PHONY: profile-r1
+profile-r1: deps $(KERNEL)
+	python3 tools/bench/insnprof.py --rx --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
+
 test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs
 	tests/bochs/smoke.sh $(ISO) 300 $(DISK)

@@ -6,7 +6,10 @@
 // windowed=1 counts only between the no-op markers the guest executes
 // (insnplugin.c has them: nopl 0x7ab1c0d0(%rax) opens a window, ...d1
 // closes it; user/burst.c puts them around its output_io); skip=N leaves
-// out the first N windows (a warm-up), count=N counts N windows at most. A block is
+// out the first N windows (a warm-up), count=N counts N windows at most;
+// marks=rx takes insnplugin.c's receive windows instead (0xd3 opens, 0xd4
+// closes: a burst server's wait for a burst to holding its last frame, its
+// empty polls and payload check included, as blocks of their own). A block is
 // counted as it starts, so a window takes whole blocks: the one holding
 // the closing marker in, the one holding the opening marker out.
 //
@@ -30,6 +33,7 @@ struct block {
 
 static struct block *blocks;
 static int windowed, skip, limit = -1;
+static int mark_open = 0xd0, mark_close = 0xd1; // marks=rx: 0xd3, 0xd4
 static volatile int open_window; // a single vCPU's windows (the profiled guest runs one)
 static uint64_t window_insns, nwindows;
 static uint64_t window_log[1024]; // each counted window's instructions
@@ -47,7 +51,7 @@ static void on_block(unsigned int vcpu, void *b)
 static void on_mark(unsigned int vcpu, void *kind)
 {
 	(void)vcpu;
-	if ((uintptr_t)kind == 0xd0) {
+	if ((int)(uintptr_t)kind == mark_open) {
 		open_window = skip || (limit >= 0 && nwindows >= (uint64_t)limit) ? 0 : 1;
 		window_insns = 0;
 	} else if (open_window || !skip) {
@@ -59,14 +63,14 @@ static void on_mark(unsigned int vcpu, void *kind)
 		skip--; // a skipped window's end
 }
 
-// The marker's kind (0xd0 open, 0xd1 close), or 0.
+// The marker's kind (mark_open, mark_close), or 0.
 static int marker(const struct qemu_plugin_insn *insn)
 {
 	static const uint8_t head[] = { 0x0f, 0x1f, 0x80 };
 	const uint8_t *d = qemu_plugin_insn_data(insn);
 	if (qemu_plugin_insn_size(insn) != 7 || memcmp(d, head, 3) || d[4] != 0xc0 || d[5] != 0xb1 || d[6] != 0x7a)
 		return 0;
-	return d[3] == 0xd0 || d[3] == 0xd1 ? d[3] : 0;
+	return d[3] == mark_open || d[3] == mark_close ? d[3] : 0;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -112,6 +116,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 			windowed = 1;
 		else if (!strncmp(argv[i], "skip=", 5))
 			skip = atoi(argv[i] + 5);
+		else if (!strcmp(argv[i], "marks=rx"))
+			mark_open = 0xd3, mark_close = 0xd4;
 		else if (!strncmp(argv[i], "count=", 6))
 			limit = atoi(argv[i] + 6);
 		else if (!strncmp(argv[i], "out=", 4))
