@@ -288,7 +288,27 @@ def burst_section(br, thr):
             ". Both QEMU processes are counted (utime + stime of every thread), the emulated NIC and "
             "backend included.",
             ] + nic_notes(nic, rb, lp.get(big), big) + [""]
-    return out
+    return out + r1_rx_lines(br)
+
+
+def r1_rx_lines(br):
+    """R1 as receive work (rxwork.py) of every burst system whose -icount pair
+    loaded insnplugin.so; none when no row has it (an older run)."""
+    rows = [r for r in br["rows"] if r.get("r1_rx_insns_per_pkt") is not None]
+    if not rows:
+        return []
+    systems = list(dict.fromkeys(r["system"] for r in rows))
+    cell = {(r["system"], r["bytes"]): r for r in rows}
+    out = ["R1 as receive work (the receiving guest's instructions per packet from waiting idle for the "
+           "burst to holding its last frame, the same events for every system, polls that found nothing "
+           "left out; docs/benchmarks.md), median, and in brackets the payload check counted apart:", "",
+           "| bytes | " + " | ".join(systems) + " |", "|---|" + "---|" * len(systems)]
+    for b in sorted({r["bytes"] for r in rows}):
+        out.append(f"| {b} | " + " | ".join(
+            f"{fmt(get(cell.get((s, b)), 'r1_rx_insns_per_pkt'), 0)} "
+            f"({fmt(get(cell.get((s, b)), 'r1_rx_check_insns_per_pkt'), 0)})" if (s, b) in cell else "—"
+            for s in systems) + " |")
+    return out + [""]
 
 
 def pct(x):
