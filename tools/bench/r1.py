@@ -3,6 +3,7 @@
 
     r1.py --kernel KERNEL --guest LB_BUILD --out FILE [--nic e1000] [--sizes 64,1500,8192]
           [--pairs N] [--variants packet,tuned,tuned-mmap,xdp] [--no-dpdk] [--reps N]
+          [--kernel-variant NAME=WORD,WORD ...] [--no-kernel]
 
 Boots, under -icount shift=0 with insnplugin.so loaded in the receiving VM,
 burst pairs of this kernel (user/burst.c), of the Linux guest's socket
@@ -40,10 +41,11 @@ FIELDS = ("r1_rx_insns_per_pkt", "r1_rx_check_insns_per_pkt", "r1_rx_p99_insns_p
           "r1_rx_idle_window_insns", "r1_rx_idle_window_ms", "r1_rx_background_insns_per_pkt")
 
 
-def kernel_pair(kernel, sizes, nic):
-    """One -icount pair of this kernel: (receive windows, old R1 dicts)."""
+def kernel_pair(kernel, sizes, nic, kargs=""):
+    """One -icount pair of this kernel (with extra command-line words):
+    (receive windows, old R1 dicts)."""
     kernelnet.NIC = nic
-    r = kernelnet.burst_pair("kernel", kernel, sizes, False, "", True)
+    r = kernelnet.burst_pair("kernel", kernel, sizes, False, kargs, True)
     return r[6], r[5]
 
 
@@ -81,18 +83,24 @@ def main():
     ap.add_argument("--no-dpdk", action="store_true")
     ap.add_argument("--no-kernel", action="store_true")
     ap.add_argument("--reps", type=int, default=rxwork.REPS)
+    ap.add_argument("--kernel-variant", action="append", default=[],
+                    help="NAME=WORD,WORD: this kernel with those command-line words, a system of its own")
     a = ap.parse_args()
+    kvars = [("kernel", "")] if not a.no_kernel else []
+    for v in a.kernel_variant:
+        name, _, words = v.partition("=")
+        kvars.append((name, words.replace(",", " ")))
     sizes = [int(s) for s in a.sizes.split(",")]
     rxwork.REPS = a.reps
     logroot = os.path.join(ROOT, "build")
     os.makedirs(logroot, exist_ok=True)
-    kwin, kold, lboots, dboots = [], [], [], []
+    kwin, kold, lboots, dboots = {n: [] for n, _ in kvars}, {n: [] for n, _ in kvars}, [], []
     for i in range(a.pairs):
-        if not a.no_kernel:
-            print(f"bench-r1: kernel pair {i + 1}/{a.pairs} ({a.nic})", flush=True)
-            w, old = kernel_pair(a.kernel, sizes, a.nic)
-            kwin.append(w)
-            kold.append(old)
+        for name, words in kvars:
+            print(f"bench-r1: {name} pair {i + 1}/{a.pairs} ({a.nic})", flush=True)
+            w, old = kernel_pair(a.kernel, sizes, a.nic, words)
+            kwin[name].append(w)
+            kold[name].append(old)
         if a.variants:
             print(f"bench-r1: {a.variants} pair {i + 1}/{a.pairs} ({a.nic})", flush=True)
             lboots.append(linux_pair(a.guest, a.variants, sizes, a.nic, a.reps, logroot))
@@ -101,13 +109,14 @@ def main():
             dboots.append(linux_pair(a.guest, "dpdk", sizes, a.nic, a.reps, logroot))
     rows = []
     for size in sizes:
-        if kwin:
-            f = rxwork.fields([rxwork.timed(w, size, kernelnet.WARM) for w in kwin],
-                              [rxwork.idle_windows(w) for w in kwin])
-            old = [int(d["r1_tsc"]) for b in kold for d in b if int(d["bytes"]) == size]
+        for name, words in kvars:
+            f = rxwork.fields([rxwork.timed(w, size, kernelnet.WARM) for w in kwin[name]],
+                              [rxwork.idle_windows(w) for w in kwin[name]])
+            old = [int(d["r1_tsc"]) for b in kold[name] for d in b if int(d["bytes"]) == size]
             if f:
-                rows.append(dict({"system": "kernel", "bytes": size}, **f,
-                                 r1_insns_per_pkt=stats.rnd(stats.median(old), 1) if old else None))
+                rows.append(dict({"system": name, "bytes": size}, **f,
+                                 r1_insns_per_pkt=stats.rnd(stats.median(old), 1) if old else None,
+                                 **({"kargs": words} if words else {})))
     genv = {}
     gfile = os.path.join(a.guest, "guest.env")
     if os.path.exists(gfile):
@@ -136,7 +145,8 @@ def main():
     e.update({"icount": "shift=0", "counter": "tools/linux-baseline/insnplugin.c receive windows (rxwork.py)",
               "reps_per_size": a.reps, "warmup_kernel": kernelnet.WARM, "warmup_linux": LINUX_WARMUP,
               "variants": " ".join((a.variants.split(",") if a.variants else []) + ([] if a.no_dpdk else ["dpdk"])),
-              "idle_window_ms": 200})
+              "idle_window_ms": 200,
+              "kernel_variants": " ".join(f"{n}={w.replace(' ', ',')}" for n, w in kvars if w)})
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"bench": "r1", "env": e, "rows": rows}, f, indent=1)
