@@ -373,6 +373,21 @@ docs-results:
 # tools/bench/smp.py: kernel-smp.json, smp.json, smp.png, REPORT.md's Many
 # CPUs section) and its receive at -smp 2 with the process on the NIC's CPU
 # or the other (smp-rx/); then the two steps below. About 75 min.
+# R1 as receive work, every system side by side (issue 25; tools/bench/r1.py,
+# rxwork.py): -icount boot pairs of this kernel, the Linux guest's socket
+# variants and DPDK, the receiving VM's instructions counted by
+# insnplugin.so from waiting idle for a burst to holding its last frame;
+# R1_NICS (e1000 virtio) each give RESULTS/r1/NIC.json, R1_RX_REPS (30)
+# timed bursts a size, R1_PAIRS (1) rounds; then REPORT.md's section.
+R1_NICS ?= e1000 virtio
+R1_PAIRS ?= 1
+R1_SIZES ?= 64,1500,8192
+.PHONY: bench-r1
+bench-r1: bench-deps $(KERNEL) linux-baseline
+	for n in $(R1_NICS); do $(BENCH_PY) tools/bench/r1.py --kernel $(KERNEL) --guest $(LINUX_BASELINE_OUT) \
+		--nic $$n --sizes $(R1_SIZES) --pairs $(R1_PAIRS) --out $(BENCH_OUT)/r1/$$n.json || exit 1; done
+	$(BENCH_PY) tools/bench/r1_report.py $(BENCH_OUT)
+
 .PHONY: bench-smp
 bench-smp: bench-deps $(KERNEL) linux-baseline
 	$(MAKE) bench-smp-linux bench-smp-linux-rx
@@ -525,6 +540,11 @@ PROFILE_REPS ?= 3
 .PHONY: profile-t1
 profile-t1: deps $(KERNEL)
 	python3 tools/bench/insnprof.py --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
+
+# The same for the burst server's receive windows (R1 as receive work).
+.PHONY: profile-r1
+profile-r1: deps $(KERNEL)
+	python3 tools/bench/insnprof.py --rx --kernel $(KERNEL) --build $(BUILD) --sizes $(PROFILE_SIZES) --reps $(PROFILE_REPS)
 
 test-bochs: $(ISO) $(DISK)
 	@tools/deps.sh bochs

@@ -375,7 +375,7 @@ void kmain(uint32_t magic, uint32_t info)
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.
-	sched_set_idle_work(io_idle_poll, option_is("idlepoll", "spin"));
+	sched_set_idle_work(io_idle_poll, io_idle_found, option_is("idlepoll", "spin"));
 	// tickless=0: the boot CPU keeps its tick while idle (for comparison).
 	if (!option_is("tickless", "0"))
 		sched_set_idle_next(io_next_event);

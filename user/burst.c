@@ -13,6 +13,14 @@
 // per packet; guest instructions under -icount. Kept per batch in memory and
 // printed at the end (R1 burst lines), so printing costs no measured time;
 // check_tsc is the part spent checking the payloads.
+// R1 as receive work (issue 25): marks for insnplugin.c's receive windows.
+// A window opens before input_io, while the server waits for the burst,
+// and closes once it holds every frame (its payload check marked apart
+// inside it); the reply is outside. The kernel marks its idle polls that
+// take nothing, which the plugin leaves out. After the last burst an idle
+// window (input_io with no frames coming, until IO_OP_TIMEOUT) measures the
+// background. The server prints one RXWIN line per closed window, in order,
+// with its TSC ticks, for pairing with the plugin's RXW lines.
 // Args: role=client|server nic= chan= peer=MAC sizes=a,b reps= warm= cpu_ms=
 #include <utest.h>
 #include <netutil.h>
@@ -27,6 +35,12 @@ static const char *verdict(long r, long want)
 {
 	return r < 0 ? err_name(r) : r < want ? "short" : r == want ? "ok" : "too many";
 }
+
+static inline void rx_open(void) { __asm__ volatile("nopl 0x7ab1c0d3(%%rax)" ::: "memory"); }
+static inline void rx_close(void) { __asm__ volatile("nopl 0x7ab1c0d4(%%rax)" ::: "memory"); }
+static inline void check_begin(void) { __asm__ volatile("nopl 0x7ab1c0d5(%%rax)" ::: "memory"); }
+static inline void check_end(void) { __asm__ volatile("nopl 0x7ab1c0d6(%%rax)" ::: "memory"); }
+#define IDLE_WINDOW_MS 200
 
 // One burst of S-byte packets starting at sequence number seq; 0 on success.
 static int one_burst(uint32_t size, uint32_t seq, uint64_t *t0, uint64_t *t1)
@@ -125,6 +139,30 @@ static struct per_size {
 	uint32_t n_r1;
 	uint64_t r1[R1_MAX], check[R1_MAX]; // per packet, TSC ticks
 } per[MAX_SIZES];
+
+// Each closed receive window: its packets, size and TSC ticks (printed at
+// the end as RXWIN lines, the plugin's RXW lines in the same order).
+#define RXWIN_MAX 1024
+static struct { uint32_t bytes, packets, idle_ms; uint64_t tsc; } rxwin[RXWIN_MAX];
+static uint32_t n_rxwin;
+
+static void rxwin_note(uint32_t bytes, uint32_t packets, uint32_t idle_ms, uint64_t tsc)
+{
+	if (n_rxwin < RXWIN_MAX)
+		rxwin[n_rxwin++] = (typeof(rxwin[0])){ bytes, packets, idle_ms, tsc };
+}
+
+// The idle window: input_io with nothing coming, closed by its timeout.
+static void idle_window(void)
+{
+	ctrl_io(c.io, IO_OP_TIMEOUT, IDLE_WINDOW_MS * 1000ul, 0, 0);
+	uint64_t t0 = rdtsc();
+	rx_open();
+	long r = input_io(c.io, c.sizes, c.pos);
+	rx_close();
+	uint64_t t1 = rdtsc();
+	rxwin_note(0, r > 0 ? (uint32_t)r : 0, IDLE_WINDOW_MS, t1 - t0);
+}
 
 static void count_batch(uint64_t size, const struct io_stats *a, const struct io_stats *b, uint64_t r1,
 			uint64_t check)
@@ -232,6 +270,8 @@ static int server(void)
 	CHECK_EQ("payload check refuses every changed byte", check_selftest(), 0);
 	printf("READY burst server\n");
 	for (;;) {
+		uint64_t w0 = rdtsc();
+		rx_open();
 		long r = input_io(c.io, c.sizes, c.pos);
 		if (r != BATCH) {
 			printf("burst: server got %ld of %d (%s)\n", r, BATCH, verdict(r, BATCH));
@@ -241,11 +281,15 @@ static int server(void)
 		}
 		bool quit = true;
 		uint64_t c0 = rdtsc();
+		check_begin();
 		for (long i = 0; i < r; i++) {
 			bad += !check_payload(chan_in(&c, (uint32_t)i), chan_rx_seq(&c, (uint32_t)i), (uint32_t)c.sizes[i]);
 			quit &= c.sizes[i] == 0;
 		}
+		check_end();
+		rx_close();
 		uint64_t c1 = rdtsc();
+		rxwin_note(r > 0 ? (uint32_t)c.sizes[0] : 0, r > 0 ? (uint32_t)r : 0, 0, c1 - w0);
 		batches++;
 		ctrl_io(c.io, IO_OP_RECLAIM, 0, 0, 0);
 		chan_out(&c, 0)[0] = 0x42;
@@ -260,6 +304,10 @@ static int server(void)
 		if (quit)
 			break;
 	}
+	idle_window();
+	for (uint32_t k = 0; k < n_rxwin; k++)
+		printf("RXWIN i=%u bytes=%u packets=%u tsc=%lu idle_ms=%u\n", k, rxwin[k].bytes, rxwin[k].packets,
+		       rxwin[k].tsc, rxwin[k].idle_ms);
 	for (int i = 0; i < MAX_SIZES && per[i].batches; i++)
 		printf("STATS burst size bytes=%lu batches=%lu packets=%lu bytes_copied=%lu irqs=%lu\n",
 		       per[i].bytes, per[i].batches, per[i].packets, per[i].copied, per[i].irqs);

@@ -230,12 +230,15 @@ static bool someone_waits(int nic)
 	return false;
 }
 
+uint64_t demux_taken;
+
 // Takes up to max buffers from the NIC; returns how many it had.
 static int drain_some(int nic, int max)
 {
 	struct netdev *d = netdev_get(nic);
 	struct rxfrag fr[64];
 	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
+	demux_taken += (uint64_t)n;
 	for (int i = 0; i < n; i++)
 		take_fragment(nic, &fr[i]);
 	relay_flush(); // what the relay forwarded from them: one doorbell per NIC

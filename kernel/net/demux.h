@@ -45,6 +45,7 @@ extern bool demux_irq_wait;
 // NICs in polling mode are polled, budget buffers each; true while any
 // still is.
 bool demux_poll_polling(int budget);
+extern uint64_t demux_taken; // buffers taken from every NIC so far
 // The NIC's receive interrupt (netdev's rx_ready): masks it and marks the
 // NIC polled; the worker takes its packets.
 void demux_rx_ready(struct netdev *nd, void *arg);

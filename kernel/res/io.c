@@ -362,6 +362,15 @@ bool io_idle_poll(void)
 // sleeps until then without it).
 uint64_t io_next_event(uint64_t now) { return xport_next_all(now); }
 
+bool io_idle_found(void)
+{
+	static uint64_t seen;
+	uint64_t n = demux_taken;
+	bool found = n != seen;
+	seen = n;
+	return found;
+}
+
 // A frame is copied buffer by buffer, so any threshold is safe; one above
 // the longest frame says nothing more than "copy everything".
 void io_init(const struct io_options *o)

@@ -56,16 +56,17 @@ static uint32_t online_mask = 1;
 #define THIS (&cpus[arch_cpu_id()])
 #define current (THIS->cur)
 static int next_pid = 1;
-static bool (*idle_work)(void);
+static bool (*idle_work)(void), (*idle_found)(void);
 static bool idle_blind;
 static uint64_t (*idle_next)(uint64_t now);
 // The boot CPU halts with its tick stopped (tickless idle); a CPU that
 // starts running a process then wakes it (the tick is back for them).
 static bool cpu0_oneshot;
 
-void sched_set_idle_work(bool (*fn)(void), bool blind)
+void sched_set_idle_work(bool (*fn)(void), bool (*found)(void), bool blind)
 {
 	idle_work = fn;
+	idle_found = found;
 	idle_blind = blind;
 }
 
@@ -514,11 +515,14 @@ void sched_loop(void (*poll)(void))
 	struct cpu_sched *cs = THIS;
 	int me = arch_cpu_id();
 	for (;;) {
+		arch_mark(ARCH_MARK_POLL_BEGIN);
 		if (poll)
 			poll();
 		int i = pick_next(me);
 		if (i < 0) {
 			if (me == 0 && idle_work && idle_work()) {
+				if (idle_found && !idle_found())
+					arch_mark(ARCH_MARK_POLL_EMPTY);
 				// Polling: no halt, but the timer still comes in, so
 				// deadlines fire and woken processes run; and a CPU
 				// waiting for the kernel lock gets it.

@@ -84,7 +84,10 @@ void proc_preempt_point(void);
 // returns true while it wants to be called again rather than halt. Between
 // two calls interrupts are let in; `blind` (idlepoll=spin, for measuring
 // what that costs) keeps them out, so timers stall while it polls.
-void sched_set_idle_work(bool (*fn)(void), bool blind);
+// `found` (may be NULL) says whether the round since its last call took
+// anything in: a round that took nothing is marked an empty poll
+// (arch_mark), so a receive-work count leaves it out.
+void sched_set_idle_work(bool (*fn)(void), bool (*found)(void), bool blind);
 // When the timers kept outside the scheduler (the network's) are next
 // due, as a TSC value (UINT64_MAX: none; `now` or earlier: at the next
 // tick): the boot CPU halts tickless until the earliest deadline.

@@ -159,6 +159,7 @@ uint64_t arch_irq_save(void) { return fake_irq_depth++; }
 void arch_irq_restore(uint64_t flags) { fake_irq_depth = flags; }
 void arch_idle(void) { fake.idle++; }
 uint64_t arch_idle_woke(void) { return 0; }
+void arch_mark(enum arch_mark m) { (void)m; }
 uint64_t arch_rdtsc(void) { return fake.tsc += fake.tsc_step; }
 // A pause takes time, as on a CPU: time-bounded spins end.
 void arch_pause(void)

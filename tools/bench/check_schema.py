@@ -42,6 +42,12 @@ NICS = ("e1000", "virtio", "e1000e", "none")
 LINUX_PEER = {"guest_kernel": ("str", "optional"), "config": ("str", "optional"),
               "xdp_mode": ("str", "optional"), "best_linux": ("bool", "optional")}
 XDP_MODES = ("generic", "native", "zerocopy")
+# R1 as receive work (rxwork.py): on burst rows when the -icount pair loaded
+# insnplugin.so, on every row of bench r1.
+R1_RX = {"r1_rx_insns_per_pkt": "num", "r1_rx_check_insns_per_pkt": "num", "r1_rx_p99_insns_per_pkt": "num",
+         "r1_rx_left_out_insns_per_pkt": "num", "r1_rx_empty_polls_per_pkt": "num", "n_r1_rx": "int",
+         "r1_rx_per_pair": "list", "r1_rx_idle_window_insns": "num", "r1_rx_idle_window_ms": "int",
+         "r1_rx_background_insns_per_pkt": "num"}
 
 ROWS = {
     "exchange": {
@@ -65,6 +71,14 @@ ROWS = {
         "cpu_copy_bytes_per_pkt": ("num", "counted"), "doorbells_per_batch": ("num", "kernel"),
         "r1_insns_per_pkt": ("num", "all"), "ceiling_mbps": ("num", "all"),
         "ceiling_frac": ("num", "all"),
+        **LINUX_PEER,
+        **{k: (t, "optional") for k, t in R1_RX.items()},
+    },
+    # R1 as receive work, every system (make bench-r1, tools/bench/r1.py).
+    "r1": {
+        "system": ("str", "all"), "bytes": ("int", "all"),
+        **{k: (t, "all") for k, t in R1_RX.items()},
+        "r1_insns_per_pkt": ("num", "optional"),
         **LINUX_PEER,
     },
     # The emulated link's ceiling: one row per way of waiting (mode) and size.
@@ -272,6 +286,9 @@ def consistent(bench, where, row, faults):
         for k in ("busy_insns_per_byte_client", "busy_insns_per_byte_server", "cpu_bound_mbps"):
             if not num(k):
                 faults.append(f"{where}: a CPU-work row without {k}")
+    if bench in ("burst", "r1") and num("r1_rx_insns_per_pkt") and isinstance(row.get("n_r1_rx"), int) \
+            and row["n_r1_rx"] < 1:
+        faults.append(f"{where}: r1_rx_insns_per_pkt from no sample (n_r1_rx={row['n_r1_rx']})")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")

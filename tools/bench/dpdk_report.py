@@ -54,11 +54,12 @@ def dpdk_section(d, rt, br):
            "`uio_pci_generic` and driven from user space by dpdkbench (tools/linux-baseline/dpdkbench.c). "
            f"Setup: {env.get('dpdk', 'not recorded')}. It speaks the same wire format and protocol as "
            "pktbench, checks every byte, and reads the same clocks. It polls and never sleeps: "
-           "its receiver's R1 includes the empty polls between frames (given apart as idle), and "
+           "its receiver's old R1 (first frame to reply sent) includes the empty polls between frames "
+           "(given apart as idle); R1 as receive work, with those polls left out, is in its own section; and "
            "its VM keeps a host core busy while it waits, which on this two-core host also takes "
            "CPU time from the QEMU threads that move frames. Ratios are kernel / DPDK.", "",
            "| bytes | rtt kernel (µs) | rtt DPDK | ratio | burst kernel (Mbit/s) | burst DPDK | ratio | "
-           "T1 kernel (insns) | T1 DPDK | ratio | R1 kernel (insns/pkt) | R1 DPDK (idle) | ratio | "
+           "T1 kernel (insns) | T1 DPDK | ratio | old R1 kernel (insns/pkt) | old R1 DPDK (idle) | ratio | "
            "host CPU kernel (s/GB) | DPDK | ratio |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     goals = {"burst": [], "t1": [], "r1": [], "cpu": [], "rtt": []}
@@ -68,6 +69,9 @@ def dpdk_section(d, rt, br):
         q_mb = _ratio(_get(bk, "mbps"), _get(bd, "mbps"))
         q_t1 = _ratio(_get(bk, "t1_insns"), _get(bd, "t1_insns"))
         q_r1 = _ratio(_get(bk, "r1_insns_per_pkt"), _get(bd, "r1_insns_per_pkt"))
+        q_rx = _ratio(_get(bk, "r1_rx_insns_per_pkt"), _get(bd, "r1_rx_insns_per_pkt"))
+        if q_rx is not None:  # R1 as receive work when both pairs counted it
+            q_r1 = q_rx
         q_cpu = _ratio(_get(bk, "host_cpu_s_per_gb"), _get(bd, "host_cpu_s_per_gb"))
         goals["burst"].append((b, q_mb, _check(q_mb, ">=", 1)))
         goals["t1"].append((b, q_t1, _check(q_t1, "<=", 1.5)))
@@ -84,7 +88,9 @@ def dpdk_section(d, rt, br):
             f"{_fmt(_get(bk, 'host_cpu_s_per_gb'), 2)} | {_fmt(_get(bd, 'host_cpu_s_per_gb'), 2)} | "
             f"{_fmt(q_cpu, 2)} |")
     names = {"burst": "Burst throughput at least DPDK's (kernel/DPDK >= 1)",
-             "t1": "T1 at most 1.5x DPDK's instructions", "r1": "R1 at most 1.5x DPDK's instructions per packet",
+             "t1": "T1 at most 1.5x DPDK's instructions",
+             "r1": "R1 at most 1.5x DPDK's instructions per packet (R1 as receive work where both rows "
+                   "have it, else the old R1 of the table)",
              "cpu": "Host CPU per gigabyte at most 0.5x DPDK's",
              "rtt": "Round trip at most DPDK's from 1500 bytes up"}
     out.append("")

@@ -11,7 +11,11 @@ the client's own T1 from the same run, which counts the same window with
 the TSC (under -icount, one instruction a tick).
 
   insnprof.py --kernel KERNEL --build BUILD [--sizes 64,8192] [--reps 3]
-             [--out DIR] [--top 30]
+             [--out DIR] [--top 30] [--rx]
+
+--rx profiles the server's receive windows instead (R1 as receive work:
+from waiting for a burst to holding its last frame; its empty polls and
+payload check are in the profile, as the functions they run).
   insnprof.py --report FILE --kernel KERNEL [--user ELF] [--windows N] [--top 30]
 """
 import argparse
@@ -107,13 +111,14 @@ def run_size(args, so, size):
     subprocess.run(["rm", "-rf", out], check=True)
     os.makedirs(out)
     env = dict(os.environ, NICS="1",
-               QEMU_EXTRA=f"-icount shift=0 -plugin {so},out={out}/prof,windowed=1,skip=1,count={args.reps}")
+               QEMU_EXTRA=f"-icount shift=0 -plugin {so},out={out}/prof,windowed=1,skip=1,count={args.reps}"
+                          + (",marks=rx" if args.rx else ""))
     server = "run=burst role=server peer=@CMAC0@ icount=1"
     client = f"run=burst role=client peer=@SMAC0@ sizes={size} reps={args.reps} warm=1 icount=1"
     subprocess.run([os.path.join(ROOT, "tools", "net-pair.sh"), args.kernel, server, client, out, "240"],
                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     files = [os.path.join(out, f) for f in os.listdir(out) if f.startswith("prof.")]
-    counted = [f for f in files if os.path.getsize(f) > 0]  # only the client runs the markers
+    counted = [f for f in files if os.path.getsize(f) > 0]  # only one side runs the markers
     t1 = []
     with open(os.path.join(out, "client.log"), errors="replace") as f:
         for line in f:
@@ -136,6 +141,7 @@ def main():
     ap.add_argument("--report", help="only read this plugin file")
     ap.add_argument("--windows", type=int, default=1)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--rx", action="store_true", help="the server's receive windows, not T1")
     args = ap.parse_args()
     user = args.user or (os.path.join(args.build, "user", "burst.elf") if args.build else None)
     if args.report:
@@ -147,10 +153,12 @@ def main():
     so = build_plugin(args.build)
     for size in args.sizes.split(","):
         path, t1 = run_size(args, so, int(size))
-        print(f"== bytes={size}: 128 packets per output_io")
+        print(f"== bytes={size}: " + ("the server's receive window of 128 packets" if args.rx
+                                      else "128 packets per output_io"))
         # The warm-up burst's window is left out (skip=1), as from T1, and
         # so is any send after the measured ones (count=reps).
-        print(report(profile(path, args.kernel, user), args.reps, args.top, statistics.median(t1)))
+        print(report(profile(path, args.kernel, user), args.reps, args.top,
+                     None if args.rx else statistics.median(t1)))
 
 
 if __name__ == "__main__":

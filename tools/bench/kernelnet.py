@@ -47,6 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import hostcpu  # noqa: E402
 import inject  # noqa: E402
+import rxwork  # noqa: E402
 import stats  # noqa: E402
 from env import env  # noqa: E402
 
@@ -106,7 +107,9 @@ def boot_pair(kernel, server, client, kargs, icount, watch):
     extra = f"{os.environ.get('BENCH_KARGS', '')} {kargs}".strip()  # words for both VMs
     server, client = f"{server} {extra}".strip(), f"{client} {extra}".strip()
     if icount:
-        envv["QEMU_EXTRA"] = "-icount shift=0"
+        # R1 as receive work: insnplugin.so's receive windows (rxwork.py).
+        so = rxwork.plugin(os.path.join(ROOT, "build", "rxwork"))
+        envv["QEMU_EXTRA"] = f"-icount shift=0 -plugin {so},out={logdir}/@SIDE@.rxw"
         server += " icount=1"
         client += " icount=1"
     w = hostcpu.Watch(logdir) if watch else None
@@ -120,6 +123,10 @@ def boot_pair(kernel, server, client, kargs, icount, watch):
     for side in ("server", "client"):
         with open(os.path.join(logdir, side + ".log"), errors="replace") as f:
             logs.append(f.read())
+        rxw = os.path.join(logdir, side + ".rxw")  # the plugin's lines, after the console's
+        if os.path.exists(rxw):
+            with open(rxw, errors="replace") as f:
+                logs[-1] += "\n" + f.read()
     if r.returncode != 0:
         sys.exit(f"bench: a VM failed ({r.stdout.strip()}); logs in {logdir}")
     return logs[0], logs[1], w.windows if w else []
@@ -149,6 +156,8 @@ def rtt(kernel, runs, sizes, quick, configs):
 def burst_pair(name, kernel, sizes, quick, kargs, icount):
     """One burst pair: RESULT dicts, per-size server and client STATS, CPU windows."""
     reps = f"reps=3 warm={WARM}" if quick else f"reps=5 warm={WARM}"
+    if icount:  # R1's receive windows: at least rxwork.REPS samples a size
+        reps = f"reps={3 if quick else rxwork.REPS} warm={WARM}"
     cpu = "" if icount else f" cpu_ms={200 if quick else 400}"
     sv, cl, windows = pair(name, kernel, "run=burst role=server peer=@CMAC0@",
                            f"run=burst role=client peer=@SMAC0@ sizes={','.join(map(str, sizes))} "
@@ -159,7 +168,9 @@ def burst_pair(name, kernel, sizes, quick, kargs, icount):
     thr = [int(kv(x)["threshold"]) for x in sv.splitlines() if x.startswith("STATS burst server")]
     # R1 per batch, warm-up batches (the first of each size) left out like the client's.
     r1 = [d for d in (kv(x) for x in sv.splitlines() if x.startswith("R1 burst")) if int(d["i"]) >= WARM]
-    return res, srv, cli, windows, thr, r1
+    rx = rxwork.windows([x for x in sv.splitlines() if x.startswith("RXWIN i=")],
+                        [x for x in sv.splitlines() if x.startswith("RXW ")]) if icount else []
+    return res, srv, cli, windows, thr, r1, rx
 
 
 def burst(kernel, runs, sizes, quick, configs):
@@ -181,7 +192,7 @@ def burst(kernel, runs, sizes, quick, configs):
                   f"({attempt + 1}/{hostcpu.RETRIES})", flush=True)
             extra = burst_pair(name, kernel_of(name, kernel), lost, quick, kargs, False)
             # Only its CPU windows count: the other figures keep the planned pairs.
-            real[name].append(([], {}, {}, extra[3], [], []))
+            real[name].append(([], {}, {}, extra[3], [], [], []))
             cpu_pairs[name] += 1
     # -icount pairs alternate system by system too (ICOUNT_PAIRS, default 1):
     # R1 depends on how many frames each wake-up finds, which the host's
@@ -217,7 +228,9 @@ def burst_row(name, size, boots, icounts, cpu_pairs=None):
     cpu, cpu_null = hostcpu.per_gb(sum(w[2] for w in windows), delivered, windows,
                                    cpu_pairs or len(boots))
     ins = [int(d["t1_tsc"]) for d in insn if int(d["bytes"]) == size]
-    return {
+    rx = rxwork.fields([rxwork.timed(ic[6], size, WARM) for ic in icounts],
+                       [rxwork.idle_windows(ic[6]) for ic in icounts])
+    return dict({
         "system": name, "bytes": size,
         "mbps": stats.rnd(stats.median([mbps(d) for d in ds]), 2),
         "t0_us": stats.rnd(stats.median([us(d, "t0_tsc") for d in ds])),
@@ -243,7 +256,7 @@ def burst_row(name, size, boots, icounts, cpu_pairs=None):
         "boot_median_mbps": [stats.rnd(stats.median([mbps(d) for d in b]), 2) for b in per_boot if b],
         "host_cpu_bursts": sum(w[1] for w in windows),
         "host_cpu_windows": len(windows),
-    }
+    }, **rx)
 
 
 CEIL_MODES = ("spin", "halt")

@@ -192,8 +192,9 @@ def r1_bullet(rk, rp, rm, big):
     net = lambda r: (get(r, "r1_insns_per_pkt") - get(r, "r1_check_insns_per_pkt")  # noqa: E731
                      if get(r, "r1_insns_per_pkt") is not None and get(r, "r1_check_insns_per_pkt") is not None
                      else None)
-    return (f"- R1 (the receiver's guest instructions per packet, from the burst's first frame to "
-            f"the reply sent, `-icount`) at {big} bytes: kernel {fmt(rk.get('r1_insns_per_pkt'), 0)}, "
+    return (f"- Old R1 (the receiver's guest instructions per packet, from the burst's first frame to "
+            f"the reply sent, `-icount`; section \"R1 as receive work\" gives R1 with the same events for "
+            f"every system) at {big} bytes: kernel {fmt(rk.get('r1_insns_per_pkt'), 0)}, "
             f"linux-packet {fmt(get(rp, 'r1_insns_per_pkt'), 0)}, linux-mmap "
             f"{fmt(get(rm, 'r1_insns_per_pkt'), 0)}: {fmt(q and q * 100, 1)} % of linux-packet's "
             f"(target at most 5 % at 8 KiB: {'met' if q is not None and q <= 0.05 else 'missed'}). "
@@ -216,7 +217,7 @@ def burst_section(br, thr):
            "timed ones); T1 in guest instructions (`-icount shift=0`).", "",
            "| bytes | kernel Mbit/s | host CPU s/GB | linux-packet Mbit/s | s/GB | linux-mmap Mbit/s | "
            "s/GB | kernel/packet | kernel/mmap | T1 kernel (insns) | T1 packet (insns) | T1 ratio | "
-           "R1 kernel (insns/pkt) | R1 packet | R1 mmap | R1 ratio | "
+           "old R1 kernel (insns/pkt) | old R1 packet | old R1 mmap | old R1 ratio | "
            "T1 / T2 kernel (µs) | T1 / T2 packet (µs) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     worst = None
@@ -287,7 +288,27 @@ def burst_section(br, thr):
             ". Both QEMU processes are counted (utime + stime of every thread), the emulated NIC and "
             "backend included.",
             ] + nic_notes(nic, rb, lp.get(big), big) + [""]
-    return out
+    return out + r1_rx_lines(br)
+
+
+def r1_rx_lines(br):
+    """R1 as receive work (rxwork.py) of every burst system whose -icount pair
+    loaded insnplugin.so; none when no row has it (an older run)."""
+    rows = [r for r in br["rows"] if r.get("r1_rx_insns_per_pkt") is not None]
+    if not rows:
+        return []
+    systems = list(dict.fromkeys(r["system"] for r in rows))
+    cell = {(r["system"], r["bytes"]): r for r in rows}
+    out = ["R1 as receive work (the receiving guest's instructions per packet from waiting idle for the "
+           "burst to holding its last frame, the same events for every system, polls that found nothing "
+           "left out; docs/benchmarks.md), median, and in brackets the payload check counted apart:", "",
+           "| bytes | " + " | ".join(systems) + " |", "|---|" + "---|" * len(systems)]
+    for b in sorted({r["bytes"] for r in rows}):
+        out.append(f"| {b} | " + " | ".join(
+            f"{fmt(get(cell.get((s, b)), 'r1_rx_insns_per_pkt'), 0)} "
+            f"({fmt(get(cell.get((s, b)), 'r1_rx_check_insns_per_pkt'), 0)})" if (s, b) in cell else "—"
+            for s in systems) + " |")
+    return out + [""]
 
 
 def pct(x):

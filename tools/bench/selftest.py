@@ -38,7 +38,7 @@ def fake_pair(sizes, windows_for):
         srv[s] = {"packets": "384", "batches": "3", "bytes_copied": "0", "irqs": "3"}
         cli[s] = {"rx_bytes_copied": "0"}
     windows = [(s, 10, 0.25, 0.2) for s in sizes if s in windows_for]
-    return res, srv, cli, windows, [256], r1
+    return res, srv, cli, windows, [256], r1, []
 
 
 class Harness:

@@ -19,7 +19,8 @@
 #   LB_BOOTS        boot pairs per variant, real time (default 5)
 #   LB_RUNS         repetitions per size and boot (default rtt 100, burst 20)
 #   LB_WARMUP       warm-up repetitions per size and boot (default rtt 10, burst 3)
-#   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 5; 0: no
+#   LB_ICOUNT_RUNS  burst repetitions per size under -icount (default 30, R1's
+#                   samples, insnplugin.so loaded in the server: --count-rx; 0: no
 #                   -icount pair, and no t1_insns or R1: tools/bench/abab.py)
 #   LB_CPU_MS       burst: after each size's runs, bursts for this long over
 #                   which tools/bench/hostcpu.py reads the host CPU time of
@@ -64,7 +65,7 @@ rtt) RUNS=${LB_RUNS:-100} WARMUP=${LB_WARMUP:-10} ;;
 window) RUNS=${LB_RUNS:-5} WARMUP=${LB_WARMUP:-1} ;;
 *) RUNS=${LB_RUNS:-20} WARMUP=${LB_WARMUP:-3} ;;
 esac
-ICOUNT_RUNS=${LB_ICOUNT_RUNS:-5}
+ICOUNT_RUNS=${LB_ICOUNT_RUNS:-30}
 ICOUNT_WARMUP=2
 CPU_MS=${LB_CPU_MS:-400}
 MAX_OTHER=${LB_MAX_OTHER:-0.25}
@@ -220,7 +221,7 @@ if [ "$BENCH" = burst ] && [ "$ICOUNT_RUNS" -gt 0 ]; then
 	for v in ${ALL:+"$ALL"} ${DPDK:+dpdk}; do
 		progress "burst $v under -icount shift=0: $ICOUNT_RUNS runs each"
 		CPU_MS=0 BUSY_RETRIES=0 pair "${v%%,*}-icount" --mode burst --variant "$v" --runs "$ICOUNT_RUNS" \
-			--warmup "$ICOUNT_WARMUP" --icount
+			--warmup "$ICOUNT_WARMUP" --icount --count-rx
 		ICOUNT+=("$RAW/${v%%,*}-icount.txt")
 	done
 fi

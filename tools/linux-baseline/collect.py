@@ -37,6 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import hostcpu  # noqa: E402
+import rxwork  # noqa: E402
 import stats  # noqa: E402
 
 SYSTEM = {"packet": "linux-packet", "mmap": "linux-mmap", "xdp": "linux-afxdp",
@@ -109,6 +110,23 @@ def variant_of(boot):
     return next((f["variant"] for k, _, f in boot if "variant" in f), None)
 
 
+def rx_windows(boots):
+    """[{variant: [window, ...]} per boot]: the server's receive windows
+    (SRVSTAT rxwin) joined with insnplugin.so's (SRVSTAT rxw, run-pair.sh
+    --count-rx), rxwork.py; a boot without the plugin's lines gives none."""
+    out = []
+    for boot in boots:
+        prog = [f for k, t, f in boot if k == "SRVSTAT" and t == "rxwin"]
+        plug = [f for k, t, f in boot if k == "SRVSTAT" and t == "rxw"]
+        per = {}
+        if plug:
+            line = lambda f: " ".join(f"{a}={b}" for a, b in f.items())  # noqa: E731
+            for f, w in zip(prog, rxwork.windows(map(line, prog), map(line, plug))):
+                per.setdefault(f["variant"], []).append(w)
+        out.append(per)
+    return out
+
+
 def burst_rows(boots, icount_boots, icount_warmup=0):
     """Rows as this kernel's (tools/bench/kernelnet.py).  No
     cpu_copy_bytes_per_pkt: no counter in the guest counts the bytes its
@@ -129,6 +147,7 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
     srv = {f: group(boots, "SRVSTAT", "burst", f) for f in ("irqs", "good", "bad", "missing", "ooo")}
     variants = [variant_of(b) for b in boots]
     cpu = {f: group(boots, "HOSTCPU", "burst", f, variants) for f in ("bursts", "cpu_s")}
+    rx = rx_windows(icount_boots)
     rows = []
     for key in sorted(real["t0_us"], key=lambda k: row_key((k, None))):
         variant, size = key
@@ -139,7 +158,9 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
         cpu_s, bursts = flat(cpu["cpu_s"].get(key, [])), flat(cpu["bursts"].get(key, []))
         cpu_gb, cpu_null = hostcpu.per_gb(sum(cpu_s), sum(bursts) * BURST_N * size,
                                           [b for b in bursts if b > 0], len(boots))
-        rows.append({
+        rx_fields = rxwork.fields([rxwork.timed(b.get(variant, []), size, icount_warmup, BURST_N) for b in rx],
+                                  [rxwork.idle_windows(b.get(variant, [])) for b in rx])
+        rows.append(dict({
             "system": SYSTEM[variant], "bytes": size,
             "mbps": med(v["mbps"], 2), "t0_us": med(v["t0_us"]), "t1_us": med(v["t1_us"]),
             "t2_us": med(v["t2_us"]),
@@ -162,7 +183,7 @@ def burst_rows(boots, icount_boots, icount_warmup=0):
             "host_cpu_bursts": int(sum(bursts)), "host_cpu_windows": len(cpu_s),
             "packets_lost_or_corrupt": int(sum(s["bad"]) + sum(s["missing"])),
             "bursts_checked_by_server": len(s["good"]),
-        })
+        }, **rx_fields))
     return rows
 
 

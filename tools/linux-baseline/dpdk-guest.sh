@@ -72,6 +72,7 @@ while :; do
 		set -- --role "$ROLE" --mode "$m" --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" \
 			--timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" --cpu-ms "$CPU" --ceiling-ms "$CEILMS"
 		[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+		[ "$RXCOUNT" = 1 ] && [ "$ROLE" = server ] && set -- "$@" --rx-count
 		# shellcheck disable=SC2086
 		/bin/dpdkbench $EAL -- "$@"
 		rc=$?

@@ -50,7 +50,7 @@
 // Usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]
 //        [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]
 //        [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]
-//        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]
+//        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count]
 //        dpdkbench --selfcheck   (the pattern code against wire.h; no EAL)
 // Mode `window`: the windowed stream of pktwindow.h (user/stream.c's wire
 // format and flow control), its frames sent from mbufs by reference.
@@ -67,6 +67,7 @@
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
 #include "pktproto.h"
+#include "rxmark.h"
 
 #define PB_CH_CEIL 2
 #define PB_CEIL_WINDOW_NS 100000000ull // the kernel's ceiling loop's 100 ms
@@ -93,6 +94,7 @@ struct opts {
 	int nsizes;
 	int runs, warmup;
 	int timeout_ms, probe_timeout_ms, idle_timeout_ms, gap_ms, cpu_ms, ceiling_ms;
+	bool rx_count; // server: under insnplugin.so (rxmark.h's rx_defer)
 };
 
 // The NIC's port: received mbufs not yet handed out, the one held.
@@ -198,6 +200,7 @@ static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 	if (p->rx_i == p->rx_n) {
 		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u, w0 = 0;
 		p->rx_i = p->rx_n = 0;
+		RX_POLL_BEGIN();
 		while ((p->rx_n = rte_eth_rx_burst(p->id, 0, p->rx, DB_RX_BURST)) == 0) {
 			if (!w0)
 				w0 = tsc_now();
@@ -206,6 +209,7 @@ static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 				p->idle_tsc += tsc_now() - w0;
 				return 1;
 			}
+			RX_POLL_EMPTY_USER(); // found nothing; a guest timer tick between counts
 		}
 		if (w0)
 			p->idle_tsc += tsc_now() - w0;
@@ -298,6 +302,8 @@ struct burst_state {
 	uint32_t expect, good, bad, missing, ooo, bytes;
 	uint64_t first_tsc, check_tsc, polls_mark, idle_mark;
 	long irqs_mark; // NIC interrupts when the previous burst was answered
+	bool rx_open;   // R1's receive window (rxmark.h), opened waiting for the burst
+	uint64_t rx_tsc;
 };
 
 struct server {
@@ -355,22 +361,29 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	if (b->rx_open) // the plugin's window and ours close together
+		RX_CLOSE();
+	uint64_t held = tsc_now();
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	uint64_t sent = tsc_now();
 	uint32_t n = b->good + b->bad;
-	long irqs = irq_count();
-	printf("SRVSTAT burst variant=dpdk bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	long irqs = rx_defer ? -1 : irq_count();
+	rx_printf("SRVSTAT burst variant=dpdk bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu empty_polls=%llu idle_tsc=%llu\n",
 	       b->bytes, b->good, b->bad, b->missing, b->ooo, irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0),
 	       (unsigned long long)(sv->p->empty_polls - b->polls_mark),
 	       (unsigned long long)(n ? (sv->p->idle_tsc - b->idle_mark) / n : 0));
-	fflush(stdout);
+	if (b->rx_open) // insnplugin.c's RXW lines pair with these, in order
+		rx_printf("SRVSTAT rxwin variant=dpdk bytes=%u packets=%u tsc=%llu\n", b->bytes, n,
+		          (unsigned long long)(held - b->rx_tsc));
+	if (!rx_defer)
+		fflush(stdout);
 	if (b->bad || b->missing || b->ooo)
 		sv->bad_bursts++;
 	memset(b, 0, sizeof *b);
-	b->irqs_mark = irq_count();
+	b->irqs_mark = rx_defer ? -1 : irq_count();
 }
 
 // One packet of a burst (in order, as on one link): checks order and
@@ -379,11 +392,14 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
 	struct burst_state *b = &sv->b;
 	if (k->seq == 0 && b->expect != 0) {
-		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
+		rx_printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
 		long mark = b->irqs_mark;
+		bool open = b->rx_open; // the receive window stays open
+		uint64_t at = b->rx_tsc;
 		memset(b, 0, sizeof *b);
 		b->irqs_mark = mark;
+		b->rx_open = open, b->rx_tsc = at;
 	}
 	if (!b->first_tsc) {
 		b->first_tsc = arrived;
@@ -397,10 +413,12 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 	b->expect = k->seq + 1;
 	b->bytes = k->len;
 	uint64_t c0 = tsc_now();
+	RX_CHECK_BEGIN();
 	if (pattern_check(k->payload, k->len, k->seq) == k->len)
 		b->good++;
 	else
 		b->bad++;
+	RX_CHECK_END();
 	b->check_tsc += tsc_now() - c0;
 	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
 		burst_reply(sv, k->src);
@@ -476,16 +494,38 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 	return k.len == 0 ? 2 : 0;
 }
 
+// After the last burst: a receive window with no frame coming, closed by
+// the receive timeout: the background (timer ticks) a window holds.
+static void rx_idle_window(struct port *p)
+{
+	struct frame f;
+	uint64_t t0 = tsc_now();
+	RX_OPEN();
+	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
+	RX_CLOSE();
+	uint64_t t1 = tsc_now();
+	if (!r)
+		port_release(p);
+	rx_printf("SRVSTAT rxwin variant=dpdk bytes=0 packets=%d tsc=%llu idle_ms=%d\n", !r,
+	          (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS); // after the kept lines: in order
+}
+
 static int run_server(const struct opts *o)
 {
 	struct port *p = &g_port;
 	struct server sv = { .p = p, .b.irqs_mark = irq_count() };
+	rx_defer = o->rx_count;
 	printf("READY role=server variant=dpdk mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n", p->mac[0],
 	       p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], pat_fast);
 	fflush(stdout);
 	bool quit = false;
 	for (;;) {
 		struct frame f;
+		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
+			sv.b.rx_open = true;
+			sv.b.rx_tsc = tsc_now();
+			RX_OPEN();
+		}
 		if (port_recv(p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
@@ -498,6 +538,8 @@ static int run_server(const struct opts *o)
 		if (stop == 2)
 			quit = true;
 	}
+	rx_idle_window(p);
+	rx_flush();
 	port_stats(p);
 	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
 	       (unsigned long long)sv.bad_bursts);
@@ -825,7 +867,7 @@ static void usage(void)
 	fprintf(stderr, "usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]\n"
 	                "         [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
 	                "         [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]\n"
-	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N]\n"
+	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count]\n"
 	                "       dpdkbench --selfcheck\n");
 	exit(2);
 }
@@ -853,7 +895,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "sizes", 1, 0, 's' },      { "runs", 1, 0, 'n' },   { "warmup", 1, 0, 'w' },
 		{ "timeout-ms", 1, 0, 't' }, { "probe-timeout-ms", 1, 0, 'P' },
 		{ "idle-timeout-ms", 1, 0, 'I' }, { "gap-ms", 1, 0, 'g' }, { "cpu-ms", 1, 0, 'c' },
-		{ "ceiling-ms", 1, 0, 'C' }, { 0, 0, 0, 0 },
+		{ "ceiling-ms", 1, 0, 'C' }, { "rx-count", 0, 0, 'X' }, { 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .runs = 20, .warmup = 3, .timeout_ms = 5000, .probe_timeout_ms = 120000,
 		            .idle_timeout_ms = 300000, .gap_ms = 2, .ceiling_ms = 1000 };
@@ -894,6 +936,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'g': o->gap_ms = atoi(optarg); break;
 		case 'c': o->cpu_ms = atoi(optarg); break;
 		case 'C': o->ceiling_ms = atoi(optarg); break;
+		case 'X': o->rx_count = true; break;
 		default: usage();
 		}
 	}

@@ -7,6 +7,8 @@
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
+#   pkt.rxcount=1 (server: its QEMU counts receive windows, insnplugin.so:
+#     pktbench and dpdkbench --rx-count)
 #   pkt.nic=e1000|virtio|e1000e (default e1000: the driver loaded for eth0)
 #   pkt.cpu=MS (client: after each size, bursts for MS between MARK lines)
 #   pkt.rxd=N pkt.txd=N pkt.itr=N (e1000 RxDescriptors, TxDescriptors,
@@ -75,7 +77,7 @@ ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
 ARP= FLOWMS=20000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
-THEN=
+THEN= RXCOUNT=
 # set_key pkt.NAME=VALUE: one kernel argument into its variable.
 set_key() {
 	v=${1#*=}
@@ -118,6 +120,7 @@ set_key() {
 	pkt.irqcpu=*) IRQCPU=$v ;;
 	pkt.rxcpu=*) RXCPU=$v ;;
 	pkt.then=*) THEN=$v ;;
+	pkt.rxcount=*) RXCOUNT=$v ;;
 	esac
 }
 for w in $(cat /proc/cmdline); do set_key "$w"; done
@@ -456,6 +459,7 @@ run_modes() {
 				--irqs "$IRQS" --cpu-ms "$CPU"
 			[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
 			[ "$IF" = bond0 ] && set -- "$@" --reorder
+			[ "$RXCOUNT" = 1 ] && [ "$ROLE" = server ] && set -- "$@" --rx-count
 			[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
 			[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --server-ip "10.0.0.$PEERHOST"
 			[ -n "$IRQCPU$RXCPU" ] && irq_cpus | sed 's/^IRQCPU /IRQCPU0 /'

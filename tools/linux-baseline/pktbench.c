@@ -92,6 +92,7 @@
 #include "../../lib/include/wire.h"
 #include "benchnet.h"
 #include "pktproto.h"
+#include "rxmark.h"
 #include "xdpport.h"
 
 
@@ -135,6 +136,7 @@ struct opts {
 	int probe_timeout_ms; // client: server readiness
 	int idle_timeout_ms;  // server: no traffic at all
 	int gap_ms;           // client: pause between bursts
+	bool rx_count;        // server: under insnplugin.so (rxmark.h's rx_defer)
 	int cpu_ms;           // client: bursts between MARK lines after each size's runs
 	int proto;            // stream: IPPROTO_TCP or IPPROTO_MPTCP
 	struct in_addr server_ip; // stream client: where to connect
@@ -513,6 +515,7 @@ static int mm_recv(struct port *p, struct frame *f, int timeout_ms)
 	if (p->mm_i >= p->mm_n) {
 		uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 		p->mm_i = p->mm_n = 0;
+		RX_POLL_BEGIN();
 		for (uint32_t spin = 1;; spin++) {
 			int n = recvmmsg(p->fd, p->mm, MM_BATCH, MSG_DONTWAIT, NULL);
 			if (n > 0) {
@@ -523,6 +526,7 @@ static int mm_recv(struct port *p, struct frame *f, int timeout_ms)
 				die("recvmmsg: %s", strerror(errno));
 			if ((spin & 15) == 0 && now_ns() >= deadline)
 				return 1;
+			RX_POLL_EMPTY(); // nothing came: the round, its busy poll included
 		}
 	}
 	struct mmsghdr *m = &p->mm[p->mm_i++];
@@ -548,9 +552,12 @@ static int v3_recv(struct port *p, struct frame *f, int timeout_ms)
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 	while (!p->v3.left) {
 		struct tpacket_block_desc *b = v3_block(p);
-		for (uint32_t spin = 1; !(v3_status(b) & TP_STATUS_USER); spin++)
+		RX_POLL_BEGIN();
+		for (uint32_t spin = 1; !(v3_status(b) & TP_STATUS_USER); spin++) {
 			if ((spin & 255) == 0 && now_ns() >= deadline)
 				return 1;
+			RX_POLL_EMPTY_USER(); // the block fills under interrupts: those count
+		}
 		p->v3.left = b->hdr.bh1.num_pkts;
 		p->v3.pkt = (struct tpacket3_hdr *)((uint8_t *)b + b->hdr.bh1.offset_to_first_pkt);
 		if (!p->v3.left) { // never expected: the kernel closes no empty block
@@ -823,6 +830,10 @@ struct burst_state {
 	// R1: TSC at the burst's first frame received (0: none yet), and the
 	// ticks spent checking payloads; guest instructions under -icount.
 	uint64_t first_tsc, check_tsc;
+	// R1 as receive work: a receive window is open (opened while waiting
+	// for the burst), and the TSC when it opened.
+	bool rx_open;
+	uint64_t rx_tsc;
 };
 
 // insnplugin.c's window markers (no-ops): a burst's R1, from its first
@@ -884,11 +895,16 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
 static uint64_t window_srvstat(void);
 
+// A burst's state cleared; the interrupt mark and an open receive window
+// stay (burst_reply closes the window).
 static void burst_reset(struct burst_state *b)
 {
 	long mark = b->irqs_mark;
+	bool open = b->rx_open;
+	uint64_t at = b->rx_tsc;
 	memset(b, 0, sizeof *b);
 	b->irqs_mark = mark;
+	b->rx_open = open, b->rx_tsc = at;
 }
 
 static void burst_reply(struct server *sv, const uint8_t dst[6])
@@ -896,6 +912,9 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	struct burst_state *b = &sv->b;
 	uint8_t f[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
+	if (b->rx_open) // the plugin's window and ours close together
+		RX_CLOSE();
+	uint64_t held = tsc_now();
 	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
 	R1_MARK_END();
 	uint64_t sent = tsc_now();
@@ -903,18 +922,23 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	uint32_t n = b->good + b->bad;
 	if (sv->reorder)
 		b->missing = b->batch > n ? b->batch - n : 0;
-	long irqs = irq_count(sv->irqname);
-	printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
+	long irqs = rx_defer ? -1 : irq_count(sv->irqname);
+	rx_printf("SRVSTAT burst variant=%s bytes=%u good=%u bad=%u missing=%u ooo=%u irqs=%ld "
 	       "r1_tsc=%llu check_tsc=%llu\n",
 	       variant_name[g_opts->variant], b->bytes, b->good, b->bad, b->missing, b->ooo,
 	       irqs >= 0 && b->irqs_mark >= 0 ? irqs - b->irqs_mark : -1,
 	       (unsigned long long)(n ? (sent - b->first_tsc) / n : 0),
 	       (unsigned long long)(n ? b->check_tsc / n : 0));
-	fflush(stdout);
+	if (b->rx_open) // insnplugin.c's RXW lines pair with these, in order
+		rx_printf("SRVSTAT rxwin variant=%s bytes=%u packets=%u tsc=%llu\n", variant_name[g_opts->variant],
+		          b->bytes, n, (unsigned long long)(held - b->rx_tsc));
+	if (!rx_defer)
+		fflush(stdout);
 	if (b->bad || b->missing || (b->ooo && !sv->reorder))
 		sv->bad_bursts++;
 	burst_reset(b);
-	b->irqs_mark = irq_count(sv->irqname);
+	b->rx_open = false;
+	b->irqs_mark = rx_defer ? -1 : irq_count(sv->irqname);
 }
 
 // One packet of a burst: checks order and payload; answers after the last.
@@ -937,6 +961,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		b->batch = k->batch;
 		memcpy(b->src, k->src, 6);
 		uint64_t c0 = tsc_now();
+		RX_CHECK_BEGIN();
 		if (k->seq >= PB_REORDER_MAX || (b->seen[k->seq / 8] & (1u << (k->seq % 8))))
 			b->bad++; // out of range or a duplicate
 		else if (b->seen[k->seq / 8] |= (uint8_t)(1u << (k->seq % 8)),
@@ -944,6 +969,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 			b->good++;
 		else
 			b->bad++;
+		RX_CHECK_END();
 		b->check_tsc += tsc_now() - c0;
 		if (k->flags & WIRE_F_LAST)
 			b->last_seen = true;
@@ -952,7 +978,7 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 		return;
 	}
 	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
-		printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
+		rx_printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
 		sv->bad_bursts++;
 		burst_reset(b);
 	}
@@ -967,10 +993,12 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 	b->expect = k->seq + 1;
 	b->bytes = k->len;
 	uint64_t c0 = tsc_now();
+	RX_CHECK_BEGIN();
 	if (pattern_check(k->payload, k->len, k->seq) == k->len)
 		b->good++;
 	else
 		b->bad++;
+	RX_CHECK_END();
 	b->check_tsc += tsc_now() - c0;
 	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
 		burst_reply(sv, k->src);
@@ -1007,6 +1035,22 @@ static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
 	return k.len == 0 ? 2 : 0;
 }
 
+// After the last burst: a receive window with no frame coming, closed by
+// the receive timeout: the background (timer ticks) a window holds.
+static void rx_idle_window(struct port *p)
+{
+	struct frame f;
+	uint64_t t0 = tsc_now();
+	RX_OPEN();
+	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
+	RX_CLOSE();
+	uint64_t t1 = tsc_now();
+	if (!r)
+		port_release(p);
+	rx_printf("SRVSTAT rxwin variant=%s bytes=0 packets=%d tsc=%llu idle_ms=%d\n", variant_name[g_opts->variant],
+	          !r, (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS); // after the kept lines: in order
+}
+
 static int run_server(const struct opts *o)
 {
 	struct port p;
@@ -1014,6 +1058,7 @@ static int run_server(const struct opts *o)
 	port_open(&p, o, o->idle_timeout_ms);
 	g_port = &p;
 	g_opts = o;
+	rx_defer = o->rx_count;
 	sv.b.irqs_mark = irq_count(o->irqname);
 	printf("READY role=server variant=%s mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n",
 	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
@@ -1025,6 +1070,11 @@ static int run_server(const struct opts *o)
 		// After the quit, a pktbench client still sends its bye at once;
 		// a kernel client sends nothing more.
 		bool straggle = sv.reorder && sv.b.last_seen;
+		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
+			sv.b.rx_open = true;
+			sv.b.rx_tsc = tsc_now();
+			RX_OPEN();
+		}
 		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : straggle ? PB_REORDER_WAIT_MS : o->idle_timeout_ms)) {
 			if (quit)
 				break;
@@ -1041,6 +1091,8 @@ static int run_server(const struct opts *o)
 		if (stop == 2)
 			quit = true;
 	}
+	rx_idle_window(&p);
+	rx_flush();
 	port_stats(&p);
 	port_close(&p);
 	print_netdev(o->ifname);
@@ -2253,7 +2305,7 @@ static void usage(void)
 	        "usage: pktbench --role server|client [--mode rtt|burst|window|stream|flow] [--variant packet|mmap|xdp|tuned|tuned-mmap]\n"
 	        "                [--if eth0] [--irqs NAME[,NAME...]] [--peer MAC] [--sizes 64,1500,8192]\n"
 	        "                [--runs N] [--warmup N]\n"
-	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N]\n"
+	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N] [--rx-count]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
 	        "                [--reorder] [--flow-ms N]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
@@ -2306,7 +2358,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "probe-timeout-ms", 1, 0, 'P' }, { "idle-timeout-ms", 1, 0, 'I' },
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
-		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' },
+		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' }, { "rx-count", 0, 0, 'X' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
@@ -2331,6 +2383,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
 		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
 		case 'R': o->reorder = true; break;
+		case 'X': o->rx_count = true; break;
 		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick_variant(optarg); break;

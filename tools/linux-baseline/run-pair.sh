@@ -9,7 +9,7 @@
 #               [--runs N] [--warmup N] [--icount] [--timeout SECONDS]
 #               [--gap MS] [--cpu-ms MS] [--append "kernel args"]
 #               [--guest DIR] [--logdir DIR] [--no-build] [--nic e1000|virtio|e1000e]
-#               [--smp N] [--swap]
+#               [--smp N] [--swap] [--count-rx]
 #
 # --nic (default $NIC, else e1000) picks the guests' NIC: QEMU's e1000, a
 # modern virtio-net-pci (disable-legacy=on) driven by virtio_net.ko, or
@@ -28,6 +28,12 @@
 # pktbench server); either boots initrd-dpdk.gz with 512 MiB in both guests.
 # --mode ceiling (dpdk only): a txonly sender into an rxonly receiver.
 # --mode window: the windowed stream (pktwindow.h), every variant.
+# --count-rx: the server's QEMU loads insnplugin.so (built by build.sh),
+# whose receive windows (R1 as receive work, rxmark.h) are printed after
+# the server's lines as "SRVSTAT rxw n=.. work=.. check=.. idle=.. polls=..",
+# in the order of the server's "SRVSTAT rxwin" lines they belong to; the
+# server gets pkt.rxcount=1 (pktbench and dpdkbench --rx-count: its lines
+# between bursts kept for its end, no interrupt counts read).
 # --swap: once every mode has run, the guests swap roles in the same boot
 # (init.sh's pkt.then) and run every mode again: the client guest
 # (--variant) serves, the server guest (--server-variant) measures; the
@@ -39,7 +45,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2 CPU_MS=0
+MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 ICOUNT= TIMEOUT=300 GAP=2 CPU_MS=0 COUNT_RX=
 APPEND= GUEST=$ROOT/build/linux-baseline SERVER_VARIANT= LOGDIR= BUILD=1 NIC=${NIC:-e1000} SWAP=
 SERVER_MAC=52:54:00:4c:42:01
 CLIENT_MAC=52:54:00:4c:42:02
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--nic) NIC=$2; shift ;;
 	--smp) lb_smp_set "$2"; shift ;;
 	--swap) SWAP=1 ;;
+	--count-rx) COUNT_RX=1 ;;
 	*) usage ;;
 	esac
 	shift
@@ -99,6 +106,7 @@ lb_need_pkgs qemu-system-x86
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
 [ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$INITRD" ] || lb_die "no guest in $GUEST (run build.sh)"
+[ -z "$COUNT_RX" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-pair.XXXXXX)
 if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
@@ -119,6 +127,7 @@ boot() {
 	local name=$1 mac=$2 local_sock=$3 remote_sock=$4 args=$5
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
+	[ -n "$COUNT_RX" ] && [ "$name" = server ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/server.rxw")
 	# romfile= drops the NIC's iPXE option ROM: it only slows the boot.
 	lb_guest "$name" "$INITRD" "$MEM" "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${extra[@]}" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$local_sock,remote.type=unix,remote.path=$remote_sock" \
@@ -129,6 +138,7 @@ common="pkt.idle=60000 pkt.mode=$MODE pkt.variant=$VARIANT pkt.sizes=$SIZES pkt.
 # With --swap each guest also knows its peer, for the second phase's client.
 sargs= cargs=
 [ -n "$SWAP" ] && sargs="pkt.peer=$CLIENT_MAC pkt.then=role:client" cargs="pkt.then=role:server"
+[ -n "$COUNT_RX" ] && sargs="$sargs pkt.rxcount=1"
 boot server "$SERVER_MAC" "$SOCKDIR/s.sock" "$SOCKDIR/c.sock" "pkt.role=server $common pkt.variant=$SERVER_VARIANT $sargs"
 SERVER_PID=$BOOT_PID
 boot client "$CLIENT_MAC" "$SOCKDIR/c.sock" "$SOCKDIR/s.sock" "pkt.role=client pkt.peer=$SERVER_MAC $common $cargs"
@@ -146,6 +156,7 @@ CLIENT_LINES='^(RESULT|SUMMARY|PORT|SKIP) ' SERVER_LINES='^(SRVSTAT|RESULT ceili
 [ -n "$SWAP" ] && CLIENT_LINES="$CLIENT_LINES|$SERVER_LINES|^PHASE " SERVER_LINES=$CLIENT_LINES
 grep -E "$CLIENT_LINES" "$LOGDIR/client.txt" || true
 grep -E "$SERVER_LINES" "$LOGDIR/server.txt" || true
+[ -z "$COUNT_RX" ] || sed -n 's/^RXW /SRVSTAT rxw /p' "$LOGDIR/server.rxw" 2>/dev/null || true
 
 verdict() { # SIDE: empty if every run (mode, variant, role) ended well, else why not
 	local bad

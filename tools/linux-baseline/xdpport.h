@@ -345,11 +345,22 @@ static int xp_recv(struct xport *x, uint8_t **data, uint32_t *len, int timeout_m
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
 	uint32_t idx;
+	RX_POLL_BEGIN();
 	for (uint32_t spin = 1; xsk_ring_cons__peek(&x->rx, 1, &idx) != 1; spin++) {
-		if (x->busy_poll || xsk_ring_prod__needs_wakeup(&x->fill))
+		bool woke = x->busy_poll || xsk_ring_prod__needs_wakeup(&x->fill);
+		if (woke)
 			xp_wake(x, false);
 		if ((spin & 63) == 0 && now_ns() >= deadline)
 			return 1;
+		// Nothing came: the whole round is left out, or only its user
+		// part when no system call ran (interrupts between count); a
+		// wake-up that brought frames is kept.
+		if (!woke)
+			RX_POLL_EMPTY_USER();
+		else if (!xsk_cons_nb_avail(&x->rx, 1))
+			RX_POLL_EMPTY();
+		else
+			RX_POLL_BEGIN();
 	}
 	const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx);
 	x->rx_addr = d->addr;

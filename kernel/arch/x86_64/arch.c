@@ -73,6 +73,14 @@ void arch_idle_interrupted(void)
 // STI takes effect after the next instruction (SDM Vol. 2B, STI): the nop
 // is where a pending interrupt is taken.
 void arch_irq_window(void) { __asm__ volatile("sti; nop; cli" ::: "memory"); }
+// insnplugin.c's poll markers (nopl with a displacement no compiler emits).
+void arch_mark(enum arch_mark m)
+{
+	if (m == ARCH_MARK_POLL_BEGIN)
+		__asm__ volatile("nopl 0x7ab1c0d7(%%rax)" ::: "memory");
+	else
+		__asm__ volatile("nopl 0x7ab1c0d8(%%rax)" ::: "memory");
+}
 uint64_t arch_rdtsc(void)
 {
 	uint32_t lo, hi;

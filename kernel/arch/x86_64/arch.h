@@ -70,6 +70,11 @@ void arch_idle(void);        // enable interrupts, halt until one arrives
 uint64_t arch_idle_woke(void);
 void arch_idle_interrupted(void); // trap_dispatch, on every interrupt
 void arch_irq_window(void);  // let pending interrupts in, then off again
+// Marks for the receive-work counter (tools/linux-baseline/insnplugin.c):
+// no-ops a TCG plugin sees. A poll begins; that poll found nothing, so its
+// instructions are not receive work.
+enum arch_mark { ARCH_MARK_POLL_BEGIN, ARCH_MARK_POLL_EMPTY };
+void arch_mark(enum arch_mark m);
 uint64_t arch_rdtsc(void);
 void arch_pause(void);
 // Writes back and evicts [p, p+n) from every cache level (clflush + mfence).
