@@ -137,7 +137,8 @@ ROWS = {
     # over the runs, each system's pairs interleaved with the other's.
     "fspaper": {
         "system": ("str", "all"), "op": ("str", "all"), "io_bytes": ("int", "all"), "links": ("int", "all"),
-        "rtt_added_ms": ("num", "all"), "mbps": ("num", "all"), "mb_s": ("num", "all"), "runs": ("int", "all"),
+        "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "mb_s": ("num", "optional"),
+        "runs": ("int", "all"), "median_ms": ("num", "optional"),
         "clock": ("str", "all"), "link_mbps": ("int", "all"), "bytes": ("int", "all"), "verified": ("bool", "all"),
         "cpu_pct_client": ("num", "optional"), "busy_per_byte_client": ("num", "optional"),
         "busy_per_byte_server": ("num", "optional"), "before_mb_s": ("num", "optional"),
@@ -287,10 +288,11 @@ def consistent(bench, where, row, faults):
             if not num(k):
                 faults.append(f"{where}: a CPU-work row without {k}")
     if bench == "fspaper":
-        need = {"seq_write": ("cpu_pct_client",), "tcp_stream": ("window_bytes",),
-                "write_through_cut": ("lost", "corrupt", "cut_inside", "progress")}.get(row.get("op"))
+        need = {"seq_write": ("cpu_pct_client", "mbps", "mb_s"), "tcp_stream": ("window_bytes", "mbps", "mb_s"),
+                "write_through_cut": ("lost", "corrupt", "cut_inside", "progress", "mbps", "mb_s"),
+                "rtt": ("median_ms",)}.get(row.get("op"))
         if need is None:
-            faults.append(f"{where}: op {row.get('op')!r} is none of seq_write, write_through_cut, tcp_stream")
+            faults.append(f"{where}: op {row.get('op')!r} is none of seq_write, write_through_cut, tcp_stream, rtt")
         for k in need or ():
             if row.get(k) is None:
                 faults.append(f"{where}: a {row['op']} row without {k}")

@@ -17,7 +17,7 @@ them each time (medians over the runs).
         time over the write / the write's elapsed time (this kernel:
         sysinfo idle_tsc; Linux: /proc/timer_list idle and iowait sleep, as
         fs_cpu.py), and both ends' busy time per byte (under --icount: busy
-        instructions per byte).
+        instructions per byte, make bench-fs-paper's seqicount part).
   wcut  RI2N Table 4, writes through a 10 s failure of one of two links:
         32 KiB writes through a 32 MiB file, over and over, for --secs (24);
         --cut-at (5) s after "FSCUT begin" the runner cuts link 0 (this
@@ -101,10 +101,37 @@ def kernel_stream(a):
              "retransmits": None}], [], {}
 
 
+def kernel_rtt(a):
+    """The round trip of the stream's path for this kernel (its Table 3
+    RTT, as Linux's is its ping): user/pingpong.c, 64 bytes, 20 timed
+    round trips, over the same topology (and router): the median."""
+    with tempfile.TemporaryDirectory(prefix="fspaper-rtt.") as d:
+        topo = topology(os.path.abspath(a.kernel), os.path.join(d, "none.img"), 1, a.mbps, a.delay, a.guest, "", 0)
+        for n in topo["nodes"]:
+            if n["name"] == "s":
+                n["append"] = "run=pingpong role=server peer=@MAC:c:0@ nic_mbps=@MBPS@"
+                n.pop("qemu_extra", None)
+            elif n["name"] == "c":
+                n["append"] = "run=pingpong role=client peer=@MAC:s:0@ sizes=64 iters=20 warm=3 nic_mbps=@MBPS@"
+                n["start_after"] = {"node": "s", "line": "READY pingpong server"}
+        topo["name"] = f"fspaper-rtt-{a.delay}".replace(".", "_")
+        topo["timeout"] = 300
+        r, out, logs = cluster_run(topo, d)
+    m = re.findall(r"RESULT rtt system=kernel .*$", logs["c"], re.M)
+    if r.returncode != 0 or not m:
+        keep_fail(f"kernel-rtt-{a.delay}", dict(logs, runner=r.stdout + r.stderr))
+        raise RuntimeError(f"kernel rtt pair failed ({r.returncode}): {r.stdout[-400:]}")
+    x = kv(m[-1])
+    return [{"op": "rtt", "system": "kernel", "io_bytes": 64, "bytes": 64, "us": int(x["median_ns"]) / 1000,
+             "mbps": 0.0, "verified": "1", "run": "1", "median_ms": int(x["median_ns"]) / 1e6}], [], {}
+
+
 def kernel_pair(a):
     """One boot pair of this kernel: (its FSB lines, FSPROG lines, cut offsets)."""
     if a.what == "stream":
         return kernel_stream(a)
+    if a.what == "rtt":
+        return kernel_rtt(a)
     if a.what == "seq":
         client = f"seq_bytes={a.bytes} seq_io={a.io} runs={a.runs} timeout_ms=20000"
     else:
@@ -131,6 +158,11 @@ def kernel_pair(a):
             summary = json.load(open(os.path.join(out, "summary.json")))
         except (OSError, ValueError):
             summary = {}
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+        for n, text in dict(logs, summary=json.dumps(summary, indent=1)).items():
+            with open(os.path.join(a.keep, f"{a.what}-{a.links}-{n}.log"), "w") as f:
+                f.write(text)
     lines = [kv(ln[ln.index("FSB op="):]) for ln in logs["c"].splitlines() if "FSB op=" in ln]
     prog = [kv(ln[ln.index("FSPROG"):]) for ln in logs["c"].splitlines() if "FSPROG" in ln]
     cut = {}
@@ -206,7 +238,9 @@ def samples_of(a, lines, prog, cut, run0):
                 "clock": "icount" if a.icount else "real", "io_bytes": int(x["io_bytes"]),
                 "bytes": int(x["bytes"]), "us": float(x["us"]), "mbps": float(x["mbps"]),
                 "verified": x.get("verified") == "1"}
-        if x["op"] == "tcp_stream":
+        if x["op"] == "rtt":
+            out.append(dict(base, op="rtt", run=run0 + 1, rtt_added_ms=a.delay, median_ms=x["median_ms"]))
+        elif x["op"] == "tcp_stream":
             out.append(dict(base, op="tcp_stream", run=run0 + int(x.get("run", i + 1)), rtt_added_ms=a.delay,
                             **({"ping_avg_ms": float(x["ping_avg_ms"])} if "ping_avg_ms" in x else {}),
                             **({"sndbuf_eff": int(x["sndbuf_eff"])} if "sndbuf_eff" in x else {}),
@@ -260,7 +294,11 @@ def rows_of(samples, a):
                "mbps": stats.rnd(stats.median([x["mbps"] for x in xs]), 2),
                "mbps_runs": [x["mbps"] for x in xs], "verified": all(x["verified"] for x in xs)}
         row["mb_s"] = stats.rnd(row["mbps"] / 8, 2)
-        if op == "tcp_stream":
+        if op == "rtt":
+            for key in ("mb_s", "mbps", "mbps_runs"):
+                del row[key]
+            row["median_ms"] = stats.rnd(stats.median([x["median_ms"] for x in xs]), 3)
+        elif op == "tcp_stream":
             row["window_bytes"] = xs[0]["window_bytes"]
             if "sndbuf_eff" in xs[0]:
                 row["sndbuf_eff"] = xs[0]["sndbuf_eff"]
@@ -329,7 +367,7 @@ def write_doc(out, samples, a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("seq", "wcut", "stream"))
+    ap.add_argument("what", choices=("seq", "wcut", "stream", "rtt"))
     ap.add_argument("system", choices=("kernel", "linux"))
     ap.add_argument("kernel")
     ap.add_argument("out")
@@ -342,10 +380,11 @@ def main():
     ap.add_argument("--cut-for", type=float, default=10.0)
     ap.add_argument("--mbps", type=int, default=100)
     ap.add_argument("--icount", action="store_true")
-    ap.add_argument("--keep", default="", help="a directory for the kernel stream's console logs")
+    ap.add_argument("--keep", default="", help="a directory for this kernel's console logs")
     ap.add_argument("--delay", type=float, default=0.0, help="stream: ms added to the round trip (router guest)")
     ap.add_argument("--sockbuf", type=int, default=131072, help="stream: Linux's socket buffers (netperf -s)")
-    ap.add_argument("--first", action="store_true", help="drop this part's (seq, wcut, stream) earlier samples")
+    ap.add_argument("--first", action="store_true",
+                    help="drop this part's (seq, wcut, stream; real or icount) earlier samples")
     ap.add_argument("--guest", default=os.path.join(ROOT, "build", "linux-baseline"))
     a = ap.parse_args()
     if a.what == "wcut" and a.links < 2:
@@ -353,10 +392,11 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     raw = os.path.join(a.out, SAMPLES)
     samples = [json.loads(x) for x in open(raw) if x.strip()] if os.path.exists(raw) else []
-    if a.first:  # this part afresh, the others kept
-        samples = [x for x in samples if x["what"] != a.what]
+    if a.first:  # this part (and clock) afresh, the others kept
+        clock = "icount" if a.icount else "real"
+        samples = [x for x in samples if x["what"] != a.what or x["clock"] != clock]
     mine = [x for x in samples if x["what"] == a.what and x["links"] == a.links and
-            x.get("rtt_added_ms", 0.0) == a.delay and
+            x.get("rtt_added_ms", 0.0) == a.delay and x["clock"] == ("icount" if a.icount else "real") and
             (x["system"] == "kernel") == (a.system == "kernel")]
     run0 = max([x["run"] for x in mine] or [0])
     t0 = time.monotonic()
@@ -372,6 +412,7 @@ def main():
     new = samples_of(a, *got, run0)
     for x in new:
         extra = (f" CPU {100 * x['busy_c'] / x['elapsed']:.1f} %" if x["op"] == "seq_write" else
+                 f" +{a.delay} ms: {x['median_ms']} ms" if x["op"] == "rtt" else
                  f" +{a.delay} ms ping {x.get('ping_avg_ms')}" if x["op"] == "tcp_stream" else
                  f" {phases(x, a.secs)} lost {x['lost']} corrupt {x['corrupt']}")
         print(f"fs-paper: {x['system']} {x['op']} {a.links} link(s) {x['io_bytes']} B run {x['run']}: "
