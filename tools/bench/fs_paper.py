@@ -339,7 +339,8 @@ def write_doc(out, samples, a):
     rows = rows_of(samples, a)
     doc = {"bench": "fspaper",
            "env": dict(env("tcg", "real", max([r["runs"] for r in rows] or [0]), backend="dgram", nic="e1000"),
-                       link_mbps=a.mbps, seq_bytes=a.bytes, scale=f"{a.bytes >> 20} MiB of the paper's 1.4 GB",
+                       link_mbps={op: sorted({r["link_mbps"] for r in rows if r["op"] == op})
+                                  for op in sorted({r["op"] for r in rows})}, seq_bytes=a.bytes, scale=f"{a.bytes >> 20} MiB of the paper's 1.4 GB",
                        wcut_secs=a.secs, cut_at_s=a.cut_at, cut_for_s=a.cut_for,
                        kernel=("user/fsbench.c against user/fsd.c (its own IDE disk, cache=unsafe), both nodes "
                                "poll=irq, fsd defaults; fs_write of io_bytes from a zero-copy buffer, one at a "
