@@ -217,8 +217,8 @@ def table3(doc):
     delays = sorted({r["rtt_added_ms"] for r in rows})
     out = ["### SRFS on Ether Table 3: a netperf-like stream against window / round trip", "",
            "The paper: netperf -s 131072 (TCP window 128 KB) over a GbE path of 3.3 ms round trip (direct) and "
-           "4.0 ms (VPN); theoretical a = window / RTT. Here: one link, unpaced (the window, not a pacer, "
-           "limits), a Linux router guest adding the delay with netem (none in the direct cell). Linux: one "
+           "4.0 ms (VPN); theoretical a = window / RTT. Here: one link, unpaced (no pacer sets the rate), a "
+           "Linux router guest adding the delay with netem (none in the direct cell). Linux: one "
            "TCP connection, SO_SNDBUF = SO_RCVBUF = 131072 (netperf -s), 64 MiB in writes of 512 KiB (netperf "
            "-M 524288), every byte compared at the sink. This kernel: user/stream.c over a reliable channel, "
            "8 KiB packets in batches of 4, 4 batches unacknowledged: 128 KiB in flight, every byte compared. "
@@ -310,7 +310,8 @@ def b_tables(out_dir):
            "fsd/fsbench, and Linux NFSv3 (rsize = wsize 1 MiB, TCP) with and without noac; medians of "
            f"{k['env'].get('runs')} runs; every read compared. 4 KiB read round trip with the delay: this "
            f"kernel {fmt(rtt_k and rtt_k['median_us'] / 1000, 2)} ms"
-           + "".join(f", {r['system']} noac={r.get('noac')} {r['median_us'] / 1000:.2f} ms" for r in rtt_l)
+           + "".join(f", Linux NFSv3{' with noac' if r.get('noac') else ''} {r['median_us'] / 1000:.2f} ms"
+                     for r in rtt_l)
            + ". Mbit/s:", ""]
     lost_paper, lost_here = [], []
     link = k["env"].get("link_mbps") or 100
