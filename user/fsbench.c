@@ -32,8 +32,13 @@
 // subtract; first the same over 1 s of no I/O (op=cpu_idle, io_bytes=0):
 //   FSB op=cpu_write|cpu_read io_bytes=L ops=N us=T mbps=M.m busy_c=B busy_s=B
 //       mark_c=B mark_s=B verified=0|1 status=E
-// Every file is unlinked, BYE ends the server. Arguments: sizes= (MiB,
-// comma-separated, default 1,2,4,8,16,32), runs= (1), fsync_mb= (4),
+// RI2N/DRV's Tables 2 and 4 instead (make bench-fs-paper, fs_paper.py):
+// seq_bytes=N: per run and write length of seq_io= (8192,32768) a new file
+// of N bytes written in fs_writes of the length (seq_bench, below);
+// wcut_s=S: 32 KiB writes through a file for S seconds while the runner
+// cuts and restores link 0 (wcut_bench, below).
+// Every file is unlinked, BYE ends the server. Arguments: sizes= (MiB, or
+// KiB with a k: 8k; comma-separated, default 1,2,4,8,16,32), runs= (1), fsync_mb= (4),
 // rtt_n= (200), cut_mb= (0), nics=, peer=, chan=, timeout_ms=, the settings
 // (fs.h). Exit 0 only when every operation worked, every byte compared
 // equal, and the frames came back.
@@ -41,7 +46,7 @@
 #include <netutil.h>
 #include "fs.h"
 
-#define MAX_SIZES 8
+#define MAX_SIZES 16
 #define RTT_FILE (1u << 20)
 #define RTT_MAX 1000
 #define DETACH_GAP_US 2000000 // the server reopens its channels 1.5 s after a DETACH
@@ -104,8 +109,8 @@ static long timed_read(long h, uint64_t len, uint64_t seed, uint64_t *us, int *o
 static long one_size(uint64_t len, int run, uint64_t fsync_max)
 {
 	char name[16];
-	uint64_t mib = len >> 20, seed = ((uint64_t)run * 64 + mib) * 2, us;
-	fmt_snprintf(name, sizeof(name), "f%lu", mib);
+	uint64_t kib = len >> 10, seed = ((uint64_t)run * 65536 + kib) * 2, us;
+	fmt_snprintf(name, sizeof(name), "f%lu", kib);
 	long h = fs_create(&fc, name, 1), e;
 	if (h < 0)
 		return h;
@@ -173,14 +178,14 @@ static long rtt_4k(int n)
 	return e < 0 ? e : u;
 }
 
-// Bytes of p[0..len) that differ from seed's data at 0.
-static uint64_t corrupt_bytes(const uint8_t *p, uint64_t len, uint64_t seed)
+// Bytes of p[0..len) that differ from seed's data at file offset off.
+static uint64_t corrupt_bytes_at(const uint8_t *p, uint64_t off, uint64_t len, uint64_t seed)
 {
 	static uint8_t want[4096];
 	uint64_t bad = 0;
 	for (uint64_t d = 0; d < len; d += sizeof(want)) {
 		uint64_t n = len - d < sizeof(want) ? len - d : sizeof(want);
-		fs_pattern(want, d, n, seed);
+		fs_pattern(want, off + d, n, seed);
 		for (uint64_t i = 0; i < n; i++)
 			bad += want[i] != p[d + i];
 	}
@@ -205,7 +210,7 @@ static long cut_read(uint64_t len)
 	us = now_us() - t0;
 	printf("FSCUT end\n");
 	ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s1, 0, 0);
-	uint64_t got = r > 0 ? (uint64_t)r : 0, bad = got ? corrupt_bytes(rbuf, got, 9) : 0;
+	uint64_t got = r > 0 ? (uint64_t)r : 0, bad = got ? corrupt_bytes_at(rbuf, 0, got, 9) : 0;
 	uint64_t m10 = us ? len * 80 / us : 0;
 	printf("FSB op=read_through_cut io_bytes=%lu run=1 us=%lu mbps=%lu.%lu lost=%lu corrupt=%lu "
 	       "link_deaths=%lu link_recoveries=%lu retransmits=%lu verified=%d status=%ld\n", len, us, m10 / 10,
@@ -330,20 +335,156 @@ static int parse_lens(const char *s, uint64_t *v)
 	return n;
 }
 
-// sizes=1,2,4 (MiB) into v; how many.
+// sizes=8k,64k,1,2,4 (MiB, or KiB with a k) into v; how many.
 static int parse_sizes(const char *s, uint64_t *v)
 {
 	int n = 0;
 	while (*s && n < MAX_SIZES) {
 		long m = atol(s);
-		if (m > 0 && (uint64_t)m << 20 <= FS_MAX_FILE)
-			v[n++] = (uint64_t)m << 20;
+		const char *d = s;
+		while (*d >= '0' && *d <= '9')
+			d++;
+		uint64_t b = (uint64_t)m << (*d == 'k' ? 10 : 20);
+		if (m > 0 && b <= FS_MAX_FILE && b % 4096 == 0)
+			v[n++] = b;
 		while (*s && *s != ',')
 			s++;
 		if (*s == ',')
 			s++;
 	}
 	return n;
+}
+
+// Compares the file's first len bytes, read in pieces of at most 4 MiB into
+// rbuf, with want(offset)'s seed: the bytes that differ or did not come.
+static uint64_t check_file(long h, uint64_t len, uint64_t (*want)(uint64_t, const void *), const void *arg)
+{
+	uint64_t bad = 0, piece = 4ul << 20;
+	for (uint64_t off = 0; off < len; off += piece) {
+		uint64_t n = len - off < piece ? len - off : piece;
+		long r = fs_read(&fc, h, off, rbuf, n);
+		uint64_t got = r > 0 ? (uint64_t)r : 0;
+		bad += n - got;
+		for (uint64_t d = 0; d < got; d += 4096) {
+			uint64_t m = got - d < 4096 ? got - d : 4096;
+			if (fs_pattern_diff(rbuf + d, off + d, m, want(off + d, arg)) != -1)
+				bad += corrupt_bytes_at(rbuf + d, off + d, m, want(off + d, arg));
+		}
+	}
+	return bad;
+}
+
+static uint64_t seed_fixed(uint64_t off, const void *arg)
+{
+	(void)off;
+	return *(const uint64_t *)arg;
+}
+
+// RI2N Table 2 (seq_bytes=): per run and write length L of seq_io= (bytes),
+// a new file written from offset 0 to seq_bytes in fs_writes of L, one at a
+// time (each returns once the bytes are in the server's memory), timed;
+// the client's busy ticks over it (busy_c, of tsc ticks elapsed: CPU % =
+// busy_c / elapsed) and the server's; then read back and compared (not timed):
+//   FSB op=seq_write io_bytes=L bytes=N run=R us=T mbps=M.m busy_c=B elapsed=E
+//       busy_s=B verified=0|1 status=E
+static long seq_bench(uint64_t total, const uint64_t *lens, int n, int runs)
+{
+	long e = 0;
+	for (int run = 1; run <= runs && e >= 0; run++)
+		for (int k = 0; k < n && e >= 0; k++) {
+			uint64_t len = lens[k], seed = 300 + (uint64_t)run * 16 + (uint64_t)k;
+			fs_pattern(wbuf, 0, total, seed);
+			long h = fs_create(&fc, "seq", 1);
+			if (h < 0)
+				return h;
+			uint64_t s0 = server_busy(), c0 = busy_now(), z0 = rdtsc(), t0 = now_us(), off;
+			for (off = 0; off < total && e >= 0; off += len) {
+				uint64_t m = total - off < len ? total - off : len;
+				e = fs_write(&fc, h, off, wbuf + off, m);
+				if (e >= 0 && e != (long)m)
+					e = -E_IO;
+			}
+			uint64_t t1 = now_us(), z1 = rdtsc(), c1 = busy_now(), s1 = server_busy();
+			uint64_t bad = e >= 0 ? check_file(h, total, seed_fixed, &seed) : total;
+			uint64_t us = t1 - t0, m10 = us ? total * 80 / us : 0;
+			printf("FSB op=seq_write io_bytes=%lu bytes=%lu run=%d us=%lu mbps=%lu.%lu busy_c=%lu elapsed=%lu "
+			       "busy_s=%lu verified=%d status=%ld\n", len, total, run, us, m10 / 10, m10 % 10, c1 - c0,
+			       z1 - z0, s0 && s1 ? s1 - s0 : 0, e >= 0 && !bad, e < 0 ? e : 0);
+			failures += e < 0 || bad;
+			fs_close(&fc, h);
+			long u = fs_unlink(&fc, "seq");
+			e = e < 0 ? e : u;
+		}
+	return e;
+}
+
+struct wcut_state {
+	uint64_t pos, pass, seed[2];
+};
+
+// The seed the bytes at off should have after the cut write: the last pass
+// wrote [0, pos), the one before it the rest.
+static uint64_t seed_wcut(uint64_t off, const void *arg)
+{
+	const struct wcut_state *w = arg;
+	return w->seed[(off < w->pos ? w->pass : w->pass + 1) % 2];
+}
+
+// RI2N Table 4 (wcut_s=): fs_writes of wcut_io= bytes (32 KiB) through a
+// file of wcut_mb= MiB (32), over and over (pass p from two buffers, seeds
+// alternating), for wcut_s seconds framed by "FSCUT begin" and "FSCUT end"
+// (the runner cuts link 0 some seconds after the first and restores it 10 s
+// later); every wcut_sync_mb= MiB (4) a progress line
+//   FSPROG t_us=T bytes=B
+// (time since FSCUT begin, bytes written so far; each fs_write returns once
+// the bytes are in the server's memory), then the whole file read back and
+// compared with what the last two passes wrote:
+//   FSB op=write_through_cut io_bytes=L bytes=N us=T mbps=M.m lost=B corrupt=B
+//       link_deaths=.. link_recoveries=.. retransmits=.. verified=0|1 status=E
+static long wcut_bench(uint64_t secs, uint64_t file, uint64_t len, uint64_t sync)
+{
+	struct wcut_state w = { 0, 0, { 401, 402 } };
+	uint8_t *buf[2] = { wbuf, rbuf };
+	fs_pattern(buf[0], 0, file, w.seed[0]);
+	fs_pattern(buf[1], 0, file, w.seed[1]);
+	long h = fs_create(&fc, "wcut", 1), e = 0;
+	if (h < 0)
+		return h;
+	struct io_stats s0, s1;
+	ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s0, 0, 0);
+	printf("FSCUT begin\n");
+	uint64_t t0 = now_us(), done = 0, next = sync, t = t0;
+	while (e >= 0 && t - t0 < secs * 1000000) {
+		uint64_t m = file - w.pos < len ? file - w.pos : len;
+		e = fs_write(&fc, h, w.pos, buf[w.pass % 2] + w.pos, m);
+		if (e >= 0 && e != (long)m)
+			e = -E_IO;
+		if (e < 0)
+			break;
+		done += m, w.pos += m, t = now_us();
+		if (w.pos == file)
+			w.pos = 0, w.pass++;
+		if (done >= next) {
+			printf("FSPROG t_us=%lu bytes=%lu\n", t - t0, done);
+			next += sync;
+		}
+	}
+	uint64_t us = t - t0;
+	printf("FSCUT end\n");
+	ctrl_io(fc.net.data[0].io, IO_OP_STATS, (unsigned long)&s1, 0, 0);
+	// after pass 0 alone, [pos, file) was never written: pass -1 is "none"
+	uint64_t check = w.pass ? file : w.pos;
+	uint64_t bad = e >= 0 ? check_file(h, check, seed_wcut, &w) : check;
+	uint64_t m10 = us ? done * 80 / us : 0;
+	printf("FSB op=write_through_cut io_bytes=%lu bytes=%lu us=%lu mbps=%lu.%lu lost=%lu corrupt=%lu "
+	       "link_deaths=%lu link_recoveries=%lu retransmits=%lu verified=%d status=%ld\n", len, done, us, m10 / 10,
+	       m10 % 10, e < 0 ? check : 0, e < 0 ? 0 : bad, s1.link_deaths - s0.link_deaths,
+	       s1.link_recoveries - s0.link_recoveries, s1.tx_retransmits - s0.tx_retransmits, e >= 0 && !bad,
+	       e < 0 ? e : 0);
+	failures += e < 0 || bad;
+	fs_close(&fc, h);
+	long u = fs_unlink(&fc, "wcut");
+	return e < 0 ? e : u;
 }
 
 static long bench(int argc, char **argv, const uint64_t *sizes, int nsizes)
@@ -386,8 +527,23 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nlens; i++)
 			buf_bytes = lens[i] > buf_bytes ? lens[i] : buf_bytes;
 	}
+	uint64_t seq = (uint64_t)arg_long(argc, argv, "seq_bytes", 0), seq_lens[MAX_SIZES];
+	int nseq = parse_lens(arg_get(argc, argv, "seq_io", "8192,32768"), seq_lens);
+	uint64_t wcut_s = (uint64_t)arg_long(argc, argv, "wcut_s", 0);
+	uint64_t wcut_file = (uint64_t)arg_long(argc, argv, "wcut_mb", 32) << 20;
+	seq = seq < FS_MAX_FILE ? seq : FS_MAX_FILE;
+	wcut_file = wcut_file < FS_MAX_FILE ? wcut_file : FS_MAX_FILE;
+	if (seq)
+		buf_bytes = seq;
+	else if (wcut_s)
+		buf_bytes = wcut_file;
 	long e = bench_connect();
-	if (e == 0 && nlens)
+	if (e == 0 && seq)
+		e = seq_bench(seq, seq_lens, nseq, (int)arg_long(argc, argv, "runs", 1));
+	else if (e == 0 && wcut_s)
+		e = wcut_bench(wcut_s, wcut_file, (uint64_t)arg_long(argc, argv, "wcut_io", 32768),
+			       (uint64_t)arg_long(argc, argv, "wcut_sync_mb", 4) << 20);
+	else if (e == 0 && nlens)
 		e = cpu_bench(lens, nlens, cpu_total, (uint64_t)arg_long(argc, argv, "cpu_mbps", 0));
 	else if (e == 0)
 		e = bench(argc, argv, sizes, nsizes);

@@ -146,6 +146,21 @@ ROWS = {
         "mode": ("str", "optional"), "busy_insns_per_byte_client": ("num", "optional"),
         "busy_insns_per_byte_server": ("num", "optional"), "cpu_bound_mbps": ("num", "optional"),
     },
+    # The seed papers' file-service figures (make bench-fs-paper, fs-paper.json): RI2N/DRV
+    # Tables 2 (seq_write) and 4 (write_through_cut), SRFS Table 3 (tcp_stream); medians
+    # over the runs, each system's pairs interleaved with the other's.
+    "fspaper": {
+        "system": ("str", "all"), "op": ("str", "all"), "io_bytes": ("int", "all"), "links": ("int", "all"),
+        "rtt_added_ms": ("num", "all"), "mbps": ("num", "optional"), "mb_s": ("num", "optional"),
+        "runs": ("int", "all"), "median_ms": ("num", "optional"),
+        "clock": ("str", "all"), "link_mbps": ("int", "all"), "bytes": ("int", "all"), "verified": ("bool", "all"),
+        "cpu_pct_client": ("num", "optional"), "busy_per_byte_client": ("num", "optional"),
+        "busy_per_byte_server": ("num", "optional"), "before_mb_s": ("num", "optional"),
+        "during_mb_s": ("num", "optional"), "after_mb_s": ("num", "optional"),
+        "longest_stall_s": ("num", "optional"), "cut_s": ("num", "optional"), "restore_s": ("num", "optional"),
+        "lost": ("int", "optional"), "corrupt": ("int", "optional"), "window_bytes": ("int", "optional"),
+        "ping_avg_ms": ("num", "optional"),
+    },
     # Interleaved boot pairs (make bench-abab, tools/bench/abab.py): one row per pair and
     # size (kind pair) and one per test, peer and size (kind ratio: kernel / peer over the
     # kept rounds); pair rows carry the host's load and steal over the pair.
@@ -289,6 +304,17 @@ def consistent(bench, where, row, faults):
     if bench in ("burst", "r1") and num("r1_rx_insns_per_pkt") and isinstance(row.get("n_r1_rx"), int) \
             and row["n_r1_rx"] < 1:
         faults.append(f"{where}: r1_rx_insns_per_pkt from no sample (n_r1_rx={row['n_r1_rx']})")
+    if bench == "fspaper":
+        need = {"seq_write": ("cpu_pct_client", "mbps", "mb_s"), "tcp_stream": ("window_bytes", "mbps", "mb_s"),
+                "write_through_cut": ("lost", "corrupt", "cut_inside", "progress", "mbps", "mb_s"),
+                "rtt": ("median_ms",)}.get(row.get("op"))
+        if need is None:
+            faults.append(f"{where}: op {row.get('op')!r} is none of seq_write, write_through_cut, tcp_stream, rtt")
+        for k in need or ():
+            if row.get(k) is None:
+                faults.append(f"{where}: a {row['op']} row without {k}")
+        if num("mbps") and num("mb_s") and abs(row["mb_s"] - row["mbps"] / 8) > 0.01:
+            faults.append(f"{where}: mb_s={row['mb_s']} is not mbps / 8")
     if bench == "burst" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")

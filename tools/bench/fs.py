@@ -26,7 +26,7 @@ delay runs use. Delay cells run on --delay-links only.
 Usage: fs.py KERNEL OUTDIR RUNS [--sizes 1,2,4,8,16,32] [--links 1,2]
              [--mbps 100] [--delays 0,3.3] [--delay-links 1] [--fsync-mb 4]
              [--cut-mb 32] [--guest DIR] [--sweep 'default;streams=1;..']
-             [--sweep-mib 8] [--sweep-only]
+             [--sweep-mib 8] [--sweep-only] [--out-name kernel-fs.json]
 Writes OUTDIR/kernel-fs.json (rows as check_schema.py's "fs" rows).
 --sweep: first, the service's settings against its defaults (SRFS section
 2 chose its unit, pieces and streams the same way): one boot pair per
@@ -50,6 +50,12 @@ from env import env  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PATTERNS = ("create_write", "overwrite", "read_after_write", "read_after_mount", "create_write_fsync")
+
+
+def size_mib(s):
+    """An I/O length of --sizes in MiB: 4 (MiB) or 8k (KiB)."""
+    s = str(s)
+    return int(s[:-1]) / 1024 if s.endswith("k") else int(s)
 
 
 def kv(line):
@@ -99,8 +105,8 @@ def topology(kernel, disk, links, mbps, delay_ms, guest, client_args, cut_mb, se
 def timeout_s(runs, sizes, fsync_mb, delay_ms):
     """Generous: 0.4 s per MiB moved (20 Mbit/s), 1 s per MiB to the disk,
     4 s per reconnection; 2.5x with a delay; plus boots."""
-    mib = sum(sizes)
-    per_run = mib * 4 * 0.4 + sum(s for s in sizes if s <= fsync_mb) * 2 * 1.0 + len(sizes) * 4
+    mib = sum(size_mib(s) for s in sizes)
+    per_run = mib * 4 * 0.4 + sum(size_mib(s) for s in sizes if size_mib(s) <= fsync_mb) * 2 * 1.0 + len(sizes) * 4
     return int(240 + runs * per_run * (2.5 if delay_ms else 1.0))
 
 
@@ -265,7 +271,7 @@ def main():
     ap.add_argument("kernel")
     ap.add_argument("out")
     ap.add_argument("runs", type=int)
-    ap.add_argument("--sizes", default="1,2,4,8,16,32")
+    ap.add_argument("--sizes", default="1,2,4,8,16,32", help="MiB, or KiB with a k (8k)")
     ap.add_argument("--links", default="1,2")
     ap.add_argument("--mbps", type=int, default=100)
     ap.add_argument("--delays", default="0,3.3")
@@ -279,8 +285,9 @@ def main():
     ap.add_argument("--sweep-mib", type=int, default=8)
     ap.add_argument("--sweep-mbps", default="", help="the links' rates in the sweep (default: --mbps and 0, unpaced)")
     ap.add_argument("--sweep-only", action="store_true", help="only the sweep")
+    ap.add_argument("--out-name", default="kernel-fs.json", help="the result file's name in OUTDIR")
     a = ap.parse_args()
-    a.sizes = [int(x) for x in a.sizes.split(",")]
+    a.sizes = [x for x in a.sizes.split(",") if x]
     kernel = os.path.abspath(a.kernel)
     os.makedirs(a.out, exist_ok=True)
     swept = sweep(a, kernel) if a.sweep else True
@@ -318,7 +325,7 @@ def main():
                              "(nfs-guest.sh nfs_router), a service node", seconds=round(time.monotonic() - t_all)),
            "cells": cells, "rows": rows}
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, "kernel-fs.json")
+    path = os.path.join(a.out, a.out_name)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"fs: wrote {path} ({len(rows)} rows, {time.monotonic() - t_all:.0f} s)")

@@ -73,3 +73,72 @@ LB = {
     # CPU use while all three senders run, per state (section 4.3)
     "cpu_pct": {"X": 11.46, "Y": 10.13, "Z": 11.18},
 }
+
+# SRFS on Ether (JAXA-RR-05-004): the file service's paper. Throughput in
+# Mbit/s (the tables' column b = MB/s x 8), I/O lengths in bytes (its KB and
+# MB are 2^10 and 2^20: the lengths of its test program).
+_K, _M = 1 << 10, 1 << 20
+SRFS = {
+    # Table 3 (section 4.2): TCP window 128 KB (netperf -s 131072), RTT by
+    # ping; theoretical a = window / RTT, measured b = netperf's best.
+    "table3": {"window_bytes": 128 * _K,
+               "direct": {"rtt_ms": 3.3, "theory_mbps": 310, "netperf_mbps": 252.6, "share": 0.815},
+               "vpn": {"rtt_ms": 4.0, "theory_mbps": 256, "netperf_mbps": 146.8, "share": 0.573}},
+    # Tables A-1 and B-1: netperf -l 30 -s 131072 -M SIZE, the two columns
+    # of each (both NIED -> JAXA), Mbit/s.
+    "netperf_direct": {524288: (252.58, 246.75), 2097152: (251.94, 249.19), 8388608: (235.60, 247.19),
+                       33554432: (238.00, 245.43)},
+    "netperf_vpn": {524288: (152.98, 135.12), 2097152: (158.56, 149.84), 8388608: (147.18, 147.54),
+                    33554432: (142.95, 145.76)},
+    # Fig. 3 is the plot of the B tables (the VPN path, RTT 4.0 ms): SRFS
+    # (B-6 .. B-9) and NFS with noac (B-2 .. B-5), Mbit/s per I/O length.
+    "b_srfs": {
+        "create_write": {8 * _K: 9.184, 16 * _K: 2.464, 64 * _K: 4.376, 128 * _K: 20.187, 512 * _K: 54.829,
+                         _M: 79.133, 2 * _M: 121.419, 4 * _M: 164.699, 8 * _M: 191.851, 16 * _M: 193.072,
+                         32 * _M: 169.768},  # B-6
+        "overwrite": {8 * _K: 9.461, 16 * _K: 2.915, 64 * _K: 6.955, 128 * _K: 20.083, 512 * _K: 56.003,
+                      _M: 79.648, 2 * _M: 122.720, 4 * _M: 169.109, 8 * _M: 193.672, 16 * _M: 191.976,
+                      32 * _M: 193.219},  # B-7
+        "read_after_mount": {8 * _K: 0.029, 16 * _K: 3.824, 64 * _K: 12.125, 128 * _K: 20.528, 512 * _K: 55.827,
+                             _M: 76.691, 2 * _M: 123.088, 4 * _M: 165.080, 8 * _M: 195.677, 16 * _M: 204.675,
+                             32 * _M: 207.429},  # B-8
+        "read_after_write": {8 * _K: 0.045, 16 * _K: 4.016, 64 * _K: 11.693, 128 * _K: 20.075, 512 * _K: 54.040,
+                             _M: 78.387, 2 * _M: 119.029, 4 * _M: 156.656, 8 * _M: 201.595, 16 * _M: 203.219,
+                             32 * _M: 201.336},  # B-9
+    },
+    "b_nfs": {
+        "create_write": {8 * _K: 5.856, 64 * _K: 5.987, 256 * _K: 5.541, _M: 6.541, 4 * _M: 6.747,
+                         16 * _M: 7.645},  # B-2
+        "overwrite": {8 * _K: 4.773, 64 * _K: 4.685, 256 * _K: 4.528, _M: 7.117, 4 * _M: 6.451,
+                      16 * _M: 6.784},  # B-3
+        "read_after_mount": {8 * _K: 5.808, 64 * _K: 5.917, 256 * _K: 5.971, _M: 5.877, 4 * _M: 5.915,
+                             16 * _M: 5.891},  # B-4
+        "read_after_write": {8 * _K: 14.725, 64 * _K: 14.840, 256 * _K: 14.768, _M: 13.096, 4 * _M: 12.957,
+                             16 * _M: 12.851},  # B-5
+    },
+    # Section 5: "where the I/O length is small, SRFS on Ether fell below NFS"
+    # (it was designed for large I/O; small I/O goes over UDP with the data
+    # in the control message); its peaks over VPN: read 200, write 180 Mbit/s.
+    "b_peak_mbps": {"read": 200, "write": 180},
+}
+
+# RI2N/DRV applied to NFS (Miura et al.): NFSv3 over TCP, two Xeon 5110
+# nodes, Intel PRO/1000 PT, a tmpfs export, bonnie++ 1.03 sequential write of
+# a 1.4 GB file (section 4.1). MB/s and the client's %CPU.
+RI2N = {
+    "file_bytes": 1.4e9,
+    # Table 2: per condition and rwsize (bytes): (MB/s, %CPU)
+    "table2": {"10GbE": {8192: (297.0, 29), 32768: (316.4, 24)},
+               "GbE": {8192: (107.9, 8), 32768: (109.8, 7)},
+               "LCB": {8192: (153.2, 16), 32768: (179.9, 15)},
+               "RI2N/DRV": {8192: (131.6, 15), 32768: (157.2, 15)}},
+    # Table 3 (from its ref. 4): one-way TCP burst, MB/s
+    "table3_tcp_mbs": {"GbE": 112, "LCB": 222, "RI2N/DRV": 222},
+    # section 4.1: LCB and RI2N/DRV 22 % to 64 % above GbE; RI2N/DRV 12 % (8 KB)
+    # and 14 % (32 KB) below LCB
+    "gain_over_gbe": (0.22, 0.64), "ri2n_below_lcb": {8192: 0.12, 32768: 0.14},
+    # Table 4: MB/s before and during a 10 s cut of one of the two links,
+    # writes continuing (section 4.2, rwsize 32 KB)
+    "table4": {"LCB": (179.9, 108.7), "RI2N/DRV": (157.2, 109.0)},
+    "table4_cut_s": 10,
+}

@@ -304,5 +304,54 @@ class Interleaved(unittest.TestCase):
         self.assertEqual(len(faults), 1, "ceiling_frac must be mbps / ceiling_mbps")
 
 
+
+class FsPaper(unittest.TestCase):
+    """tools/bench/fs_paper.py without a VM: the phases of a write through
+    a cut from its progress marks, the rows and their check."""
+
+    def args(self):
+        import argparse
+        return argparse.Namespace(what="wcut", links=2, mbps=100, icount=False, secs=24, delay=0.0, sockbuf=131072)
+
+    def test_cut_phases(self):
+        import fs_paper
+        prog = [[1.0, 10_000_000], [2.0, 20_000_000], [5.0, 25_000_000], [6.0, 35_000_000]]
+        x = {"progress": prog, "cut_s": 2.0, "restore_s": 5.0}
+        p = fs_paper.phases(x, 24)
+        self.assertAlmostEqual(p["before_mb_s"], 10.0)
+        self.assertAlmostEqual(p["during_mb_s"], 5 / 3)
+        self.assertAlmostEqual(p["after_mb_s"], 10.0)
+        self.assertAlmostEqual(p["longest_stall_s"], 3.0)
+        self.assertEqual(fs_paper.at(prog, 0.5), 5_000_000, "linear from (0, 0)")
+        self.assertEqual(fs_paper.phases({"progress": prog, "cut_s": None, "restore_s": 5.0}, 24), {})
+
+    def test_rows_checked(self):
+        import fs_paper
+        a = self.args()
+        lines = [{"op": "write_through_cut", "system": "kernel", "io_bytes": "32768", "bytes": "35000000",
+                  "us": "6000000", "mbps": "46.7", "lost": "0", "corrupt": "0", "verified": "1",
+                  "link_deaths": "1", "link_recoveries": "1", "retransmits": "9"}]
+        prog = [{"t_us": "2000000", "bytes": "20000000"}, {"t_us": "5000000", "bytes": "25000000"},
+                {"t_us": "6000000", "bytes": "35000000"}]
+        samples = fs_paper.samples_of(a, lines, prog, {"cut_s": 2.0, "restore_s": 5.0}, 0)
+        a.what = "seq"
+        samples += fs_paper.samples_of(a, [{"op": "seq_write", "system": "kernel", "io_bytes": "8192",
+                                            "bytes": "1048576", "us": "1000000", "mbps": "8.4", "busy_c": "300",
+                                            "elapsed": "1000", "busy_s": "500", "run": "1", "verified": "1"}],
+                                       [], {}, 0)
+        rows = fs_paper.rows_of(samples, a)
+        cut = next(r for r in rows if r["op"] == "write_through_cut")
+        self.assertTrue(cut["cut_inside"])
+        self.assertEqual((cut["lost"], cut["corrupt"], cut["before_mb_s"]), (0, 0, 10.0))
+        seq = next(r for r in rows if r["op"] == "seq_write")
+        self.assertEqual(seq["cpu_pct_client"], 30.0)
+        for i, r in enumerate(rows):
+            faults = []
+            check_schema.check_row("fspaper", i, r, faults)
+            self.assertEqual(faults, [])
+        faults = []
+        check_schema.check_row("fspaper", 0, dict(seq, cpu_pct_client=None), faults)
+        self.assertTrue(faults, "a seq_write row needs its CPU %")
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-fs.sh [--runs N] [--sizes 1,2,4,8,16,32] [--links 1,2] [--mbps R]
+# bench-fs.sh [--runs N] [--sizes 1,2,4,8,16,32 (MiB; 8k: KiB)] [--links 1,2] [--mbps R]
 #             [--vers 3,4.2] [--rsize 32768,1048576] [--noac 0,1] [--delay-ms D]
 #             [--collect-only] OUT.json
 #
@@ -57,8 +57,9 @@ for l in $(echo "$LINKS_LIST" | tr , ' '); do
 	case "$l" in 1 | 2 | 3 | 4) ;; *) lb_die "--links $LINKS_LIST: 1 to 4 each" ;; esac
 done
 for s in $(echo "$SIZES" | tr , ' '); do
-	case "$s" in '' | *[!0-9]* | 0) lb_die "--sizes $SIZES: MiB, positive" ;; esac
-	[ "$s" -le 64 ] || lb_die "--sizes: at most 64 MiB (the guests have 512 MiB)"
+	case "${s%k}" in '' | *[!0-9]* | 0) lb_die "--sizes $SIZES: MiB (or KiB with a k, 8k), positive" ;; esac
+	case "$s" in *k) [ $((${s%k} % 4)) = 0 ] || lb_die "--sizes $s: whole pages" ;; *)
+		[ "$s" -le 64 ] || lb_die "--sizes: at most 64 MiB (the guests have 512 MiB)" ;; esac
 done
 for v in $(echo "$VERS" | tr , ' '); do
 	case "$v" in 3 | 4 | 4.0 | 4.1 | 4.2) ;; *) lb_die "--vers $VERS: 3, 4.0, 4.1 or 4.2" ;; esac
@@ -82,7 +83,7 @@ measure() {
 	# The pair's QEMU time limit: 20 min plus 1 s per MiB moved at 2 Mbit/s.
 	nconf=$(($(echo "$VERS" | tr , '\n' | grep -c .) * $(echo "$RSIZE" | tr , '\n' | grep -c .) *
 		$(echo "$NOAC" | tr , '\n' | grep -c .)))
-	mib=$(($(echo "$SIZES" | tr , '+') + 0))
+	mib=$(($(echo "$SIZES" | tr , '\n' | sed 's/^[0-9]*k$/1/' | paste -sd+) + 0)) # a KiB size counts as 1 MiB
 	TIMEOUT=$((1200 + nconf * RUNS * mib * 3 * 4))
 	append="nfs.vers=$VERS nfs.rsize=$RSIZE nfs.noac=$NOAC nfs.sizes=$SIZES nfs.runs=$RUNS"
 	for links in $(echo "$LINKS_LIST" | tr , ' '); do

@@ -39,6 +39,28 @@
 //       over 1 s of no I/O (op=cpu_idle io_bytes=0: the background):
 //       FSB op=cpu_write|cpu_read_cached|cpu_read TAG... io_bytes=L ops=N
 //           us=T mbps=F busy_c=NS busy_s=NS mark_c=NS mark_s=NS verified=0|1
+//   fsbench seqwrite FILE BYTES CHUNK SEED HOST:PORT|- [TAG...]
+//       RI2N Table 2's sequential write: a new FILE of BYTES in write()s of
+//       CHUNK, then fsync() and close(), timed; this machine's busy ns over
+//       it and the server's (busyd at HOST:PORT, "-": none, busy_s=-1);
+//       then read back O_DIRECT and compared (not timed):
+//       FSB op=seq_write TAG... io_bytes=CHUNK bytes=N us=T mbps=F
+//           busy_c=NS elapsed=NS busy_s=NS verified=0|1
+//   fsbench cutwrite FILE FILEBYTES CHUNK SECONDS SYNCBYTES [TAG...]
+//       RI2N Table 4's write through a link failure: pwrite()s of CHUNK
+//       through FILE, over and over for SECONDS, between "FSCUT begin" and
+//       "FSCUT end"; fsync() and "FSPROG t_us=T bytes=B" every SYNCBYTES;
+//       eth0's carrier polled every 20 ms meanwhile: "FSLINK t_us=T
+//       eth0=0|1" at each change; then every byte read back O_DIRECT
+//       against the last two passes:
+//       FSB op=write_through_cut TAG... io_bytes=CHUNK bytes=N us=T mbps=F
+//           lost=B corrupt=B verified=0|1
+//   fsbench tcpsink PORT SOCKBUF
+//   fsbench tcpsend HOST:PORT BYTES MSG SOCKBUF [TAG...]
+//       SRFS Table 3's netperf-like TCP stream (netperf -s SOCKBUF -M MSG):
+//       the sink (server) compares every byte and answers the byte count;
+//       the sender times BYTES in write()s of MSG until that answer:
+//       FSB op=tcp_stream TAG... io_bytes=MSG bytes=N us=T mbps=F ...
 //   fsbench selfcheck
 // Output: one line per measurement,
 //   FSB op=write|read|rtt TAG... bytes=N us=N open_us=N close_us=N mbps=F verified=0|1
@@ -55,6 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include "benchnet.h"
 
 #define RTT_BYTES 4096
@@ -472,6 +495,288 @@ static int selfcheck(void)
 	return rc || wrong;
 }
 
+// Connects busy_sock to a busyd at HOST:PORT ("-": none, server_busy() -1).
+static void busy_connect(const char *hostport)
+{
+	char host[64];
+	const char *colon = strchr(hostport, ':');
+	if (strcmp(hostport, "-") == 0)
+		return;
+	if (!colon || (size_t)(colon - hostport) >= sizeof host)
+		die("fsbench: HOST:PORT, not %s", hostport);
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	busy_sock = socket(AF_INET, SOCK_DGRAM, 0);
+	if (busy_sock < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+	    connect(busy_sock, (struct sockaddr *)&a, sizeof a) < 0)
+		die("fsbench: busyd at %s: %s", hostport, strerror(errno));
+	set_timeouts(busy_sock, 1000);
+}
+
+// Bytes of PATH's first BYTES that differ from seed_at(off)'s pattern or
+// did not come, read on an O_DIRECT descriptor (from the server, not the
+// client's page cache) in pieces of 4 MiB.
+static size_t check_direct(const char *path, size_t bytes, uint64_t (*seed_at)(uint64_t, const void *),
+			   const void *arg)
+{
+	const size_t piece = 4u << 20;
+	uint8_t *buf = aligned_alloc(4096, piece);
+	int fd = open(path, O_RDONLY | O_DIRECT);
+	if (!buf || fd < 0) {
+		perror("fsbench: check");
+		free(buf);
+		return bytes;
+	}
+	size_t bad = 0;
+	for (size_t off = 0; off < bytes; off += piece) {
+		size_t n = bytes - off < piece ? bytes - off : piece, want = (n + 4095) / 4096 * 4096;
+		ssize_t r = pread(fd, buf, want, (off_t)off);
+		size_t got = r < 0 ? 0 : (size_t)r > n ? n : (size_t)r;
+		bad += n - got;
+		for (size_t d = 0; d < got; d += 4096) {
+			size_t m = got - d < 4096 ? got - d : 4096;
+			uint64_t seed = seed_at(off + d, arg);
+			for (size_t i = pattern_check(buf + d, off + d, m, seed); i < m; i++)
+				bad += buf[d + i] != pattern_byte(seed, off + d + i);
+		}
+	}
+	close(fd);
+	free(buf);
+	return bad;
+}
+
+static uint64_t seed_fixed(uint64_t off, const void *arg)
+{
+	(void)off;
+	return *(const uint64_t *)arg;
+}
+
+// seqwrite: RI2N Table 2's sequential write (bonnie++'s sequential output):
+// a new FILE of BYTES written in write()s of CHUNK from a buffer filled
+// before the timer, then fsync() and close(), timed; this machine's busy ns
+// over it (busy_c, of elapsed ns: CPU %) and the server's (busyd, busy_s;
+// -1 without); then read back O_DIRECT and compared (not timed).
+static int cmd_seqwrite(const char *path, size_t bytes, size_t chunk, uint64_t seed, const char *hostport,
+			int ntags, char **tags)
+{
+	uint8_t *buf = alloc_or_die(bytes);
+	pattern_fill(buf, 0, bytes, seed);
+	busy_connect(hostport);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0 || chunk == 0) {
+		perror("fsbench: seqwrite open");
+		return 1;
+	}
+	long long s0 = busy_sock < 0 ? -1 : server_busy(), c0 = busy_ns();
+	double t0 = now_us();
+	size_t off = 0;
+	while (off < bytes) {
+		size_t n = bytes - off < chunk ? bytes - off : chunk;
+		if (io_full(fd, buf + off, n, 1) != (ssize_t)n)
+			break;
+		off += n;
+	}
+	int ok = off == bytes && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	double t1 = now_us();
+	long long c1 = busy_ns(), s1 = busy_sock < 0 ? -1 : server_busy();
+	size_t bad = ok ? check_direct(path, bytes, seed_fixed, &seed) : bytes;
+	printf("FSB op=seq_write");
+	print_tags(ntags, tags);
+	printf(" io_bytes=%zu bytes=%zu us=%.0f mbps=%.3f busy_c=%lld elapsed=%.0f busy_s=%lld verified=%d\n", chunk,
+	       bytes, t1 - t0, bytes * 8.0 / (t1 - t0), c1 - c0, (t1 - t0) * 1000, s0 < 0 || s1 < 0 ? -1 : s1 - s0,
+	       ok && !bad);
+	fflush(stdout);
+	unlink(path);
+	free(buf);
+	return ok && !bad ? 0 : 1;
+}
+
+struct wcut_state {
+	uint64_t pos, pass, seed[2];
+};
+
+static double link_t0;
+static volatile int link_stop;
+
+// The write through a cut's watcher: every 20 ms eth0's carrier (link 0,
+// which the runner cuts), "FSLINK t_us=T eth0=0|1" at each change, on this
+// guest's clock, so that the phases need not trust when the host saw the
+// console's FSCUT line.
+static void *link_watch(void *arg)
+{
+	(void)arg;
+	int last = -1;
+	while (!link_stop) {
+		char c = '?';
+		FILE *f = fopen("/sys/class/net/eth0/carrier", "r");
+		if (f) {
+			c = (char)fgetc(f);
+			fclose(f);
+		}
+		int now = c == '1';
+		if (now != last) {
+			printf("FSLINK t_us=%.0f eth0=%d\n", now_us() - link_t0, now);
+			fflush(stdout);
+			last = now;
+		}
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static uint64_t seed_wcut(uint64_t off, const void *arg)
+{
+	const struct wcut_state *w = arg;
+	return w->seed[(off < w->pos ? w->pass : w->pass + 1) % 2];
+}
+
+// cutwrite: RI2N Table 4's write through a link failure: write()s of CHUNK
+// through FILE of FILEBYTES, over and over (two buffers, seeds
+// alternating), for SECS seconds framed by "FSCUT begin" and "FSCUT end"
+// lines (the runner cuts link 0 and restores it in between); fsync() every
+// SYNCBYTES and a line "FSPROG t_us=T bytes=B" (since FSCUT begin, bytes
+// written and synced); then the file read back O_DIRECT and compared with
+// what the last two passes wrote.
+static int cmd_cutwrite(const char *path, size_t file, size_t chunk, double secs, size_t sync, int ntags,
+			char **tags)
+{
+	struct wcut_state w = { 0, 0, { 401, 402 } };
+	uint8_t *buf[2] = { alloc_or_die(file), alloc_or_die(file) };
+	pattern_fill(buf[0], 0, file, w.seed[0]);
+	pattern_fill(buf[1], 0, file, w.seed[1]);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0 || chunk == 0 || sync == 0) {
+		perror("fsbench: cutwrite open");
+		return 1;
+	}
+	printf("FSCUT begin cutwrite\n");
+	fflush(stdout);
+	double t0 = now_us(), t = t0;
+	pthread_t watcher;
+	link_t0 = t0;
+	int watching = pthread_create(&watcher, NULL, link_watch, NULL) == 0;
+	size_t done = 0, next = sync;
+	int ok = 1;
+	while (ok && t - t0 < secs * 1e6) {
+		size_t n = file - w.pos < chunk ? file - w.pos : chunk;
+		ok = pwrite(fd, buf[w.pass % 2] + w.pos, n, (off_t)w.pos) == (ssize_t)n;
+		done += n, w.pos += n;
+		if (w.pos == file)
+			w.pos = 0, w.pass++;
+		if (ok && done >= next) {
+			ok = fsync(fd) == 0;
+			t = now_us();
+			printf("FSPROG t_us=%.0f bytes=%zu\n", t - t0, done);
+			fflush(stdout);
+			next += sync;
+		}
+	}
+	ok = ok && fsync(fd) == 0;
+	t = now_us();
+	link_stop = 1;
+	if (watching)
+		pthread_join(watcher, NULL);
+	printf("FSCUT end cutwrite\n");
+	fflush(stdout);
+	ok = close(fd) == 0 && ok;
+	size_t check = w.pass ? file : w.pos;
+	size_t bad = ok ? check_direct(path, check, seed_wcut, &w) : check;
+	printf("FSB op=write_through_cut");
+	print_tags(ntags, tags);
+	printf(" io_bytes=%zu bytes=%zu us=%.0f mbps=%.3f lost=%zu corrupt=%zu verified=%d\n", chunk, done, t - t0,
+	       done * 8.0 / (t - t0), ok ? 0 : check, ok ? bad : 0, ok && !bad);
+	fflush(stdout);
+	unlink(path);
+	free(buf[0]);
+	free(buf[1]);
+	return ok && !bad ? 0 : 1;
+}
+
+// tcpsink PORT SOCKBUF: forever, one connection at a time: SO_RCVBUF
+// SOCKBUF (netperf -s), every byte read compared with pattern(11) at its
+// stream offset; at the sender's end of stream, 16 bytes back: the bytes
+// received and the count of those that differed.
+static int cmd_tcpsink(int port, int sockbuf)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(ls, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf); // inherited by the accepted socket
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) < 0 || listen(ls, 4) < 0)
+		die("fsbench tcpsink: port %d: %s", port, strerror(errno));
+	static uint8_t buf[1 << 16];
+	for (;;) {
+		int fd = accept(ls, NULL, NULL);
+		if (fd < 0)
+			continue;
+		uint64_t got = 0, bad = 0;
+		ssize_t r;
+		while ((r = read(fd, buf, sizeof buf)) > 0) {
+			for (size_t i = pattern_check(buf, got, (size_t)r, 11); i < (size_t)r; i++)
+				bad += buf[i] != pattern_byte(11, got + i);
+			got += (uint64_t)r;
+		}
+		uint64_t back[2] = { got, bad };
+		if (write(fd, back, sizeof back) < 0)
+			perror("fsbench tcpsink: reply");
+		close(fd);
+	}
+}
+
+// tcpsend HOST:PORT BYTES MSG SOCKBUF [TAG...]: SRFS Table 3's netperf
+// stream (netperf -l 30 -s 131072 -M MSG): one TCP connection with
+// SO_SNDBUF SOCKBUF, BYTES of pattern(11) in write()s of MSG, then
+// shutdown(SHUT_WR); timed from the first write to the sink's reply (every
+// byte received and compared there):
+//   FSB op=tcp_stream TAG... io_bytes=MSG bytes=N us=T mbps=F sockbuf=S
+//       rcvd=N corrupt=N verified=0|1
+static int cmd_tcpsend(const char *hostport, size_t bytes, size_t msg, int sockbuf, int ntags, char **tags)
+{
+	char host[64];
+	const char *colon = strchr(hostport, ':');
+	if (!colon || (size_t)(colon - hostport) >= sizeof host || msg == 0)
+		die("fsbench tcpsend: HOST:PORT, not %s", hostport);
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf);
+	if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+		die("fsbench tcpsend: %s: %s", hostport, strerror(errno));
+	uint8_t *buf = alloc_or_die(bytes);
+	pattern_fill(buf, 0, bytes, 11);
+	double t0 = now_us();
+	size_t off = 0;
+	while (off < bytes) {
+		size_t n = bytes - off < msg ? bytes - off : msg;
+		if (io_full(fd, buf + off, n, 1) != (ssize_t)n)
+			break;
+		off += n;
+	}
+	shutdown(fd, SHUT_WR);
+	uint64_t back[2] = { 0, 0 };
+	ssize_t r = io_full(fd, (uint8_t *)back, sizeof back, 0);
+	double t1 = now_us();
+	int eff = 0;
+	socklen_t el = sizeof eff;
+	getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &eff, &el);
+	close(fd);
+	int ok = off == bytes && r == (ssize_t)sizeof back && back[0] == bytes && back[1] == 0;
+	printf("FSB op=tcp_stream");
+	print_tags(ntags, tags);
+	printf(" io_bytes=%zu bytes=%zu us=%.0f mbps=%.3f sockbuf=%d sndbuf_eff=%d rcvd=%llu corrupt=%llu verified=%d\n",
+	       msg, bytes, t1 - t0, bytes * 8.0 / (t1 - t0), sockbuf, eff, (unsigned long long)back[0],
+	       (unsigned long long)back[1], ok);
+	fflush(stdout);
+	free(buf);
+	return ok ? 0 : 1;
+}
+
 static int parse_size(const char *s, size_t *out)
 {
 	char *end;
@@ -492,6 +797,18 @@ int main(int argc, char **argv)
 		return cmd_busyd(atoi(argv[2]));
 	if (argc >= 7 && strcmp(argv[1], "cpu") == 0 && parse_size(argv[5], &n) == 0)
 		return cmd_cpu(argv[2], argv[3], argv[4], n, atof(argv[6]), argc - 7, argv + 7);
+	size_t chunk, sync;
+	if (argc == 4 && strcmp(argv[1], "tcpsink") == 0)
+		return cmd_tcpsink(atoi(argv[2]), atoi(argv[3]));
+	if (argc >= 6 && strcmp(argv[1], "tcpsend") == 0 && parse_size(argv[3], &n) == 0 &&
+	    parse_size(argv[4], &chunk) == 0)
+		return cmd_tcpsend(argv[2], n, chunk, atoi(argv[5]), argc - 6, argv + 6);
+	if (argc >= 7 && strcmp(argv[1], "seqwrite") == 0 && parse_size(argv[3], &n) == 0 &&
+	    parse_size(argv[4], &chunk) == 0 && parse_size(argv[5], &seed) == 0)
+		return cmd_seqwrite(argv[2], n, chunk, seed, argv[6], argc - 7, argv + 7);
+	if (argc >= 7 && strcmp(argv[1], "cutwrite") == 0 && parse_size(argv[3], &n) == 0 &&
+	    parse_size(argv[4], &chunk) == 0 && parse_size(argv[6], &sync) == 0)
+		return cmd_cutwrite(argv[2], n, chunk, atof(argv[5]), sync, argc - 7, argv + 7);
 	if (argc < 5 || parse_size(argv[3], &n) < 0 || parse_size(argv[4], &seed) < 0)
 		goto usage;
 	if (strcmp(argv[1], "write") == 0 && argc >= 6)
@@ -506,6 +823,10 @@ usage:
 			"       fsbench rtt FILE COUNT SEED [TAG...]\n"
 			"       fsbench busyd PORT\n"
 			"       fsbench cpu DIR HOST:PORT LENS TOTAL MBPS [TAG...]\n"
+			"       fsbench seqwrite FILE BYTES CHUNK SEED HOST:PORT|- [TAG...]\n"
+			"       fsbench cutwrite FILE FILEBYTES CHUNK SECONDS SYNCBYTES [TAG...]\n"
+			"       fsbench tcpsink PORT SOCKBUF\n"
+			"       fsbench tcpsend HOST:PORT BYTES MSG SOCKBUF [TAG...]\n"
 			"       fsbench selfcheck\n");
 	return 2;
 }

@@ -6,7 +6,7 @@
 #   nfs.vers=3,4.2          client: NFS versions, each over TCP
 #   nfs.rsize=32768,1048576 client: rsize = wsize of each mount
 #   nfs.noac=0,1            client: without and with noac
-#   nfs.sizes=1,2,4,8,16,32 client: I/O lengths in MiB
+#   nfs.sizes=1,2,4,8,16,32 client: I/O lengths in MiB (KiB with a k: 8k)
 #   nfs.runs=N              client: repetitions of every size (default 1)
 #   nfs.rttn=N              client: 4 KiB O_DIRECT reads timed per mount (200)
 #   nfs.cut=1               client: after the table, per version one read of
@@ -23,6 +23,22 @@
 #                           nfs.rsize) and runs fsbench cpu with the I/O
 #                           lengths LENS (bytes), nfs.cpubytes (32 MiB) a
 #                           phase and nfs.cpumbps (0: back to back)
+#   nfs.seq=BYTES           client: RI2N Table 2 instead of the table: per
+#                           run and rsize = wsize R of nfs.rsize, an NFSv3
+#                           mount and fsbench seqwrite of BYTES in write()s
+#                           of R (the server runs fsbench busyd as for
+#                           nfs.cpu)
+#   nfs.wcut=SECONDS        client: RI2N Table 4 instead of the table: an
+#                           NFSv3 mount (rsize = wsize the first of
+#                           nfs.rsize) and fsbench cutwrite of 32 KiB writes
+#                           through a file of nfs.wcutmib MiB (32) for
+#                           SECONDS, fsync every 4 MiB, between FSCUT lines
+#   nfs.stream=BYTES        both: SRFS Table 3 instead of the table: the
+#                           server runs fsbench tcpsink on TCP port 7701,
+#                           the client pings it (10 times) and runs
+#                           nfs.runs fsbench tcpsend of BYTES in write()s of
+#                           nfs.streammsg (524288), both with socket buffers
+#                           of nfs.sockbuf (131072: netperf -s 131072)
 # Server: the nfsd modules, a tmpfs on /export exported to 10.0.0.0/16 (rw,
 # sync, no_root_squash, fsid=1), rpcbind, rpc.mountd, rpc.nfsd with
 # max_block_size 1 MiB (nfsd's default for a 512 MiB guest would cap rsize
@@ -41,7 +57,8 @@
 # noac=.. pattern=.. size_mib=.. run=.. bytes=.. us=.. mbps=.. verified=..".
 NFS_VERS=3,4.2 NFS_RSIZE=32768,1048576 NFS_NOAC=0,1 NFS_SIZES=1,2,4,8,16,32 NFS_RUNS=1
 NFS_RTTN=200 NFS_CUT=0 NFS_CUTMIB=32 NFS_THREADS=8 NFS_IDLE=3600 NFS_DELAY_US=1650
-NFS_CPU= NFS_CPUCONF=4.2:1,4.2:4,3:4 NFS_CPUBYTES=33554432 NFS_CPUMBPS=0
+NFS_CPU= NFS_CPUCONF=4.2:1,4.2:4,3:4 NFS_CPUBYTES=33554432 NFS_CPUMBPS=0 NFS_SEQ= NFS_WCUT= NFS_WCUTMIB=32
+NFS_STREAM= NFS_STREAMMSG=524288 NFS_SOCKBUF=131072
 for w in $(cat /proc/cmdline); do
 	v=${w#*=}
 	case "$w" in
@@ -60,6 +77,12 @@ for w in $(cat /proc/cmdline); do
 	nfs.cpuconf=*) NFS_CPUCONF=$v ;;
 	nfs.cpubytes=*) NFS_CPUBYTES=$v ;;
 	nfs.cpumbps=*) NFS_CPUMBPS=$v ;;
+	nfs.seq=*) NFS_SEQ=$v ;;
+	nfs.wcut=*) NFS_WCUT=$v ;;
+	nfs.wcutmib=*) NFS_WCUTMIB=$v ;;
+	nfs.stream=*) NFS_STREAM=$v ;;
+	nfs.streammsg=*) NFS_STREAMMSG=$v ;;
+	nfs.sockbuf=*) NFS_SOCKBUF=$v ;;
 	esac
 done
 SERVER_IP=10.0.0.$PEERHOST
@@ -85,7 +108,8 @@ nfs_server() {
 	exportfs -ra || { echo "DONE fail exportfs"; return; }
 	rpc.mountd || { echo "DONE fail rpc.mountd"; return; }
 	rpc.nfsd "$NFS_THREADS" || { echo "DONE fail rpc.nfsd"; return; }
-	[ -n "$NFS_CPU" ] && { fsbench busyd 7700 & }
+	[ -n "$NFS_CPU$NFS_SEQ" ] && { fsbench busyd 7700 & }
+	[ -n "$NFS_STREAM" ] && { fsbench tcpsink 7701 "$NFS_SOCKBUF" & }
 	echo "NFSD ready versions=$(cat /proc/fs/nfsd/versions) threads=$(cat /proc/fs/nfsd/threads)" \
 		"max_block_size=$(cat /proc/fs/nfsd/max_block_size) exports=$(exportfs -v | tr -s ' \t\n' ' ')"
 	i=0
@@ -132,8 +156,9 @@ nfs_config() {
 	rm -f /mnt/rtt
 	for run in $(seq 1 "$NFS_RUNS"); do
 		for s in $(echo "$NFS_SIZES" | tr , ' '); do
-			b=$((s * 1048576)) seed=$(((run * 64 + s) * 2))
-			t="$tag size_mib=$s run=$run"
+			case "$s" in *k) b=$((${s%k} * 1024)) ;; *) b=$((s * 1048576)) ;; esac
+			seed=$(((run * 65536 + b / 1024) * 2))
+			t="$tag size_mib=$((b / 1048576)) run=$run"
 			fsb write "/mnt/f$s" $b $seed create $t pattern=create_write
 			fsb write "/mnt/f$s" $b $((seed + 1)) overwrite $t pattern=overwrite
 			fsb read "/mnt/f$s" $b $((seed + 1)) $t pattern=read_after_write
@@ -188,6 +213,39 @@ nfs_cpu() {
 	[ "$NFS_FAILS" = 0 ] && echo "DONE ok" || echo "DONE fail $NFS_FAILS measurements failed"
 }
 
+# nfs_seq: RI2N Table 2, per run and rsize = wsize of nfs.rsize (NFSv3).
+nfs_seq() {
+	for run in $(seq 1 "$NFS_RUNS"); do
+		for r in $(echo "$NFS_RSIZE" | tr , ' '); do
+			nfs_mount 3 "$r" 0 || { echo "FSBFAIL mount rsize=$r"; NFS_FAILS=$((NFS_FAILS + 1)); continue; }
+			echo "NFSMOUNT system=linux-nfs3-tcp rsize=$r opts=$MOUNTED"
+			rs=$(echo "$MOUNTED" | tr , '\n' | sed -n 's/^wsize=//p')
+			fsb seqwrite /mnt/seq "$NFS_SEQ" "$r" $((300 + run * 16)) "$SERVER_IP:7700" system=linux-nfs3-tcp \
+				links="$NICS" rsize="$r" wsize_eff="$rs" run="$run"
+			nfs_umount
+		done
+	done
+}
+
+# nfs_wcut: RI2N Table 4, one write through the runner's cut (NFSv3).
+nfs_wcut() {
+	r=$(echo "$NFS_RSIZE" | cut -d, -f1)
+	nfs_mount 3 "$r" 0 || { echo "FSBFAIL mount for the cut"; NFS_FAILS=$((NFS_FAILS + 1)); return; }
+	echo "NFSMOUNT system=linux-nfs3-tcp rsize=$r opts=$MOUNTED"
+	fsb cutwrite /mnt/wcut $((NFS_WCUTMIB * 1048576)) 32768 "$NFS_WCUT" 4194304 system=linux-nfs3-tcp \
+		links="$NICS" rsize="$r"
+	nfs_umount
+}
+
+# nfs_stream: SRFS Table 3, the round trip (ping) and nfs.runs TCP streams.
+nfs_stream() {
+	echo "NFSCLIENT ping $(ping -c 10 -q "$SERVER_IP" | tail -n 1)"
+	for run in $(seq 1 "$NFS_RUNS"); do
+		fsb tcpsend "$SERVER_IP:7701" "$NFS_STREAM" "$NFS_STREAMMSG" "$NFS_SOCKBUF" system=linux-tcp links="$NICS" \
+			run="$run"
+	done
+}
+
 nfs_client() {
 	nfs_modules || { echo "DONE fail cannot load the NFS modules"; return; }
 	mkdir -p /mnt
@@ -207,6 +265,13 @@ nfs_client() {
 	echo "NFSCLIENT ready after ${i}s; ping $(ping -c 5 -q "$SERVER_IP" | tail -n 1)"
 	if [ -n "$NFS_CPU" ]; then
 		nfs_cpu
+		return
+	fi
+	if [ -n "$NFS_SEQ$NFS_WCUT$NFS_STREAM" ]; then
+		if [ -n "$NFS_SEQ" ]; then nfs_seq; elif [ -n "$NFS_WCUT" ]; then nfs_wcut; else nfs_stream; fi
+		nfs_mount 4.2 1048576 0 && touch /mnt/.fsdone && nfs_umount
+		echo "NFSCLIENT stats $(grep -E '^(net|rpc)' /proc/net/rpc/nfs | tr '\n' ' ')"
+		[ "$NFS_FAILS" = 0 ] && echo "DONE ok" || echo "DONE fail $NFS_FAILS measurements failed"
 		return
 	fi
 	for v in $(echo "$NFS_VERS" | tr , ' '); do

@@ -10,6 +10,7 @@
 #   run-nfs.sh [--links N] [--mbps R] [--cut-after S] [--timeout SECONDS]
 #              [--guest DIR] [--logdir DIR] [--nic e1000|virtio] [--mem MIB]
 #              [--delay-ms D] [--append "nfs.vers=4.2 nfs.sizes=4 ..."] [--icount]
+#              [--cut-for S]
 #
 # More than one link: bond0 in balance-rr (miimon 100 ms) on both guests
 # (10.0.0.1 server, 10.0.0.2 client); one link: eth0 with the same
@@ -28,7 +29,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-LINKS=1 MBPS= CUT_AFTER= DELAY_MS= TIMEOUT=600 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= MEM=512 ICOUNT=()
+LINKS=1 MBPS= CUT_AFTER= CUT_FOR= DELAY_MS= TIMEOUT=600 APPEND= GUEST=$ROOT/build/linux-baseline LOGDIR= MEM=512 ICOUNT=()
 NIC=${NIC:-e1000}
 mac() { printf '52:54:00:4e:4%d:%02d' "$2" "$1"; }
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" | sed '$d' >&2; exit 2; }
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--links) LINKS=$2; shift ;;
 	--mbps) MBPS=$2; shift ;;
 	--cut-after) CUT_AFTER=$2; shift ;;
+	--cut-for) CUT_FOR=$2; shift ;;
 	--delay-ms) DELAY_MS=$2; shift ;;
 	--timeout) TIMEOUT=$2; shift ;;
 	--append) APPEND=$2; shift ;;
@@ -120,7 +122,11 @@ cut_watcher() {
 			fi
 			qmp_set_link server nic0 off && qmp_set_link client nic0 off &&
 				echo "CUT $k link=0 at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
-			while kill -0 "$CLIENT_PID" 2>/dev/null && [ "$(count 'FSCUT end')" -lt $k ]; do sleep 0.1; done
+			if [ -n "$CUT_FOR" ]; then
+				sleep "$CUT_FOR"
+			else
+				while kill -0 "$CLIENT_PID" 2>/dev/null && [ "$(count 'FSCUT end')" -lt $k ]; do sleep 0.1; done
+			fi
 			qmp_set_link server nic0 on && qmp_set_link client nic0 on &&
 				echo "RESTORE $k link=0 at $(date +%s.%N)" >>"$LOGDIR/cut.txt"
 		fi
@@ -156,7 +162,7 @@ for side in client server; do
 	touch "$LOGDIR/$side.log"
 	tr -d '\r' <"$LOGDIR/$side.log" >"$LOGDIR/$side.txt"
 done
-grep -E '^(FSB|NFSMOUNT|FSCUT|NETDEV|NFSCLIENT) ' "$LOGDIR/client.txt" || true
+grep -E '^(FSB|FSPROG|FSLINK|NFSMOUNT|FSCUT|NETDEV|NFSCLIENT) ' "$LOGDIR/client.txt" || true
 grep -E '^NFSD ' "$LOGDIR/server.txt" || true
 if [ -n "$ROUTER_PID" ]; then
 	kill "$ROUTER_PID" 2>/dev/null || true
