@@ -291,10 +291,17 @@ void proc_yield(void)
 	to_scheduler();
 }
 
+// No sleeping process has a deadline before this (one may have a later
+// one, or none: a process woken early leaves it behind, and the next scan
+// moves it on). The tick scans the table only once it has passed.
+static uint64_t wake_min = UINT64_MAX;
+
 bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 {
 	current->chan = chan;
 	current->wake_tsc = deadline_tsc;
+	if (deadline_tsc && deadline_tsc < wake_min)
+		wake_min = deadline_tsc;
 	current->state = P_SLEEPING;
 	to_scheduler();
 	bool woken = current->chan == NULL;
@@ -413,12 +420,20 @@ void proc_timer_tick(void)
 {
 	uint64_t now = arch_rdtsc();
 	struct cpu_sched *me = THIS;
-	for (int i = 0; i < NPROC && me == &cpus[0]; i++) {
-		struct proc *p = &procs[i];
-		if (p->state == P_SLEEPING && p->wake_tsc && now >= p->wake_tsc) {
-			p->wake_tsc = 0;
-			make_runnable(p);
+	if (me == &cpus[0] && now >= wake_min) {
+		uint64_t next = UINT64_MAX;
+		for (int i = 0; i < NPROC; i++) {
+			struct proc *p = &procs[i];
+			if (p->state != P_SLEEPING || !p->wake_tsc)
+				continue;
+			if (now >= p->wake_tsc) {
+				p->wake_tsc = 0;
+				make_runnable(p);
+			} else if (p->wake_tsc < next) {
+				next = p->wake_tsc;
+			}
 		}
+		wake_min = next;
 	}
 	if (me->cur && --me->cur->slice <= 0 && runq_top_prio(&me->rq) >= me->cur->prio)
 		me->need_resched = true;
@@ -477,16 +492,6 @@ static int pick_next(int me)
 	return i;
 }
 
-// The earliest deadline of a sleeping process (UINT64_MAX: none).
-static uint64_t next_wake(void)
-{
-	uint64_t at = UINT64_MAX;
-	for (int i = 0; i < NPROC; i++)
-		if (procs[i].state == P_SLEEPING && procs[i].wake_tsc && procs[i].wake_tsc < at)
-			at = procs[i].wake_tsc;
-	return at;
-}
-
 // The boot CPU, about to halt, keeps the deadlines of every CPU's
 // processes and the network's timers (proc_timer_tick, the worker). While
 // no other CPU runs a process, nothing but an interrupt, which wakes it,
@@ -503,7 +508,7 @@ static bool sleep_tickless(void)
 	for (int c = 1; c < ncpus; c++)
 		if (cpus[c].cur || runq_top_prio(&cpus[c].rq) >= 0)
 			return false;
-	uint64_t at = next_wake(), n = idle_next(arch_rdtsc());
+	uint64_t at = wake_min, n = idle_next(arch_rdtsc());
 	if (!timer_sleep_until(n < at ? n : at))
 		return false;
 	__atomic_store_n(&cpu0_oneshot, true, __ATOMIC_RELEASE);
