@@ -43,7 +43,7 @@ void demux_flush_refill(int nic)
 {
 	tlb_batch_sync(); // a NIC writes into these: no stale translation left
 	struct demux_nic *ni = &demux_nics[nic];
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;
 	if (taken < 0)
 		taken = 0;
@@ -55,7 +55,7 @@ void demux_flush_refill(int nic)
 // Posts only a full group, or when the ring runs below half its buffers.
 static void maybe_refill(int nic)
 {
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	if (demux_nics[nic].nrefill >= REFILL_GROUP || nd->ops->rx_free_slots(nd) >= nd->rx_slots / 2)
 		demux_flush_refill(nic);
 }
@@ -77,7 +77,7 @@ static struct io *channel_of(int nic, uint16_t chan)
 // how many of n buffers kept out of nic's ring need a frame in their place.
 static int replenish_need(int nic, int n)
 {
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	int have = nd->rx_slots - nd->ops->rx_free_slots(nd) + demux_nics[nic].nrefill;
 	int low = nd->rx_slots * 3 / 4 - have;
 	return low <= 0 ? 0 : low < n ? low : n;
@@ -112,17 +112,14 @@ long demux_replenish(int nic, int n)
 // one (every relay on a segment would).
 static bool for_this_nic(int nic, const uint8_t *b)
 {
-	return memcmp(b + WIRE_OFF_DST, netdev_get(nic)->mac, 6) == 0;
+	return wire_mac_eq(b + WIRE_OFF_DST, netdev_at(nic)->mac);
 }
 
 // Demultiplexing is finding a packet's channel (channel_of) and, for a
 // striped one, the peer it came from: by the source MAC on some link (the
 // last peer first: a stream comes from one), or a routed packet by its
 // origin node.
-static bool same_mac(const uint8_t *a, const uint8_t *b)
-{
-	return !memcmp(a, b, 6);
-}
+static bool same_mac(const uint8_t *a, const uint8_t *b) { return wire_mac_eq(a, b); }
 
 static bool peer_has(struct io *c, int p, const uint8_t *mac)
 {
@@ -235,7 +232,7 @@ uint64_t demux_taken;
 // Takes up to max buffers from the NIC; returns how many it had.
 static int drain_some(int nic, int max)
 {
-	struct netdev *d = netdev_get(nic);
+	struct netdev *d = netdev_at(nic);
 	struct rxfrag fr[64];
 	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
 	demux_taken += (uint64_t)n;
@@ -258,7 +255,7 @@ static bool drain(int nic, int budget)
 static void set_polling(int nic, bool on)
 {
 	demux_nics[nic].polling = on;
-	netdev_get(nic)->ops->rx_irq(netdev_get(nic), !on);
+	netdev_at(nic)->ops->rx_irq(netdev_at(nic), !on);
 }
 
 bool demux_irq_wait;

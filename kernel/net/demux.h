@@ -29,7 +29,7 @@ extern struct demux_nic demux_nics[NETDEV_MAX];
 // A NIC the I/O path drives: its receive ring fits the refill list.
 static inline bool demux_nic_usable(int nic)
 {
-	return nic >= 0 && nic < netdev_count() && netdev_get(nic)->rx_slots <= IO_RING_MAX;
+	return nic >= 0 && nic < netdev_count() && netdev_at(nic)->rx_slots <= IO_RING_MAX;
 }
 // Takes every packet the NIC has; polling mode ends once no channel on it
 // waits for packets ("poll until empty, unmask, poll once more": no

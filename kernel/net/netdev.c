@@ -6,8 +6,10 @@
 static const struct netdev_driver *drivers;
 static int ndrivers;
 
-static struct netdev *devs[NETDEV_MAX];
-static int ndevs;
+struct netdev *netdev_devs[NETDEV_MAX];
+int netdev_ndevs;
+#define devs netdev_devs
+#define ndevs netdev_ndevs
 static void (*upper_rx)(struct netdev *, void *);
 static void (*upper_link)(struct netdev *, bool, void *);
 static bool promisc;
@@ -37,9 +39,6 @@ void netdev_unregister(struct netdev *nd)
 	ndevs = k;
 }
 
-int netdev_count(void) { return ndevs; }
-
-struct netdev *netdev_get(int idx) { return idx >= 0 && idx < ndevs ? devs[idx] : NULL; }
 
 int netdev_detach_all(void)
 {

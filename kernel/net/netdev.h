@@ -113,8 +113,19 @@ void netdev_unregister(struct netdev *nd);
 // Removes every registered netdev after calling its detach (drivers probe
 // again with netdev_probe_all). Returns how many were detached.
 int netdev_detach_all(void);
-int netdev_count(void);
-struct netdev *netdev_get(int idx); // NULL past the end
+// The registry itself, read on every packet (inline: the receive and relay
+// paths ask for a NIC several times a frame); written only by netdev.c.
+extern struct netdev *netdev_devs[NETDEV_MAX];
+extern int netdev_ndevs;
+static inline int netdev_count(void) { return netdev_ndevs; }
+// NULL past the end.
+static inline struct netdev *netdev_get(int idx)
+{
+	return idx >= 0 && idx < netdev_ndevs ? netdev_devs[idx] : NULL;
+}
+// The same for an index known to be registered (a frame's NIC, a channel's):
+// no range check on the per-packet paths.
+static inline struct netdev *netdev_at(int idx) { return netdev_devs[idx]; }
 // Frames all registered drivers hold now.
 uint64_t netdev_frames_owned_all(void);
 

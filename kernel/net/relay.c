@@ -39,12 +39,18 @@ static uint16_t free_slot[RELAY_SLOTS];
 static int nfree;
 static struct netpkt queue[NETDEV_MAX][RELAY_BATCH];
 static int nqueued[NETDEV_MAX];
+static uint32_t queued_mask; // NICs with a frame in queue: relay_flush's
 static uint8_t next_link[RT_MAX_NB]; // per neighbour: striping over its links
 static struct io_relaystats rst;
+// The last destination forwarded to and its next hop (a stream's frames
+// all go one way): rt_next_hop once per destination change, not per frame.
+static uint32_t hop_dst = RT_NONE;
+static long hop_nb;
 
 void relay_init(const struct rt_topo *t)
 {
 	route_topo = *t;
+	hop_dst = RT_NONE;
 	nfree = RELAY_SLOTS;
 	for (int i = 0; i < RELAY_SLOTS; i++)
 		free_slot[i] = (uint16_t)(RELAY_SLOTS - 1 - i);
@@ -73,12 +79,6 @@ static void pkt_read(const struct pkt *f, uint32_t off, uint8_t *out, uint32_t n
 {
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = *pkt_byte(f, off + i);
-}
-
-static void pkt_write(const struct pkt *f, uint32_t off, const uint8_t *in, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		*pkt_byte(f, off + i) = in[i];
 }
 
 // The link (NIC) a frame to neighbour n goes on: round-robin over the
@@ -136,13 +136,13 @@ static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, in
 	if (demux_replenish(f->nic, f->nbuf) < 0)
 		return drop(f, &rst.drop_nomem);
 	uint8_t *h = arch_p2v(f->buf[0]);
-	wire_put_eth(h, route_topo.nb[n].mac[j], netdev_get(nic)->mac);
+	wire_put_eth(h, route_topo.nb[n].mac[j], netdev_at(nic)->mac);
 	wire_put16(h + WIRE_OFF(link), (uint16_t)nic);
-	uint8_t hops = (uint8_t)(*pkt_byte(f, toff + 6) - 1);
-	pkt_write(f, toff + 6, &hops, 1);
+	*pkt_byte(f, toff + 6) -= 1; // hops: more than 1, relay_rx checked
 	uint16_t slot = free_slot[--nfree];
 	inflight[slot] = *f;
 	struct netpkt *p = &queue[nic][nqueued[nic]++];
+	queued_mask |= 1u << nic;
 	p->nseg = 0;
 	for (uint32_t off = 0; off < flen; off += PAGE_SIZE) {
 		uint32_t len = flen - off < PAGE_SIZE ? flen - off : PAGE_SIZE;
@@ -160,8 +160,12 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 	uint32_t toff = WIRE_FRAME_HLEN + len;
 	uint8_t t[WIRE_RTLEN];
 	struct wire_route r;
-	pkt_read(f, toff, t, WIRE_RTLEN);
-	wire_get_route(t, &r);
+	if (toff % PAGE_SIZE + WIRE_RTLEN <= PAGE_SIZE) // in one buffer: read in place
+		wire_get_route(pkt_byte(f, toff), &r);
+	else {
+		pkt_read(f, toff, t, WIRE_RTLEN);
+		wire_get_route(t, &r);
+	}
 	if (route_topo.me == RT_NONE) {
 		drop(f, &rst.drop_noroute);
 		return true;
@@ -183,7 +187,9 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 		drop(f, &rst.drop_hops);
 		return true;
 	}
-	long n = rt_next_hop(&route_topo, r.dst);
+	long n = r.dst == hop_dst ? hop_nb : rt_next_hop(&route_topo, r.dst);
+	if (n >= 0)
+		hop_dst = r.dst, hop_nb = n;
 	if (n < 0) {
 		drop(f, n == -E_INVAL ? &rst.drop_baddst : &rst.drop_noroute);
 		return true;
@@ -211,7 +217,7 @@ void relay_done(uint32_t slot)
 // what the ring does not take is dropped.
 static void flush_nic(int nic)
 {
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	int n = nqueued[nic];
 	nqueued[nic] = 0;
 	txb_reclaim_nic(nic);
@@ -237,9 +243,9 @@ static void flush_nic(int nic)
 
 void relay_flush(void)
 {
-	for (int nic = 0; nic < NETDEV_MAX; nic++)
-		if (nqueued[nic])
-			flush_nic(nic);
+	for (uint32_t m = queued_mask; m; m &= m - 1)
+		flush_nic(__builtin_ctz(m));
+	queued_mask = 0;
 }
 
 // ------------------------------------------------------------ channels

@@ -191,9 +191,13 @@ void xport_tick_all(void)
 uint64_t xport_next_all(uint64_t now)
 {
 	uint64_t at = worker_tick_due() ? now : UINT64_MAX;
-	for (int i = 0; i < NIO && at > now; i++) {
+	// The table's slots up to the last open channel (io_nopen of them).
+	for (int i = 0, left = io_nopen; i < NIO && left > 0 && at > now; i++) {
 		struct io *c = &ios[i];
-		if (!c->h.used || !c->x.ops->tick)
+		if (!c->h.used)
+			continue;
+		left--;
+		if (!c->x.ops->tick)
 			continue;
 		uint64_t t = c->x.ops->next ? c->x.ops->next(c, now) : now;
 		if (t < at)

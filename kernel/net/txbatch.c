@@ -54,7 +54,7 @@ static uint64_t nic_done[NETDEV_MAX];
 
 int txb_reclaim_nic(int nic)
 {
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	int n = nd->ops->tx_reclaim(nd, tx_done, NULL);
 	if (n > 0)
 		nic_done[nic] += (uint64_t)n;
@@ -121,7 +121,7 @@ bool txb_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }
 // Queues what nic's wire takes now of g; false when it took nothing.
 static bool send_some(struct io *c, int nic, struct txgroup *g)
 {
-	struct netdev *nd = netdev_get(nic);
+	struct netdev *nd = netdev_at(nic);
 	int k = shaper_take(nic, g->p + g->done, g->n - g->done);
 	if (!k)
 		return false;

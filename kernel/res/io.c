@@ -17,6 +17,7 @@
 #include <string.h>
 
 struct io ios[NIO];
+int io_nopen; // channels open (ios[] slots in use): the idle CPU's quick test
 
 static const struct res_table table = RES_TABLE(RES_IO, ios, 0);
 
@@ -80,6 +81,7 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		res_free(c);
 		return e;
 	}
+	io_nopen++;
 	return res_name(&table, c);
 }
 
@@ -102,6 +104,7 @@ static void free_channel(struct io *c)
 	unhold_regions(c);
 	proc_uncharge(c->owner, LIM_CHANNELS, 1);
 	res_free(c);
+	io_nopen--;
 }
 
 static long free_io(int caller, long id)

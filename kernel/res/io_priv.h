@@ -77,6 +77,7 @@ struct io {
 };
 
 extern struct io ios[NIO];
+extern int io_nopen; // of them, in use
 extern uint64_t io_copy_threshold;
 extern bool io_rx_scrub;
 
