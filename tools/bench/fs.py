@@ -127,6 +127,22 @@ def cluster_run(topo, d):
             logs[n["name"]] = ""
     return r, out, logs
 
+def run_nfs(args, prefix):
+    """tools/linux-baseline/run-nfs.sh ARGS with a log directory of its own; returns the
+    finished process and its logs (stdout, stderr, the client's and the server's consoles)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as d:
+        r = subprocess.run([os.path.join(ROOT, "tools", "linux-baseline", "run-nfs.sh")] + args + ["--logdir", d],
+                           capture_output=True, text=True, check=False)
+        logs = {"stdout": r.stdout, "stderr": r.stderr}
+        for n in ("client", "server"):
+            try:
+                with open(os.path.join(d, f"{n}.txt"), errors="replace") as f:
+                    logs[n] = f.read()
+            except OSError:
+                logs[n] = ""
+    return r, logs
+
+
 def cell(a, kernel, links, delay_ms, sizes=None, fsync_mb=None, cut_mb=None, settings=""):
     """One boot pair (or trio); returns (client lines, summary, server STATS, seconds).
     sizes, fsync_mb, cut_mb: a's unless given; settings: fsd's and the

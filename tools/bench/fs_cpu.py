@@ -37,8 +37,6 @@ run so far, rows as check_schema.py's "fs" rows with mode cpu or unpaced).
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import stats  # noqa: E402
 from env import env  # noqa: E402
-from fs import ROOT, cluster_run, kv, topology  # noqa: E402
+from fs import ROOT, cluster_run, kv, run_nfs, topology  # noqa: E402
 
 LENS = "8192,65536,1048576,4194304,16777216"
 SAMPLES = "fs-cpu.samples.jsonl"
@@ -94,16 +92,8 @@ def linux_pair(a, mode):
     offered = a.offered_mbps if mode == "cpu" else 0
     append = (f"nfs.cpu={a.lens} nfs.cpubytes={a.bytes} nfs.cpumbps={offered} nfs.rsize=1048576 "
               f"nfs.cpuconf={a.linux_conf}")
-    with tempfile.TemporaryDirectory(prefix="fscpu-linux.") as d:
-        r = subprocess.run([os.path.join(ROOT, "tools", "linux-baseline", "run-nfs.sh"), "--links", "1",
-                            "--mbps", str(mbps), "--icount", "--timeout", "2400", "--guest", a.guest,
-                            "--logdir", d, "--append", append], capture_output=True, text=True, check=False)
-        logs = {"stdout": r.stdout, "stderr": r.stderr}
-        for n in ("client", "server"):
-            try:
-                logs[n] = open(os.path.join(d, f"{n}.txt"), errors="replace").read()
-            except OSError:
-                logs[n] = ""
+    r, logs = run_nfs(["--links", "1", "--mbps", str(mbps), "--icount", "--timeout", "2400", "--guest", a.guest,
+                       "--append", append], "fscpu-linux.")
     lines = [kv(ln[ln.index("FSB op="):]) for ln in r.stdout.splitlines() if ln.startswith("FSB op=cpu_")]
     if r.returncode != 0 or not lines or any(x.get("verified") != "1" for x in lines):
         save_fail(f"linux-{mode}", logs)

@@ -42,7 +42,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,7 +49,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import stats  # noqa: E402
 from env import env  # noqa: E402
-from fs import ROOT, cluster_run, kv, topology  # noqa: E402
+from fs import ROOT, cluster_run, kv, run_nfs, topology  # noqa: E402
 
 SAMPLES = "fs-paper.samples.jsonl"
 STREAM = {"size": 8192, "batch": 4, "window": 4, "count": 8192}  # 32 KiB batches, 128 KiB in flight
@@ -189,18 +188,11 @@ def linux_pair(a):
     else:
         append = f"nfs.wcut={a.secs} nfs.rsize=32768 nfs.wcutmib=32"
         extra = ["--cut-after", str(a.cut_at), "--cut-for", str(a.cut_for)]
-    cmd = [os.path.join(ROOT, "tools", "linux-baseline", "run-nfs.sh"), "--links", str(a.links),
-           "--mbps", str(a.mbps), "--timeout", "1200", "--guest", a.guest, "--append", append] + extra
+    cmd = ["--links", str(a.links), "--mbps", str(a.mbps), "--timeout", "1200", "--guest", a.guest,
+           "--append", append] + extra
     if a.icount:
         cmd.append("--icount")
-    with tempfile.TemporaryDirectory(prefix="fspaper-linux.") as d:
-        r = subprocess.run(cmd + ["--logdir", d], capture_output=True, text=True, check=False)
-        logs = {"stdout": r.stdout, "stderr": r.stderr}
-        for n in ("client", "server"):
-            try:
-                logs[n] = open(os.path.join(d, f"{n}.txt"), errors="replace").read()
-            except OSError:
-                logs[n] = ""
+    r, logs = run_nfs(cmd, "fspaper-linux.")
     lines = [kv(ln[ln.index("FSB op="):]) for ln in r.stdout.splitlines() if ln.startswith("FSB op=")]
     prog = [kv(ln) for ln in r.stdout.splitlines() if ln.startswith("FSPROG")]
     ping = re.search(r"^NFSCLIENT ping .*= ([\d.]+)/([\d.]+)/([\d.]+)", r.stdout, re.M)
