@@ -139,6 +139,8 @@ def no_flow_row(ev, rundir):
             "max_gap_ms": None, "lost": int(cend.get("written", 0)), "corrupt": 0, "cut_s": None,
             "restore_s": None, "series": None, "end": "no-connection",
             "connected": any(line.startswith("FLOWBEGIN") for _, line in cli),
+            "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
+            "config": ev.get("config"),
             "host_other_cores": ev.get("host_other_cores")}
 
 
@@ -192,6 +194,26 @@ def row(rundir):
     h_cut = sum(ev["host_cut"]) / 2
     h_restore = sum(ev["host_restore"]) / 2
     cut_s, restore_s = h_cut - offset, h_restore - offset
+    marks = {int(f["i"]): f for f in (fields(line) for _, line in cli if line.startswith("FLOWMARK "))}
+    g_cut = g_restore = None  # the cut and restore on the sender's clock (CLOCK_MONOTONIC, s)
+    cut_c = restore_c = None  # the same from the sender's start
+    if "host_mark_cut" in ev and 0 in marks and 1 in marks:
+        # Cut on the sender's FLOWMARK lines: its clock (t=0 its start,
+        # within a link's latency of the receiver's FLOWSTART), plus the
+        # host's time from the line to the QMP command.
+        d_cut, d_restore = h_cut - ev["host_mark_cut"], h_restore - ev["host_mark_restore"]
+        cut_c = int(marks[0]["t_us"]) / 1e6 + d_cut
+        restore_c = int(marks[1]["t_us"]) / 1e6 + d_restore
+        g_cut = int(marks[0]["mono_us"]) / 1e6 + d_cut
+        g_restore = int(marks[1]["mono_us"]) / 1e6 + d_restore
+        # On the receiver's clock: its live FLOWBIN lines near each instant
+        # (the smallest stamp - g_us of those 3 s before to 1 s after):
+        # under -icount each guest's clock lags the host's by what the host
+        # withholds from it, so one offset for the whole run drifts.
+        def local(h):
+            near = [t - int(m.group(3)) / 1e6 for t, m in binl if h - 3 <= t <= h + 1]
+            return h - (min(near) if near else offset)
+        cut_s, restore_s = local(h_cut), local(h_restore)
     end_s = ev["flow_ms"] / 1000.0
     h_end = offset + end_s
     before = window(bins, cut_s - 2.0, cut_s)
@@ -202,9 +224,30 @@ def row(rundir):
         gap_us = max(gap_us, int(end_s * 1e6) - int(send["last_us"]))
     written, received = int(cend["written"]), int(send["received"])
     rec = recover(bins, restore_s, end_s, mbps_before)
+    raw_cli = read_tlog(os.path.join(rundir, "client.tlog"))
+
+    def sender_ms(pattern, since_g, since_h, h_from):
+        """The sender's first kernel message matching pattern after a cut
+        or restore: by its printk time against the sender's clock when the
+        cut was on it (FLOWMARK), else by host stamps."""
+        if since_g is None:
+            return ms(first_after(cli, pattern, since_h, h_end), h_from)
+        for _, line in raw_cli:
+            m = PRINTK.match(line)
+            if m and float(m.group(1)) >= since_g and pattern.search(line):
+                return round((float(m.group(1)) - since_g) * 1000.0, 1)
+        return None
+    cpu = {}
+    for side, lines in (("server", srv), ("client", cli)):
+        f = next((fields(line) for _, line in lines if line.startswith("FLOWCPU role=%s " % side)), None)
+        if f:
+            cpu[side] = {"every_ms": int(f["every_ms"]), "mark": max(0, int(f["mark_ns"])),
+                         "t_s": [round(int(x) / 1e6, 4) for x in f["t_us"].split(",") if x],
+                         "busy": [int(x) for x in f["busy_ns"].split(",") if x],
+                         "bytes": [int(x) for x in f["bytes"].split(",") if x]}
     return {
         "system": SYSTEM[ev["system"]], "links": ev["links"], "cut": ev["cut"], "run": ev.get("run", 1),
-        "detect_ms": ms(first_after(cli, DOWN, h_cut, h_end), h_cut),
+        "detect_ms": sender_ms(DOWN, g_cut, h_cut, h_cut),
         "recover_ms": None if rec is None else round(rec * 1000.0, 1),
         "mbps_before": mbps_before,
         "mbps_during": mean(window(bins, cut_s + 1.0, restore_s)),
@@ -215,10 +258,10 @@ def row(rundir):
         "cut_s": round(cut_s, 3), "restore_s": round(restore_s, 3),
         "series": [[t, round(m, 2)] for t, m in bins],
         "end": {"eof": "ok"}.get(status, status),
-        "link_up_ms": ms(first_after(cli, UP, h_restore, h_end), h_restore),
+        "link_up_ms": sender_ms(UP, g_restore, h_restore, h_restore),
         "detect_far_ms": ms(first_after(srv, DOWN, h_cut, h_end), h_cut),
         "link_up_far_ms": ms(first_after(srv, UP, h_restore, h_end), h_restore),
-        "carrier_down_ms": ms(first_after(cli, CARRIER_DOWN, h_cut, h_end), h_cut),
+        "carrier_down_ms": sender_ms(CARRIER_DOWN, g_cut, h_cut, h_cut),
         "cut_node": "sender" if ev.get("cut_node") == "client" else "receiver",
         "mbps_per_link": ev["mbps"], "write_bytes": ev["size"], "sent_s": end_s,
         "written": written, "received": received,
@@ -230,19 +273,31 @@ def row(rundir):
         "host_other_cores": ev.get("host_other_cores"),
         "bins_missing": missing,
         "sender_bond_changes_before_cut": sum(1 for t, line in cli if offset <= t < h_cut and CHANGE.search(line)),
+        "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
+        "config": ev.get("config"),
+        "cut_on": "sender-marks" if g_cut is not None else "host-seconds",
+        **({"cut_client_s": round(cut_c, 3), "restore_client_s": round(restore_c, 3), "end_client_s": end_s}
+           if cut_c is not None else {}),
+        **({"cpu_samples": cpu} if cpu else {}),
     }
 
 
 def dumps(doc):
-    """JSON, indented, with each row's series on one line (200 bins a run)."""
-    series = []
+    """JSON, indented, with each row's series and CPU samples on one line
+    each (200 bins a run)."""
+    keep = []
     for i, r in enumerate(doc["rows"]):
-        series.append(json.dumps(r["series"], separators=(",", ":")))
-        r["series"] = "@SERIES%d@" % i
+        for k in ("series", "cpu_samples"):
+            if k in r:
+                keep.append(("@%s%d@" % (k, i), json.dumps(r[k], separators=(",", ":"))))
+                r[k] = keep[-1][0]
     text = json.dumps(doc, indent=1)
-    for i, v in enumerate(series):
-        text = text.replace('"@SERIES%d@"' % i, v)
-        doc["rows"][i]["series"] = json.loads(v)
+    for tag, v in keep:
+        text = text.replace('"%s"' % tag, v)
+    for r in doc["rows"]:
+        for k in ("series", "cpu_samples"):
+            if isinstance(r.get(k), str):
+                r[k] = json.loads(dict(keep)[r[k]])
     return text
 
 
@@ -259,7 +314,8 @@ def main():
     if not rows:
         sys.exit("collect-failover.py: no usable run in %s" % " ".join(a.rundirs))
     rank = {s: i for i, s in enumerate(SYSTEM[k] for k in ORDER)}
-    rows.sort(key=lambda r: (r["links"], rank[r["system"]], r["cut"] != "visible", r["run"]))
+    rows.sort(key=lambda r: (r.get("nic", "e1000"), r["links"], rank[r["system"]], r["cut"] != "visible",
+                             r["run"]))
     env = parse_env(a.env)
     env["failed_runs"] = failed
     with open(a.out, "w", encoding="utf-8") as f:
