@@ -124,6 +124,11 @@ def med(rows, k):
     return round(statistics.median(v), 1) if v else None
 
 
+def med3(rows, k):
+    v = [r[k] for r in rows if r.get(k) is not None]
+    return round(statistics.median(v), 3) if v else None
+
+
 def med_cpu(rows, window, k):
     """Median over the runs of a CPU-work figure (cpu_windows())."""
     v = [r["cpu"][window][k] for r in rows if r.get("cpu", {}).get(window, {}).get(k) is not None]
@@ -281,11 +286,17 @@ def section(doc, rows):
             "during/left: Mbit/s during the cut over (L-1)/L of the rate before; Mbit/s: the mean over each "
             "window on the receiver's clock, the same rule for every system; max gap: the longest time between "
             "two deliveries to the receiving program (this kernel: batches of 8 packets, so at least a batch's "
-            "time on one link). Times are guest times: under -icount on a shared host a guest's clock can lag "
-            "the host's (clock_rate, clock_skew_ms in the JSON).", "",
+            "time on one link). Times and rates are on the guests' clocks (detect on the sender's, Mbit/s on the "
+            "receiver's). Under -icount a guest's clock advances by its instructions while it runs and by the "
+            "host's time while it halts, so it falls behind the host's by the host time spent on it outside "
+            "guest instructions (device emulation: more for a driver that touches its NIC's registers more "
+            "often) and by what a busy host withholds: the two guests' clocks can run at different rates, and "
+            "Mbit/s on a slow receiver's clock read high. clock rate: receiver seconds per sender second over "
+            "the run (this kernel: from its first and last packet) or between the cut and the restore (Linux); "
+            "the CPU work above does not depend on it.", "",
             "| system | NIC | links | cut | runs | detect ms | recover ms | back ms | Mbit/s before | during | after "
-            "| during/left | max gap ms | lost | corrupt |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| during/left | max gap ms | lost | corrupt | clock rate |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (s, nic, links, cut), rs in sorted(g.items(), key=order):
         fr = [during_frac(r) for r in rs if during_frac(r) is not None]
         lost = max((r.get("lost") or 0) for r in rs) if any(r.get("lost") is not None for r in rs) else None
@@ -294,7 +305,7 @@ def section(doc, rows):
             fmt(med(rs, k)) for k in ("detect_ms", "recover_ms", "rate_back_ms", "mbps_before", "mbps_during",
                                       "mbps_after"))
             + f" | {fmt(round(statistics.median(fr), 3) if fr else None)} | {fmt(med(rs, 'max_gap_ms'))} | "
-              f"{fmt(lost)} | {fmt(corrupt)} |")
+              f"{fmt(lost)} | {fmt(corrupt)} | {fmt(med3(rs, 'clock_rate'))} |")
     out += ["", "RI2N Table 4 (NFS write over two GbE links, MB/s, before and during the failure of one): "
             + "; ".join(f"{k}: {a} -> {b} ({b / RI2N_ONE_LINK:.2f} x one link's {RI2N_ONE_LINK})"
                         for k, (a, b) in RI2N_TABLE4.items()) + ".", ""]

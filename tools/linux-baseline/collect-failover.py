@@ -206,13 +206,21 @@ def row(rundir):
         restore_c = int(marks[1]["t_us"]) / 1e6 + d_restore
         g_cut = int(marks[0]["mono_us"]) / 1e6 + d_cut
         g_restore = int(marks[1]["mono_us"]) / 1e6 + d_restore
-        # On the receiver's clock: its live FLOWBIN lines near each instant
-        # (the smallest stamp - g_us of those 3 s before to 1 s after):
-        # under -icount each guest's clock lags the host's by what the host
-        # withholds from it, so one offset for the whole run drifts.
+        # On the receiver's clock: interpolated between its live FLOWBIN
+        # lines either side of the instant (stamp, g_us). Under -icount a
+        # guest's clock runs slower than the host's by what the host spends
+        # on it outside guest instructions (device emulation, a busy host),
+        # and at a rate of its own: one offset for the whole run drifts by
+        # seconds (here the receiver's clock ran at 0.6 of the sender's).
+        pts = sorted((t, int(m.group(3)) / 1e6) for t, m in binl)
+
         def local(h):
-            near = [t - int(m.group(3)) / 1e6 for t, m in binl if h - 3 <= t <= h + 1]
-            return h - (min(near) if near else offset)
+            lo = [p for p in pts if p[0] <= h]
+            hi = [p for p in pts if p[0] >= h]
+            if lo and hi and hi[0][0] > lo[-1][0]:
+                (h0, g0), (h1, g1) = lo[-1], hi[0]
+                return g0 + (g1 - g0) * (h - h0) / (h1 - h0)
+            return h - offset
         cut_s, restore_s = local(h_cut), local(h_restore)
     end_s = ev["flow_ms"] / 1000.0
     h_end = offset + end_s
@@ -276,8 +284,9 @@ def row(rundir):
         "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
         "config": ev.get("config"),
         "cut_on": "sender-marks" if g_cut is not None else "host-seconds",
-        **({"cut_client_s": round(cut_c, 3), "restore_client_s": round(restore_c, 3), "end_client_s": end_s}
-           if cut_c is not None else {}),
+        **({"cut_client_s": round(cut_c, 3), "restore_client_s": round(restore_c, 3), "end_client_s": end_s,
+            "clock_rate": round((restore_s - cut_s) / (restore_c - cut_c), 4)}
+           if cut_c is not None and restore_c > cut_c else {}),
         **({"cpu_samples": cpu} if cpu else {}),
     }
 
