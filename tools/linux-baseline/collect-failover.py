@@ -11,7 +11,15 @@ stamp - g_us) over the receiver's FLOWBIN lines (each carries the guest time
 at which it was printed), so a host stamp h is t = h - offset.  Kernel
 messages are placed by their printk time plus the smallest (arrival stamp -
 printk time) of that guest (an arrival can be late, never early).
-  cut_s, restore_s     the QMP set_link commands (midpoint of the call)
+  cut_s, restore_s     the QMP set_link commands (midpoint of the call); with
+                       the sender's FLOWMARK lines (run-failover.py cuts on
+                       them), interpolated between the receiver's live
+                       FLOWBIN lines either side (its clock may run at a
+                       rate of its own under -icount: clock_rate)
+  cut_client_s, restore_client_s, end_client_s   on the sender's clock
+  cpu_samples          both ends' FLOWCPU samples (t_s on each end's clock,
+                       busy ns, bytes, mark: one sample's own cost), from
+                       which tools/bench/failover_report.py gives the CPU work
   series               [[t_s, mbps], ...], the receiver's 100 ms bins
   mbps_before          median of the bins in the 2 s before the cut
   mbps_during          mean over the bins from cut + 1 s to the restore
@@ -20,7 +28,8 @@ printk time) of that guest (an arrival can be late, never early).
                        receiver's measure), or from the last one to the end of
                        sending when the connection never recovered
   detect_ms            cut -> the sender's bonding reports link 0 down (or a new
-                       active slave); null when it never does (MPTCP: null)
+                       active slave), by printk time on the sender's clock;
+                       null when it never does (MPTCP: null)
   recover_ms           restore -> the first bin from which 1 s of delivery
                        averages >= 90 % of mbps_before; null if never
   link_up_ms           restore -> the sender's bonding reports link 0 up again
