@@ -34,7 +34,7 @@ stamp, cut and restore stamps, the CPU other processes took).  Exit status
 0 when both guests ended with "DONE ok" and both QMP commands ran; 3 when
 both guests came up but no flow started (the system could not carry a
 connection: no cut is made); 1 otherwise; 2 for bad usage.  Bounded:
---timeout (default: the flow plus 150 s) kills both QEMUs; on any exit,
+--timeout (default: the flow plus 330 s; a boot under -icount on a busy host took over 150 s) kills both QEMUs; on any exit,
 signals included, the QEMUs are killed and the sockets removed, and each
 QEMU dies with this process (PR_SET_PDEATHSIG) even after a SIGKILL.
 Standard library only.
@@ -213,7 +213,7 @@ def run(a, sockdir, guests):
           "near": "client", "nic": a.nic, "append": a.append, "host_start": start, "icount": a.icount,
           "config": tuned(a.system, a.nic)}
     why = None
-    h0 = guests["server"].wait_line("FLOWSTART", min(deadline, start + 150))
+    h0 = guests["server"].wait_line("FLOWSTART", min(deadline, start + 300))
     if h0 is None:
         why = "the server printed no FLOWSTART"
         # Both guests up and configured but no flow: the system under test
@@ -288,7 +288,7 @@ def main():
                     help="-icount shift=0 and both ends' busy ns sampled every 500 ms (FLOWCPU lines)")
     a = ap.parse_args()
     if not a.timeout:
-        a.timeout = a.cut_at + a.down + a.tail + 150
+        a.timeout = a.cut_at + a.down + a.tail + 330
     for f in ("vmlinuz", "initrd.gz"):
         if not os.path.isfile(os.path.join(a.guest, f)):
             sys.exit("run-failover.py: no %s in %s (run build.sh)" % (f, a.guest))
