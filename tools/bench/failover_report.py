@@ -195,7 +195,11 @@ def plot(rows, path):
 
 
 def fmt(v):
-    return "-" if v is None else (f"{v:g}" if isinstance(v, (int, float)) else str(v))
+    if v is None:
+        return "-"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) >= 1e5):
+        return str(int(v))
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def kfmt(v):
