@@ -281,7 +281,8 @@ def section(doc, rows):
                 "0.25x Linux's best (the lowest of bonding and MPTCP in the same cell): "
                 + "; ".join(f"{nic} {cut} {w}: {x / 1000:.1f}k against {best} {v / 1000:.1f}k = {ratio:.3f}x"
                             for nic, cut, w, x, best, v, ratio in tg)
-                + f" ({'met' if met else 'missed'} in {sum(1 for x in tg if x[6] <= 0.25)} of {len(tg)} cells)."]
+                + f": met in {sum(1 for x in tg if x[6] <= 0.25)} of {len(tg)} cells"
+                + (", so met." if met else ", so missed.")]
     out += ["", "### Timing", "",
             "detect: from the first packet the link lost to the sender's last use of it (this kernel: its own "
             "measure; Linux: bonding's log line on the sender's clock, null when it never saw the cut); "
