@@ -443,11 +443,12 @@ bench-multilink: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/multilink.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 
 # A verified stream over 2 and 4 paced links through a visible and a silent
-# cut of one link, this kernel and Linux bonding/MPTCP: failover.json,
+# cut of one link, this kernel and Linux bonding/MPTCP, on e1000 and
+# virtio-net, under -icount (the CPU work at both ends): failover.json,
 # failover.png and REPORT.md's link-failure section (tools/bench/failover.sh).
 .PHONY: bench-failover
-# FAILOVER_RUNS (3) runs per cell for this kernel; FAILOVER_LINUX_RUNS (1) for
-# each Linux system (a Linux run takes about a minute).
+# FAILOVER_RUNS (3) interleaved rounds: runs per system, NIC, link count and
+# cut, the same for both systems (a round takes about 40 s a Linux cell).
 FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)

@@ -25,6 +25,15 @@
 // bin_ms=N (server): delivered bytes per N ms from the first packet
 // (SERIES line) for the failover benchmark; GAP: the longest time between
 // two deliveries (gap_after_ms=N: of those from N ms on, past start-up).
+// cpu_ms=N (both): every N ms of the stream, the machine's busy ticks
+// so far (elapsed minus halted: guest instructions under -icount) and the
+// bytes delivered (server) or sent (client), taken at the first batch of
+// each period and printed at the end (CPUS line): the failover benchmark's
+// CPU work before, during and after a cut.
+// marks_ms=A,B,.. (client): a MARK line as the stream passes A ms, B ms, ..
+// from its START on the client's clock (the failover benchmark cuts and
+// restores a link on them: guest time, which under -icount may run slower
+// than the host's).
 // idle_at=N idle_ms=M (client): once N packets are sent and acknowledged,
 // M ms with nothing to send (the channel carries heartbeats only; IDLE and
 // RESUME lines mark it), then the rest. start_ms=N (client): the stream
@@ -110,6 +119,56 @@ static void print_reliable(const char *who, int npeers)
 static uint64_t bins[MAXBINS], bin_tsc, first_tsc, last_tsc, max_gap_tsc, max_gap_at, gap_after_tsc;
 static uint32_t bin_ms, nbins;
 
+// cpu_ms: busy ticks and bytes at the first event of each period.
+#define MAXCPUS 1200
+static uint64_t cpu_t[MAXCPUS], cpu_busy[MAXCPUS], cpu_bytes[MAXCPUS], cpu_tsc, cpu_next, cpu_idle0, cpu_t0;
+static uint32_t cpu_n;
+
+// marks_ms: MARK lines at these ms from the client's START.
+#define MAXMARKS 8
+static uint64_t marks[MAXMARKS];
+static uint32_t nmarks, marked;
+
+static void mark_check(uint64_t t0, uint64_t hz)
+{
+	uint64_t now = rdtsc();
+	while (marked < nmarks && now - t0 >= marks[marked] * (hz / 1000))
+		printf("MARK stream client i=%u tsc_ms=%lu\n", marked++, now / (hz / 1000));
+}
+
+// Takes a sample when a period has begun since the last one; now: rdtsc,
+// done: the bytes so far. The first call sets the origin.
+static void cpu_sample(uint64_t now, uint64_t done)
+{
+	if (!cpu_tsc || cpu_n >= MAXCPUS || (cpu_n && now < cpu_next))
+		return;
+	struct sysinfo si;
+	sysinfo(&si);
+	now = rdtsc();
+	if (!cpu_n)
+		cpu_t0 = now, cpu_idle0 = si.idle_tsc;
+	uint64_t ncpu = si.ncpu ? si.ncpu : 1;
+	cpu_t[cpu_n] = now, cpu_busy[cpu_n] = ncpu * (now - cpu_t0) - (si.idle_tsc - cpu_idle0);
+	cpu_bytes[cpu_n++] = done;
+	cpu_next = cpu_t0 + ((now - cpu_t0) / cpu_tsc + 1) * cpu_tsc;
+}
+
+static void cpu_print(const char *who, uint64_t hz)
+{
+	if (!cpu_tsc)
+		return;
+	printf("CPUS stream %s every_ms=%lu n=%u t_ms=", who, cpu_tsc / (hz / 1000), cpu_n);
+	for (uint32_t i = 0; i < cpu_n; i++)
+		printf(i ? ",%lu" : "%lu", cpu_t[i] / (hz / 1000));
+	printf(" busy=");
+	for (uint32_t i = 0; i < cpu_n; i++)
+		printf(i ? ",%lu" : "%lu", cpu_busy[i]);
+	printf(" bytes=");
+	for (uint32_t i = 0; i < cpu_n; i++)
+		printf(i ? ",%lu" : "%lu", cpu_bytes[i]);
+	printf("\n");
+}
+
 static void series_add(uint64_t now, uint64_t bytes)
 {
 	if (!first_tsc)
@@ -132,7 +191,8 @@ static void series_print(uint64_t hz)
 	       gap_after_tsc / ms);
 	if (!bin_tsc)
 		return;
-	printf("SERIES stream server bin_ms=%u start_ms=%lu bins=%u kbytes=", bin_ms, first_tsc / ms, nbins);
+	printf("SERIES stream server bin_ms=%u start_ms=%lu end_ms=%lu bins=%u kbytes=", bin_ms, first_tsc / ms,
+	       last_tsc / ms, nbins);
 	for (uint32_t i = 0; i < nbins; i++)
 		printf(i ? ",%lu" : "%lu", bins[i] / 1000);
 	printf("\n");
@@ -291,6 +351,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 			mark_start();
 		}
 		series_add(rdtsc(), (uint64_t)r * size);
+		cpu_sample(rdtsc(), (uint64_t)(received() + (uint32_t)r) * size);
 		for (long i = 0; i < r; i++) {
 			int k = client_of((uint32_t)i);
 			if (k < 0) {
@@ -329,6 +390,7 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	print_links("server rx", s.link_rx, got);
 	print_reliable("server", nclients);
 	series_print(hz);
+	cpu_print("server", hz);
 	printf("STATS stream server held_peak=%lu noslot=%lu window=%lu nopeer=%lu badslot=%lu limit=%lu "
 	       "nic_no_buf=%lu irqs=%lu rearms=%lu\n", s.frames_held_max, s.drop_noslot, s.drop_window,
 	       s.drop_nopeer, s.drop_badslot, s.drop_limit, s.nic_rx_no_buf, s.rx_irqs, s.rx_rearms - s0.rx_rearms);
@@ -386,6 +448,8 @@ static void client(uint64_t hz)
 	while (sent < count && !bad) {
 		while (!bad && sent - acked >= (uint64_t)window * batch)
 			bad += wait_ack(&acked);
+		cpu_sample(rdtsc(), (uint64_t)sent * size);
+		mark_check(t0, hz);
 		long r = bad ? 0 : chan_send(&c);
 		if (r != (long)batch) {
 			printf("stream: client send %ld (%s) at %u\n", r, err_name(r), sent);
@@ -402,7 +466,10 @@ static void client(uint64_t hz)
 	}
 	while (!bad && acked < count)
 		bad += wait_ack(&acked);
+	cpu_sample(rdtsc(), (uint64_t)sent * size);
 	mark_end();
+	if (nmarks) // the last acknowledgement: the failover benchmark maps this clock onto the server's by it
+		printf("END stream client tsc_ms=%lu\n", rdtsc() / (hz / 1000));
 	sysinfo(&si);
 	uint64_t t1 = rdtsc(), busy = (si.ncpu ? si.ncpu : 1) * (t1 - t0) - (si.idle_tsc - si0.idle_tsc);
 	chan_stats(&c, &s);
@@ -414,6 +481,7 @@ static void client(uint64_t hz)
 	       s.tx_doorbells - s0.tx_doorbells, s.tx_pace_waits - s0.tx_pace_waits, tx ? busy / tx : 0,
 	       t1 > t0 ? busy * 1000 / (t1 - t0) : 0);
 	print_cpubusy("client", &si0, &si, t1 - t0, tx);
+	cpu_print("client", hz);
 	print_links("client tx", s.link_tx, tx);
 	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);
@@ -487,6 +555,13 @@ int main(int argc, char **argv)
 	start_ms = (uint64_t)arg_long(argc, argv, "start_ms", 0);
 	gap_after_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "gap_after_ms", 0);
 	bin_tsc = s0.tsc_hz / 1000 * bin_ms;
+	cpu_tsc = s0.tsc_hz / 1000 * (uint64_t)arg_long(argc, argv, "cpu_ms", 0);
+	for (const char *m = arg_get(argc, argv, "marks_ms", ""); *m && nmarks < MAXMARKS; m += *m == ',') {
+		uint64_t v = 0;
+		while (*m >= '0' && *m <= '9')
+			v = v * 10 + (uint64_t)(*m++ - '0');
+		marks[nmarks++] = v;
+	}
 	arg_bye_ms = (uint32_t)arg_long(argc, argv, "bye_ms", 500);
 	arg_rearms = arg_long(argc, argv, "rearms", 0) != 0;
 	if (srv)

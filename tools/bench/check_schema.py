@@ -108,6 +108,11 @@ ROWS = {
         "mbps_before": ("num", "kernel"), "mbps_during": ("num", "kernel"), "mbps_after": ("num", "kernel"),
         "max_gap_ms": ("num", "kernel"), "lost": ("int", "kernel"), "corrupt": ("int", "kernel"),
         "series": ("list", "kernel"),  # null for a Linux run that made no connection
+        # Both systems alike (issue 26): the NIC model, the wire, -icount; under -icount the
+        # CPU work per window (cpu) from each end's samples (cpu_samples): see consistent().
+        "nic": ("str", "all"), "backend": ("str", "all"), "icount": ("bool", "all"),
+        "cpu": ("dict", "optional"), "cpu_samples": ("dict", "optional"),
+        "cut_client_s": ("num", "optional"), "restore_client_s": ("num", "optional"),
     },
     # Through 0, 1 or 2 relays (make bench-relay): one row per system, mode, hop count,
     # link count and size; a direct row has no relay figures.
@@ -240,6 +245,8 @@ def type_ok(v, t):
         return isinstance(v, list) and len(v) > 0
     if t == "bool":
         return isinstance(v, bool)
+    if t == "dict":
+        return isinstance(v, dict) and len(v) > 0
     raise ValueError(t)
 
 
@@ -271,6 +278,8 @@ def consistent(bench, where, row, faults):
                   "cpu_bound_mbps"):
             if not num(k):
                 faults.append(f"{where}: a {row['mode']} row without {k}")
+    if bench == "failover":
+        failover_consistent(where, row, faults)
     if bench == "relay" and row.get("mode") == "cpu":
         for k in ("offered_mbps", "relay_insns_per_pkt", "relay_insns_raw_per_pkt", "relay_busy_frac"):
             if not num(k):
@@ -344,6 +353,46 @@ def consistent(bench, where, row, faults):
         faults.append(f"{where}: mbps={row['mbps']} above the ceiling {row['ceiling_mbps']}")
 
 
+FAILOVER_WINDOWS = ("before", "during", "after")
+FAILOVER_CPU = ("server_insns_per_byte", "client_insns_per_byte", "server_insns_per_pkt", "client_insns_per_pkt",
+                "server_busy_frac", "client_busy_frac", "server_span_s", "client_span_s", "insns_per_pkt",
+                "insns_per_byte")
+
+
+def failover_consistent(where, row, faults):
+    """A failover row under -icount that made a connection has its CPU
+    samples at both ends (the merged file: and the CPU work before the
+    cut); each
+    window's figures are numbers, and insns_per_pkt is the two ends' sum."""
+    if row.get("icount") and row.get("series") and not row.get("cpu_samples"):
+        faults.append(f"{where}: an -icount run with a series but no cpu_samples")
+    cs = row.get("cpu_samples")
+    if row.get("cpu") and not (isinstance(cs, dict) and {"server", "client"} <= set(cs)):
+        faults.append(f"{where}: cpu windows without both ends' cpu_samples")
+    if isinstance(cs, dict):
+        for side, c in cs.items():
+            n = len(c.get("t_s") or []) if isinstance(c, dict) else -1
+            if n < 2 or any(len(c.get(k) or []) != n for k in ("busy", "bytes")):
+                faults.append(f"{where}: cpu_samples.{side} has no t_s, busy, bytes of one length (2 or more)")
+    cpu = row.get("cpu")
+    if not isinstance(cpu, dict):
+        return
+    for w, cell in cpu.items():
+        if w not in FAILOVER_WINDOWS or not isinstance(cell, dict):
+            faults.append(f"{where}: cpu.{w} is not a window ({', '.join(FAILOVER_WINDOWS)})")
+            continue
+        for k, v in cell.items():
+            if k not in FAILOVER_CPU or not (v is None or type_ok(v, "num")):
+                faults.append(f"{where}: cpu.{w}.{k}={v!r}")
+        if all(type_ok(cell.get(k), "num") for k in ("insns_per_pkt", "server_insns_per_pkt",
+                                                        "client_insns_per_pkt")) \
+                and cell["insns_per_pkt"] != cell["server_insns_per_pkt"] + cell["client_insns_per_pkt"]:
+            faults.append(f"{where}: cpu.{w}.insns_per_pkt is not the two ends' sum")
+    for w in ("before",):  # during: none when nothing was delivered (a stalled bond)
+        if not type_ok((cpu.get(w) or {}).get("server_insns_per_pkt"), "num"):
+            faults.append(f"{where}: no cpu.{w}.server_insns_per_pkt")
+
+
 def check_doc(doc, bench, systems):
     """Faults of one parsed result file (an empty list when it conforms)."""
     faults = []
@@ -367,7 +416,7 @@ def check_doc(doc, bench, systems):
             faults.append(f"env.{key} missing")
         elif not type_ok(env[key], t):
             faults.append(f"env.{key}={env[key]!r} is not a {t}")
-    if env.get("nic") not in NICS:
+    if not all(n in NICS for n in str(env.get("nic")).split(",")):
         faults.append(f"env.nic={env.get('nic')!r} is not one of {', '.join(NICS)}")
     elif bench not in ("exchange", "smp") and env["nic"] == "none":
         faults.append("env.nic is none in a network benchmark")

@@ -3,17 +3,22 @@
 this kernel's part. Also a silent cut while the channel is idle (heartbeats
 only: idle_rows) at the first link count.
 
-Each run boots a server and a client VM of this kernel joined by L links (L
-Linux bridges of the cluster runner, tools/cluster/), every NIC paced to the
-same rate (nic_mbps=). The client streams over a reliable channel striped on
-all L links (user/stream.c: every packet's order, count and bytes checked by
-the server); CUT_AT s after the server is ready, link 1 of the client is cut
-(visible: QMP set_link on the client's NIC; silent: its tap taken down on the
-host, which neither NIC sees) and restored RESTORE_AFTER s later, as RI2N cut
-one network for 10 s. The stream runs on for AFTER s.
+Each run boots a server and a client VM of this kernel joined by L links
+(the cluster runner, tools/cluster/: one QEMU dgram wire per link, as
+Linux's run-failover.py; --wire bridge for taps), e1000 or virtio-net
+(--nics), every NIC paced to the same rate (nic_mbps=), both VMs under
+-icount shift=0 with poll=irq (--no-icount: the real clock). The client
+streams over a reliable channel striped on all L links (user/stream.c:
+every packet's order, count and bytes checked by the server); CUT_AT s
+after the stream starts on the client's clock (its MARK line, which the
+runner acts on), link 1 of the client is cut (visible: QMP set_link off on
+the client's NIC; silent: on the server's NIC, which the sender does not
+see; with --wire bridge its tap taken down on the host, which neither NIC
+sees) and restored RESTORE_AFTER s later (the next MARK), as RI2N cut one
+network for 10 s. The stream runs on for AFTER s.
 
-From each run (all on the server's clock, which the runner's host times of
-the cut and restore are mapped to through the server's READY line):
+From each run (on the server's clock, which the client's is mapped to
+linearly by its START and END lines: the server's first and last packet):
 - the delivered Mbit/s in 100 ms bins (the server's SERIES line);
 - mbps_before, mbps_during, mbps_after: failover_report.windows(), the
   same rule for every system (the mean of the bins in the 2 s before the
@@ -22,29 +27,35 @@ the cut and restore are mapped to through the server's READY line):
   lost (the oldest one in flight on it, sent just after the cut) to the
   moment the sender stopped using it (the first "suspected" or "dead" line
   of link 1 after the cut); detect_map_ms: the same moment against the
-  host's cut time, mapped (tens of ms coarser);
+  cut's time (tens of ms coarser);
 - recover_ms: from the restore to the server's "alive again" line of link 1
-  (recover_client_ms: the client's, through the coarser client mapping);
+  (recover_client_ms: the client's);
   rate_back_ms: from the restore to the first 500 ms at 0.9 x mbps_before;
 - max_gap_ms: the longest time between two deliveries from 2 s after the
   stream began (past start-up); lost (packets never delivered) and corrupt
-  (delivered out of order, of a wrong size or with a wrong byte).
+  (delivered out of order, of a wrong size or with a wrong byte);
+- cpu_samples: both ends' busy ticks (instructions under -icount) and bytes
+  every 500 ms (the CPUS lines of cpu_ms=500), from which
+  failover_report.cpu_windows() gives the CPU work per window.
 
 Usage: failover.py KERNEL OUTDIR RUNS [--links 2,4] [--cuts visible,silent]
-                   [--mbps R] [--quick]
-Writes OUTDIR/kernel-failover.json.
+                   [--nics e1000,virtio] [--nic-links MODEL:L,L;...]
+                   [--wire dgram|bridge] [--no-icount] [--mbps R] [--quick]
+                   [--append] [--first-run R] [--no-idle]
+Writes OUTDIR/kernel-failover.json (--append: adds to its rows).
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from env import env  # noqa: E402
-from failover_report import windows  # noqa: E402
+from failover_report import dumps, windows  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZE, BATCH = 8192, 8
@@ -54,29 +65,45 @@ def kv(line):
     return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
 
 
+# How the pairs are run (main() sets them): the wire (dgram, as Linux's
+# run-failover.py: one QEMU dgram/unix wire per link; a silent cut is the
+# far NIC's set_link off, or bridge: a tap per NIC, a silent cut the tap
+# down on the host), the NIC model, and -icount shift=0 with poll=irq (the
+# idle CPU halts: busy ticks are guest instructions) for the CPU work.
+OPTS = {"wire": "dgram", "model": "e1000", "icount": True, "cpu_ms": 500}
+
+
 def topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout):
-    nets = [{"name": f"net{i}"} for i in range(links)]
-    nics = [{"net": f"net{i}", "mbps": mbps} for i in range(links)]
+    nets = [{"name": f"net{i}", "wire": OPTS["wire"]} for i in range(links)]
+    nics = [{"net": f"net{i}", "mbps": mbps, "model": OPTS["model"]} for i in range(links)]
     ids = ",".join(str(i) for i in range(links))
     macs = lambda node: ",".join(f"@MAC:{node}:{i}@" for i in range(links))  # noqa: E731
     # Small batches (8 packets, 8 of them in flight): the server's input_io
     # returns each batch whole, so the time between deliveries it sees is
     # at least a batch's time on the wire (26 ms on one 20 Mbit/s link).
     common = (f"run=stream nics={ids} count={count} size={SIZE} batch={BATCH} window=8 timeout_ms=60000 "
-              "nic_mbps=@MBPS@")
+              "nic_mbps=@MBPS@" + (f" cpu_ms={OPTS['cpu_ms']}" if OPTS["cpu_ms"] else "")
+              + (" poll=irq icount=1" if OPTS["icount"] else ""))
+    extra = {"qemu_extra": ["-icount", "shift=0"]} if OPTS["icount"] else {}
     ready = {"node": "a", "line": "READY"}
     return {
         "name": f"failover-{links}-{cut}", "timeout": timeout,
         "networks": nets,
         "nodes": [
             {"name": "a", "kernel": kernel, "nics": nics,
-             "append": f"{common} role=server peer={macs('b')} bin_ms=100 gap_after_ms=2000"},
+             "append": f"{common} role=server peer={macs('b')} bin_ms=100 gap_after_ms=2000", **extra},
             {"name": "b", "kernel": kernel, "nics": nics, "start_after": ready,
-             "append": f"{common} role=client peer={macs('a')}"},
+             "append": f"{common} role=client peer={macs('a')} "
+                       f"marks_ms={int(cut_at * 1000)},{int((cut_at + restore_after) * 1000)}", **extra},
         ],
+        # On the client's clock: its MARK lines cut_at s from the stream's
+        # start and restore_after s later (under -icount the guest's clock
+        # may run slower than the host's: the host's seconds would drift).
         "events": [
-            {"after": ready, "delay": cut_at, "action": "cut-" + cut, "node": "b", "nic": 1},
-            {"after": ready, "delay": cut_at + restore_after, "action": "restore", "node": "b", "nic": 1},
+            {"after": {"node": "b", "line": "MARK stream client i=0"}, "delay": 0, "action": "cut-" + cut,
+             "node": "b", "nic": 1},
+            {"after": {"node": "b", "line": "MARK stream client i=1"}, "delay": 0, "action": "restore",
+             "node": "b", "nic": 1},
         ],
     }
 
@@ -86,12 +113,26 @@ def analyse(out, links, cut, cut_at, restore_after):
     b = open(os.path.join(out, "b.log"), errors="replace").read()
     summ = json.load(open(os.path.join(out, "summary.json")))
     ev = summ["events"]
-    ready = kv(re.search(r"^READY stream server.*$", a, re.M).group(0))
-    ready_ms, ready_host = int(ready["tsc_ms"]), ev[0]["triggered"]
-    srv_ms = lambda host_s: ready_ms + (host_s - ready_host) * 1000  # noqa: E731
-    cut_srv, restore_srv = srv_ms(ev[0]["fired"]), srv_ms(ev[1]["fired"])
     ser = kv(re.search(r"^SERIES stream server.*$", a, re.M).group(0))
     start, bin_ms = int(ser["start_ms"]), int(ser["bin_ms"])
+    # The client's clock, mapped to the server's linearly: its START line
+    # is the server's first packet, its END line (the last acknowledgement)
+    # the server's last (each within a link's latency). Under -icount each
+    # VM's clock lags the host's by what the host withholds from it, so
+    # the two may run at rates a few % apart.
+    c0 = int(kv(re.search(r"^START stream client.*$", b, re.M).group(0))["tsc_ms"])
+    cend = re.search(r"^END stream client.*$", b, re.M)
+    rate = 1.0
+    if cend and "end_ms" in ser and int(kv(cend.group(0))["tsc_ms"]) > c0:
+        rate = (int(ser["end_ms"]) - start) / (int(kv(cend.group(0))["tsc_ms"]) - c0)
+    to_srv = lambda c_ms: start + (c_ms - c0) * rate  # noqa: E731
+    off = start - c0  # at the start
+    # The cut and restore: the client's MARK line that triggered each, plus
+    # the host's time from seeing it to the action; on the client's clock
+    # (cut_client_s, from its START) and mapped to the server's.
+    marks = [int(kv(m.group(0))["tsc_ms"]) for m in re.finditer(r"^MARK stream client .*$", b, re.M)]
+    cut_cli, restore_cli = (marks[i] + (ev[i]["fired"] - ev[i]["triggered"]) * 1000 for i in (0, 1))
+    cut_srv, restore_srv = to_srv(cut_cli), to_srv(restore_cli)
     kb = [int(x) for x in ser["kbytes"].split(",")] if ser.get("kbytes") else []
     series = [[round(i * bin_ms / 1000, 1), round(k * 8 / bin_ms, 2)] for i, k in enumerate(kb)]
     cut_s, restore_s = (cut_srv - start) / 1000, (restore_srv - start) / 1000
@@ -99,15 +140,10 @@ def analyse(out, links, cut, cut_at, restore_after):
     before, during, after, back_ms = windows(series, cut_s, restore_s, bin_ms / 1000)
     res = kv(re.search(r"^RESULT stream system=kernel role=server.*$", a, re.M).group(0))
     gap = kv(re.search(r"^GAP stream server.*$", a, re.M).group(0))
-    # The client's clock, mapped to the server's by the first packet: it
-    # left the client (its START line) and reached the server within a
-    # link's latency.
-    cstart = kv(re.search(r"^START stream client.*$", b, re.M).group(0))
-    off = start - int(cstart["tsc_ms"])
     events = []
     for m in re.finditer(r"^io: chan \d+ peer 0 link 1 (suspected|dead|alive again)(.*)$", b, re.M):
         d = kv(m.group(2))
-        t = int(d["tsc_ms"]) + off
+        t = to_srv(int(d["tsc_ms"]))
         det = re.search(r"detected in (\d+) us", m.group(2))
         events.append((m.group(1), t, int(det.group(1)) / 1000 if det else None))
     first = next((e for e in events if e[0] != "alive again" and e[1] >= cut_srv - 100), None)
@@ -118,6 +154,16 @@ def analyse(out, links, cut, cut_at, restore_after):
     srv_alive = next((int(kv(m.group(1))["tsc_ms"]) for m in
                       re.finditer(r"^io: chan \d+ peer 0 link 1 alive again(.*)$", a, re.M)
                       if int(kv(m.group(1))["tsc_ms"]) >= restore_srv - 100), None)
+    cpu = {}
+    # Each end's samples on its own clock: t from the stream's start.
+    for side, log, zero in (("server", a, start), ("client", b, c0)):
+        m = re.search(rf"^CPUS stream {side} (.*)$", log, re.M)
+        if m:
+            d = kv(m.group(1))
+            t = [(int(x) - zero) / 1000 for x in d["t_ms"].split(",") if x]
+            cpu[side] = {"every_ms": int(d["every_ms"]), "t_s": [round(x, 3) for x in t],
+                         "busy": [int(x) for x in d["busy"].split(",") if x],
+                         "bytes": [int(x) for x in d["bytes"].split(",") if x], "mark": 0}
     lk = re.search(r"^LINK stream client peer=0 link=1 (.*)$", b, re.M)
     skews = [int(kv(m.group(0)).get("max_skew_us", 0)) for m in re.finditer(r"^LINK stream client .*$", b, re.M)]
     return {
@@ -137,6 +183,11 @@ def analyse(out, links, cut, cut_at, restore_after):
         "link1_client": kv(lk.group(1)) if lk else {},
         "max_skew_unsuspected_ms": round(max(skews) / 1000, 1) if skews else None,
         "cut_s": round(cut_s, 2), "restore_s": round(restore_s, 2), "series": series,
+        "cut_client_s": round((cut_cli - c0) / 1000, 3), "restore_client_s": round((restore_cli - c0) / 1000, 3),
+        "end_client_s": round((int(kv(cend.group(0))["tsc_ms"]) - c0) / 1000, 3) if cend else None,
+        "clock_rate": round(rate, 4),
+        "nic": OPTS["model"], "backend": OPTS["wire"], "icount": OPTS["icount"],
+        **({"cpu_samples": cpu} if cpu else {}),
     }
 
 
@@ -150,7 +201,9 @@ def cluster(topo, timeout, analyse_fn):
         r = subprocess.run([os.path.join(ROOT, "tools", "cluster", "run"), tp, "--out", out,
                             "--timeout", str(timeout)], capture_output=True, text=True, check=False)
         if r.returncode != 0:
-            tail = ""
+            keep = tempfile.mkdtemp(prefix=f"failover-failed-{topo['name']}-")
+            shutil.copytree(out, keep, dirs_exist_ok=True)
+            tail = f"(logs kept in {keep})\n"
             for n in ("a", "b"):
                 try:
                     tail += "".join(open(os.path.join(out, f"{n}.log"), errors="replace").readlines()[-6:])
@@ -163,11 +216,16 @@ def cluster(topo, timeout, analyse_fn):
 
 def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
     pkt_s = lambda l: l * mbps * 1e6 / 8 / (SIZE + 30 + 24)  # noqa: E731
-    # 2 s of start-up before the stream begins, then before/during/after
-    secs = [(cut_at - 2, links), (restore_after, links - 1), (after, links)]
+    # before/during/after, from the stream's start
+    secs = [(cut_at, links), (restore_after, links - 1), (after, links)]
     count = int(sum(s * pkt_s(n) for s, n in secs) // BATCH * BATCH)
     topo = topology(kernel, links, mbps, cut, count, cut_at, restore_after, timeout)
-    row = cluster(topo, timeout, lambda out: analyse(out, links, cut, cut_at, restore_after))
+    try:
+        row = cluster(topo, timeout, lambda out: analyse(out, links, cut, cut_at, restore_after))
+    except RuntimeError as e:  # once more (kept: the failed run's logs); a second failure ends the benchmark
+        print(f"failover: {e}\nfailover: trying once more", flush=True)
+        row = cluster(topo, timeout, lambda out: analyse(out, links, cut, cut_at, restore_after))
+        row["retried"] = True
     row["count"] = count
     return row
 
@@ -175,24 +233,28 @@ def run_one(kernel, links, mbps, cut, cut_at, restore_after, after, timeout):
 def run_idle(kernel, links, mbps, timeout=90):
     """A silent cut while the channel is idle (heartbeats only): the client
     sends a second's worth, waits for every acknowledgement, sends nothing
-    for 3 s, then the rest. Link 1 is cut 1 s into the idle time and
-    restored 1 s later. Returns detect_ms (the client's own: from the last
-    frame heard on the link to its death), detect_map_ms and recover_ms
-    (against the runner's cut and restore, mapped to the client's clock
-    through its IDLE line)."""
+    for 3 s, then the rest. Link 1 is cut 1 s (host) into the idle time and
+    restored as the stream resumes (its RESUME line). Returns detect_ms (the
+    client's own: from the last frame heard on the link to its death),
+    detect_map_ms and recover_ms (against the runner's cut and restore, on
+    the client's clock through its IDLE and RESUME lines)."""
     per_s = int(links * mbps * 1e6 / 8 / (SIZE + 54)) // BATCH * BATCH
     topo = topology(kernel, links, mbps, "silent", 2 * per_s, 0, 0, timeout)
     topo["name"] = f"failover-{links}-idle"
     topo["nodes"][1]["append"] += f" idle_at={per_s} idle_ms=3000"
+    # The restore on the client's RESUME line (its clock: under -icount the
+    # host's seconds drift from the guest's), the stream going on.
     idle = {"node": "b", "line": "IDLE stream client"}
     topo["events"] = [{"after": idle, "delay": 1, "action": "cut-silent", "node": "b", "nic": 1},
-                      {"after": idle, "delay": 2, "action": "restore", "node": "b", "nic": 1}]
+                      {"after": {"node": "b", "line": "RESUME stream client"}, "delay": 0, "action": "restore",
+                       "node": "b", "nic": 1}]
     b, ev = cluster(topo, timeout, lambda out: (
         open(os.path.join(out, "b.log"), errors="replace").read(),
         json.load(open(os.path.join(out, "summary.json")))["events"]))
     idle_ms = int(kv(re.search(r"^IDLE stream client.*$", b, re.M).group(0))["tsc_ms"])
-    cli = lambda host_s: idle_ms + (host_s - ev[0]["triggered"]) * 1000  # noqa: E731
-    cut, restore = cli(ev[0]["fired"]), cli(ev[1]["fired"])
+    resume_ms = int(kv(re.search(r"^RESUME stream client.*$", b, re.M).group(0))["tsc_ms"])
+    cut = idle_ms + (ev[0]["fired"] - ev[0]["triggered"]) * 1000
+    restore = resume_ms + (ev[1]["fired"] - ev[1]["triggered"]) * 1000
     dead = alive = None
     for m in re.finditer(r"^io: chan \d+ peer 0 link 1 (dead|alive again)(.*)$", b, re.M):
         t = int(kv(m.group(2))["tsc_ms"])
@@ -214,39 +276,58 @@ def main():
     ap.add_argument("runs", type=int)
     ap.add_argument("--links", default="2,4")
     ap.add_argument("--cuts", default="visible,silent")
+    ap.add_argument("--nics", default="e1000", help="NIC models, each a cell: e1000,virtio")
+    ap.add_argument("--nic-links", default="", help="MODEL:L,L;... link counts of a model (default --links)")
+    ap.add_argument("--wire", default="dgram", choices=("dgram", "bridge"))
+    ap.add_argument("--no-icount", action="store_true", help="the real clock, no CPU work")
     ap.add_argument("--mbps", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--append", action="store_true", help="add to OUTDIR/kernel-failover.json's rows")
+    ap.add_argument("--first-run", type=int, default=1, help="the first run's number (interleaved rounds)")
+    ap.add_argument("--no-idle", action="store_true", help="no idle-cut runs")
     a = ap.parse_args()
+    OPTS.update(wire=a.wire, icount=not a.no_icount, cpu_ms=0 if a.no_icount else 500)
     cut_at, restore_after, after = (4, 4, 3) if a.quick else (5, 10, 5)
-    rows = []
-    for links in [int(x) for x in a.links.split(",")]:
-        for cut in a.cuts.split(","):
-            for r in range(a.runs):
-                print(f"failover: kernel, {links} links, {cut} cut, run {r + 1}/{a.runs}", flush=True)
-                row = run_one(os.path.abspath(a.kernel), links, a.mbps, cut, cut_at, restore_after, after,
-                              timeout=cut_at + restore_after + after + 90)
-                row["run"] = r
-                rows.append(row)
-                print(f"  detect {row['detect_ms']} ms ({row['detect_how']}), recover {row['recover_ms']} ms, "
-                      f"Mbit/s {row['mbps_before']}/{row['mbps_during']}/{row['mbps_after']}, "
-                      f"max gap {row['max_gap_ms']} ms, lost {row['lost']}, corrupt {row['corrupt']}", flush=True)
-    idle = []
-    for links in [int(x) for x in a.links.split(",")][:1]:
-        for r in range(a.runs):
-            print(f"failover: kernel, {links} links, silent cut while idle, run {r + 1}/{a.runs}", flush=True)
+    path = os.path.join(a.out, "kernel-failover.json")
+    old = json.load(open(path)) if a.append and os.path.exists(path) else {}
+    rows, idle = old.get("rows", []), old.get("idle_rows", [])
+    per_model = dict((m, l) for m, l in (x.split(":") for x in a.nic_links.split(";") if x))
+    for r in range(a.first_run, a.first_run + a.runs):
+        for model in a.nics.split(","):
+            OPTS["model"] = model
+            for links in [int(x) for x in per_model.get(model, a.links).split(",")]:
+                for cut in a.cuts.split(","):
+                    print(f"failover: kernel, {model}, {links} links, {cut} cut, run {r}", flush=True)
+                    row = run_one(os.path.abspath(a.kernel), links, a.mbps, cut, cut_at, restore_after, after,
+                                  timeout=cut_at + restore_after + after + 90)
+                    row["run"] = r
+                    rows.append(row)
+                    print(f"  detect {row['detect_ms']} ms ({row['detect_how']}), recover {row['recover_ms']} ms, "
+                          f"Mbit/s {row['mbps_before']}/{row['mbps_during']}/{row['mbps_after']}, "
+                          f"max gap {row['max_gap_ms']} ms, lost {row['lost']}, corrupt {row['corrupt']}",
+                          flush=True)
+        if not a.no_idle:
+            OPTS["model"] = a.nics.split(",")[0]
+            links = int(per_model.get(OPTS["model"], a.links).split(",")[0])
+            print(f"failover: kernel, {links} links, silent cut while idle, run {r}", flush=True)
             row = run_idle(os.path.abspath(a.kernel), links, a.mbps)
             row["run"] = r
             idle.append(row)
             print(f"  detect {row['detect_ms']} ms (mapped {row['detect_map_ms']}), recover {row['recover_ms']} ms",
                   flush=True)
-    doc = {"bench": "failover", "env": env("tcg", "real", a.runs, backend="bridge+tap (cluster runner)",
-                                           nic="e1000"),
+    runs = max([x["run"] for x in rows] or [0])
+    doc = {"bench": "failover",
+           "env": env("tcg", "icount" if OPTS["icount"] else "real", runs,
+                      backend=("dgram: one QEMU dgram/unix wire per link (cluster runner)" if a.wire == "dgram"
+                               else "bridge+tap (cluster runner)"), nic=a.nics),
            "link_mbps": a.mbps, "cut_at_s": cut_at, "restore_after_s": restore_after, "rows": rows,
-           "idle_rows": idle, "heartbeat_ms": 10, "heartbeats_missed": 3, "skew_ms": 10}
+           "idle_rows": idle, "heartbeat_ms": 10, "heartbeats_missed": 3, "skew_ms": 10,
+           "cpu_clock": ("-icount shift=0 on both VMs, poll=irq: busy ticks (elapsed less halted, sysinfo "
+                         "idle_tsc) are guest instructions" if OPTS["icount"] else None)}
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "kernel-failover.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    print(f"failover: wrote {os.path.join(a.out, 'kernel-failover.json')}")
+    with open(path, "w") as f:
+        f.write(dumps(doc))
+    print(f"failover: wrote {path}")
 
 
 if __name__ == "__main__":

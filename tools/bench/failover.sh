@@ -1,35 +1,58 @@
 #!/usr/bin/env bash
 # make bench-failover: a verified stream over 2 and 4 paced links through a
-# visible and a silent cut of one link, restored 10 s later (RI2N section
-# 4.2): this kernel (tools/bench/failover.py) and Linux bonding and MPTCP
-# beside it (tools/linux-baseline/bench-failover.sh, when present), then
-# failover.json, failover.png and REPORT.md's link-failure section
-# (tools/bench/failover_report.py).
+# visible and a silent cut of one link, restored some seconds later (RI2N
+# section 4.2): this kernel (tools/bench/failover.py) and Linux bonding and
+# MPTCP beside it (tools/linux-baseline/bench-failover.sh, when present), on
+# e1000 and virtio-net, then failover.json, failover.png and REPORT.md's
+# link-failure section (tools/bench/failover_report.py).
+# Both systems: the same backend (one QEMU dgram wire per link; a silent cut
+# is the far NIC's set_link off), -icount shift=0 (busy ticks are guest
+# instructions: the CPU work before, during and after the cut, both ends),
+# the same run count, rounds interleaved (round r: this kernel's cells, then
+# Linux's).
 # Usage: tools/bench/failover.sh KERNEL RUNS OUTDIR
-# RUNS: this kernel's runs per link count and cut (and of the idle cut).
-# Environment: FAILOVER_LINUX_RUNS (1, per Linux system, link count and cut),
-# FAILOVER_LINKS (2,4), FAILOVER_MBPS (per link, 20),
-# FAILOVER_QUICK=1 (shorter timeline), BENCH_PY, LB_BUILD.
+# RUNS: rounds (runs per system, NIC model, link count and cut).
+# Environment: FAILOVER_LINKS (2,4), FAILOVER_NICS (e1000,virtio),
+# FAILOVER_NIC_LINKS (per model, e.g. "virtio:4"; default FAILOVER_LINKS),
+# FAILOVER_SYSTEMS (Linux's, bench-failover.sh --systems; default
+# bond-rr,bond-ab,bond-ab-arp,bond-rr-arp,mptcp), FAILOVER_MBPS (per link,
+# 20), FAILOVER_QUICK=1 (cut 4 s in, restored 4 s later, 3 s more; else 5,
+# 10, 5), FAILOVER_ICOUNT (1; 0: the real clock, no CPU work), BENCH_PY,
+# LB_BUILD.
 set -euo pipefail
 kernel=$1 runs=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 py=${BENCH_PY:-/usr/bin/python3}
 guest=${LB_BUILD:-$root/build/linux-baseline}
 linux=$root/tools/linux-baseline/bench-failover.sh
-links=${FAILOVER_LINKS:-2,4} mbps=${FAILOVER_MBPS:-20}
+links=${FAILOVER_LINKS:-2,4} mbps=${FAILOVER_MBPS:-20} nics=${FAILOVER_NICS:-e1000,virtio}
+nic_links=${FAILOVER_NIC_LINKS:-}
+systems=${FAILOVER_SYSTEMS:-bond-rr,bond-ab,bond-ab-arp,bond-rr-arp,mptcp}
+icount=${FAILOVER_ICOUNT:-1}
 "$root/tools/deps.sh" build qemu bench cluster linux
 [ -x "$linux" ] && "$root/tools/linux-baseline/build.sh" "$guest"
 mkdir -p "$out"
-echo "bench-failover: [1/3] this kernel, reliable striped channel ($(date +%T))"
-"$py" "$root/tools/bench/failover.py" "$kernel" "$out" "$runs" --links "$links" --mbps "$mbps" \
-	${FAILOVER_QUICK:+--quick}
-rm -f "$out/linux-failover.json"
-if [ -x "$linux" ]; then
-	echo "bench-failover: [2/3] Linux bonding and MPTCP at $mbps Mbit/s a link ($(date +%T))"
-	LB_PREBUILT=1 LB_BUILD=$guest FO_MBPS=$mbps "$linux" --links "$links" --runs "${FAILOVER_LINUX_RUNS:-1}" \
-		"$out/linux-failover.json"
+rm -f "$out/kernel-failover.json" "$out/linux-failover.json"
+if [ "${FAILOVER_QUICK:-0}" = 1 ]; then
+	cut_at=4 down=4 tail=3
 else
-	echo "bench-failover: [2/3] no Linux failover benchmark in this tree: kernel rows only"
+	cut_at=5 down=10 tail=5
 fi
-echo "bench-failover: [3/3] merged results, plot, REPORT.md ($(date +%T))"
+for r in $(seq 1 "$runs"); do
+	echo "bench-failover: [round $r/$runs] this kernel, reliable striped channel ($(date +%T))"
+	"$py" "$root/tools/bench/failover.py" "$kernel" "$out" 1 --first-run "$r" $([ "$r" -gt 1 ] && echo --append) \
+		--links "$links" --nics "$nics" ${nic_links:+--nic-links "$nic_links"} --mbps "$mbps" \
+		$([ "${FAILOVER_QUICK:-0}" = 1 ] && echo --quick) \
+		$([ "$icount" = 1 ] || echo --no-icount)
+	if [ -x "$linux" ]; then
+		echo "bench-failover: [round $r/$runs] Linux bonding and MPTCP at $mbps Mbit/s a link ($(date +%T))"
+		LB_PREBUILT=1 LB_BUILD=$guest FO_MBPS=$mbps FO_CUT_AT=$cut_at FO_DOWN=$down FO_TAIL=$tail \
+			"$linux" --links "$links" --nics "$nics" ${nic_links:+--nic-links "$nic_links"} --runs 1 \
+			--first-run "$r" $([ "$r" -gt 1 ] && echo --keep) --systems "$systems" \
+			$([ "$icount" = 1 ] && echo --icount) "$out/linux-failover.json"
+	else
+		echo "bench-failover: [round $r/$runs] no Linux failover benchmark in this tree: kernel rows only"
+	fi
+done
+echo "bench-failover: merged results, plot, REPORT.md ($(date +%T))"
 "$py" "$root/tools/bench/failover_report.py" "$out"

@@ -353,5 +353,53 @@ class FsPaper(unittest.TestCase):
         check_schema.check_row("fspaper", 0, dict(seq, cpu_pct_client=None), faults)
         self.assertTrue(faults, "a seq_write row needs its CPU %")
 
+
+class FailoverCpu(unittest.TestCase):
+    """failover_report.cpu_windows(): each end's busy instructions between
+    its samples inside a window (less the samples' own cost) over its bytes
+    between them, each end on its own clock; check_schema's failover rules."""
+
+    def row(self):
+        # Receiver: 10 M instructions and 1 MB a second; sender: 4 M and
+        # 1 MB a second, its clock 0.5 s ahead; a sample costs 1000.
+        t = [i * 0.5 for i in range(21)]
+        srv = {"every_ms": 500, "t_s": t, "busy": [int(x * 10e6) + 1000 * i for i, x in enumerate(t)],
+               "bytes": [int(x * 1e6) for x in t], "mark": 1000}
+        cli = {"every_ms": 500, "t_s": t, "busy": [int(x * 4e6) for x in t], "bytes": [int(x * 1e6) for x in t],
+               "mark": 0}
+        return {"system": "kernel", "links": 2, "cut": "silent", "run": 1, "nic": "virtio", "backend": "dgram",
+                "icount": True, "series": [[round(i * 0.1, 1), 8.0] for i in range(100)], "cut_s": 4.0,
+                "restore_s": 7.0, "cut_client_s": 4.5, "restore_client_s": 7.5, "end_client_s": 10.0,
+                "cpu_samples": {"server": srv, "client": cli}}
+
+    def test_windows(self):
+        import failover_report
+        c = failover_report.cpu_windows(self.row())
+        b = c["before"]
+        self.assertAlmostEqual(b["server_insns_per_byte"], 10.0, places=3)
+        self.assertAlmostEqual(b["client_insns_per_byte"], 4.0, places=3)
+        self.assertEqual(b["insns_per_pkt"], b["server_insns_per_pkt"] + b["client_insns_per_pkt"])
+        self.assertEqual(b["server_insns_per_pkt"], 81920)
+        self.assertEqual((b["server_span_s"], b["client_span_s"]), (2.0, 2.0))
+        self.assertEqual(c["during"]["server_span_s"], 2.0)  # 5.0 .. 7.0 on the receiver's clock
+        self.assertAlmostEqual(c["during"]["server_busy_frac"], 0.01, places=4)
+
+    def test_schema(self):
+        import failover_report
+        r = self.row()
+        r["cpu"] = failover_report.cpu_windows(r)
+        faults = []
+        check_schema.check_row("failover", 0, dict(r, detect_ms=1.0, recover_ms=1.0, mbps_before=8.0,
+                                                  mbps_during=8.0, mbps_after=8.0, max_gap_ms=1.0, lost=0,
+                                                  corrupt=0), faults)
+        self.assertEqual(faults, [])
+        bad = dict(r, cpu=dict(r["cpu"], before=dict(r["cpu"]["before"], insns_per_pkt=1)))
+        faults = []
+        check_schema.failover_consistent("x", bad, faults)
+        self.assertEqual(faults, ["x: cpu.before.insns_per_pkt is not the two ends' sum"])
+        faults = []
+        check_schema.failover_consistent("x", dict(r, cpu_samples=None, cpu=None), faults)
+        self.assertEqual(faults, ["x: an -icount run with a series but no cpu_samples"])
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -11,7 +11,15 @@ stamp - g_us) over the receiver's FLOWBIN lines (each carries the guest time
 at which it was printed), so a host stamp h is t = h - offset.  Kernel
 messages are placed by their printk time plus the smallest (arrival stamp -
 printk time) of that guest (an arrival can be late, never early).
-  cut_s, restore_s     the QMP set_link commands (midpoint of the call)
+  cut_s, restore_s     the QMP set_link commands (midpoint of the call); with
+                       the sender's FLOWMARK lines (run-failover.py cuts on
+                       them), interpolated between the receiver's live
+                       FLOWBIN lines either side (its clock may run at a
+                       rate of its own under -icount: clock_rate)
+  cut_client_s, restore_client_s, end_client_s   on the sender's clock
+  cpu_samples          both ends' FLOWCPU samples (t_s on each end's clock,
+                       busy ns, bytes, mark: one sample's own cost), from
+                       which tools/bench/failover_report.py gives the CPU work
   series               [[t_s, mbps], ...], the receiver's 100 ms bins
   mbps_before          median of the bins in the 2 s before the cut
   mbps_during          mean over the bins from cut + 1 s to the restore
@@ -20,7 +28,8 @@ printk time) of that guest (an arrival can be late, never early).
                        receiver's measure), or from the last one to the end of
                        sending when the connection never recovered
   detect_ms            cut -> the sender's bonding reports link 0 down (or a new
-                       active slave); null when it never does (MPTCP: null)
+                       active slave), by printk time on the sender's clock;
+                       null when it never does (MPTCP: null)
   recover_ms           restore -> the first bin from which 1 s of delivery
                        averages >= 90 % of mbps_before; null if never
   link_up_ms           restore -> the sender's bonding reports link 0 up again
@@ -139,6 +148,8 @@ def no_flow_row(ev, rundir):
             "max_gap_ms": None, "lost": int(cend.get("written", 0)), "corrupt": 0, "cut_s": None,
             "restore_s": None, "series": None, "end": "no-connection",
             "connected": any(line.startswith("FLOWBEGIN") for _, line in cli),
+            "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
+            "config": ev.get("config"),
             "host_other_cores": ev.get("host_other_cores")}
 
 
@@ -192,6 +203,34 @@ def row(rundir):
     h_cut = sum(ev["host_cut"]) / 2
     h_restore = sum(ev["host_restore"]) / 2
     cut_s, restore_s = h_cut - offset, h_restore - offset
+    marks = {int(f["i"]): f for f in (fields(line) for _, line in cli if line.startswith("FLOWMARK "))}
+    g_cut = g_restore = None  # the cut and restore on the sender's clock (CLOCK_MONOTONIC, s)
+    cut_c = restore_c = None  # the same from the sender's start
+    if "host_mark_cut" in ev and 0 in marks and 1 in marks:
+        # Cut on the sender's FLOWMARK lines: its clock (t=0 its start,
+        # within a link's latency of the receiver's FLOWSTART), plus the
+        # host's time from the line to the QMP command.
+        d_cut, d_restore = h_cut - ev["host_mark_cut"], h_restore - ev["host_mark_restore"]
+        cut_c = int(marks[0]["t_us"]) / 1e6 + d_cut
+        restore_c = int(marks[1]["t_us"]) / 1e6 + d_restore
+        g_cut = int(marks[0]["mono_us"]) / 1e6 + d_cut
+        g_restore = int(marks[1]["mono_us"]) / 1e6 + d_restore
+        # On the receiver's clock: interpolated between its live FLOWBIN
+        # lines either side of the instant (stamp, g_us). Under -icount a
+        # guest's clock runs slower than the host's by what the host spends
+        # on it outside guest instructions (device emulation, a busy host),
+        # and at a rate of its own: one offset for the whole run drifts by
+        # seconds (here the receiver's clock ran at 0.6 of the sender's).
+        pts = sorted((t, int(m.group(3)) / 1e6) for t, m in binl)
+
+        def local(h):
+            lo = [p for p in pts if p[0] <= h]
+            hi = [p for p in pts if p[0] >= h]
+            if lo and hi and hi[0][0] > lo[-1][0]:
+                (h0, g0), (h1, g1) = lo[-1], hi[0]
+                return g0 + (g1 - g0) * (h - h0) / (h1 - h0)
+            return h - offset
+        cut_s, restore_s = local(h_cut), local(h_restore)
     end_s = ev["flow_ms"] / 1000.0
     h_end = offset + end_s
     before = window(bins, cut_s - 2.0, cut_s)
@@ -202,9 +241,30 @@ def row(rundir):
         gap_us = max(gap_us, int(end_s * 1e6) - int(send["last_us"]))
     written, received = int(cend["written"]), int(send["received"])
     rec = recover(bins, restore_s, end_s, mbps_before)
+    raw_cli = read_tlog(os.path.join(rundir, "client.tlog"))
+
+    def sender_ms(pattern, since_g, since_h, h_from):
+        """The sender's first kernel message matching pattern after a cut
+        or restore: by its printk time against the sender's clock when the
+        cut was on it (FLOWMARK), else by host stamps."""
+        if since_g is None:
+            return ms(first_after(cli, pattern, since_h, h_end), h_from)
+        for _, line in raw_cli:
+            m = PRINTK.match(line)
+            if m and float(m.group(1)) >= since_g and pattern.search(line):
+                return round((float(m.group(1)) - since_g) * 1000.0, 1)
+        return None
+    cpu = {}
+    for side, lines in (("server", srv), ("client", cli)):
+        f = next((fields(line) for _, line in lines if line.startswith("FLOWCPU role=%s " % side)), None)
+        if f:
+            cpu[side] = {"every_ms": int(f["every_ms"]), "mark": max(0, int(f["mark_ns"])),
+                         "t_s": [round(int(x) / 1e6, 4) for x in f["t_us"].split(",") if x],
+                         "busy": [int(x) for x in f["busy_ns"].split(",") if x],
+                         "bytes": [int(x) for x in f["bytes"].split(",") if x]}
     return {
         "system": SYSTEM[ev["system"]], "links": ev["links"], "cut": ev["cut"], "run": ev.get("run", 1),
-        "detect_ms": ms(first_after(cli, DOWN, h_cut, h_end), h_cut),
+        "detect_ms": sender_ms(DOWN, g_cut, h_cut, h_cut),
         "recover_ms": None if rec is None else round(rec * 1000.0, 1),
         "mbps_before": mbps_before,
         "mbps_during": mean(window(bins, cut_s + 1.0, restore_s)),
@@ -215,10 +275,10 @@ def row(rundir):
         "cut_s": round(cut_s, 3), "restore_s": round(restore_s, 3),
         "series": [[t, round(m, 2)] for t, m in bins],
         "end": {"eof": "ok"}.get(status, status),
-        "link_up_ms": ms(first_after(cli, UP, h_restore, h_end), h_restore),
+        "link_up_ms": sender_ms(UP, g_restore, h_restore, h_restore),
         "detect_far_ms": ms(first_after(srv, DOWN, h_cut, h_end), h_cut),
         "link_up_far_ms": ms(first_after(srv, UP, h_restore, h_end), h_restore),
-        "carrier_down_ms": ms(first_after(cli, CARRIER_DOWN, h_cut, h_end), h_cut),
+        "carrier_down_ms": sender_ms(CARRIER_DOWN, g_cut, h_cut, h_cut),
         "cut_node": "sender" if ev.get("cut_node") == "client" else "receiver",
         "mbps_per_link": ev["mbps"], "write_bytes": ev["size"], "sent_s": end_s,
         "written": written, "received": received,
@@ -230,19 +290,32 @@ def row(rundir):
         "host_other_cores": ev.get("host_other_cores"),
         "bins_missing": missing,
         "sender_bond_changes_before_cut": sum(1 for t, line in cli if offset <= t < h_cut and CHANGE.search(line)),
+        "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
+        "config": ev.get("config"),
+        "cut_on": "sender-marks" if g_cut is not None else "host-seconds",
+        **({"cut_client_s": round(cut_c, 3), "restore_client_s": round(restore_c, 3), "end_client_s": end_s,
+            "clock_rate": round((restore_s - cut_s) / (restore_c - cut_c), 4)}
+           if cut_c is not None and restore_c > cut_c else {}),
+        **({"cpu_samples": cpu} if cpu else {}),
     }
 
 
 def dumps(doc):
-    """JSON, indented, with each row's series on one line (200 bins a run)."""
-    series = []
+    """JSON, indented, with each row's series and CPU samples on one line
+    each (200 bins a run)."""
+    keep = []
     for i, r in enumerate(doc["rows"]):
-        series.append(json.dumps(r["series"], separators=(",", ":")))
-        r["series"] = "@SERIES%d@" % i
+        for k in ("series", "cpu_samples"):
+            if k in r:
+                keep.append(("@%s%d@" % (k, i), json.dumps(r[k], separators=(",", ":"))))
+                r[k] = keep[-1][0]
     text = json.dumps(doc, indent=1)
-    for i, v in enumerate(series):
-        text = text.replace('"@SERIES%d@"' % i, v)
-        doc["rows"][i]["series"] = json.loads(v)
+    for tag, v in keep:
+        text = text.replace('"%s"' % tag, v)
+    for r in doc["rows"]:
+        for k in ("series", "cpu_samples"):
+            if isinstance(r.get(k), str):
+                r[k] = json.loads(dict(keep)[r[k]])
     return text
 
 
@@ -259,7 +332,8 @@ def main():
     if not rows:
         sys.exit("collect-failover.py: no usable run in %s" % " ".join(a.rundirs))
     rank = {s: i for i, s in enumerate(SYSTEM[k] for k in ORDER)}
-    rows.sort(key=lambda r: (r["links"], rank[r["system"]], r["cut"] != "visible", r["run"]))
+    rows.sort(key=lambda r: (r.get("nic", "e1000"), r["links"], rank[r["system"]], r["cut"] != "visible",
+                             r["run"]))
     env = parse_env(a.env)
     env["failed_runs"] = failed
     with open(a.out, "w", encoding="utf-8") as f:

@@ -143,6 +143,9 @@ struct opts {
 	uint64_t stream_bytes;    // stream: bytes per connection
 	bool reorder;             // burst server: packets of a burst may come in any order
 	int flow_ms;              // flow client: how long to send
+	int flow_cpu_ms;          // flow: busy_ns sampled every this many ms (0: never), FLOWCPU line
+	int flow_live;            // flow server: every Nth FLOWBIN line printed live (1: all)
+	int flow_marks[8], nflow_marks; // flow client: FLOWMARK lines at these ms from t0
 };
 
 struct ring {
@@ -1874,9 +1877,56 @@ static int run_stream_client(const struct opts *o)
 enum { FL_EOF = 0, FL_STALLED = 1, FL_BROKEN = 2 };
 static const char *flow_status_name[] = { "eof", "stalled", "broken" };
 
+// CPU work over the flow (--flow-cpu-ms N, both ends): this machine's
+// busy ns (busy_ns(): CLOCK_MONOTONIC less idle; under -icount shift=0 its
+// instructions) and the bytes received or written so far, sampled at the
+// first moment past each N ms from t=0 and printed at the end:
+//   FLOWCPU role=.. every_ms=N mark_ns=(one busy_ns() read's own cost) n=K
+//           t_us=T,.. busy_ns=B,.. bytes=Y,..
+#define PB_FLOW_MAX_CPU 1200
+struct flow_cpu {
+	uint64_t every, t0, next;
+	int n;
+	uint64_t t[PB_FLOW_MAX_CPU], bytes[PB_FLOW_MAX_CPU];
+	long long busy[PB_FLOW_MAX_CPU];
+};
+
+static void flow_cpu_sample(struct flow_cpu *c, uint64_t bytes)
+{
+	if (!c->every || c->n >= PB_FLOW_MAX_CPU)
+		return;
+	uint64_t now = now_ns();
+	if (c->n && now < c->next)
+		return;
+	if (!c->n)
+		c->t0 = now;
+	c->busy[c->n] = busy_ns();
+	c->t[c->n] = now - c->t0, c->bytes[c->n++] = bytes;
+	c->next = c->t0 + ((now - c->t0) / c->every + 1) * c->every;
+}
+
+static void flow_cpu_print(const struct flow_cpu *c, const char *role)
+{
+	if (!c->every)
+		return;
+	printf("FLOWCPU role=%s every_ms=%llu mark_ns=%lld n=%d t_us=", role,
+	       (unsigned long long)(c->every / 1000000u), busy_mark_ns(), c->n);
+	for (int i = 0; i < c->n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)(c->t[i] / 1000));
+	printf(" busy_ns=");
+	for (int i = 0; i < c->n; i++)
+		printf("%s%lld", i ? "," : "", c->busy[i]);
+	printf(" bytes=");
+	for (int i = 0; i < c->n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)c->bytes[i]);
+	printf("\n");
+}
+
 struct flow_rx {
 	uint64_t t0, last, got, corrupt, max_gap, max_gap_at;
 	int printed; // bins printed so far
+	int live;    // every live-th bin's line printed as it ends
+	struct flow_cpu cpu;
 	uint64_t bins[PB_FLOW_MAX_BINS];
 };
 
@@ -1899,8 +1949,9 @@ static uint64_t flow_count_bad(const uint8_t *p, uint32_t n, uint64_t off)
 static void flow_print_bins(struct flow_rx *f, uint64_t now)
 {
 	while (f->printed < PB_FLOW_MAX_BINS && f->t0 + (uint64_t)(f->printed + 1) * PB_FLOW_BIN_NS <= now) {
-		printf("FLOWBIN i=%d bytes=%llu g_us=%llu\n", f->printed, (unsigned long long)f->bins[f->printed],
-		       (unsigned long long)((now - f->t0) / 1000));
+		if (f->printed % f->live == 0)
+			printf("FLOWBIN i=%d bytes=%llu g_us=%llu\n", f->printed, (unsigned long long)f->bins[f->printed],
+			       (unsigned long long)((now - f->t0) / 1000));
 		f->printed++;
 	}
 }
@@ -1940,6 +1991,7 @@ static int flow_receive(int c, struct flow_rx *f, uint8_t *buf, uint64_t deadlin
 	for (;;) {
 		uint64_t now = now_ns();
 		flow_print_bins(f, now);
+		flow_cpu_sample(&f->cpu, f->got);
 		if (now >= deadline)
 			return FL_STALLED;
 		uint64_t next = f->t0 + (uint64_t)(f->printed + 1) * PB_FLOW_BIN_NS;
@@ -1990,6 +2042,10 @@ static int run_flow_server(const struct opts *o)
 	uint64_t rx0[PB_MAX_NICS], rx1[PB_MAX_NICS];
 	int nics = nic_rx_bytes(rx0, PB_MAX_NICS);
 	f->t0 = f->last = now_ns();
+	f->live = o->flow_live;
+	f->cpu.every = (uint64_t)o->flow_cpu_ms * 1000000u;
+	busy_mark_ns(); // measured now, printed at the end
+	flow_cpu_sample(&f->cpu, 0);
 	printf("FLOWSTART proto=%s bytes=%u ms=%llu\n", proto_name(o->proto), size, (unsigned long long)ms);
 	int st = flow_receive(c, f, buf, f->t0 + (ms + PB_FLOW_GRACE_MS) * 1000000u);
 	uint64_t end = now_ns();
@@ -2011,6 +2067,7 @@ static int run_flow_server(const struct opts *o)
 	if (st != FL_BROKEN && write_full(c, ans, sizeof ans))
 		printf("FLOW answer not sent: %s\n", strerror(errno));
 	flow_print_series(f);
+	flow_cpu_print(&f->cpu, "server");
 	printf("FLOWEND role=server status=%s received=%llu corrupt=%llu max_gap_us=%llu max_gap_at_us=%llu "
 	       "last_us=%llu end_us=%llu bins=%d retrans=%lld ofo=%lld subflows=%d fallback=%d nic_rx=",
 	       flow_status_name[st], (unsigned long long)f->got, (unsigned long long)f->corrupt,
@@ -2034,11 +2091,20 @@ static int run_flow_server(const struct opts *o)
 // Writes stream bytes until `deadline`; returns the status, *sent the
 // bytes the socket took.  A blocked write returns after the send timeout,
 // so a stalled connection still ends at the deadline.
-static int flow_send(int fd, uint8_t *buf, uint32_t size, uint64_t deadline, uint64_t *sent)
+static int flow_send(int fd, uint8_t *buf, uint32_t size, uint64_t deadline, uint64_t *sent, struct flow_cpu *cpu,
+		     const struct opts *o, uint64_t t0)
 {
 	uint64_t off = 0;
 	uint32_t have = 0, pos = 0; // buf holds stream bytes [off - pos, off - pos + have)
+	int marked = 0;
 	while (now_ns() < deadline) {
+		flow_cpu_sample(cpu, off);
+		// --flow-marks: a line as the flow passes each (a runner cuts and
+		// restores a link on them: this guest's clock, not the host's).
+		for (uint64_t now = now_ns(); marked < o->nflow_marks &&
+		     now - t0 >= (uint64_t)o->flow_marks[marked] * 1000000u; marked++)
+			printf("FLOWMARK i=%d t_us=%llu mono_us=%llu\n", marked, (unsigned long long)((now - t0) / 1000),
+			       (unsigned long long)(now / 1000));
 		if (pos == have) {
 			stream_fill(buf, size, off);
 			have = size, pos = 0;
@@ -2072,9 +2138,13 @@ static int run_flow_client(const struct opts *o)
 	put_be64(hdr + 8, (uint64_t)o->flow_ms);
 	if (write_full(fd, hdr, sizeof hdr))
 		die("flow: header: %s", strerror(errno));
+	static struct flow_cpu cpu;
+	cpu.every = (uint64_t)o->flow_cpu_ms * 1000000u;
+	busy_mark_ns();
 	printf("FLOWBEGIN proto=%s bytes=%u ms=%d\n", proto_name(o->proto), size, o->flow_ms);
 	uint64_t t0 = now_ns(), written = 0;
-	int st = flow_send(fd, buf, size, t0 + (uint64_t)o->flow_ms * 1000000u, &written);
+	int st = flow_send(fd, buf, size, t0 + (uint64_t)o->flow_ms * 1000000u, &written, &cpu, o, t0);
+	flow_cpu_sample(&cpu, written);
 	bool fb;
 	int sub = mptcp_subflows(fd, &fb);
 	long long got = -1, bad = -1;
@@ -2092,6 +2162,7 @@ static int run_flow_client(const struct opts *o)
 		}
 	}
 	long long re1 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
+	flow_cpu_print(&cpu, "client");
 	printf("FLOWEND role=client status=%s written=%llu received=%lld corrupt=%lld lost=%lld retrans=%lld "
 	       "subflows=%d fallback=%d\n",
 	       status, (unsigned long long)written, got, bad, got >= 0 ? (long long)written - got : -1,
@@ -2307,7 +2378,7 @@ static void usage(void)
 	        "                [--runs N] [--warmup N]\n"
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N] [--rx-count]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
-	        "                [--reorder] [--flow-ms N]\n"
+	        "                [--reorder] [--flow-ms N] [--flow-cpu-ms N] [--flow-live N] [--flow-marks MS,..]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
 	        "                mptcp-endpoint ADDR IF signal|subflow ID\n"
 	        "       pktbench --selfcheck\n");
@@ -2359,11 +2430,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "gap-ms", 1, 0, 'g' }, { "irqs", 1, 0, 'q' }, { "cpu-ms", 1, 0, 'c' },
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
 		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' }, { "rx-count", 0, 0, 'X' },
+		{ "flow-cpu-ms", 1, 0, 'C' }, { "flow-live", 1, 0, 'L' }, { "flow-marks", 1, 0, 'M' },
 		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
 		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2,
-	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20, .flow_ms = 20000 };
+	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20, .flow_ms = 20000, .flow_live = 1 };
 	parse_sizes("64", o);
 	bool have_role = false, have_ip = false;
 	int c;
@@ -2385,6 +2457,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'R': o->reorder = true; break;
 		case 'X': o->rx_count = true; break;
 		case 'F': o->flow_ms = atoi(optarg); break;
+		case 'C': o->flow_cpu_ms = atoi(optarg); break;
+		case 'L': o->flow_live = atoi(optarg); break;
+		case 'M':
+			for (char *p = optarg; *p && o->nflow_marks < 8; p += *p == ',')
+				o->flow_marks[o->nflow_marks++] = (int)strtol(p, &p, 10);
+			break;
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick_variant(optarg); break;
 		case 'i': o->ifname = optarg; break;
@@ -2406,7 +2484,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
 	    (o->role == ROLE_CLIENT && o->mode < MODE_STREAM && !o->have_peer) ||
 	    (o->role == ROLE_CLIENT && o->mode >= MODE_STREAM && !have_ip) ||
-	    o->flow_ms < 1 || o->flow_ms > 500000)
+	    o->flow_ms < 1 || o->flow_ms > 500000 || o->flow_cpu_ms < 0 || o->flow_live < 1)
 		usage();
 }
 

@@ -34,7 +34,7 @@ stamp, cut and restore stamps, the CPU other processes took).  Exit status
 0 when both guests ended with "DONE ok" and both QMP commands ran; 3 when
 both guests came up but no flow started (the system could not carry a
 connection: no cut is made); 1 otherwise; 2 for bad usage.  Bounded:
---timeout (default: the flow plus 150 s) kills both QEMUs; on any exit,
+--timeout (default: the flow plus 330 s; a boot under -icount on a busy host took over 150 s) kills both QEMUs; on any exit,
 signals included, the QEMUs are killed and the sockets removed, and each
 QEMU dies with this process (PR_SET_PDEATHSIG) even after a SIGKILL.
 Standard library only.
@@ -56,13 +56,36 @@ from lbqmp import set_link as qmp_set_link
 # LB_SMP=N: N vCPUs per guest (common.sh); 1, the default, adds no option.
 SMP = [] if os.environ.get("LB_SMP", "1") == "1" else ["-smp", os.environ["LB_SMP"]]
 
+# Each system as its users would tune it for failover (tuned()).
 SYSTEMS = {
-    "bond-rr": "pkt.bond=rr pkt.miimon=100",
-    "bond-ab": "pkt.bond=ab pkt.miimon=100 pkt.primary=eth0",
-    "bond-ab-arp": "pkt.bond=ab pkt.arp=100 pkt.primary=eth0",
-    "bond-rr-arp": "pkt.bond=rr pkt.arp=100",
-    "mptcp": "pkt.bond=none pkt.proto=mptcp",
+    "bond-rr": "pkt.bond=rr pkt.miimon=@MII@",
+    "bond-ab": "pkt.bond=ab pkt.miimon=@MII@ pkt.primary=eth0",
+    "bond-ab-arp": "pkt.bond=ab pkt.arp=@ARP@ pkt.primary=eth0 pkt.bondopt=arp_missed_max:@MISSED@",
+    "bond-rr-arp": "pkt.bond=rr pkt.arp=@ARP@ pkt.bondopt=arp_missed_max:@MISSED@",
+    "mptcp": "pkt.bond=none pkt.proto=mptcp pkt.sysctl=net.mptcp.stale_loss_cnt:1",
 }
+# miimon and the ARP monitor at their shortest sensible intervals: MII_MS
+# (a carrier check is a register read), ARP_MS with ARP_MISSED intervals
+# missed before a slave is down (an ARP request and reply per slave and
+# interval, both ways). 20 ms with the default 2 missed flapped before any
+# cut on this shared host (a guest held up for 40 ms by a busy host fails
+# over for nothing): ARP_MISSED x ARP_MS = 200 ms rides that out. For
+# active-backup on e1000 the product must also outlast QEMU's e1000
+# receive hold-off: it takes no frame for 1 s after every write of its
+# receive control register (hw/net/e1000.c, flush_queue_timer), which
+# bonding makes on each change of the active slave (the multicast lists
+# move), so a new active slave is deaf for 1 s; with less, the two bonds of
+# a back-to-back pair flap for ever (each declares its new slave dead
+# before it can hear the other: the 0 Mbit/s, no-connection rows before).
+MII_MS, ARP_MS, ARP_MISSED, E1000_HOLDOFF_MS = 10, 50, 4, 1000
+
+
+def tuned(system, nic):
+    missed = ARP_MISSED
+    if system == "bond-ab-arp" and nic == "e1000":
+        missed = -(-(E1000_HOLDOFF_MS + 200) // ARP_MS)
+    return SYSTEMS[system].replace("@MII@", str(MII_MS)).replace("@ARP@", str(ARP_MS)).replace(
+        "@MISSED@", str(missed))
 NICDEV = {"e1000": "e1000", "virtio": "virtio-net-pci,disable-legacy=on"}
 PR_SET_PDEATHSIG = 1
 
@@ -141,7 +164,8 @@ def qemu_cmd(a, sockdir, name, idx, args):
         for k in range(a.links):
             dumps += ["-object", "filter-dump,id=fd%d,netdev=n%d,file=%s/server.n%d.pcap,maxlen=128"
                       % (k, k, a.logdir, k)]
-    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", *SMP, "-display", "none",
+    icount = ["-icount", "shift=0"] if a.icount else []
+    return ["qemu-system-x86_64", "-accel", "tcg", *icount, "-cpu", "max", "-m", "256M", *SMP, "-display", "none",
             "-no-reboot", "-monitor", "none", "-qmp", "unix:%s/%s.qmp,server=on,wait=off" % (sockdir, name),
             "-serial", "stdio", "-kernel", os.path.join(a.guest, "vmlinuz"),
             "-initrd", os.path.join(a.guest, "initrd.gz"),
@@ -174,8 +198,11 @@ def sleep_until(t):
 
 def run(a, sockdir, guests):
     flow_ms = int((a.cut_at + a.down + a.tail) * 1000)
+    marks = "%d,%d" % (a.cut_at * 1000, (a.cut_at + a.down) * 1000)
+    cpu = " pkt.flowcpu=500 pkt.flowlive=10" if a.icount else ""
     common = ("pkt.idle=120000 pkt.nics=%d pkt.mbps=%s pkt.mode=flow pkt.sizes=%d pkt.flowms=%d "
-              "pkt.loglevel=7 %s %s" % (a.links, a.mbps, a.size, flow_ms, SYSTEMS[a.system], a.append))
+              "pkt.loglevel=7 pkt.flowmarks=%s%s %s %s" % (a.links, a.mbps, a.size, flow_ms, marks, cpu,
+                                                            tuned(a.system, a.nic), a.append))
     start = time.monotonic()
     deadline = start + a.timeout
     for name, idx, role in (("server", 1, "pkt.role=server pkt.host=1 pkt.peerhost=2"),
@@ -183,9 +210,10 @@ def run(a, sockdir, guests):
         guests[name] = Guest(name, qemu_cmd(a, sockdir, name, idx, role + " " + common), a.logdir)
     ev = {"system": a.system, "cut": a.cut, "links": a.links, "run": a.run, "mbps": a.mbps, "size": a.size,
           "flow_ms": flow_ms, "cut_at_s": a.cut_at, "down_s": a.down, "tail_s": a.tail,
-          "near": "client", "nic": a.nic, "append": a.append, "host_start": start}
+          "near": "client", "nic": a.nic, "append": a.append, "host_start": start, "icount": a.icount,
+          "config": tuned(a.system, a.nic)}
     why = None
-    h0 = guests["server"].wait_line("FLOWSTART", min(deadline, start + 150))
+    h0 = guests["server"].wait_line("FLOWSTART", min(deadline, start + 300))
     if h0 is None:
         why = "the server printed no FLOWSTART"
         # Both guests up and configured but no flow: the system under test
@@ -198,10 +226,18 @@ def run(a, sockdir, guests):
         target = "client" if a.cut == "visible" else "server"
         qmp = os.path.join(sockdir, target + ".qmp")
         try:
-            sleep_until(h0 + a.cut_at)
+            # On the sender's FLOWMARK lines (its clock, cut_at s from its
+            # start and down s later): under -icount a guest's clock may
+            # run slower than the host's.
+            cli = guests["client"]
+            ev["host_mark_cut"] = cli.wait_line("FLOWMARK i=0", deadline)
+            if ev["host_mark_cut"] is None:
+                raise RuntimeError("no FLOWMARK i=0 from the client")
             ev["cut_node"], ev["cut_nic"] = target, "nic0"
             ev["host_cut"] = qmp_set_link(qmp, "nic0", False)
-            sleep_until(h0 + a.cut_at + a.down)
+            ev["host_mark_restore"] = cli.wait_line("FLOWMARK i=1", deadline)
+            if ev["host_mark_restore"] is None:
+                raise RuntimeError("no FLOWMARK i=1 from the client")
             ev["host_restore"] = qmp_set_link(qmp, "nic0", True)
             # Cores that other processes took during the flow: the noise.
             sleep_until(h0 + flow_ms / 1000.0)
@@ -248,9 +284,11 @@ def main():
     ap.add_argument("--append", default="", help="more guest kernel arguments (both guests)")
     ap.add_argument("--pcap", action="store_true", help="dump the server's links to LOGDIR/server.nK.pcap")
     ap.add_argument("--run", type=int, default=1, help="run number, recorded in events.json")
+    ap.add_argument("--icount", action="store_true",
+                    help="-icount shift=0 and both ends' busy ns sampled every 500 ms (FLOWCPU lines)")
     a = ap.parse_args()
     if not a.timeout:
-        a.timeout = a.cut_at + a.down + a.tail + 150
+        a.timeout = a.cut_at + a.down + a.tail + 330
     for f in ("vmlinuz", "initrd.gz"):
         if not os.path.isfile(os.path.join(a.guest, f)):
             sys.exit("run-failover.py: no %s in %s (run build.sh)" % (f, a.guest))
