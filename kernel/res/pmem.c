@@ -273,6 +273,10 @@ paddr_t pmem_take(void)
 void pmem_reserve_fill(int max)
 {
 	paddr_t got[16];
+	// Full (the idle CPU's usual case, once per halt): no lock taken. A stale
+	// read only delays a fill to the next halt, or takes the lock for nothing.
+	if (__atomic_load_n(&nreserve, __ATOMIC_RELAXED) >= RESERVE_MAX)
+		return;
 	while (max > 0) {
 		int want = max < 16 ? max : 16, n = 0;
 		spin_lock(&lk);
