@@ -127,6 +127,17 @@ def cluster_run(topo, d):
             logs[n["name"]] = ""
     return r, out, logs
 
+def keep_logs(bench, tag, logs):
+    """Every log of a failed or unverified pair (a read that came back wrong, a checksum
+    error), kept in $TMPDIR/BENCH-failed-TIME-TAG/ as NAME.log each."""
+    d = os.path.join(tempfile.gettempdir(), f"{bench}-failed-{time.strftime('%Y%m%d-%H%M%S')}-{tag}")
+    os.makedirs(d, exist_ok=True)
+    for n, text in logs.items():
+        with open(os.path.join(d, f"{n}.log"), "w") as f:
+            f.write(text)
+    print(f"{bench}: logs kept in {d}", flush=True)
+
+
 def run_nfs(args, prefix):
     """tools/linux-baseline/run-nfs.sh ARGS with a log directory of its own; returns the
     finished process and its logs (stdout, stderr, the client's and the server's consoles)."""

@@ -44,21 +44,15 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import stats  # noqa: E402
 from env import env  # noqa: E402
-from fs import ROOT, cluster_run, kv, run_nfs, topology  # noqa: E402
+from fs import ROOT, cluster_run, keep_logs, kv, run_nfs, topology  # noqa: E402
 
 LENS = "8192,65536,1048576,4194304,16777216"
 SAMPLES = "fs-cpu.samples.jsonl"
 
 
 def save_fail(tag, logs):
-    """Every log of a failed or unverified pair (a read that came back wrong,
-    a checksum error), kept in $TMPDIR/fs-cpu-failed-TIME-TAG/."""
-    d = os.path.join(tempfile.gettempdir(), f"fs-cpu-failed-{time.strftime('%Y%m%d-%H%M%S')}-{tag}")
-    os.makedirs(d, exist_ok=True)
-    for n, text in logs.items():
-        with open(os.path.join(d, f"{n}.log"), "w") as f:
-            f.write(text)
-    print(f"fs-cpu: logs kept in {d}", flush=True)
+    """Every log of a failed or unverified pair, kept (fs.keep_logs)."""
+    keep_logs("fs-cpu", tag, logs)
 
 
 def kernel_pair(a, mode):

@@ -49,19 +49,14 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import stats  # noqa: E402
 from env import env  # noqa: E402
-from fs import ROOT, cluster_run, kv, run_nfs, topology  # noqa: E402
+from fs import ROOT, cluster_run, keep_logs, kv, run_nfs, topology  # noqa: E402
 
 SAMPLES = "fs-paper.samples.jsonl"
 STREAM = {"size": 8192, "batch": 4, "window": 4, "count": 8192}  # 32 KiB batches, 128 KiB in flight
 
 
 def keep_fail(tag, logs):
-    d = os.path.join(tempfile.gettempdir(), f"fs-paper-failed-{time.strftime('%Y%m%d-%H%M%S')}-{tag}")
-    os.makedirs(d, exist_ok=True)
-    for n, text in logs.items():
-        with open(os.path.join(d, f"{n}.log"), "w") as f:
-            f.write(text)
-    print(f"fs-paper: logs kept in {d}", flush=True)
+    keep_logs("fs-paper", tag, logs)
 
 
 def kernel_stream(a):
