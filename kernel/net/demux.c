@@ -119,12 +119,10 @@ static bool for_this_nic(int nic, const uint8_t *b)
 // striped one, the peer it came from: by the source MAC on some link (the
 // last peer first: a stream comes from one), or a routed packet by its
 // origin node.
-static bool same_mac(const uint8_t *a, const uint8_t *b) { return wire_mac_eq(a, b); }
-
 static bool peer_has(struct io *c, int p, const uint8_t *mac)
 {
 	IO_FOR_EACH_NIC(c, n)
-		if ((c->x.peer_links[p] & (1u << n)) && same_mac(c->x.peer[p][n], mac))
+		if ((c->x.peer_links[p] & (1u << n)) && wire_mac_eq(c->x.peer[p][n], mac))
 			return true;
 	return false;
 }

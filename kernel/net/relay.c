@@ -75,10 +75,15 @@ static uint8_t *pkt_byte(const struct pkt *f, uint32_t off)
 	return (uint8_t *)arch_p2v(f->buf[off / PAGE_SIZE]) + off % PAGE_SIZE;
 }
 
-static void pkt_read(const struct pkt *f, uint32_t off, uint8_t *out, uint32_t n)
+// The n bytes at off: in place when they lie in one buffer, else copied
+// into tmp (n bytes).
+static const uint8_t *pkt_bytes(const struct pkt *f, uint32_t off, uint8_t *tmp, uint32_t n)
 {
+	if (off % PAGE_SIZE + n <= PAGE_SIZE)
+		return pkt_byte(f, off);
 	for (uint32_t i = 0; i < n; i++)
-		out[i] = *pkt_byte(f, off + i);
+		tmp[i] = *pkt_byte(f, off + i);
+	return tmp;
 }
 
 // The link (NIC) a frame to neighbour n goes on: round-robin over the
@@ -160,12 +165,7 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 	uint32_t toff = WIRE_FRAME_HLEN + len;
 	uint8_t t[WIRE_RTLEN];
 	struct wire_route r;
-	if (toff % PAGE_SIZE + WIRE_RTLEN <= PAGE_SIZE) // in one buffer: read in place
-		wire_get_route(pkt_byte(f, toff), &r);
-	else {
-		pkt_read(f, toff, t, WIRE_RTLEN);
-		wire_get_route(t, &r);
-	}
+	wire_get_route(pkt_bytes(f, toff, t, WIRE_RTLEN), &r);
 	if (route_topo.me == RT_NONE) {
 		drop(f, &rst.drop_noroute);
 		return true;
