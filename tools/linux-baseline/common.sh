@@ -113,6 +113,20 @@ lb_check_runs() {
 	case "$1" in '' | *[!0-9]* | 0) lb_die "--runs $1: a positive number" ;; esac
 }
 
+# lb_out_arg ARG: ARG is OUT, the one argument that is no option (a second
+# one: lb_usage).
+lb_out_arg() {
+	[ -z "$OUT" ] || lb_usage
+	OUT=$1
+}
+
+# lb_args_done: once the options are read, OUT must be given (else
+# lb_usage) and RUNS (--runs) a positive number.
+lb_args_done() {
+	[ -n "$OUT" ] || lb_usage
+	lb_check_runs "$RUNS"
+}
+
 # lb_progress_start TAG: from now on, progress MESSAGE prints
 # "[TAG SECONDSs] MESSAGE" on stderr, SECONDS since this call (START).
 lb_progress_start() {
