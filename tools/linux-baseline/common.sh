@@ -203,6 +203,13 @@ lb_guest_ready() {
 	fi
 }
 
+# lb_guest_files INITRD COUNT: dies unless GUEST holds vmlinuz and INITRD,
+# and (COUNT not empty: the runs are counted) insnplugin.so.
+lb_guest_files() {
+	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$1" ] || lb_die "no guest in $GUEST (run build.sh)"
+	[ -z "$2" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
+}
+
 # CPU accounting: all busy host time, and the time of this script's reaped
 # children (the guests, once a boot has ended), both in clock ticks.
 # lb_mark starts a window; lb_other_cores prints the cores that other
