@@ -210,6 +210,16 @@ lb_guest_files() {
 	[ -z "$2" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 }
 
+# lb_selftest_guest NAME [BUILD_DIR]: a self-test's start: GUEST (BUILD_DIR,
+# default build/linux-baseline), LOGS (GUEST/logs/NAME, for the caller to
+# empty), START (now, for its "passed in Ns"), and the guest made ready.
+lb_selftest_guest() {
+	GUEST=${2:-$ROOT/build/linux-baseline}
+	LOGS="$GUEST/logs/$1"
+	START=$(date +%s)
+	lb_guest_ready "$GUEST" "$HERE"
+}
+
 # CPU accounting: all busy host time, and the time of this script's reaped
 # children (the guests, once a boot has ended), both in clock ticks.
 # lb_mark starts a window; lb_other_cores prints the cores that other
