@@ -78,12 +78,7 @@ lb_fresh_raw "$RAW" "$OUT"
 # The runner in the background, so that a signal reaches this script at
 # once; the runner tears its VMs, taps and namespace down on SIGTERM.
 RUNNER_PID=
-cleanup() {
-	if [ -n "$RUNNER_PID" ]; then
-		kill "$RUNNER_PID" 2>/dev/null || true
-		wait "$RUNNER_PID" 2>/dev/null || true
-	fi
-}
+cleanup() { lb_stop "$RUNNER_PID"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 

@@ -149,6 +149,14 @@ lb_fresh_raw() {
 	mkdir -p "$1" "$(dirname "$2")"
 }
 
+# lb_stop PID: a background job of this script killed and reaped (none
+# when PID is empty).
+lb_stop() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
 # lb_lock FILE: hold an exclusive lock on FILE until the script exits, so
 # that parallel make jobs neither build into nor measure with one guest at
 # the same time (concurrent pairs would also spoil each other's timings).
