@@ -218,13 +218,15 @@ lb_guest_files() {
 	[ -z "$2" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
 }
 
-# lb_selftest_guest NAME [BUILD_DIR]: a self-test's start: GUEST (BUILD_DIR,
-# default build/linux-baseline), LOGS (GUEST/logs/NAME, for the caller to
-# empty), START (now, for its "passed in Ns"), and the guest made ready.
+# lb_selftest_guest NAME [BUILD_DIR [PKG...]]: a self-test's start: GUEST
+# (BUILD_DIR, default build/linux-baseline), LOGS (GUEST/logs/NAME, for the
+# caller to empty), START (now, for its "passed in Ns"), the packages PKG...
+# installed and the guest made ready.
 lb_selftest_guest() {
 	GUEST=${2:-$ROOT/build/linux-baseline}
 	LOGS="$GUEST/logs/$1"
 	START=$(date +%s)
+	[ $# -le 2 ] || lb_need_pkgs "${@:3}"
 	lb_guest_ready "$GUEST" "$HERE"
 }
 
