@@ -2002,6 +2002,26 @@ static const struct test_case stripe_tests[] = {
 	TEST(test_stripe_get_io), TEST(test_stripe_pacing),
 };
 
+// A channel of process 1 with its peer set, on NIC 0 with a TX ring of only
+// 4 slots.
+static struct chan ring4_chan(void)
+{
+	struct chan c = chan_new(1, 0, CH, 0, 0, 6, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	fake_nics[0].nd.tx_slots = 4;
+	return c;
+}
+
+// Six 10-byte packets on c through that ring: all six must leave; then the
+// ring gets its slots back.
+static void ring4_send_six(struct chan c)
+{
+	const uint64_t z[6] = { 0 }, sz[6] = { 10, 10, 10, 10, 10, 10 };
+	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx, 6);
+	fake_nics[0].nd.tx_slots = FAKE_NIC_TX_SLOTS;
+}
+
 // The device finishing every packet in flight while the sender sleeps
 // (what QEMU's main loop does for virtio-net, late on a busy host).
 static void hook_tx_complete(const void *chan, void *arg)
@@ -2015,15 +2035,10 @@ static void hook_tx_complete(const void *chan, void *arg)
 // now sleeps a tick at a time and sends them all.
 static void test_bug_ring_full_past_spin(void)
 {
-	struct chan c = chan_new(1, 0, CH, 0, 0, 6, 1);
-	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
-	fake_nics[0].nd.tx_slots = 4;
+	struct chan c = ring4_chan();
 	fake_sleep_hook = hook_tx_complete;
-	const uint64_t z[6] = { 0 }, sz[6] = { 10, 10, 10, 10, 10, 10 };
-	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6);
-	CU_ASSERT_EQUAL(fake_nics[0].ntx, 6);
+	ring4_send_six(c);
 	CU_ASSERT_TRUE(stats(1, c.id).tx_ring_sleeps > 0);
-	fake_nics[0].nd.tx_slots = FAKE_NIC_TX_SLOTS;
 }
 
 // The device finishing only at complete_at (fake TSC).
@@ -2041,15 +2056,10 @@ static void hook_tx_complete_late(const void *chan, void *arg)
 // up to IO_TX_SLEEP_US (5 s) for a NIC that is slow, not dead.
 static void test_bug_ring_full_for_2s(void)
 {
-	struct chan c = chan_new(1, 0, CH, 0, 0, 6, 1);
-	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
-	fake_nics[0].nd.tx_slots = 4;
+	struct chan c = ring4_chan();
 	complete_at = arch_rdtsc() + timer_us_to_tsc(2000000);
 	fake_sleep_hook = hook_tx_complete_late;
-	const uint64_t z[6] = { 0 }, sz[6] = { 10, 10, 10, 10, 10, 10 };
-	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6);
-	CU_ASSERT_EQUAL(fake_nics[0].ntx, 6);
-	fake_nics[0].nd.tx_slots = FAKE_NIC_TX_SLOTS;
+	ring4_send_six(c);
 }
 
 // The device finishing while the sender sleeps, and the boot CPU's idle
@@ -2067,17 +2077,12 @@ static void hook_tx_complete_idle_reclaims(const void *chan, void *arg)
 
 static void test_bug_ring_room_reclaimed_by_idle_cpu(void)
 {
-	struct chan c = chan_new(1, 0, CH, 0, 0, 6, 1);
-	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
-	fake_nics[0].nd.tx_slots = 4;
+	struct chan c = ring4_chan();
 	fake_sleep_hook = hook_tx_complete_idle_reclaims;
-	const uint64_t z[6] = { 0 }, sz[6] = { 10, 10, 10, 10, 10, 10 };
 	uint64_t t0 = arch_rdtsc();
-	CU_ASSERT_EQUAL(output(1, c.id, 6, z, sz, z), 6);
-	CU_ASSERT_EQUAL(fake_nics[0].ntx, 6);
+	ring4_send_six(c);
 	CU_ASSERT_TRUE(stats(1, c.id).tx_ring_sleeps > 0);
 	CU_ASSERT_TRUE(arch_rdtsc() - t0 < timer_us_to_tsc(IO_TX_WAIT_US) + timer_us_to_tsc(1000000));
-	fake_nics[0].nd.tx_slots = FAKE_NIC_TX_SLOTS;
 }
 
 // While process 1's send sleeps for its previous batch to finish, process 2

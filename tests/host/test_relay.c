@@ -702,6 +702,21 @@ static void test_chan_node(void)
 	CU_ASSERT_EQUAL(free_chan(x), 0);
 }
 
+// Sends the n bytes of pay as one packet on channel x, whose output area
+// is VA_OUT + slot * 16 MiB: sys_output_io's arguments (offset 0, n bytes,
+// no flags) written to the scratch page and kept in a[] for another call;
+// returns its result.
+static long output_pay(long x, int slot, const uint8_t *pay, uint64_t n, uint64_t a[4])
+{
+	uwrite(VA_OUT + (uint64_t)slot * 0x1000000ull, pay, n);
+	uint64_t args[3] = { 0, n, 0 };
+	uwrite(VA_SCR + 512, &args[0], 8);
+	uwrite(VA_SCR + 520, &args[1], 8);
+	uwrite(VA_SCR + 528, &args[2], 8);
+	a[0] = (uint64_t)x, a[1] = VA_SCR + 512, a[2] = VA_SCR + 520, a[3] = VA_SCR + 528;
+	return sys_output_io(a);
+}
+
 // A packet to a node two hops away leaves for the first relay with the
 // route flag and the trailer as one more gather segment after the payload.
 static void test_chan_send_routed(void)
@@ -711,13 +726,8 @@ static void test_chan_send_routed(void)
 	uint8_t pay[60]; // the whole frame within the fake NIC's snapshot
 	for (int i = 0; i < 60; i++)
 		pay[i] = (uint8_t)(i ^ 0x5a);
-	uwrite(VA_OUT + 3 * 0x1000000ull, pay, sizeof(pay));
-	uint64_t args[3] = { 0, 60, 0 };
-	uwrite(VA_SCR + 512, &args[0], 8);
-	uwrite(VA_SCR + 520, &args[1], 8);
-	uwrite(VA_SCR + 528, &args[2], 8);
-	const uint64_t a[4] = { (uint64_t)x, VA_SCR + 512, VA_SCR + 520, VA_SCR + 528 };
-	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	uint64_t a[4];
+	CU_ASSERT_EQUAL(output_pay(x, 3, pay, sizeof(pay), a), 1);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1);
 	const struct fake_tx *t = &fake_nics[0].tx[0];
 	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);
@@ -794,13 +804,8 @@ static void test_chan_reliable_routed(void)
 	uint8_t pay[60];
 	for (int i = 0; i < 60; i++)
 		pay[i] = (uint8_t)(i ^ 0x3c);
-	uwrite(VA_OUT + 4 * 0x1000000ull, pay, sizeof(pay));
-	uint64_t args[3] = { 0, 60, 0 };
-	uwrite(VA_SCR + 512, &args[0], 8);
-	uwrite(VA_SCR + 520, &args[1], 8);
-	uwrite(VA_SCR + 528, &args[2], 8);
-	const uint64_t a[4] = { (uint64_t)xy, VA_SCR + 512, VA_SCR + 520, VA_SCR + 528 };
-	CU_ASSERT_EQUAL(sys_output_io(a), 1);
+	uint64_t a[4];
+	CU_ASSERT_EQUAL(output_pay(xy, 4, pay, sizeof(pay), a), 1);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1); // X: the relay's dimension
 	const struct fake_tx *t = &fake_nics[0].tx[0];
 	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);

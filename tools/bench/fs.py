@@ -46,6 +46,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+import sections  # noqa: E402
 from env import env  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -146,11 +147,7 @@ def run_nfs(args, prefix):
                            capture_output=True, text=True, check=False)
         logs = {"stdout": r.stdout, "stderr": r.stderr}
         for n in ("client", "server"):
-            try:
-                with open(os.path.join(d, f"{n}.txt"), errors="replace") as f:
-                    logs[n] = f.read()
-            except OSError:
-                logs[n] = ""
+            logs[n] = sections.read_text(os.path.join(d, f"{n}.txt"))
     return r, logs
 
 

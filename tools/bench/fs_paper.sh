@@ -33,33 +33,38 @@ common=("$kernel" "$out" --guest "$guest" --mbps "$mbps")
 LB_NFS=1 "$root/tools/linux-baseline/build.sh" "$guest"
 mkdir -p "$out"
 has() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
+# step FIRSTVAR MESSAGE WHAT ARGS...: MESSAGE with the time, then
+# fs_paper.py ARGS and the value of the variable FIRSTVAR (--first on a
+# part's first run, which starts its rows afresh), which is then cleared;
+# "bench-fs-paper: WHAT failed" if it fails.
+step() {
+	local var=$1 msg=$2 what=$3
+	shift 3
+	echo "bench-fs-paper: $msg ($(date +%T))"
+	"${fp[@]}" "$@" ${!var} || echo "bench-fs-paper: $what failed"
+	printf -v "$var" ''
+}
 if has seq; then
 	first=--first
 	for links in 1 2; do
 		for sys in kernel linux; do
-			echo "bench-fs-paper: [1/4] RI2N Table 2, $sys, $links link(s), $runs run(s) ($(date +%T))"
-			"${fp[@]}" seq "$sys" "${common[@]}" --links "$links" --runs "$runs" \
-				--bytes "${FSP_SEQ_BYTES:-33554432}" $first || echo "bench-fs-paper: seq $sys $links failed"
-			first=
+			step first "[1/4] RI2N Table 2, $sys, $links link(s), $runs run(s)" "seq $sys $links" \
+				seq "$sys" "${common[@]}" --links "$links" --runs "$runs" --bytes "${FSP_SEQ_BYTES:-33554432}"
 		done
 	done
 fi
 if has seqicount; then
 	first=--first
 	for sys in kernel linux; do
-		echo "bench-fs-paper: [1/4] RI2N Table 2 under -icount, $sys, 1 link, 1 run ($(date +%T))"
-		"${fp[@]}" seq "$sys" "${common[@]}" --links 1 --runs 1 --icount --bytes "${FSP_SEQ_BYTES:-33554432}" \
-			$first || echo "bench-fs-paper: seq -icount $sys failed"
-		first=
+		step first "[1/4] RI2N Table 2 under -icount, $sys, 1 link, 1 run" "seq -icount $sys" \
+			seq "$sys" "${common[@]}" --links 1 --runs 1 --icount --bytes "${FSP_SEQ_BYTES:-33554432}"
 	done
 fi
 if has wcut; then
 	first=--first
 	for r in $(seq 1 "$rounds"); do
 		for sys in kernel linux; do
-			echo "bench-fs-paper: [2/4] RI2N Table 4, round $r/$rounds, $sys ($(date +%T))"
-			"${fp[@]}" wcut "$sys" "${common[@]}" --links 2 $first || echo "bench-fs-paper: wcut $sys failed"
-			first=
+			step first "[2/4] RI2N Table 4, round $r/$rounds, $sys" "wcut $sys" wcut "$sys" "${common[@]}" --links 2
 		done
 	done
 fi
@@ -67,21 +72,15 @@ if has stream; then
 	first=--first firstrtt=--first
 	for d in $(echo "${FSP_STREAM_DELAYS:-0,3.3,4.0}" | tr , ' '); do
 		for r in $(seq 1 "$runs"); do
-			echo "bench-fs-paper: [3/4] SRFS Table 3, +$d ms, kernel run $r/$runs ($(date +%T))"
-			"${fp[@]}" stream kernel "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d" $first ||
-				echo "bench-fs-paper: stream kernel +$d failed"
-			first=
+			step first "[3/4] SRFS Table 3, +$d ms, kernel run $r/$runs" "stream kernel +$d" \
+				stream kernel "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d"
 		done
 		for r in $(seq 1 "$runs"); do
-			echo "bench-fs-paper: [3/4] SRFS Table 3, +$d ms, kernel round trip $r/$runs ($(date +%T))"
-			"${fp[@]}" rtt kernel "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d" $firstrtt ||
-				echo "bench-fs-paper: rtt kernel +$d failed"
-			firstrtt=
+			step firstrtt "[3/4] SRFS Table 3, +$d ms, kernel round trip $r/$runs" "rtt kernel +$d" \
+				rtt kernel "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d"
 		done
-		echo "bench-fs-paper: [3/4] SRFS Table 3, +$d ms, Linux, $runs run(s) ($(date +%T))"
-		"${fp[@]}" stream linux "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d" --runs "$runs" $first ||
-			echo "bench-fs-paper: stream linux +$d failed"
-		first=
+		step first "[3/4] SRFS Table 3, +$d ms, Linux, $runs run(s)" "stream linux +$d" \
+			stream linux "$kernel" "$out" --guest "$guest" --mbps 0 --delay "$d" --runs "$runs"
 	done
 fi
 if has srfsb; then

@@ -46,6 +46,13 @@ def one(rows, **match):
     return got[0] if got else None
 
 
+def linux_row(rows, op, n, noac):
+    """The first Linux row of op at I/O length n, of a mount with noac or
+    without; None when there is none."""
+    return next((r for r in rows if r["system"] != "kernel" and r["op"] == op and r["io_bytes"] == n
+                 and bool(r.get("noac")) == noac), None)
+
+
 def linux_name(r):
     return "Linux NFSv3" if r["links"] == 1 else "Linux NFSv3, balance-rr bond"
 
@@ -321,10 +328,7 @@ def b_tables(out_dir):
                 "|---|---|---|---|---|---|"]
         for n in lens:
             kr = one(k["rows"], op=p, io_bytes=n)
-            l0 = next((r for r in rows if r["system"] != "kernel" and r["op"] == p and r["io_bytes"] == n
-                       and not r.get("noac")), None)
-            l1 = next((r for r in rows if r["system"] != "kernel" and r["op"] == p and r["io_bytes"] == n
-                       and r.get("noac")), None)
+            l0, l1 = linux_row(rows, p, n, False), linux_row(rows, p, n, True)
             cache = lambda r: "" if not r or r["mbps"] <= link else " (cache)"  # noqa: E731
             out.append(f"| {size_label(n)} | {fmt(bs[p].get(n), 2)} | {fmt(bn[p].get(n), 2)} | "
                        f"{fmt(kr and kr['mbps'])} | {fmt(l0 and l0['mbps'])}{cache(l0)} | "
@@ -339,10 +343,7 @@ def b_tables(out_dir):
     at_big = []
     for p in PATTERNS:
         kr = one(k["rows"], op=p, io_bytes=big)
-        l0 = next((r for r in rows if r["system"] != "kernel" and r["op"] == p and r["io_bytes"] == big
-                   and not r.get("noac")), None)
-        l1 = next((r for r in rows if r["system"] != "kernel" and r["op"] == p and r["io_bytes"] == big
-                   and r.get("noac")), None)
+        l0, l1 = linux_row(rows, p, big, False), linux_row(rows, p, big, True)
         at_big.append((p, kr and kr["mbps"], l0 and l0["mbps"], l1 and l1["mbps"]))
     out += ["Where SRFS lost to NFS in the paper (B tables, lengths both give): " + ("; ".join(lost_paper) or
                                                                                    "nowhere") + ".",

@@ -57,6 +57,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+import sections  # noqa: E402
 import stats  # noqa: E402
 from env import env  # noqa: E402
 
@@ -97,13 +98,7 @@ def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="time
     with tempfile.TemporaryDirectory(prefix="multilink.") as d:
         r = subprocess.run([os.path.join(ROOT, "tools", "net-pair.sh"), kernel, srv, cli, d, str(timeout)],
                            env=envv, capture_output=True, text=True, check=False)
-        logs = {}
-        for side in ("server", "client"):
-            try:
-                with open(os.path.join(d, f"{side}.log"), errors="replace") as f:
-                    logs[side] = f.read()
-            except OSError:
-                logs[side] = ""
+        logs = {side: sections.read_text(os.path.join(d, f"{side}.log")) for side in ("server", "client")}
     if r.returncode != 0:
         tail = "\n".join((logs["server"] + logs["client"]).splitlines()[-12:])
         raise RuntimeError(f"stream pair links={links} size={size} failed ({r.returncode}):\n{tail}")

@@ -133,13 +133,7 @@ def main():
                 old = [x for b in boots for x in old_r1_linux(b, v, size)]
                 row = dict({"system": collect.SYSTEM[v], "bytes": size}, **f,
                            r1_insns_per_pkt=stats.rnd(stats.median(old), 1) if old else None)
-                cfg, mode = ports.get(v, ("", ""))
-                if cfg:
-                    row["config"] = cfg
-                if mode:
-                    row["xdp_mode"] = mode
-                if genv.get("KERNEL_RELEASE"):
-                    row["guest_kernel"] = genv["KERNEL_RELEASE"]
+                collect.add_settings(row, ports.get(v, ("", "")), genv.get("KERNEL_RELEASE"))
                 rows.append(row)
     e = env("tcg", "icount", a.pairs, backend="dgram-unix", nic=a.nic)
     e.update({"icount": "shift=0", "counter": "tools/linux-baseline/insnplugin.c receive windows (rxwork.py)",

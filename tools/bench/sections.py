@@ -1,5 +1,5 @@
 """What the per-bench report steps (multilink_report.py, failover_report.py)
-share: reading a JSON file that may be missing, merging this kernel's rows
+share: reading a JSON file (or a runner's log) that may be missing, merging this kernel's rows
 with the Linux guest's, putting a section into REPORT.md between its
 markers (added at the end when absent), and matplotlib when it is there."""
 import json
@@ -13,6 +13,16 @@ def load(path):
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def read_text(path):
+    """A text file's content (bytes that are not UTF-8 replaced), or "" when
+    it cannot be read: a guest's console log that never came."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def merge(out, name):

@@ -42,7 +42,7 @@ investigation with its own raw data) go between <!-- example --> and
 
 Pages: README.md, docs/*.md, tools/**/README.md, tests/**/README.md.
 """
-import glob, json, os, re, shlex, shutil, statistics, sys
+import contextlib, glob, json, os, re, shlex, shutil, statistics, sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PAGE_GLOBS = ["README.md", "docs/*.md", "tools/**/README.md", "tests/**/README.md"]
@@ -473,12 +473,8 @@ def selftest():
     page = os.path.join(d, "docs/page.md")
     with open(page, "w") as f:
         f.write(good)
-    with open(os.devnull, "w") as devnull:
-        old, sys.stdout = sys.stdout, devnull
-        try:
-            rc = run(d, False)
-        finally:
-            sys.stdout = old
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        rc = run(d, False)
     if rc != 0:
         print("selftest: the good page does not pass once written", file=sys.stderr)
         return 1
@@ -494,12 +490,8 @@ def selftest():
             text = written.replace("| 8192 | 900 | 224 |", "| 8192 | 900 | 860 |")
         with open(page, "w") as f:
             f.write(text)
-        with open(os.devnull, "w") as devnull:
-            old, sys.stderr = sys.stderr, devnull
-            try:
-                rc = run(d, True)
-            finally:
-                sys.stderr = old
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+            rc = run(d, True)
         ok = (rc != 0) == (want != 0)
         print(f"selftest: {what}: {'fails' if rc else 'passes'} ({'ok' if ok else 'WRONG'})")
         bad += not ok

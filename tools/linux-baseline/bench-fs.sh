@@ -46,12 +46,11 @@ while [ $# -gt 0 ]; do
 	--delay-ms) DELAY_MS=$2; shift ;;
 	--collect-only) MEASURE= ;;
 	-*) lb_usage ;;
-	*) [ -z "$OUT" ] || lb_usage; OUT=$1 ;;
+	*) lb_out_arg "$1" ;;
 	esac
 	shift
 done
-[ -n "$OUT" ] || lb_usage
-lb_check_runs "$RUNS"
+lb_args_done
 case "$MBPS" in '' | *[!0-9]*) lb_die "--mbps $MBPS: a whole number (0: unpaced)" ;; esac
 for l in $(echo "$LINKS_LIST" | tr , ' '); do
 	case "$l" in 1 | 2 | 3 | 4) ;; *) lb_die "--links $LINKS_LIST: 1 to 4 each" ;; esac

@@ -51,12 +51,11 @@ while [ $# -gt 0 ]; do
 	--quick) RUNS=1 ;;
 	--check) CHECK=--check ;;
 	-*) lb_usage ;;
-	*) [ -z "$OUT" ] || lb_usage; OUT=$1 ;;
+	*) lb_out_arg "$1" ;;
 	esac
 	shift
 done
-[ -n "$OUT" ] || lb_usage
-lb_check_runs "$RUNS"
+lb_args_done
 case "$SCALE" in '' | *[!0-9]* | 0) lb_die "--scale $SCALE: a positive whole number" ;; esac
 case "$AB_STOP" in '' | *[!0-9]* | 0) lb_die "--ab-stop-s $AB_STOP: a positive whole number" ;; esac
 case "$TLB_WARM" in '' | *[!0-9]*) lb_die "--tlb-warm $TLB_WARM: seconds, 0 to 60" ;; esac
@@ -79,12 +78,7 @@ lb_fresh_raw "$RAW" "$OUT"
 # The runner in the background, so that a signal reaches this script at
 # once; the runner tears its VMs, taps and namespace down on SIGTERM.
 RUNNER_PID=
-cleanup() {
-	if [ -n "$RUNNER_PID" ]; then
-		kill "$RUNNER_PID" 2>/dev/null || true
-		wait "$RUNNER_PID" 2>/dev/null || true
-	fi
-}
+cleanup() { lb_stop "$RUNNER_PID"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 

@@ -28,8 +28,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ -n "$OUT" ] || lb_usage
-lb_check_runs "$RUNS"
+lb_args_done
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 lb_progress_start bench-rxcpu
 lb_bench_guest python3 qemu-system-x86

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,12 +102,14 @@ static inline void set_timeouts(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-// Reads exactly n bytes; 0 on success, -1 on EOF, error or timeout.  A
-// signal that interrupts the read before any byte came is retried.
-static inline int read_full(int fd, uint8_t *p, size_t n)
+// Reads (writing false) or writes exactly n bytes; 0 on success, -1 on
+// EOF, error or timeout.  A signal that interrupts the call before any
+// byte moved is retried.  Inlined into each, so that neither tests
+// `writing` in its loop.
+static inline __attribute__((always_inline)) int rw_full(int fd, uint8_t *p, size_t n, bool writing)
 {
 	while (n) {
-		ssize_t r = read(fd, p, n);
+		ssize_t r = writing ? write(fd, p, n) : read(fd, p, n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -116,18 +119,9 @@ static inline int read_full(int fd, uint8_t *p, size_t n)
 	return 0;
 }
 
-// Writes exactly n bytes; 0 on success, -1 on error or timeout.
-static inline int write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r, n -= (size_t)r;
-	}
-	return 0;
-}
+static inline int read_full(int fd, uint8_t *p, size_t n) { return rw_full(fd, p, n, false); }
+
+// (write() leaves the bytes as they are: the cast only shares the loop.)
+static inline int write_full(int fd, const uint8_t *p, size_t n) { return rw_full(fd, (uint8_t *)p, n, true); }
 
 #endif

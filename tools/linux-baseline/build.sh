@@ -19,7 +19,7 @@
 #               per vCPU (run-tlb.sh --count)
 #   guest.env   KERNEL_PKG, KERNEL_VER, KERNEL_RELEASE for the result files
 # Nothing is rebuilt while the inputs are unchanged (kernel package and
-# version, pktbench.c, pktproto.h, pktwindow.h, rxmark.h, lbbench.c, benchnet.h, tlbbench.c, insnplugin.c, qemu_plugin_api.h, wire.h, init.sh, this script,
+# version, pktbench.c, pktproto.h, pktpeer.h, pktwindow.h, rxmark.h, lbbench.c, benchnet.h, tlbbench.c, insnplugin.c, qemu_plugin_api.h, wire.h, init.sh, this script,
 # busybox and gcc versions): their hash is kept in OUTDIR/stamp.  LINUX_PKG=name pins the
 # kernel package instead of following linux-image-amd64.
 # LB_KERNEL_SUITE=bookworm-backports (or trixie) takes the kernel from that
@@ -42,7 +42,7 @@ OUT=${1:-$ROOT/build/linux-baseline}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 lb_lock "$OUT/.build.lock"
-SOURCES=("$HERE/pktbench.c" "$HERE/pktproto.h" "$HERE/pktwindow.h" "$HERE/rxmark.h" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$HERE/tlbbench.c" "$HERE/insnplugin.c" "$HERE/qemu_plugin_api.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
+SOURCES=("$HERE/pktbench.c" "$HERE/pktproto.h" "$HERE/pktpeer.h" "$HERE/pktwindow.h" "$HERE/rxmark.h" "$HERE/xdpport.h" "$HERE/lbbench.c" "$HERE/benchnet.h" "$HERE/tlbbench.c" "$HERE/insnplugin.c" "$HERE/qemu_plugin_api.h" "$ROOT/lib/include/wire.h" "$HERE/init.sh" "$HERE/build.sh")
 # initrd-nfs.gz is built only when asked for (LB_NFS=1: the NFS scripts set
 # it), with a stamp of its own: the other guests need none of it.
 NFS_SOURCES=("$HERE/build-nfs.sh" "$HERE/fsbench.c" "$HERE/benchnet.h" "$HERE/nfs-guest.sh")

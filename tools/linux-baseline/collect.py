@@ -204,6 +204,18 @@ def port_settings(boots):
     return out
 
 
+def add_settings(row, setting, guest_kernel):
+    """row's config and xdp_mode from setting (port_settings' pair for its
+    variant) and its guest_kernel, each where there is one."""
+    cfg, mode = setting
+    if cfg:
+        row["config"] = cfg
+    if mode:
+        row["xdp_mode"] = mode
+    if guest_kernel:
+        row["guest_kernel"] = guest_kernel
+
+
 def skipped(boots):
     """'SYSTEM BYTES (max_frame=N)' for every size a variant skipped."""
     out = set()
@@ -220,13 +232,7 @@ def label(rows, boots, env, key, better):
     inv = {v: k for k, v in SYSTEM.items()}
     ports = port_settings(boots)
     for r in rows:
-        cfg, mode = ports.get(inv.get(r["system"]), ("", ""))
-        if cfg:
-            r["config"] = cfg
-        if mode:
-            r["xdp_mode"] = mode
-        if env.get("guest_kernel"):
-            r["guest_kernel"] = env["guest_kernel"]
+        add_settings(r, ports.get(inv.get(r["system"]), ("", "")), env.get("guest_kernel"))
     for size in sorted({r["bytes"] for r in rows}):
         cands = [r for r in rows if r["bytes"] == size and r.get(key) is not None]
         if cands:

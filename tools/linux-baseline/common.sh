@@ -113,6 +113,20 @@ lb_check_runs() {
 	case "$1" in '' | *[!0-9]* | 0) lb_die "--runs $1: a positive number" ;; esac
 }
 
+# lb_out_arg ARG: ARG is OUT, the one argument that is no option (a second
+# one: lb_usage).
+lb_out_arg() {
+	[ -z "$OUT" ] || lb_usage
+	OUT=$1
+}
+
+# lb_args_done: once the options are read, OUT must be given (else
+# lb_usage) and RUNS (--runs) a positive number.
+lb_args_done() {
+	[ -n "$OUT" ] || lb_usage
+	lb_check_runs "$RUNS"
+}
+
 # lb_progress_start TAG: from now on, progress MESSAGE prints
 # "[TAG SECONDSs] MESSAGE" on stderr, SECONDS since this call (START).
 lb_progress_start() {
@@ -133,6 +147,14 @@ lb_bench_guest() {
 lb_fresh_raw() {
 	rm -rf "$1"
 	mkdir -p "$1" "$(dirname "$2")"
+}
+
+# lb_stop PID: a background job of this script killed and reaped (none
+# when PID is empty).
+lb_stop() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
 }
 
 # lb_lock FILE: hold an exclusive lock on FILE until the script exits, so
@@ -187,6 +209,25 @@ lb_guest_ready() {
 	else
 		"$2/build.sh" "$1"
 	fi
+}
+
+# lb_guest_files INITRD COUNT: dies unless GUEST holds vmlinuz and INITRD,
+# and (COUNT not empty: the runs are counted) insnplugin.so.
+lb_guest_files() {
+	[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$1" ] || lb_die "no guest in $GUEST (run build.sh)"
+	[ -z "$2" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
+}
+
+# lb_selftest_guest NAME [BUILD_DIR [PKG...]]: a self-test's start: GUEST
+# (BUILD_DIR, default build/linux-baseline), LOGS (GUEST/logs/NAME, for the
+# caller to empty), START (now, for its "passed in Ns"), the packages PKG...
+# installed and the guest made ready.
+lb_selftest_guest() {
+	GUEST=${2:-$ROOT/build/linux-baseline}
+	LOGS="$GUEST/logs/$1"
+	START=$(date +%s)
+	[ $# -le 2 ] || lb_need_pkgs "${@:3}"
+	lb_guest_ready "$GUEST" "$HERE"
 }
 
 # CPU accounting: all busy host time, and the time of this script's reaped

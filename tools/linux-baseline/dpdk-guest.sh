@@ -35,14 +35,11 @@ dpdk_bind_nic() {
 	for m in $(cat /lib/modules/dpdk.order); do insmod "/lib/modules/$m.ko" || return 1; done
 	v=$(cat "$d/vendor") i=$(cat "$d/device")
 	echo "${v#0x} ${i#0x}" >/sys/bus/pci/drivers/uio_pci_generic/new_id || return 1
-	i=0
-	while [ "$(basename "$(readlink "$d/driver" 2>/dev/null)")" != uio_pci_generic ]; do
-		i=$((i + 1))
-		[ $i -gt 50 ] && return 1
-		sleep 0.1
-	done
-	return 0
+	wait_until 50 dpdk_bound "$d" # init.sh's
 }
+
+# Whether the PCI device at sysfs path $1 is bound to uio_pci_generic.
+dpdk_bound() { [ "$(basename "$(readlink "$1/driver" 2>/dev/null)")" = uio_pci_generic ]; }
 
 dpdk_hugepages() {
 	mkdir -p /mnt/huge

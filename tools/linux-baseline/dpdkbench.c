@@ -105,6 +105,7 @@ struct port {
 	struct rte_mbuf *rx[DB_RX_BURST];
 	uint16_t rx_n, rx_i;
 	struct rte_mbuf *held;
+	struct rte_mbuf *staged; // a round trip's request, made before its timing
 	uint64_t ignored, stale, empty_polls;
 	uint64_t idle_tsc; // TSC ticks spent in polls that found nothing
 };
@@ -125,14 +126,7 @@ static long irq_count(void)
 		if (!colon || !strstr(colon, "uio_pci_generic"))
 			continue;
 		total = total < 0 ? 0 : total;
-		for (char *p = colon;;) {
-			char *q;
-			long v = strtol(p + 1, &q, 10);
-			if (q == p + 1)
-				break;
-			total += v;
-			p = q;
-		}
+		total += irq_line_total(colon);
 	}
 	fclose(f);
 	return total;
@@ -194,7 +188,7 @@ static void mbuf_frame(struct rte_mbuf *m, struct frame *f)
 }
 
 // Polls for one frame until timeout_ms. 0: got it (call port_release
-// after, or hand it on with echo_held), 1: timeout.
+// after, or hand it on with echo), 1: timeout.
 static int port_recv(struct port *p, struct frame *f, int timeout_ms)
 {
 	if (p->rx_i == p->rx_n) {
@@ -315,9 +309,6 @@ struct server {
 	uint64_t c_frames, c_win_frames, c_win_start;
 };
 
-static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
-static uint64_t window_srvstat(void);
-
 // The windowed stream's frame slots (pktwindow.h): mbufs of the pool, built
 // once per size and sent by reference like a burst's, copying nothing.
 struct wslots {
@@ -345,7 +336,7 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 }
 
 // Answers the held frame in place and transmits that mbuf.
-static void echo_held(struct port *p, struct frame *f)
+static void echo(struct port *p, struct frame *f)
 {
 	uint8_t src[6];
 	struct rte_mbuf *m = p->held;
@@ -356,15 +347,20 @@ static void echo_held(struct port *p, struct frame *f)
 	port_tx(p, &m, 1);
 }
 
+// The 128 frames of a burst, built once per size into mbufs we keep.
+struct burst_frames {
+	struct rte_mbuf *m[PB_BURST_N];
+	bool built;
+};
+
+#define PB_VARIANT() "dpdk"
+#include "pktpeer.h"
+#include "pktwindow.h"
+
 static void burst_reply(struct server *sv, const uint8_t dst[6])
 {
 	struct burst_state *b = &sv->b;
-	uint8_t f[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
-	if (b->rx_open) // the plugin's window and ours close together
-		RX_CLOSE();
-	uint64_t held = tsc_now();
-	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
+	uint64_t held = burst_answer(sv, dst);
 	uint64_t sent = tsc_now();
 	uint32_t n = b->good + b->bad;
 	long irqs = rx_defer ? -1 : irq_count();
@@ -386,42 +382,16 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	b->irqs_mark = rx_defer ? -1 : irq_count();
 }
 
-// One packet of a burst (in order, as on one link): checks order and
-// payload; answers after the last.
+static void burst_first(struct server *sv)
+{
+	sv->b.polls_mark = sv->p->empty_polls;
+	sv->b.idle_mark = sv->p->idle_tsc;
+}
+
+// One packet of a burst (in order, as on one link).
 static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
-	struct burst_state *b = &sv->b;
-	if (k->seq == 0 && b->expect != 0) {
-		rx_printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
-		sv->bad_bursts++;
-		long mark = b->irqs_mark;
-		bool open = b->rx_open; // the receive window stays open
-		uint64_t at = b->rx_tsc;
-		memset(b, 0, sizeof *b);
-		b->irqs_mark = mark;
-		b->rx_open = open, b->rx_tsc = at;
-	}
-	if (!b->first_tsc) {
-		b->first_tsc = arrived;
-		b->polls_mark = sv->p->empty_polls;
-		b->idle_mark = sv->p->idle_tsc;
-	}
-	if (k->seq > b->expect)
-		b->missing += k->seq - b->expect;
-	else if (k->seq < b->expect)
-		b->ooo++;
-	b->expect = k->seq + 1;
-	b->bytes = k->len;
-	uint64_t c0 = tsc_now();
-	RX_CHECK_BEGIN();
-	if (pattern_check(k->payload, k->len, k->seq) == k->len)
-		b->good++;
-	else
-		b->bad++;
-	RX_CHECK_END();
-	b->check_tsc += tsc_now() - c0;
-	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
-		burst_reply(sv, k->src);
+	burst_take_inorder(sv, k, arrived);
 }
 
 static void ceiling_window_end(struct server *sv, uint64_t now)
@@ -445,7 +415,7 @@ static void ceiling_take(struct server *sv, const struct pkt *k, struct frame *f
 		       (unsigned long long)sv->c_frames, k->seq, sv->c_win);
 		fflush(stdout);
 		sv->c_bytes = 0;
-		echo_held(sv->p, f);
+		echo(sv->p, f);
 		return;
 	}
 	if (k->len != sv->c_bytes) { // a new size: its first window starts now
@@ -460,54 +430,24 @@ static void ceiling_take(struct server *sv, const struct pkt *k, struct frame *f
 		ceiling_window_end(sv, now);
 }
 
-// 1 when the server should stop; 2 after echoing a quit.
-static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
+static void serve_other(struct server *sv, const struct pkt *k, struct frame *f)
 {
-	struct pkt k;
-	if (parse_frame(f, &k) < 0 || (k.flags & WIRE_F_REPLY)) {
+	if (k->channel == PB_CH_CEIL)
+		ceiling_take(sv, k, f);
+	else
 		sv->p->ignored++;
-		return 0;
-	}
-	if (k.channel == PB_CH_CTRL && k.seq == PB_CTRL_BYE) {
-		echo_held(sv->p, f);
-		return 1;
-	}
-	if (k.channel == PB_CH_CEIL) {
-		ceiling_take(sv, &k, f);
-		return 0;
-	}
-	if (k.channel == PB_CH_WIN) {
-		window_take(sv->p, &k);
-		return 0;
-	}
-	if (k.channel != PB_CH_DATA) {
-		sv->p->ignored++;
-		return 0;
-	}
-	if (k.batch > 1) {
-		burst_take(sv, &k, arrived);
-		return 0;
-	}
-	if (pattern_check(k.payload, k.len, k.seq) != k.len)
-		sv->bad_echo++;
-	echo_held(sv->p, f);
-	return k.len == 0 ? 2 : 0;
 }
 
-// After the last burst: a receive window with no frame coming, closed by
-// the receive timeout: the background (timer ticks) a window holds.
-static void rx_idle_window(struct port *p)
+static int serve_wait_ms(const struct server *sv, const struct opts *o)
 {
-	struct frame f;
-	uint64_t t0 = tsc_now();
-	RX_OPEN();
-	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
-	RX_CLOSE();
-	uint64_t t1 = tsc_now();
-	if (!r)
-		port_release(p);
-	rx_printf("SRVSTAT rxwin variant=dpdk bytes=0 packets=%d tsc=%llu idle_ms=%d\n", !r,
-	          (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS); // after the kept lines: in order
+	(void)sv;
+	return o->idle_timeout_ms;
+}
+
+static bool serve_idle(struct server *sv)
+{
+	(void)sv;
+	return false;
 }
 
 static int run_server(const struct opts *o)
@@ -518,179 +458,33 @@ static int run_server(const struct opts *o)
 	printf("READY role=server variant=dpdk mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n", p->mac[0],
 	       p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], pat_fast);
 	fflush(stdout);
-	bool quit = false;
-	for (;;) {
-		struct frame f;
-		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
-			sv.b.rx_open = true;
-			sv.b.rx_tsc = tsc_now();
-			RX_OPEN();
-		}
-		if (port_recv(p, &f, quit ? PB_QUIT_GRACE_MS : o->idle_timeout_ms)) {
-			if (quit)
-				break;
-			die("server idle for %d ms", o->idle_timeout_ms);
-		}
-		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
-		port_release(p);
-		if (stop == 1)
-			break;
-		if (stop == 2)
-			quit = true;
-	}
+	serve(&sv, o);
 	rx_idle_window(p);
 	rx_flush();
 	port_stats(p);
-	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
-	       (unsigned long long)sv.bad_bursts);
-	uint64_t bad_window = window_srvstat();
-	if (sv.bad_echo || sv.bad_bursts || bad_window)
-		die("%llu damaged rtt requests, %llu damaged bursts, %llu stream packets out of order or damaged",
-		    (unsigned long long)sv.bad_echo, (unsigned long long)sv.bad_bursts, (unsigned long long)bad_window);
-	printf("DONE ok\n");
+	server_verdict(&sv);
 	return 0;
 }
 
 // ---------------------------------------------------------------- client
 
-struct want {
-	uint16_t channel;
-	uint32_t seq_lo, seq_hi; // accepted seq range, inclusive
-	uint32_t len;            // payload length, or UINT32_MAX for any
-	bool echo;               // also matched by length and payload (a kernel echo)
-};
-
-// As pktbench's: an echo whose header is not ours (the research kernel's
-// pingpong) answers a request of seq_lo..seq_hi if its payload matches.
-static bool echo_payload_matches(const struct want *w, const struct pkt *k)
+static int await_wait_ms(const struct port *p, int left, int timeout_ms)
 {
-	if (!w->echo || k->channel != w->channel || k->len != w->len)
-		return false;
-	for (uint32_t s = w->seq_lo, n = 0; n < 256; s++, n++) {
-		if (pattern_check(k->payload, k->len, s) == k->len)
-			return true;
-		if (s == w->seq_hi)
-			break;
-	}
-	return false;
+	(void)p, (void)timeout_ms;
+	return left;
 }
 
-// Receives until a reply matching `w` arrives. 0: got it (held), 1: timeout.
-static int await_reply(struct port *p, const struct want *w, int timeout_ms, struct frame *f, struct pkt *k)
+// A round trip's request copied into an mbuf outside the timing, sent inside.
+static void rtt_stage(struct port *p, uint8_t *buf, uint32_t len)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= deadline || port_recv(p, f, (int)((deadline - now + 999999) / 1000000)))
-			return 1;
-		if (parse_frame(f, k) < 0)
-			p->ignored++;
-		else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
-		         k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len))
-			return 0;
-		else if (echo_payload_matches(w, k))
-			return 0;
-		else
-			p->stale++;
-		port_release(p);
-	}
+	p->staged = frame_mbuf(p, buf, len);
 }
 
-static void probe_server(struct port *p, const struct opts *o)
+static void rtt_send(struct port *p, uint8_t *buf, uint32_t len)
 {
-	uint8_t buf[WIRE_MIN_FRAME];
-	uint64_t t0 = now_ns();
-	for (uint32_t n = 0;; n++) {
-		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
-		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
-		struct frame f;
-		struct pkt k;
-		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-		if (await_reply(p, &w, 200, &f, &k) == 0) {
-			port_release(p);
-			printf("READY role=client variant=dpdk probes=%u wait_ms=%llu fastpattern=%d\n", n + 1,
-			       (unsigned long long)((now_ns() - t0) / 1000000), pat_fast);
-			fflush(stdout);
-			return;
-		}
-		if (now_ns() - t0 > (uint64_t)o->probe_timeout_ms * 1000000u)
-			die("server not answering after %d ms", o->probe_timeout_ms);
-	}
+	(void)buf, (void)len;
+	port_tx(p, &p->staged, 1);
 }
-
-static void say_bye(struct port *p, const struct opts *o)
-{
-	uint8_t buf[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
-	struct frame f;
-	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-	if (await_reply(p, &w, 1000, &f, &k) == 0)
-		port_release(p);
-}
-
-static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint32_t size, uint32_t seq,
-                       uint64_t *tsc)
-{
-	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
-	struct want w = { PB_CH_DATA, seq, seq, size, true };
-	struct frame f;
-	struct pkt k;
-	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
-	struct rte_mbuf *m = frame_mbuf(p, buf, len);
-	uint64_t c0 = tsc_now(), t0 = now_ns();
-	port_tx(p, &m, 1);
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("rtt bytes=%u seq=%u: no echo within %d ms", size, seq, o->timeout_ms);
-	uint64_t t1 = now_ns(), c1 = tsc_now();
-	uint32_t bad = pattern_check(k.payload, size, seq);
-	if (bad != size)
-		die("rtt bytes=%u seq=%u: echo differs at byte %u", size, seq, bad);
-	port_release(p);
-	*tsc = c1 - c0;
-	return (double)(t1 - t0) / 1000.0;
-}
-
-static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, uint32_t *seq)
-{
-	static uint8_t buf[PB_FRAME_BUF];
-	double *us = calloc((size_t)o->runs, sizeof *us);
-	uint64_t *tsc = calloc((size_t)o->runs, sizeof *tsc);
-	if (!us || !tsc)
-		die("out of memory");
-	for (int it = -o->warmup; it < o->runs; it++) {
-		uint64_t c;
-		double t = rtt_once(p, o, buf, size, (*seq)++, &c);
-		if (it >= 0) {
-			us[it] = t;
-			tsc[it] = c;
-		}
-	}
-	for (int it = 0; it < o->runs; it++)
-		printf("RESULT rtt variant=dpdk bytes=%u iter=%d us=%.1f tsc=%llu\n", size, it, us[it],
-		       (unsigned long long)tsc[it]);
-	qsort(us, (size_t)o->runs, sizeof *us, cmp_double);
-	printf("SUMMARY rtt variant=dpdk bytes=%u n=%d median_us=%.1f p99_us=%.1f\n", size, o->runs,
-	       percentile(us, o->runs, 50), percentile(us, o->runs, 99));
-	fflush(stdout);
-	free(us);
-	free(tsc);
-}
-
-#define WINDOW_VARIANT() "dpdk"
-#include "pktwindow.h"
-
-struct burst_result {
-	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
-	long irqs;
-};
-
-// The 128 frames of a burst, built once per size into mbufs we keep.
-struct burst_frames {
-	struct rte_mbuf *m[PB_BURST_N];
-	bool built;
-};
 
 static void burst_build(struct port *p, struct burst_frames *bf, const uint8_t dst[6], uint32_t size)
 {
@@ -709,77 +503,23 @@ static void burst_build(struct port *p, struct burst_frames *bf, const uint8_t d
 	}
 }
 
-// T0: first send to reply; T1: the 128 mbufs referenced and handed to the driver.
-static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
-                       struct burst_result *r)
+static void burst_stage(struct port *p, struct burst_frames *bf)
 {
-	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
-	struct frame f;
-	struct pkt k;
-	long irq0 = irq_count();
-	uint64_t c0 = tsc_now(), t0 = now_ns();
+	(void)p, (void)bf;
+}
+
+// T1: the 128 mbufs referenced and handed to the driver.
+static void burst_send(struct port *p, struct burst_frames *bf)
+{
 	for (uint32_t i = 0; i < PB_BURST_N; i++)
 		rte_mbuf_refcnt_update(bf->m[i], 1);
 	port_tx(p, bf->m, PB_BURST_N);
-	uint64_t c1 = tsc_now(), t1 = now_ns();
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("burst bytes=%u: no reply within %d ms", size, o->timeout_ms);
-	uint64_t t2 = now_ns(), c2 = tsc_now();
-	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
-		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
-	port_release(p);
-	long irq1 = irq_count();
-	*r = (struct burst_result){ t2 - t0, t1 - t0, c2 - c0, c1 - c0, irq0 >= 0 && irq1 >= 0 ? irq1 - irq0 : -1 };
 }
 
-static void print_burst(uint32_t size, int rep, const struct burst_result *r)
+static long nic_irqs(const struct opts *o)
 {
-	double t0 = (double)r->t0_ns / 1000.0, t1 = (double)r->t1_ns / 1000.0;
-	printf("RESULT burst variant=dpdk bytes=%u rep=%d t0_us=%.1f t1_us=%.1f t2_us=%.1f "
-	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=%ld\n",
-	       size, rep, t0, t1, t0 - t1, (unsigned long long)r->t0_tsc, (unsigned long long)r->t1_tsc,
-	       (double)PB_BURST_N * size * 8.0 / t0, r->irqs);
-}
-
-// As pktbench's: bursts for cpu_ms between two MARK lines (host CPU time).
-static void cpu_phase(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size)
-{
-	struct burst_result r;
-	int n = 0;
-	printf("MARK burst bytes=%u cpu begin\n", size);
-	fflush(stdout);
-	uint64_t end = now_ns() + (uint64_t)o->cpu_ms * 1000000u;
-	while (now_ns() < end) {
-		burst_once(p, o, bf, size, &r);
-		n++;
-		if (o->gap_ms > 0)
-			sleep_ms(o->gap_ms);
-	}
-	printf("MARK burst bytes=%u cpu end bursts=%d\n", size, n);
-	fflush(stdout);
-}
-
-static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
-{
-	static struct burst_frames bf;
-	struct burst_result *res = calloc((size_t)o->runs, sizeof *res);
-	if (!res)
-		die("out of memory");
-	burst_build(p, &bf, o->peer, size);
-	for (int rep = -o->warmup; rep < o->runs; rep++) {
-		struct burst_result r;
-		burst_once(p, o, &bf, size, &r);
-		if (rep >= 0)
-			res[rep] = r;
-		if (o->gap_ms > 0)
-			sleep_ms(o->gap_ms);
-	}
-	for (int rep = 0; rep < o->runs; rep++)
-		print_burst(size, rep, &res[rep]);
-	fflush(stdout);
-	free(res);
-	if (o->cpu_ms > 0)
-		cpu_phase(p, o, &bf, size);
+	(void)o;
+	return irq_count();
 }
 
 // txonly: DB_RX_BURST frames built once into mbufs; each round takes a
@@ -821,20 +561,6 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 	fflush(stdout);
 }
 
-static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
-{
-	uint8_t buf[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_DATA, seq, seq, 0, true };
-	struct frame f;
-	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("quit seq=%u: no echo within %d ms", seq, o->timeout_ms);
-	port_release(p);
-	printf("QUIT echoed seq=%u\n", seq);
-}
-
 static int run_client(const struct opts *o)
 {
 	struct port *p = &g_port;
@@ -870,22 +596,6 @@ static void usage(void)
 	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count]\n"
 	                "       dpdkbench --selfcheck\n");
 	exit(2);
-}
-
-static int parse_sizes(const char *s, struct opts *o)
-{
-	char *copy = strdup(s), *save = NULL;
-	o->nsizes = 0;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long v = strtol(t, NULL, 10);
-		if (v < 1 || v > WIRE_MAX_PAYLOAD || o->nsizes == PB_MAX_SIZES) {
-			free(copy);
-			return -1;
-		}
-		o->sizes[o->nsizes++] = (uint32_t)v;
-	}
-	free(copy);
-	return o->nsizes ? 0 : -1;
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -926,18 +636,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			else
 				usage();
 			break;
-		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
-		case 's': if (parse_sizes(optarg, o) < 0) usage(); break;
-		case 'n': o->runs = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 't': o->timeout_ms = atoi(optarg); break;
-		case 'P': o->probe_timeout_ms = atoi(optarg); break;
-		case 'I': o->idle_timeout_ms = atoi(optarg); break;
-		case 'g': o->gap_ms = atoi(optarg); break;
-		case 'c': o->cpu_ms = atoi(optarg); break;
 		case 'C': o->ceiling_ms = atoi(optarg); break;
-		case 'X': o->rx_count = true; break;
-		default: usage();
+		default: if (!parse_peer_opt(c, optarg, o)) usage();
 		}
 	}
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 || o->ceiling_ms < 1 ||
@@ -948,16 +648,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 // Host-side check that the copied pattern code agrees with wire.h.
 static int selfcheck(void)
 {
-	static uint8_t buf[WIRE_MAX_PAYLOAD];
-	for (uint32_t seq = 0; seq < 300; seq += 37) {
-		pattern_fill(buf, WIRE_MAX_PAYLOAD, seq);
-		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
-			if (buf[i] != wire_pattern(seq, i))
-				return printf("DONE fail pattern seq=%u byte=%u\n", seq, i), 1;
-		buf[4097] ^= 1;
-		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
-			return printf("DONE fail check seq=%u\n", seq), 1;
-	}
+	if (pattern_selfcheck())
+		return 1;
 	printf("DONE ok fastpattern=%d\n", pat_fast);
 	return 0;
 }

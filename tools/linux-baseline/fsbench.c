@@ -170,6 +170,20 @@ static ssize_t io_full(int fd, uint8_t *buf, size_t n, int writing)
 	return (ssize_t)done;
 }
 
+// BYTES of buf written in write()s of CHUNK (each finished by io_full);
+// returns the bytes written, short after the first that failed.
+static size_t write_chunks(int fd, uint8_t *buf, size_t bytes, size_t chunk)
+{
+	size_t off = 0;
+	while (off < bytes) {
+		size_t n = bytes - off < chunk ? bytes - off : chunk;
+		if (io_full(fd, buf + off, n, 1) != (ssize_t)n)
+			break;
+		off += n;
+	}
+	return off;
+}
+
 static void print_result(const char *op, int ntags, char **tags, size_t bytes, double us,
 			 double open_us, double close_us, int verified)
 {
@@ -348,6 +362,23 @@ static void busy_marks(long long *mc, long long *ms)
 	}
 }
 
+// Connects busy_sock to a busyd at HOST:PORT; `who` starts the failure line.
+static void busy_connect(const char *hostport, const char *who)
+{
+	char host[64];
+	const char *colon = strchr(hostport, ':');
+	if (!colon || (size_t)(colon - hostport) >= sizeof host)
+		die("%s: HOST:PORT, not %s", who, hostport);
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	busy_sock = socket(AF_INET, SOCK_DGRAM, 0);
+	if (busy_sock < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
+	    connect(busy_sock, (struct sockaddr *)&a, sizeof a) < 0)
+		die("%s: busyd at %s: %s", who, hostport, strerror(errno));
+	set_timeouts(busy_sock, 1000);
+}
+
 // pread or pwrite of all n bytes at off; 0 or -1.
 static int pio_full(int fd, uint8_t *buf, size_t n, off_t off, int writing)
 {
@@ -417,18 +448,7 @@ static int cpu_phase(const char *path, int phase, uint8_t *wbuf, uint8_t *area, 
 static int cmd_cpu(const char *dir, const char *hostport, const char *lens, size_t total, double mbps, int ntags,
 		   char **tags)
 {
-	char host[64];
-	const char *colon = strchr(hostport, ':');
-	if (!colon || (size_t)(colon - hostport) >= sizeof host)
-		die("fsbench cpu: HOST:PORT, not %s", hostport);
-	memcpy(host, hostport, (size_t)(colon - hostport));
-	host[colon - hostport] = 0;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	busy_sock = socket(AF_INET, SOCK_DGRAM, 0);
-	if (busy_sock < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
-	    connect(busy_sock, (struct sockaddr *)&a, sizeof a) < 0)
-		die("fsbench cpu: busyd at %s: %s", hostport, strerror(errno));
-	set_timeouts(busy_sock, 1000);
+	busy_connect(hostport, "fsbench cpu");
 	size_t maxlen = 0;
 	for (const char *p = lens; *p;) {
 		size_t l = strtoull(p, NULL, 10);
@@ -495,25 +515,6 @@ static int selfcheck(void)
 	return rc || wrong;
 }
 
-// Connects busy_sock to a busyd at HOST:PORT ("-": none, server_busy() -1).
-static void busy_connect(const char *hostport)
-{
-	char host[64];
-	const char *colon = strchr(hostport, ':');
-	if (strcmp(hostport, "-") == 0)
-		return;
-	if (!colon || (size_t)(colon - hostport) >= sizeof host)
-		die("fsbench: HOST:PORT, not %s", hostport);
-	memcpy(host, hostport, (size_t)(colon - hostport));
-	host[colon - hostport] = 0;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	busy_sock = socket(AF_INET, SOCK_DGRAM, 0);
-	if (busy_sock < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1 ||
-	    connect(busy_sock, (struct sockaddr *)&a, sizeof a) < 0)
-		die("fsbench: busyd at %s: %s", hostport, strerror(errno));
-	set_timeouts(busy_sock, 1000);
-}
-
 // Bytes of PATH's first BYTES that differ from seed_at(off)'s pattern or
 // did not come, read on an O_DIRECT descriptor (from the server, not the
 // client's page cache) in pieces of 4 MiB.
@@ -562,7 +563,8 @@ static int cmd_seqwrite(const char *path, size_t bytes, size_t chunk, uint64_t s
 {
 	uint8_t *buf = alloc_or_die(bytes);
 	pattern_fill(buf, 0, bytes, seed);
-	busy_connect(hostport);
+	if (strcmp(hostport, "-") != 0) // "-": no busyd, busy_s -1
+		busy_connect(hostport, "fsbench");
 	unlink(path);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0 || chunk == 0) {
@@ -571,13 +573,7 @@ static int cmd_seqwrite(const char *path, size_t bytes, size_t chunk, uint64_t s
 	}
 	long long s0 = busy_sock < 0 ? -1 : server_busy(), c0 = busy_ns();
 	double t0 = now_us();
-	size_t off = 0;
-	while (off < bytes) {
-		size_t n = bytes - off < chunk ? bytes - off : chunk;
-		if (io_full(fd, buf + off, n, 1) != (ssize_t)n)
-			break;
-		off += n;
-	}
+	size_t off = write_chunks(fd, buf, bytes, chunk);
 	int ok = off == bytes && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	double t1 = now_us();
@@ -751,13 +747,7 @@ static int cmd_tcpsend(const char *hostport, size_t bytes, size_t msg, int sockb
 	uint8_t *buf = alloc_or_die(bytes);
 	pattern_fill(buf, 0, bytes, 11);
 	double t0 = now_us();
-	size_t off = 0;
-	while (off < bytes) {
-		size_t n = bytes - off < msg ? bytes - off : msg;
-		if (io_full(fd, buf + off, n, 1) != (ssize_t)n)
-			break;
-		off += n;
-	}
+	size_t off = write_chunks(fd, buf, bytes, msg);
 	shutdown(fd, SHUT_WR);
 	uint64_t back[2] = { 0, 0 };
 	ssize_t r = io_full(fd, (uint8_t *)back, sizeof back, 0);

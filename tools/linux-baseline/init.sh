@@ -162,17 +162,24 @@ load_driver() {
 	insmod /lib/modules/e1000.ko "$@"
 }
 
-# wait_carrier DEV: the e1000 watchdog reports the link a moment after "up";
-# frames sent before that are dropped.  (virtio-net has it at once.)
-wait_carrier() {
-	i=0
-	while [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" != 1 ]; do
+# wait_until N CMD...: runs CMD every 0.1 s until it succeeds (0), at most
+# N + 1 times (then 1).
+wait_until() {
+	local n=$1 i=0
+	shift
+	until "$@"; do
 		i=$((i + 1))
-		[ $i -gt 100 ] && return 1
+		[ $i -gt "$n" ] && return 1
 		sleep 0.1
 	done
 	return 0
 }
+
+has_carrier() { [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" = 1 ]; }
+
+# wait_carrier DEV: the e1000 watchdog reports the link a moment after "up";
+# frames sent before that are dropped.  (virtio-net has it at once.)
+wait_carrier() { wait_until 100 has_carrier "$1"; }
 
 # The NICs eth0..eth$NICS-1, each up with MTU 9000, or enslaved to bond0.
 bring_up_nics() {

@@ -243,14 +243,7 @@ static long irq_count(const char *names)
 		}
 		if (!match)
 			continue;
-		for (char *p = colon;;) { // per-CPU columns, up to the chip name
-			char *q;
-			long v = strtol(p + 1, &q, 10);
-			if (q == p + 1)
-				break;
-			total += v;
-			p = q;
-		}
+		total += irq_line_total(colon);
 	}
 	fclose(f);
 	return found >= want ? total : -1;
@@ -895,30 +888,21 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 	port_send(p, s->frame + first, s->len + first, n);
 }
 
-static void window_take(struct port *p, const struct pkt *k); // pktwindow.h
-static uint64_t window_srvstat(void);
+// The 128 frames of a burst, built once per size, outside the timing.
+struct burst_frames {
+	uint8_t *mem;
+	uint8_t *frames[PB_BURST_N];
+	uint32_t lens[PB_BURST_N];
+};
 
-// A burst's state cleared; the interrupt mark and an open receive window
-// stay (burst_reply closes the window).
-static void burst_reset(struct burst_state *b)
-{
-	long mark = b->irqs_mark;
-	bool open = b->rx_open;
-	uint64_t at = b->rx_tsc;
-	memset(b, 0, sizeof *b);
-	b->irqs_mark = mark;
-	b->rx_open = open, b->rx_tsc = at;
-}
+#define PB_VARIANT() variant_name[g_opts->variant]
+#include "pktpeer.h"
+#include "pktwindow.h"
 
 static void burst_reply(struct server *sv, const uint8_t dst[6])
 {
 	struct burst_state *b = &sv->b;
-	uint8_t f[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_DATA, .flags = WIRE_F_REPLY, .seq = b->good, .batch = 1, .len = 1 };
-	if (b->rx_open) // the plugin's window and ours close together
-		RX_CLOSE();
-	uint64_t held = tsc_now();
-	send_one(sv->p, f, build_frame(f, dst, sv->p->mac, &h));
+	uint64_t held = burst_answer(sv, dst);
 	R1_MARK_END();
 	uint64_t sent = tsc_now();
 	// Bookkeeping only after the reply is out, so it costs no measured time.
@@ -944,13 +928,19 @@ static void burst_reply(struct server *sv, const uint8_t dst[6])
 	b->irqs_mark = rx_defer ? -1 : irq_count(sv->irqname);
 }
 
+static void burst_first(struct server *sv)
+{
+	(void)sv;
+	R1_MARK_START();
+}
+
 // One packet of a burst: checks order and payload; answers after the last.
 static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 {
 	struct burst_state *b = &sv->b;
 	if (sv->reorder) {
 		// Over a bond the links reorder: take the packets in any order,
-		// answer once all `batch` came (or, run_server, a while after
+		// answer once all `batch` came (or, serve_idle, a while after
 		// the last one if some never come); ooo counts late arrivals.
 		if (!b->first_tsc) {
 			b->first_tsc = arrived;
@@ -980,78 +970,27 @@ static void burst_take(struct server *sv, const struct pkt *k, uint64_t arrived)
 			burst_reply(sv, k->src);
 		return;
 	}
-	if (k->seq == 0 && b->expect != 0) { // the previous burst lost its end
-		rx_printf("SRVSTAT burst-incomplete bytes=%u good=%u\n", b->bytes, b->good);
-		sv->bad_bursts++;
-		burst_reset(b);
-	}
-	if (!b->first_tsc) {
-		b->first_tsc = arrived;
-		R1_MARK_START();
-	}
-	if (k->seq > b->expect)
-		b->missing += k->seq - b->expect;
-	else if (k->seq < b->expect)
-		b->ooo++;
-	b->expect = k->seq + 1;
-	b->bytes = k->len;
-	uint64_t c0 = tsc_now();
-	RX_CHECK_BEGIN();
-	if (pattern_check(k->payload, k->len, k->seq) == k->len)
-		b->good++;
-	else
-		b->bad++;
-	RX_CHECK_END();
-	b->check_tsc += tsc_now() - c0;
-	if ((k->flags & WIRE_F_LAST) || k->seq + 1 >= k->batch)
-		burst_reply(sv, k->src);
+	burst_take_inorder(sv, k, arrived);
 }
 
-// 1 when the server should stop; 2 after echoing a quit (a 0-byte rtt
-// request: the client is done, a bye may still follow).
-static int serve_frame(struct server *sv, struct frame *f, uint64_t arrived)
+static void serve_other(struct server *sv, const struct pkt *k, struct frame *f)
 {
-	struct pkt k;
-	if (parse_frame(f, &k) < 0 || (k.flags & WIRE_F_REPLY)) {
-		sv->p->ignored++;
-		return 0;
-	}
-	if (k.channel == PB_CH_CTRL && k.seq == PB_CTRL_BYE) {
-		echo(sv->p, f);
-		return 1;
-	}
-	if (k.channel == PB_CH_WIN) {
-		window_take(sv->p, &k);
-		return 0;
-	}
-	if (k.channel != PB_CH_DATA) {
-		sv->p->ignored++;
-		return 0;
-	}
-	if (k.batch > 1) {
-		burst_take(sv, &k, arrived);
-		return 0;
-	}
-	if (pattern_check(k.payload, k.len, k.seq) != k.len)
-		sv->bad_echo++; // echoed anyway: the client sees the damage too
-	echo(sv->p, f);
-	return k.len == 0 ? 2 : 0;
+	(void)k, (void)f;
+	sv->p->ignored++;
 }
 
-// After the last burst: a receive window with no frame coming, closed by
-// the receive timeout: the background (timer ticks) a window holds.
-static void rx_idle_window(struct port *p)
+// A bond's burst whose last frame came: its stragglers are waited for a while.
+static int serve_wait_ms(const struct server *sv, const struct opts *o)
 {
-	struct frame f;
-	uint64_t t0 = tsc_now();
-	RX_OPEN();
-	int r = port_recv(p, &f, RX_IDLE_WINDOW_MS);
-	RX_CLOSE();
-	uint64_t t1 = tsc_now();
-	if (!r)
-		port_release(p);
-	rx_printf("SRVSTAT rxwin variant=%s bytes=0 packets=%d tsc=%llu idle_ms=%d\n", variant_name[g_opts->variant],
-	          !r, (unsigned long long)(t1 - t0), RX_IDLE_WINDOW_MS); // after the kept lines: in order
+	return sv->reorder && sv->b.last_seen ? PB_REORDER_WAIT_MS : o->idle_timeout_ms;
+}
+
+static bool serve_idle(struct server *sv)
+{
+	if (!(sv->reorder && sv->b.last_seen))
+		return false;
+	burst_reply(sv, sv->b.src); // the burst's missing packets never came
+	return true;
 }
 
 static int run_server(const struct opts *o)
@@ -1067,211 +1006,38 @@ static int run_server(const struct opts *o)
 	       variant_name[o->variant], p.mac[0], p.mac[1], p.mac[2], p.mac[3], p.mac[4], p.mac[5],
 	       pat_fast);
 	fflush(stdout);
-	bool quit = false;
-	for (;;) {
-		struct frame f;
-		// After the quit, a pktbench client still sends its bye at once;
-		// a kernel client sends nothing more.
-		bool straggle = sv.reorder && sv.b.last_seen;
-		if (!sv.b.rx_open) { // waiting for a burst: R1's receive window opens
-			sv.b.rx_open = true;
-			sv.b.rx_tsc = tsc_now();
-			RX_OPEN();
-		}
-		if (port_recv(&p, &f, quit ? PB_QUIT_GRACE_MS : straggle ? PB_REORDER_WAIT_MS : o->idle_timeout_ms)) {
-			if (quit)
-				break;
-			if (straggle) { // the burst's missing packets never came
-				burst_reply(&sv, sv.b.src);
-				continue;
-			}
-			die("server idle for %d ms", o->idle_timeout_ms);
-		}
-		int stop = serve_frame(&sv, &f, tsc_now()); // R1 starts as the frame is received
-		port_release(&p);
-		if (stop == 1)
-			break;
-		if (stop == 2)
-			quit = true;
-	}
+	serve(&sv, o);
 	rx_idle_window(&p);
 	rx_flush();
 	port_stats(&p);
 	port_close(&p);
 	print_netdev(o->ifname);
-	printf("SRVSTAT total bad_echo=%llu bad_bursts=%llu\n", (unsigned long long)sv.bad_echo,
-	       (unsigned long long)sv.bad_bursts);
-	uint64_t bad_window = window_srvstat();
-	if (sv.bad_echo || sv.bad_bursts || bad_window)
-		die("%llu damaged rtt requests, %llu damaged bursts, %llu stream packets out of order or damaged",
-		    (unsigned long long)sv.bad_echo, (unsigned long long)sv.bad_bursts, (unsigned long long)bad_window);
-	printf("DONE ok\n");
+	server_verdict(&sv);
 	return 0;
 }
 
 // ---------------------------------------------------------------- client
 
-// What the client is waiting for.
-struct want {
-	uint16_t channel;
-	uint32_t seq_lo, seq_hi; // accepted seq range, inclusive
-	uint32_t len;            // payload length, or UINT32_MAX for any
-	bool echo;               // an echo of requests seq_lo..seq_hi: also
-	                         // matched by length and payload (see below)
-};
-
-// An echo whose header is not ours (the research kernel's pingpong server
-// sends its own seq and flags): it answers a request of seq_lo..seq_hi if
-// its length is w->len and its payload is wire_pattern(that seq, i).  The
-// pattern repeats every 256 seqs, so at most 256 candidates.
-static bool echo_payload_matches(const struct want *w, const struct pkt *k)
+// The packet variant waits the full timeout per recv() (changing
+// SO_RCVTIMEO per call would cost a system call); await_reply's deadline
+// still bounds its loop.
+static int await_wait_ms(const struct port *p, int left, int timeout_ms)
 {
-	if (!w->echo || k->channel != w->channel || k->len != w->len)
-		return false;
-	for (uint32_t s = w->seq_lo, n = 0; n < 256; s++, n++) {
-		if (pattern_check(k->payload, k->len, s) == k->len)
-			return true;
-		if (s == w->seq_hi)
-			break;
-	}
-	return false;
+	return p->variant != VAR_PACKET ? left : timeout_ms;
 }
 
-// Receives until a reply matching `w` arrives; others are counted and
-// dropped.  A pktbench server's echo matches by header (WIRE_F_REPLY and
-// seq), any echo by payload when w->echo.  0: got it (frame held, call
-// port_release), 1: timeout.
-static int await_reply(struct port *p, const struct want *w, int timeout_ms, struct frame *f, struct pkt *k)
+static void rtt_stage(struct port *p, uint8_t *buf, uint32_t len)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= deadline)
-			return 1;
-		// The packet variant waits the full timeout per recv() (changing
-		// SO_RCVTIMEO per call would cost a system call); the deadline
-		// still bounds the loop.
-		int left = p->variant != VAR_PACKET ? (int)((deadline - now + 999999) / 1000000) : timeout_ms;
-		if (port_recv(p, f, left))
-			return 1;
-		if (parse_frame(f, k) < 0) {
-			p->ignored++;
-		} else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
-		           k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len)) {
-			return 0;
-		} else if (echo_payload_matches(w, k)) {
-			return 0;
-		} else {
-			p->stale++;
-		}
-		port_release(p);
-	}
-}
-
-#define WINDOW_VARIANT() variant_name[g_opts->variant]
-#include "pktwindow.h"
-
-// Sends small rtt requests until the server echoes one: both guests boot
-// at the same time and the server may not be listening yet.
-static void probe_server(struct port *p, const struct opts *o)
-{
-	uint8_t buf[WIRE_MIN_FRAME];
-	uint64_t t0 = now_ns();
-	for (uint32_t n = 0;; n++) {
-		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
-		// The echo of any probe sent so far.
-		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
-		struct frame f;
-		struct pkt k;
-		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-		if (await_reply(p, &w, 200, &f, &k) == 0) {
-			port_release(p);
-			printf("READY role=client variant=%s probes=%u wait_ms=%llu fastpattern=%d\n",
-			       variant_name[o->variant], n + 1, (unsigned long long)((now_ns() - t0) / 1000000),
-			       pat_fast);
-			fflush(stdout);
-			return;
-		}
-		if (now_ns() - t0 > (uint64_t)o->probe_timeout_ms * 1000000u)
-			die("server not answering after %d ms", o->probe_timeout_ms);
-	}
-}
-
-static void say_bye(struct port *p, const struct opts *o)
-{
-	uint8_t buf[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
-	struct frame f;
-	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-	if (await_reply(p, &w, 1000, &f, &k) == 0)
-		port_release(p);
-}
-
-// One round trip of `size` bytes; returns microseconds, fills *tsc.
-static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint32_t size, uint32_t seq,
-                       uint64_t *tsc)
-{
-	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
-	struct want w = { PB_CH_DATA, seq, seq, size, true };
-	struct frame f;
-	struct pkt k;
-	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
+	(void)buf, (void)len;
 	port_tx_ready(p, 1);
-	uint64_t c0 = tsc_now(), t0 = now_ns();
-	port_send(p, &buf, &len, 1);
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("rtt bytes=%u seq=%u: no echo within %d ms", size, seq, o->timeout_ms);
-	uint64_t t1 = now_ns(), c1 = tsc_now();
-	uint32_t bad = pattern_check(k.payload, size, seq);
-	if (bad != size)
-		die("rtt bytes=%u seq=%u: echo differs at byte %u", size, seq, bad);
-	port_release(p);
-	*tsc = c1 - c0;
-	return (double)(t1 - t0) / 1000.0;
 }
 
-static void run_rtt_size(struct port *p, const struct opts *o, uint32_t size, uint32_t *seq)
+static void rtt_send(struct port *p, uint8_t *buf, uint32_t len)
 {
-	static uint8_t buf[PB_FRAME_BUF];
-	double *us = calloc((size_t)o->runs, sizeof *us);
-	uint64_t *tsc = calloc((size_t)o->runs, sizeof *tsc);
-	if (!us || !tsc)
-		die("out of memory");
-	for (int it = -o->warmup; it < o->runs; it++) {
-		uint64_t c;
-		double t = rtt_once(p, o, buf, size, (*seq)++, &c);
-		if (it >= 0) {
-			us[it] = t;
-			tsc[it] = c;
-		}
-	}
-	// Printed after the loop: serial output is slow under emulation.
-	for (int it = 0; it < o->runs; it++)
-		printf("RESULT rtt variant=%s bytes=%u iter=%d us=%.1f tsc=%llu\n", variant_name[o->variant], size, it,
-		       us[it], (unsigned long long)tsc[it]);
-	qsort(us, (size_t)o->runs, sizeof *us, cmp_double);
-	printf("SUMMARY rtt variant=%s bytes=%u n=%d median_us=%.1f p99_us=%.1f\n", variant_name[o->variant], size,
-	       o->runs, percentile(us, o->runs, 50), percentile(us, o->runs, 99));
-	fflush(stdout);
-	free(us);
-	free(tsc);
+	port_send(p, &buf, &len, 1);
 }
 
-struct burst_result {
-	uint64_t t0_ns, t1_ns, t0_tsc, t1_tsc;
-	long irqs;
-};
-
-// The 128 frames of a burst, built once per size, outside the timing.
-struct burst_frames {
-	uint8_t *mem;
-	uint8_t *frames[PB_BURST_N];
-	uint32_t lens[PB_BURST_N];
-};
-
-static void burst_build(struct burst_frames *bf, const uint8_t dst[6], const uint8_t src[6], uint32_t size)
+static void burst_build(struct port *p, struct burst_frames *bf, const uint8_t dst[6], uint32_t size)
 {
 	if (!bf->mem && !(bf->mem = malloc((size_t)PB_BURST_N * PB_FRAME_BUF)))
 		die("out of memory");
@@ -1280,105 +1046,25 @@ static void burst_build(struct burst_frames *bf, const uint8_t dst[6], const uin
 		if (i == PB_BURST_N - 1)
 			h.flags = WIRE_F_LAST;
 		bf->frames[i] = bf->mem + (size_t)i * PB_FRAME_BUF;
-		bf->lens[i] = build_frame(bf->frames[i], dst, src, &h);
+		bf->lens[i] = build_frame(bf->frames[i], dst, p->mac, &h);
 	}
 }
 
-// T0: first send to reply; T1: inside the send path (for packet the 128
-// send() calls, timed as one span so the clock reads do not add 256
-// syscalls to T0; for mmap filling the ring plus the kick).
-static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
-                       struct burst_result *r)
+static void burst_stage(struct port *p, struct burst_frames *bf)
 {
-	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
-	struct frame f;
-	struct pkt k;
+	(void)bf;
 	port_tx_ready(p, PB_BURST_N);
-	long irq0 = irq_count(o->irqname);
-	uint64_t c0 = tsc_now(), t0 = now_ns();
+}
+
+// T1's span: for packet the 128 send() calls, timed as one span so the
+// clock reads do not add 256 syscalls to T0; for mmap filling the ring plus
+// the kick.
+static void burst_send(struct port *p, struct burst_frames *bf)
+{
 	port_send(p, bf->frames, bf->lens, PB_BURST_N);
-	uint64_t c1 = tsc_now(), t1 = now_ns();
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("burst bytes=%u: no reply within %d ms", size, o->timeout_ms);
-	uint64_t t2 = now_ns(), c2 = tsc_now();
-	if (k.seq != PB_BURST_N || k.payload[0] != wire_pattern(k.seq, 0))
-		die("burst bytes=%u: server got %u of %u packets intact", size, k.seq, PB_BURST_N);
-	port_release(p);
-	long irq1 = irq_count(o->irqname);
-	r->t0_ns = t2 - t0;
-	r->t1_ns = t1 - t0;
-	r->t0_tsc = c2 - c0;
-	r->t1_tsc = c1 - c0;
-	r->irqs = irq0 >= 0 && irq1 >= 0 ? irq1 - irq0 : -1;
 }
 
-static void print_burst(const struct opts *o, uint32_t size, int rep, const struct burst_result *r)
-{
-	double t0 = (double)r->t0_ns / 1000.0, t1 = (double)r->t1_ns / 1000.0;
-	double mbps = (double)PB_BURST_N * size * 8.0 / t0; // bits per microsecond
-	printf("RESULT burst variant=%s bytes=%u rep=%d t0_us=%.1f t1_us=%.1f t2_us=%.1f "
-	       "t0_tsc=%llu t1_tsc=%llu mbps=%.3f irqs=%ld\n",
-	       variant_name[o->variant], size, rep, t0, t1, t0 - t1, (unsigned long long)r->t0_tsc,
-	       (unsigned long long)r->t1_tsc, mbps, r->irqs);
-}
-
-// Bursts as above for at least cpu_ms between two MARK lines, over which the
-// harness reads the host CPU time of both VMs (tools/bench/hostcpu.py).
-static void cpu_phase(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size)
-{
-	struct burst_result r;
-	int n = 0;
-	printf("MARK burst bytes=%u cpu begin\n", size);
-	fflush(stdout);
-	uint64_t end = now_ns() + (uint64_t)o->cpu_ms * 1000000u;
-	while (now_ns() < end) {
-		burst_once(p, o, bf, size, &r);
-		n++;
-		if (o->gap_ms > 0)
-			sleep_ms(o->gap_ms);
-	}
-	printf("MARK burst bytes=%u cpu end bursts=%d\n", size, n);
-	fflush(stdout);
-}
-
-static void run_burst_size(struct port *p, const struct opts *o, uint32_t size)
-{
-	static struct burst_frames bf;
-	struct burst_result *res = calloc((size_t)o->runs, sizeof *res);
-	if (!res)
-		die("out of memory");
-	burst_build(&bf, o->peer, p->mac, size);
-	for (int rep = -o->warmup; rep < o->runs; rep++) {
-		struct burst_result r;
-		burst_once(p, o, &bf, size, &r);
-		if (rep >= 0)
-			res[rep] = r;
-		if (o->gap_ms > 0)
-			sleep_ms(o->gap_ms); // let the server finish its bookkeeping
-	}
-	for (int rep = 0; rep < o->runs; rep++)
-		print_burst(o, size, rep, &res[rep]);
-	fflush(stdout);
-	free(res);
-	if (o->cpu_ms > 0)
-		cpu_phase(p, o, &bf, size);
-}
-
-// Ends an rtt run: a 0-byte request, which a kernel pingpong server (and a
-// pktbench server) echoes and then stops on.
-static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
-{
-	uint8_t buf[WIRE_MIN_FRAME];
-	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_DATA, seq, seq, 0, true };
-	struct frame f;
-	struct pkt k;
-	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
-	if (await_reply(p, &w, o->timeout_ms, &f, &k))
-		die("quit seq=%u: no echo within %d ms", seq, o->timeout_ms);
-	port_release(p);
-	printf("QUIT echoed seq=%u\n", seq);
-}
+static long nic_irqs(const struct opts *o) { return irq_count(o->irqname); }
 
 static int run_client(const struct opts *o)
 {
@@ -2385,22 +2071,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int parse_sizes(const char *s, struct opts *o)
-{
-	char *copy = strdup(s), *save = NULL;
-	o->nsizes = 0;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long v = strtol(t, NULL, 10);
-		if (v < 1 || v > WIRE_MAX_PAYLOAD || o->nsizes == PB_MAX_SIZES) {
-			free(copy);
-			return -1;
-		}
-		o->sizes[o->nsizes++] = (uint32_t)v;
-	}
-	free(copy);
-	return o->nsizes ? 0 : -1;
-}
-
 static int pick(const char *v, const char *a, const char *b)
 {
 	if (strcmp(v, a) == 0)
@@ -2455,7 +2125,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'T': o->proto = pick(optarg, "tcp", "mptcp") ? IPPROTO_MPTCP : IPPROTO_TCP; break;
 		case 'S': if (!inet_aton(optarg, &o->server_ip)) usage(); have_ip = true; break;
 		case 'R': o->reorder = true; break;
-		case 'X': o->rx_count = true; break;
 		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'C': o->flow_cpu_ms = atoi(optarg); break;
 		case 'L': o->flow_live = atoi(optarg); break;
@@ -2466,17 +2135,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'B': o->stream_bytes = strtoull(optarg, NULL, 10); if (!o->stream_bytes) usage(); break;
 		case 'v': o->variant = pick_variant(optarg); break;
 		case 'i': o->ifname = optarg; break;
-		case 'p': if (parse_mac(optarg, o->peer) < 0) usage(); o->have_peer = true; break;
-		case 's': if (parse_sizes(optarg, o) < 0) usage(); break;
-		case 'n': o->runs = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 't': o->timeout_ms = atoi(optarg); break;
-		case 'P': o->probe_timeout_ms = atoi(optarg); break;
-		case 'I': o->idle_timeout_ms = atoi(optarg); break;
-		case 'g': o->gap_ms = atoi(optarg); break;
 		case 'q': o->irqname = optarg; break;
-		case 'c': o->cpu_ms = atoi(optarg); break;
-		default: usage();
+		default: if (!parse_peer_opt(c, optarg, o)) usage();
 		}
 	}
 	if (!o->irqname)
@@ -2488,19 +2148,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage();
 }
 
-// Host-side check that the fast pattern code agrees with wire.h.
+// Host-side check that the fast pattern code and the stream's agree with wire.h.
 static int selfcheck(void)
 {
-	static uint8_t buf[WIRE_MAX_PAYLOAD];
-	for (uint32_t seq = 0; seq < 300; seq += 37) {
-		pattern_fill(buf, WIRE_MAX_PAYLOAD, seq);
-		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
-			if (buf[i] != wire_pattern(seq, i))
-				return printf("DONE fail pattern seq=%u byte=%u\n", seq, i), 1;
-		buf[4097] ^= 1;
-		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
-			return printf("DONE fail check seq=%u\n", seq), 1;
-	}
+	if (pattern_selfcheck())
+		return 1;
 	static uint8_t sb[3 * PB_STREAM_BLOCK];
 	for (uint64_t off = 0; off < 5 * PB_STREAM_BLOCK; off += 1237) {
 		stream_fill(sb, sizeof sb, off);

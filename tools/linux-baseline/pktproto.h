@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -74,6 +75,22 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+// The sum of a /proc/interrupts line's per-CPU columns, which follow its
+// colon (up to the chip name).
+static long irq_line_total(const char *colon)
+{
+	long total = 0;
+	for (const char *p = colon;;) {
+		char *q;
+		long v = strtol(p + 1, &q, 10);
+		if (q == p + 1)
+			break;
+		total += v;
+		p = q;
+	}
+	return total;
 }
 
 // Nearest-rank percentile of a sorted array.
@@ -147,6 +164,23 @@ static uint32_t pattern_check(const uint8_t *p, uint32_t n, uint32_t seq)
 		if (p[i] != wire_pattern(seq, i))
 			return i;
 	return n;
+}
+
+// The host-side check (--selfcheck) that the fast pattern code agrees with
+// wire.h: 0, or 1 after a DONE fail line.
+static int pattern_selfcheck(void)
+{
+	static uint8_t buf[WIRE_MAX_PAYLOAD];
+	for (uint32_t seq = 0; seq < 300; seq += 37) {
+		pattern_fill(buf, WIRE_MAX_PAYLOAD, seq);
+		for (uint32_t i = 0; i < WIRE_MAX_PAYLOAD; i++)
+			if (buf[i] != wire_pattern(seq, i))
+				return printf("DONE fail pattern seq=%u byte=%u\n", seq, i), 1;
+		buf[4097] ^= 1;
+		if (pattern_check(buf, WIRE_MAX_PAYLOAD, seq) != 4097)
+			return printf("DONE fail check seq=%u\n", seq), 1;
+	}
+	return 0;
 }
 
 // ---------------------------------------------------------------- frames

@@ -11,13 +11,14 @@
 // damaged stops the acknowledgements, so the sender fails on its timeout:
 // nothing is counted that was not checked.  A stream starts at seq 0, which
 // resets the receiver.
-// The includer defines, before including this: struct port, port_release,
-// send_one, await_reply and struct want (as pktbench.c), and its frame slots: struct wslots with `frame` and `len` arrays of
-// PB_WIN_SLOTS, wslots_alloc(p, s) (every slot's memory) and
-// wslots_send(p, s, first, n) (slots first..first+n-1 to the wire, in order).
+// The includer includes pktpeer.h first (struct want, await_reply; struct
+// port, port_release and send_one come with it) and defines its frame
+// slots: struct wslots with `frame` and `len` arrays of PB_WIN_SLOTS,
+// wslots_alloc(p, s) (every slot's memory) and wslots_send(p, s, first, n)
+// (slots first..first+n-1 to the wire, in order).
 //
 // window_take and window_srvstat are called by the server before this is
-// included: the includer declares them.
+// included: pktpeer.h declares them.
 // Output: RESULT window variant=.. bytes=.. rep=.. packets=.. batch=..
 // window=.. us=(first send to last acknowledgement) mbps=.. acks=..
 // (client); per stream, SRVSTAT window variant=.. bytes=.. packets=..
@@ -25,7 +26,7 @@
 // packet, the packets after the first batch; user/stream.c's server figure,
 // which leaves out the first batch's wait for a link that just came up) and
 // at its end SRVSTAT window total streams=.. packets=.. bad=.. (server).
-// The includer names its variant: WINDOW_VARIANT(), a string.
+// The includer names its variant: PB_VARIANT(), a string (pktpeer.h).
 #ifndef PKTWINDOW_H
 #define PKTWINDOW_H
 
@@ -78,7 +79,7 @@ static void window_take(struct port *p, const struct pkt *k)
 		wrx.t0 = now_ns();
 	if (wrx.good == PB_WIN_COUNT) { // the packets after the first batch, over their time
 		double us = (now_ns() - wrx.t0) / 1000.0;
-		printf("SRVSTAT window variant=%s bytes=%u packets=%u timed=%u us=%.1f mbps=%.3f\n", WINDOW_VARIANT(),
+		printf("SRVSTAT window variant=%s bytes=%u packets=%u timed=%u us=%.1f mbps=%.3f\n", PB_VARIANT(),
 		       wrx.size, PB_WIN_COUNT, PB_WIN_COUNT - PB_WIN_BATCH, us,
 		       (double)(PB_WIN_COUNT - PB_WIN_BATCH) * wrx.size * 8.0 / us);
 	}

@@ -171,10 +171,7 @@ fi
 
 # The client's "bye" stops the server; give it a moment to power off.
 lb_wait_pair
-if [ -n "$CUT_PID" ]; then
-	kill "$CUT_PID" 2>/dev/null || true
-	wait "$CUT_PID" 2>/dev/null || true
-fi
+lb_stop "$CUT_PID"
 
 for side in client server; do
 	touch "$LOGDIR/$side.log"

@@ -152,11 +152,8 @@ if [ -n "$CUT_AFTER" ]; then
 	CUT_PID=$!
 fi
 lb_wait_pair
-if [ -n "$CUT_PID" ]; then
-	kill "$CUT_PID" 2>/dev/null || true
-	wait "$CUT_PID" 2>/dev/null || true
-	CUT_PID=
-fi
+lb_stop "$CUT_PID"
+CUT_PID=
 
 for side in client server; do
 	touch "$LOGDIR/$side.log"
@@ -165,8 +162,7 @@ done
 grep -E '^(FSB|FSPROG|FSLINK|NFSMOUNT|FSCUT|NETDEV|NFSCLIENT) ' "$LOGDIR/client.txt" || true
 grep -E '^NFSD ' "$LOGDIR/server.txt" || true
 if [ -n "$ROUTER_PID" ]; then
-	kill "$ROUTER_PID" 2>/dev/null || true
-	wait "$ROUTER_PID" 2>/dev/null || true
+	lb_stop "$ROUTER_PID"
 	ROUTER_PID=
 	tr -d '\r' <"$LOGDIR/router.log" >"$LOGDIR/router.txt"
 	grep -E '^ROUTER ' "$LOGDIR/router.txt" || true

@@ -105,8 +105,7 @@ lb_need_pkgs qemu-system-x86
 [ -z "$ICOUNT" ] || [ ${#LB_SMP_ARGS[@]} = 0 ] || lb_die "--icount with -smp ${LB_SMP}: Linux does not bring its other CPUs up under -icount"
 command -v qemu-system-x86_64 >/dev/null || lb_die "qemu-system-x86_64 not found"
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$INITRD" ] || lb_die "no guest in $GUEST (run build.sh)"
-[ -z "$COUNT_RX" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
+lb_guest_files "$INITRD" "$COUNT_RX"
 
 SOCKDIR=$(mktemp -d /tmp/lb-pair.XXXXXX)
 if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi

@@ -40,8 +40,7 @@ while [ $# -gt 0 ]; do
 done
 case "$NIC" in e1000 | e1000e) ;; *) usage ;; esac
 lb_need_pkgs qemu-system-x86 python3
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
-[ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
+lb_guest_files initrd.gz "$COUNT"
 
 SOCKDIR=$(mktemp -d /tmp/lb-rxcpu.XXXXXX)
 [ -n "$LOGDIR" ] || LOGDIR=$SOCKDIR

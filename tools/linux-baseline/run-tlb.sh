@@ -48,8 +48,7 @@ case "$SMP" in '' | *[!0-9]* | 0) usage ;; esac
 
 lb_need_pkgs qemu-system-x86
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
-[ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
+lb_guest_files initrd.gz "$COUNT"
 
 TMP=$(mktemp -d /tmp/lb-tlb.XXXXXX)
 [ -n "$LOGDIR" ] || LOGDIR=$TMP

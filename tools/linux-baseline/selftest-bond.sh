@@ -18,10 +18,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-GUEST=${1:-$ROOT/build/linux-baseline}
-LOGS="$GUEST/logs/selftest-bond"
-START=$(date +%s)
-lb_guest_ready "$GUEST" "$HERE"
+lb_selftest_guest selftest-bond "${1:-}"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 

@@ -14,11 +14,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-GUEST=${1:-$ROOT/build/linux-baseline}
 NIC=${NIC:-e1000}
-LOGS="$GUEST/logs/selftest-dpdk-$NIC"
-START=$(date +%s)
-lb_guest_ready "$GUEST" "$HERE"
+lb_selftest_guest "selftest-dpdk-$NIC" "${1:-}"
 [ -f "$GUEST/initrd-dpdk.gz" ] || lb_die "no $GUEST/initrd-dpdk.gz: run $HERE/build.sh"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"

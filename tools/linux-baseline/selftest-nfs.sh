@@ -13,12 +13,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-GUEST=${1:-$ROOT/build/linux-baseline}
-LOGS="$GUEST/logs/selftest-nfs"
-START=$(date +%s)
-lb_need_pkgs qemu-system-x86 python3
 export LB_NFS=1 # the guest with NFS (initrd-nfs.gz)
-lb_guest_ready "$GUEST" "$HERE"
+lb_selftest_guest selftest-nfs "${1:-}" qemu-system-x86 python3
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 

@@ -15,11 +15,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-GUEST=${1:-$ROOT/build/linux-baseline}
 NIC=${NIC:-e1000}
-LOGS="$GUEST/logs/selftest-$NIC"
-START=$(date +%s)
-lb_guest_ready "$GUEST" "$HERE"
+lb_selftest_guest "selftest-$NIC" "${1:-}"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
