@@ -10,6 +10,13 @@
 //                                managers' tables, the process table, the I/O
 //                                channels. Recursive on its owner CPU;
 //                                released around a halt in idle.
+//   LK_NICRX    a NIC's receive  its receive ring (the driver's rx_* calls) and
+//                                the receive state demux keeps for it (the
+//                                packet being assembled, polling, the frames
+//                                put off for the kernel lock); one at a time
+//   LK_CHAN     a channel        a struct io and its transport's state; one
+//                                at a time, never held across a sleep
+//   LK_REFILL   a NIC's refill   the buffers waiting to go back to its ring
 //   LK_SCHED    run queues       each CPU's run queue, the affinity masks and
 //                                the migration of a process between queues
 //   LK_TLB      shootdown        the per-CPU shootdown mailboxes (request and
@@ -34,6 +41,9 @@
 
 enum lock_rank {
 	LK_KERNEL,
+	LK_NICRX,
+	LK_CHAN,
+	LK_REFILL,
 	LK_SCHED,
 	LK_TLB,
 	LK_PMEM,
@@ -42,7 +52,7 @@ enum lock_rank {
 	LK_NRANK
 };
 
-#define LOCK_MAXHELD 8 // locks one CPU holds at once, as the checker tracks them
+#define LOCK_MAXHELD 12 // locks one CPU holds at once, as the checker tracks them
 
 struct spinlock {
 	uint32_t locked; // 1 while held; the only word a waiter polls

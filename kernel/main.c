@@ -236,7 +236,7 @@ static bool low_page_free(paddr_t pa)
 
 // A further CPU, interrupts off, its state set up: it runs processes (the
 // boot CPU alone polls the NICs and runs the runner and the network worker).
-static void ap_poll(void) { worker_run(); } // what a NIC's interrupt here noted
+static void ap_poll(void) { worker_run_ap(); } // what a NIC's interrupt here noted
 
 static void ap_main(int id)
 {
@@ -372,6 +372,9 @@ void kmain(uint32_t magic, uint32_t info)
 	if (!v && netdev_count())
 		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
 	parse_rates(cmdline_get(&cmd, "nic_mbps"), io.nic_mbps, 8);
+	// rxlock=kernel: a further CPU's receive work under the kernel lock, as
+	// before the NICs' and channels' own locks (for measuring them).
+	worker_fine_locks = !option_is("rxlock", "kernel");
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.

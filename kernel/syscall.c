@@ -9,6 +9,7 @@
 #include "res/pmem.h"
 #include "res/res.h"
 #include "res/tlb.h"
+#include "net/demux.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/timer.h"
 #include <err.h>
@@ -140,7 +141,7 @@ long sys_sysinfo(const uint64_t *a)
 		.ncpu = (uint64_t)proc_ncpu(), .cpu = (uint64_t)arch_cpu_id(),
 		.tlb_ipis = tlb_ipis, .tlb_requests = tlb_requests, .tlb_deferred = tlb_deferred,
 		.tlb_wait_tsc = tlb_wait_tsc, .tlb_answer_tsc = tlb_answer_tsc,
-		.tlb_answers = tlb_answers,
+		.tlb_answers = tlb_answers, .rx_unlocked = demux_unlocked, .rx_settles = demux_settles,
 	};
 	for (int c = 0; c < proc_ncpu() && c < 8; c++) {
 		si.cpu_idle_tsc[c] = proc_cpu_idle_tsc(c);

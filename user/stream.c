@@ -48,6 +48,8 @@
 // the server's input_io says -E_LINK once for it (io_stats.dead_peer).
 // rearms=1 (server): checks that its NICs went back to interrupts while a
 // batch waited (io_stats.rx_rearms; a paced stream under poll=irq).
+// unlocked=1 (server): checks that frames came in without the kernel lock
+// (sysinfo.rx_unlocked: a further CPU's idle loop polled the NICs).
 // bye_at=N (server): after N packets it stops reading, waits bye_ms=
 // (500), and closes its channel mid-stream (a goodbye); bye=1 (client):
 // it sends without waiting for the server (give window= high enough) until
@@ -69,6 +71,7 @@ static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowle
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static uint64_t start_ms;         // client: uptime its stream waits for (start_ms=)
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
+static bool arg_unlocked; // unlocked=1: the server checks frames came in without the kernel lock
 static int nclients = 1;
 static uint32_t timeout_ms; // the longest wait for a packet (timeout_ms=)
 // A server of several clients returns a partial batch after FLUSH_MS: a
@@ -396,6 +399,10 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	       s.drop_nopeer, s.drop_badslot, s.drop_limit, s.nic_rx_no_buf, s.rx_irqs, s.rx_rearms - s0.rx_rearms);
 	CHECK_EQ("every packet once, in order, intact", bad, 0);
 	CHECK("holes no more than allowed", gaps <= gaps_ok);
+	printf("STATS stream server rx_unlocked=%lu settles=%lu\n", si1.rx_unlocked - si0.rx_unlocked,
+	       si1.rx_settles - si0.rx_settles);
+	if (arg_unlocked) // a further CPU's idle loop took frames without the kernel lock
+		CHECK("received without the kernel lock", si1.rx_unlocked > si0.rx_unlocked);
 	if (arg_rearms) { // a paced stream under poll=irq: rings run empty mid-batch
 		// Polled, a NIC's interrupt comes at most once a batch (then it is
 		// masked until the batch completes); re-armed, frames bring more.
@@ -564,6 +571,7 @@ int main(int argc, char **argv)
 	}
 	arg_bye_ms = (uint32_t)arg_long(argc, argv, "bye_ms", 500);
 	arg_rearms = arg_long(argc, argv, "rearms", 0) != 0;
+	arg_unlocked = arg_long(argc, argv, "unlocked", 0) != 0;
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), (uint32_t)arg_long(argc, argv, "bye_at", 0), s0.tsc_hz);
 	else if (arg_long(argc, argv, "bye", 0))

@@ -14,6 +14,7 @@
 #include "../res/tlb.h"
 #include "../res/proc.h"
 #include "../kprintf.h"
+#include "../lock.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
@@ -22,13 +23,28 @@ struct demux_nic demux_nics[NETDEV_MAX];
 
 #define REFILL_GROUP 64
 
+void demux_init(void)
+{
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		spin_init(&demux_nics[n].rx, "nicrx", LK_NICRX);
+		spin_init(&demux_nics[n].refl, "refill", LK_REFILL);
+	}
+}
+
 void demux_refill_add(int nic, paddr_t pa)
 {
+	// In the list another CPU may post it (its poll, with the NIC's lock):
+	// this CPU's batch of shootdowns goes first, so no translation of the
+	// page into a region it left is live anywhere once the NIC writes it.
+	tlb_batch_sync();
 	struct demux_nic *ni = &demux_nics[nic];
-	if (ni->nrefill == IO_RING_MAX + PKT_MAX_BUFS)
-		pmem_free(pa); // the ring cannot take more (pmem_free syncs the TLB)
-	else
+	spin_lock(&ni->refl);
+	bool full = ni->nrefill == IO_RING_MAX + PKT_MAX_BUFS;
+	if (!full)
 		ni->refill[ni->nrefill++] = pa;
+	spin_unlock(&ni->refl);
+	if (full)
+		pmem_free(pa); // the ring cannot take more (pmem_free syncs the TLB)
 }
 
 void demux_give_back(const struct pkt *f)
@@ -39,17 +55,31 @@ void demux_give_back(const struct pkt *f)
 
 // Posts the collected frames to the ring; what the ring cannot take (it
 // was refilled from the reserve while frames were held) goes back to pmem.
-void demux_flush_refill(int nic)
+// The NIC's receive lock held.
+static void flush_refill(int nic)
 {
 	tlb_batch_sync(); // a NIC writes into these: no stale translation left
 	struct demux_nic *ni = &demux_nics[nic];
 	struct netdev *nd = netdev_at(nic);
+	spin_lock(&ni->refl);
 	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;
 	if (taken < 0)
 		taken = 0;
 	for (int i = taken; i < ni->nrefill; i++)
 		pmem_free(ni->refill[i]);
 	ni->nrefill = 0;
+	spin_unlock(&ni->refl);
+}
+
+// From a channel (whose lock ranks above the NIC's): only when no other
+// CPU polls the NIC, which posts them itself as its poll ends.
+void demux_flush_refill(int nic)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	if (!spin_trylock(&ni->rx))
+		return;
+	flush_refill(nic);
+	spin_unlock(&ni->rx);
 }
 
 // Posts only a full group, or when the ring runs below half its buffers.
@@ -57,7 +87,7 @@ static void maybe_refill(int nic)
 {
 	struct netdev *nd = netdev_at(nic);
 	if (demux_nics[nic].nrefill >= REFILL_GROUP || nd->ops->rx_free_slots(nd) >= nd->rx_slots / 2)
-		demux_flush_refill(nic);
+		flush_refill(nic);
 }
 
 static struct io *channel_of(int nic, uint16_t chan)
@@ -145,8 +175,45 @@ static int peer_by_node(struct io *c, uint32_t src)
 	return -1;
 }
 
+// The receive path runs without the kernel lock on a further CPU's idle
+// poll (demux_poll_nolock): what needs the lock is put off to the end of
+// the poll round (settle): a routed frame (the relay transmits), a
+// reliable channel's control frame (it settles sends, wakes senders), the
+// remap of held packets into a waiting batch and the acknowledgements made
+// due. Per CPU: the channels handed packets, the NICs with frames put off.
+static uint32_t settle_chans[MAXCPU];
+static uint8_t settle_nics[MAXCPU];
+
+static bool lock_free(void) { return !klock_held_by_me(); }
+
+uint64_t demux_unlocked, demux_settles;
+
+// Keeps f for settle; false when the list is full (the frame is dropped).
+static bool put_off(int nic, const struct pkt *f)
+{
+	struct demux_nic *ni = &demux_nics[nic];
+	if (ni->nlater == DEMUX_LATER)
+		return false;
+	ni->later[ni->nlater++] = *f;
+	settle_nics[arch_cpu_id()] |= (uint8_t)(1u << nic);
+	return true;
+}
+
+// The channel of a frame, locked; NULL when none is (or no longer).
+static struct io *channel_locked(int nic, uint16_t chan)
+{
+	struct io *c = channel_of(nic, chan);
+	if (!c)
+		return NULL;
+	io_lock(c);
+	if (c->h.used && !c->x.raw && (c->nicmask & (1u << nic)) && c->channel == chan)
+		return c;
+	io_unlock(c);
+	return NULL;
+}
+
 // Checks a whole frame and hands it to its channel. Returns the drop
-// counter to bump, or NULL when the frame was taken.
+// counter to bump, or NULL when the frame was taken (or put off).
 static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 {
 	struct demux_nic *ni = &demux_nics[nic];
@@ -171,24 +238,38 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 	uint32_t need = WIRE_FRAME_HLEN + len + (flags & WIRE_F_ROUTE ? WIRE_RTLEN : 0);
 	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
 		return &ni->drop_badlen;
+	bool nolock = lock_free();
+	if (nolock)
+		__atomic_add_fetch(&demux_unlocked, 1, __ATOMIC_RELAXED);
+	if (nolock && (flags & WIRE_F_ROUTE))
+		return put_off(nic, f) ? NULL : &ni->drop_later;
 	uint32_t src = RT_NONE; // a routed frame's origin
 	if ((flags & WIRE_F_ROUTE) && relay_rx(f, len, &src))
 		return NULL; // forwarded, or dropped and counted by the relay
-	struct io *c = channel_of(nic, wire_get_channel(b));
+	struct io *c = channel_locked(nic, wire_get_channel(b));
 	if (!c)
 		return &ni->drop_nochan;
+	if (nolock && c->x.rel && (flags & (WIRE_F_ACK | WIRE_F_HBEAT))) {
+		io_unlock(c);
+		return put_off(nic, f) ? NULL : &ni->drop_later;
+	}
+	if (nolock)
+		settle_chans[arch_cpu_id()] |= 1u << (c - ios);
 	if (!(flags & WIRE_F_STRIPE)) { // in order as it comes: straight to the sink
 		c->st.link_rx[nic]++;
 		io_take(c, f);
+		io_unlock(c);
 		return NULL;
 	}
 	int peer = src != RT_NONE ? peer_by_node(c, src) : peer_by_mac(c, b + WIRE_OFF_SRC);
 	if (peer < 0) {
 		c->st.drop_nopeer++; // no order to put it in
+		io_unlock(c);
 		demux_give_back(f);
 		return NULL;
 	}
 	c->x.ops->input(c, nic, f, peer);
+	io_unlock(c);
 	return NULL;
 }
 
@@ -208,13 +289,15 @@ static void take_fragment(int nic, const struct rxfrag *r)
 	}
 	if (!r->eop)
 		return;
-	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->error);
+	struct pkt whole = *f; // dispatch may take the lock of the NIC's channel: f stays the NIC's
+	*f = (struct pkt){ 0 };
+	bool overlong = ni->overlong;
+	ni->overlong = false;
+	uint64_t *drop = overlong ? &ni->drop_toolong : dispatch(nic, &whole, r->error);
 	if (drop) {
 		(*drop)++;
-		demux_give_back(f);
+		demux_give_back(&whole);
 	}
-	*f = (struct pkt){ 0 };
-	ni->overlong = false;
 }
 
 static bool someone_waits(int nic)
@@ -227,26 +310,75 @@ static bool someone_waits(int nic)
 
 uint64_t demux_taken;
 
-// Takes up to max buffers from the NIC; returns how many it had.
+// Takes up to max buffers from the NIC; returns how many it had. The
+// NIC's receive lock held.
 static int drain_some(int nic, int max)
 {
 	struct netdev *d = netdev_at(nic);
 	struct rxfrag fr[64];
 	int n = d->ops->rx_poll(d, fr, max < 64 ? max : 64);
-	demux_taken += (uint64_t)n;
+	__atomic_add_fetch(&demux_taken, (uint64_t)n, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		take_fragment(nic, &fr[i]);
-	relay_flush(); // what the relay forwarded from them: one doorbell per NIC
+	if (!lock_free())
+		relay_flush(); // what the relay forwarded from them: one doorbell per NIC
 	maybe_refill(nic);
 	return n;
 }
 
+// The end of a lock-free poll round, under the kernel lock: the frames put
+// off, then each channel handed packets (io_settle). No lock held.
+static void settle(void)
+{
+	int me = arch_cpu_id();
+	uint32_t chans = settle_chans[me];
+	uint8_t nics = settle_nics[me];
+	if (!chans && !nics)
+		return;
+	settle_chans[me] = 0, settle_nics[me] = 0;
+	klock_lock();
+	demux_settles++;
+	for (uint32_t m = nics; m; m &= m - 1) {
+		int nic = __builtin_ctz(m);
+		struct demux_nic *ni = &demux_nics[nic];
+		spin_lock(&ni->rx);
+		for (int i = 0; i < ni->nlater; i++) {
+			uint64_t *drop = dispatch(nic, &ni->later[i], false);
+			if (drop) {
+				(*drop)++;
+				demux_give_back(&ni->later[i]);
+			}
+		}
+		ni->nlater = 0;
+		relay_flush();
+		spin_unlock(&ni->rx);
+	}
+	for (uint32_t m = chans; m; m &= m - 1) {
+		struct io *c = &ios[__builtin_ctz(m)];
+		io_lock(c);
+		if (c->h.used)
+			io_settle(c);
+		io_unlock(c);
+	}
+	klock_unlock();
+}
+
 // Takes up to budget buffers from the NIC; true when it may have more.
+// The NIC's receive lock held; without the kernel lock, each 64 buffers'
+// round is settled before the next (the lock let go meanwhile), so what
+// is held for a waiting batch stays within a round's.
 static bool drain(int nic, int budget)
 {
-	for (int n; budget > 0; budget -= n)
-		if ((n = drain_some(nic, budget < 64 ? budget : 64)) == 0)
+	for (int n; budget > 0; budget -= n) {
+		n = drain_some(nic, budget < 64 ? budget : 64);
+		if (lock_free()) {
+			spin_unlock(&demux_nics[nic].rx);
+			settle();
+			spin_lock(&demux_nics[nic].rx);
+		}
+		if (n == 0)
 			return false;
+	}
 	return true;
 }
 
@@ -263,15 +395,15 @@ static void count_rearm(int nic)
 {
 	for (int i = 0; i < NIO; i++)
 		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
-			ios[i].st.rx_rearms++;
+			__atomic_add_fetch(&ios[i].st.rx_rearms, 1, __ATOMIC_RELAXED);
 }
 
 // A budget that ran out leaves the NIC polled (its interrupt masked) for
 // the worker's next run, as NAPI keeps a device on its poll list. An empty
 // ring ends polling once no batch waits (poll=irq: at once): the interrupt
 // is unmasked and the ring drained once more, so a frame that came in
-// between is not left waiting for the next one.
-bool demux_poll_nic_budget(int nic, int budget)
+// between is not left waiting for the next one. The NIC's receive lock held.
+static bool poll_budget(int nic, int budget)
 {
 	if (drain(nic, budget)) {
 		if (!demux_nics[nic].polling)
@@ -282,7 +414,7 @@ bool demux_poll_nic_budget(int nic, int budget)
 	if (waits && !demux_irq_wait)
 		return demux_nics[nic].polling;
 	if (!waits)
-		demux_flush_refill(nic); // between batches the ring gets everything back
+		flush_refill(nic); // between batches the ring gets everything back
 	if (!demux_nics[nic].polling)
 		return false;
 	if (waits)
@@ -293,8 +425,16 @@ bool demux_poll_nic_budget(int nic, int budget)
 		return true;
 	}
 	if (!waits)
-		demux_flush_refill(nic);
+		flush_refill(nic);
 	return false;
+}
+
+bool demux_poll_nic_budget(int nic, int budget)
+{
+	spin_lock(&demux_nics[nic].rx);
+	bool more = poll_budget(nic, budget);
+	spin_unlock(&demux_nics[nic].rx);
+	return more;
 }
 
 void demux_poll_nic(int nic) { demux_poll_nic_budget(nic, INT32_MAX); }
@@ -309,21 +449,33 @@ void demux_rx_ready(struct netdev *d, void *arg)
 	// fires once more after a batch completes (the NIC counts it: nic_irqs).
 	for (int i = 0; i < NIO; i++)
 		if (ios[i].h.used && (ios[i].nicmask & (1u << nic)) && io_waiting(&ios[i]))
-			ios[i].st.rx_irqs++;
+			__atomic_add_fetch(&ios[i].st.rx_irqs, 1, __ATOMIC_RELAXED);
+	// A driver that finds frames pending as it unmasks (virtio-net) calls
+	// this from set_polling, the NIC's lock held already.
+	struct spinlock *l = &demux_nics[nic].rx;
+	bool mine = spin_held_by_me(l);
+	if (!mine)
+		spin_lock(l);
 	d->ops->rx_irq(d, false);
 	demux_nics[nic].polling = true; // the worker polls it (worker.c)
+	if (!mine)
+		spin_unlock(l);
 }
 
 // A striped channel's links are drained in turns of a few buffers each,
 // so frames striped over them come nearly in order (the reorder window
-// then holds few), then each NIC as demux_poll_nic does.
+// then holds few), then each NIC as demux_poll_nic does. The kernel lock
+// held, c's not.
 void demux_poll_channel(struct io *c)
 {
 	if (stripe_active(c)) {
 		for (int any = 1; any;) {
 			any = 0;
-			IO_FOR_EACH_NIC(c, n)
+			IO_FOR_EACH_NIC(c, n) {
+				spin_lock(&demux_nics[n].rx);
 				any |= drain_some(n, 8) > 0;
+				spin_unlock(&demux_nics[n].rx);
+			}
 		}
 	}
 	IO_FOR_EACH_NIC(c, n)
@@ -333,15 +485,32 @@ void demux_poll_channel(struct io *c)
 void demux_flush_idle(uint32_t nicmask)
 {
 	for (int n = 0; n < netdev_count(); n++)
-		if ((nicmask & (1u << n)) && demux_nics[n].nrefill && !someone_waits(n))
-			demux_flush_refill(n);
+		if ((nicmask & (1u << n)) && demux_nics[n].nrefill && !someone_waits(n)) {
+			spin_lock(&demux_nics[n].rx);
+			flush_refill(n);
+			spin_unlock(&demux_nics[n].rx);
+		}
 }
 
+// Each polled NIC no other CPU is polling now (that one takes its frames).
 bool demux_poll_polling(int budget)
 {
 	bool polling = false;
-	for (int n = 0; n < netdev_count(); n++)
-		if (demux_nics[n].polling)
-			polling |= demux_poll_nic_budget(n, budget);
+	for (int n = 0; n < netdev_count(); n++) {
+		struct demux_nic *ni = &demux_nics[n];
+		if (!ni->polling || !spin_trylock(&ni->rx))
+			continue;
+		polling |= poll_budget(n, budget);
+		spin_unlock(&ni->rx);
+	}
+	return polling;
+}
+
+bool demux_poll_nolock(int budget)
+{
+	int depth = klock_release_all();
+	bool polling = demux_poll_polling(budget);
+	settle();
+	klock_reacquire(depth);
 	return polling;
 }

@@ -5,8 +5,10 @@
 #define NET_DEMUX_H
 #include "netdev.h"
 #include "pkt.h"
+#include "../lock.h"
 
 #define IO_RING_MAX 1024 // receive buffers a NIC may post (larger rings are refused)
+#define DEMUX_LATER 64   // frames a lock-free poll round may put off (one drain_some's)
 
 struct io;
 
@@ -22,6 +24,12 @@ struct demux_nic {
 	// every RDT write is a device register write (an exit under emulation).
 	paddr_t refill[IO_RING_MAX + PKT_MAX_BUFS];
 	int nrefill;
+	struct spinlock rx;    // LK_NICRX: the ring's receive side and the fields above
+	struct spinlock refl;  // LK_REFILL: refill, nrefill
+	// Frames the receive path without the kernel lock put off for it.
+	struct pkt later[DEMUX_LATER];
+	int nlater;
+	uint64_t drop_later;   // put off with the list full
 };
 
 extern struct demux_nic demux_nics[NETDEV_MAX];
@@ -45,6 +53,15 @@ extern bool demux_irq_wait;
 // NICs in polling mode are polled, budget buffers each; true while any
 // still is.
 bool demux_poll_polling(int budget);
+// The same on a further CPU's idle loop, the kernel lock let go: the ring,
+// the assembly, the checks and the channel's order and holding run under
+// the NIC's and the channel's locks only; the kernel lock comes back once
+// per round of 64 buffers, for what needs it (demux.c: settle). The
+// kernel lock held on entry and on return.
+bool demux_poll_nolock(int budget);
+extern uint64_t demux_unlocked; // frames taken without the kernel lock (sysinfo.rx_unlocked)
+extern uint64_t demux_settles;  // the kernel-lock sections taken for them (sysinfo.rx_settles)
+void demux_init(void); // the NICs' locks
 extern uint64_t demux_taken; // buffers taken from every NIC so far
 // The NIC's receive interrupt (netdev's rx_ready): masks it and marks the
 // NIC polled; the worker takes its packets.

@@ -414,6 +414,6 @@ static void rel_stats(struct io *c, struct io_stats *s) { s->reliable = c->x.rel
 
 const struct xport_ops xport_reliable = {
 	.name = "reliable", .check = rel_check, .check_call = rel_check_call, .send = rel_send,
-	.input = rel_input, .tick = rel_tick, .next = rel_next, .deadline = rel_deadline, .report = rel_dead_report,
-	.close = rel_linger, .stats = rel_stats,
+	.input = rel_input, .tick = rel_tick, .settle = rel_settle, .next = rel_next,
+	.deadline = rel_deadline, .report = rel_dead_report, .close = rel_linger, .stats = rel_stats,
 };

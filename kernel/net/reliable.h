@@ -81,6 +81,9 @@ bool rel_data(struct io *c, int peer, int nic, uint16_t tag);
 void rel_rx_progress(struct io *c, int peer, bool now);
 void rel_rx_moved(struct io *c, int peer); // input_io made room: rx_next moved
 void rel_tick(struct io *c);
+// Sends the acknowledgements the receive path made due without the kernel
+// lock (rel_send_ctrl could not send them then).
+void rel_settle(struct io *c);
 uint64_t rel_next(struct io *c, uint64_t now); // when rel_tick next has work
 void rel_link_change(int nic, bool up);
 // The TSC at which input_io must report a dead peer (0: none), and the report.

@@ -15,6 +15,10 @@ void rel_send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 {
 	struct rel_peer *rp = c->x.rp[p];
 	struct rel_link *l = &rp->l[n];
+	if (!xport_may_send()) { // the receive path without the kernel lock
+		rp->ack_due = arch_rdtsc(); // rel_settle sends it as the round ends
+		return;
+	}
 	if (!c->x.nrfree)
 		return;
 	uint8_t sack[WIRE_CTRL_SACK];
@@ -325,6 +329,16 @@ void rel_rx_moved(struct io *c, int p)
 		rp->ack_due = arch_rdtsc() + us_tsc(c->x.rs.ack_us);
 }
 
+void rel_settle(struct io *c)
+{
+	uint64_t now = arch_rdtsc();
+	for (int p = 0; c->x.rel && p < IO_MAX_PEERS; p++) {
+		struct rel_peer *rp = c->x.rp[p];
+		if (rp && !rp->closed && rp->ack_due && now >= rp->ack_due)
+			rel_ack_now(c, p);
+	}
+}
+
 void rel_tick(struct io *c)
 {
 	uint64_t now = arch_rdtsc(), hb = us_tsc(c->x.rs.hb_us), miss = hb * c->x.rs.hb_miss;
@@ -459,9 +473,12 @@ void rel_link_change(int nic, bool up)
 		struct io *c = &ios[i];
 		if (!c->h.used || !c->x.rel || !(c->nicmask & (1u << nic)))
 			continue;
-		for (int p = 0; p < IO_MAX_PEERS; p++)
+		io_lock(c);
+		for (int p = 0; c->h.used && p < IO_MAX_PEERS; p++)
 			if (c->x.rp[p] && known(c, p, nic) && c->x.rp[p]->l[nic].state != IO_LINK_DEAD)
 				rel_link_dead(c, p, nic, 0);
-		rel_pump(c);
+		if (c->h.used)
+			rel_pump(c);
+		io_unlock(c);
 	}
 }

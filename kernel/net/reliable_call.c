@@ -72,7 +72,7 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 		}
 		if (!wait)
 			break;
-		proc_sleep(c->x.tx, arch_rdtsc() + us_tsc(1000));
+		io_sleep(c, c->x.tx, arch_rdtsc() + us_tsc(1000));
 	}
 	c->x.rel_used = true;
 	for (uint32_t i = 0; i < c->n_out; i++) {
@@ -116,7 +116,7 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 			if ((c->nicmask & (1u << n)) && shaper_paced(n) && shaper_room_at(n) < wake)
 				wake = shaper_room_at(n);
 		c->st.tx_pace_waits++;
-		proc_sleep(c->x.tx, wake);
+		io_sleep(c, c->x.tx, wake);
 		txb_reclaim(c);
 	}
 	c->st.tx_packets += c->n_out;
@@ -177,7 +177,7 @@ void rel_linger(struct io *c)
 	uint64_t end = arch_rdtsc() + us_tsc(c->x.rs.dead_us);
 	while (!all_acked(c) && arch_rdtsc() < end) {
 		rel_pump(c);
-		proc_sleep(c->x.tx, arch_rdtsc() + us_tsc(1000));
+		io_sleep(c, c->x.tx, arch_rdtsc() + us_tsc(1000));
 	}
 	for (int p = 0; p < IO_MAX_PEERS; p++)
 		for (int n = 0; c->x.rp[p] && c->x.rp[p]->session && n < NETDEV_MAX; n++)
@@ -188,7 +188,7 @@ void rel_linger(struct io *c)
 	// keep its pages pinned past the close: they would come back late).
 	end = arch_rdtsc() + us_tsc(100000);
 	for (txb_reclaim(c); c->x.nrfree < IO_REL_SLOTS && arch_rdtsc() < end; txb_reclaim(c))
-		proc_sleep(c->x.tx, arch_rdtsc() + us_tsc(1000));
+		io_sleep(c, c->x.tx, arch_rdtsc() + us_tsc(1000));
 }
 
 long rel_linkstats(struct io *c, uint64_t p, struct io_linkstats *s)

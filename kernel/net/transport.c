@@ -17,6 +17,7 @@
 #include "../res/pmem.h"
 #include "../res/proc.h"
 #include "../heap.h"
+#include "../lock.h"
 #include "../kprintf.h"
 #include "../arch/x86_64/timer.h"
 #include <err.h>
@@ -138,6 +139,14 @@ long xport_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 	return c->x.ops->send(c, peers, sizes, pos, pages);
 }
 
+void xport_settle(struct io *c)
+{
+	if (c->x.ops->settle)
+		c->x.ops->settle(c);
+}
+
+bool xport_may_send(void) { return klock_held_by_me(); }
+
 uint64_t xport_deadline(struct io *c) { return c->x.ops->deadline ? c->x.ops->deadline(c) : 0; }
 
 int xport_expire(struct io *c)
@@ -184,7 +193,10 @@ void xport_tick_all(void)
 				demux_poll_nic_budget(n, DEMUX_BUDGET);
 				drained |= 1u << n;
 			}
-		c->x.ops->tick(c);
+		io_lock(c);
+		if (c->h.used)
+			c->x.ops->tick(c);
+		io_unlock(c);
 	}
 }
 
@@ -199,7 +211,9 @@ uint64_t xport_next_all(uint64_t now)
 		left--;
 		if (!c->x.ops->tick)
 			continue;
-		uint64_t t = c->x.ops->next ? c->x.ops->next(c, now) : now;
+		io_lock(c);
+		uint64_t t = !c->h.used ? UINT64_MAX : c->x.ops->next ? c->x.ops->next(c, now) : now;
+		io_unlock(c);
 		if (t < at)
 			at = t;
 	}

@@ -47,6 +47,9 @@ struct xport_ops {
 	// both); takes its buffers.
 	void (*input)(struct io *c, int nic, const struct pkt *f, int peer);
 	void (*tick)(struct io *c); // protocol timers (NULL: none)
+	// After the receive path ran without the kernel lock: what it could
+	// not send then (acknowledgements made due), under the lock now.
+	void (*settle)(struct io *c);
 	// When tick next has work, a TSC value (now or before: at the next
 	// tick; NULL with a tick: every tick).
 	uint64_t (*next)(struct io *c, uint64_t now);
@@ -128,6 +131,11 @@ long xport_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		const struct io_pktpages *pages);
 // When input_io must look again (0: never); then what is due: a hole
 // declared (XPORT_GAP: the batch may go on) or a peer to report.
+// Under the kernel lock: what the lock-free receive path left due.
+void xport_settle(struct io *c);
+// Whether this context may transmit (the NICs' transmit side is the
+// kernel lock's): the receive path without it makes its sends due instead.
+bool xport_may_send(void);
 uint64_t xport_deadline(struct io *c);
 enum { XPORT_GAP = 1, XPORT_REPORT = 2 };
 int xport_expire(struct io *c);

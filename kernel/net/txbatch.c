@@ -106,7 +106,7 @@ static bool tx_wait(struct io *c, const struct txwait *w, bool may_sleep)
 			arch_pause();
 		} else {
 			c->st.tx_ring_sleeps++;
-			proc_sleep(&txb_sleep, now + 1); // the next tick
+			io_sleep(c, &txb_sleep, now + 1); // the next tick
 		}
 	}
 }
@@ -168,7 +168,7 @@ void txb_send_groups(struct io *c, struct txgroup *g)
 			return;
 		if (!moved && wake) {
 			c->st.tx_pace_waits++;
-			proc_sleep(&txb_sleep, wake);
+			io_sleep(c, &txb_sleep, wake);
 		}
 	}
 }

@@ -18,6 +18,20 @@ static bool tick_due;
 void worker_note_tick(void) { tick_due = true; }
 bool worker_tick_due(void) { return tick_due; }
 
+bool worker_fine_locks = true; // rxlock=kernel: false
+
+bool worker_run_ap(void)
+{
+	if (!worker_fine_locks)
+		return worker_run();
+	bool polling = demux_poll_nolock(DEMUX_BUDGET);
+	if (tick_due) {
+		tick_due = false;
+		xport_tick_all();
+	}
+	return polling;
+}
+
 bool worker_run(void)
 {
 	bool polling = demux_poll_polling(DEMUX_BUDGET);

@@ -17,7 +17,16 @@
 #include <string.h>
 
 struct io ios[NIO];
+struct spinlock io_locks[NIO];
 int io_nopen; // channels open (ios[] slots in use): the idle CPU's quick test
+
+bool io_sleep(struct io *c, const void *chan, uint64_t deadline)
+{
+	io_unlock(c);
+	bool woken = proc_sleep(chan, deadline);
+	io_lock(c);
+	return woken;
+}
 
 static const struct res_table table = RES_TABLE(RES_IO, ios, 0);
 
@@ -73,15 +82,21 @@ static long get_io(int caller, uint64_t dev_no, uint64_t n_in, uint64_t n_out)
 		res_free(c);
 		return e;
 	}
+	// The receive path finds a channel by its NICs and number (nicmask 0
+	// in a fresh slot): they are set under its lock, with the rest.
+	io_lock(c);
 	c->owner = caller, c->nicmask = mask, c->nic = __builtin_ctz(mask), c->channel = chan;
 	c->dev = netdev_get(c->nic);
 	c->n_in = (uint32_t)n_in, c->n_out = (uint32_t)n_out;
 	if ((e = xport_open(c, raw))) {
+		c->nicmask = 0, c->channel = 0;
+		io_unlock(c);
 		proc_uncharge(caller, LIM_CHANNELS, 1);
 		res_free(c);
 		return e;
 	}
 	io_nopen++;
+	io_unlock(c);
 	return res_name(&table, c);
 }
 
@@ -97,12 +112,14 @@ static void unhold_regions(struct io *c)
 	c->rg.set = false;
 }
 
+// c's lock held; the slot is free, and nothing finds it, when it is let go.
 static void free_channel(struct io *c)
 {
 	xport_free(c);
 	io_drop_pending(c);
 	unhold_regions(c);
 	proc_uncharge(c->owner, LIM_CHANNELS, 1);
+	c->nicmask = 0, c->channel = 0;
 	res_free(c);
 	io_nopen--;
 }
@@ -113,10 +130,11 @@ static long free_io(int caller, long id)
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
-	if ((e = xport_close(c))) // a reliable channel's sends settle (bounded), then goodbye
-		return e;
-	free_channel(c);
-	return 0;
+	io_lock(c);
+	if (!(e = xport_close(c))) // a reliable channel's sends settle (bounded), then goodbye
+		free_channel(c);
+	io_unlock(c);
+	return e;
 }
 
 // One direction's region: ours (or granted), in our space, big enough.
@@ -170,12 +188,23 @@ static void fill_stats(struct io *c, struct io_stats *s)
 	xport_stats(c, s);
 }
 
+static long ctrl_op(struct io *c, int caller, uint64_t op, const uint64_t *a);
+
 static long ctrl_io(int caller, long id, uint64_t op, const uint64_t *a)
 {
 	long e;
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
+	io_lock(c);
+	e = ctrl_op(c, caller, op, a);
+	io_unlock(c);
+	return e;
+}
+
+static long ctrl_op(struct io *c, int caller, uint64_t op, const uint64_t *a)
+{
+	long e;
 	switch (op) {
 	case IO_OP_REGIONS: {
 		struct io_regions r;
@@ -240,7 +269,7 @@ static void wait_batch(struct io *c, uint64_t deadline)
 		uint64_t t = xport_deadline(c), d = deadline;
 		if (t && (!d || t < d))
 			d = t;
-		if (proc_sleep(c, d))
+		if (io_sleep(c, c, d))
 			continue;
 		int due = xport_expire(c);
 		if (due != XPORT_GAP && (d == deadline || due == XPORT_REPORT))
@@ -248,12 +277,24 @@ static void wait_batch(struct io *c, uint64_t deadline)
 	}
 }
 
+static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos);
+
 static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 {
 	long e;
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
+	io_lock(c);
+	e = input_batch(c, caller, usizes, upos);
+	io_unlock(c);
+	return e;
+}
+
+// c's lock held (let go while the NICs are polled and while it sleeps).
+static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
+{
+	long e;
 	if (!c->rg.set || !c->n_in)
 		return -E_INVAL;
 	if ((e = vregion_access(caller, c->rg.in_vr)))
@@ -270,10 +311,15 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 		c->b.waiting = false;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
+	io_unlock(c); // a NIC's lock ranks below a channel's
 	demux_poll_channel(c);
+	io_lock(c);
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->b.waiting = false;
-	demux_flush_idle(c->nicmask); // between batches the rings get everything back
+	uint32_t nics = c->nicmask;
+	io_unlock(c);
+	demux_flush_idle(nics); // between batches the rings get everything back
+	io_lock(c);
 	copy_to_user(usizes, c->b.sizes, c->b.got * 8ul);
 	copy_to_user(upos, c->b.pos, c->b.got * 8ul);
 	if (c->b.got)
@@ -326,12 +372,23 @@ static long check_sends(struct io *c, struct io_outcall *oc)
 	return k < c->n_out ? refused : xport_check_call(c);
 }
 
+static long output_batch(struct io *c, int caller, const uint64_t *a);
+
 static long output_io(int caller, long id, const uint64_t *a)
 {
 	long e;
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
+	io_lock(c);
+	e = output_batch(c, caller, a);
+	io_unlock(c);
+	return e;
+}
+
+static long output_batch(struct io *c, int caller, const uint64_t *a)
+{
+	long e;
 	if (!c->rg.set || !c->n_out)
 		return -E_INVAL;
 	if ((e = vregion_access(caller, c->rg.out_vr)))
@@ -378,6 +435,9 @@ bool io_idle_found(void)
 // the longest frame says nothing more than "copy everything".
 void io_init(const struct io_options *o)
 {
+	for (int i = 0; i < NIO; i++)
+		spin_init(&io_locks[i], "chan", LK_CHAN);
+	demux_init();
 	io_poll_halts = o->poll_halts;
 	demux_irq_wait = o->poll_irq;
 	io_rx_scrub = o->rx_scrub;
@@ -396,8 +456,11 @@ void io_init(const struct io_options *o)
 static void release(int owner)
 {
 	for (int i = 0; i < NIO; i++)
-		if (ios[i].h.used && ios[i].owner == owner)
+		if (ios[i].h.used && ios[i].owner == owner) {
+			io_lock(&ios[i]);
 			free_channel(&ios[i]);
+			io_unlock(&ios[i]);
+		}
 }
 
 const struct res_ops io_ops = { .name = "io", .release = release, .live = io_live };

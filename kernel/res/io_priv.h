@@ -11,6 +11,7 @@
 #include "../net/reliable.h"
 #include "../net/demux.h"
 #include "../net/transport.h"
+#include "../lock.h"
 #include <io.h>
 #include <wire.h>
 
@@ -81,6 +82,19 @@ extern int io_nopen; // of them, in use
 extern uint64_t io_copy_threshold;
 extern bool io_rx_scrub;
 
+// A channel's lock (LK_CHAN), outside the slot (res_alloc clears a slot
+// whole, and a receiving CPU may be waiting for the lock of one being
+// freed). Every system call on a channel holds it, and so does the
+// receive path while it hands the channel a packet; it is let go around a
+// sleep (io_sleep) and around polling a NIC (whose lock ranks below).
+extern struct spinlock io_locks[NIO];
+static inline void io_lock(const struct io *c) { spin_lock(&io_locks[c - ios]); }
+static inline void io_unlock(const struct io *c) { spin_unlock(&io_locks[c - ios]); }
+// proc_sleep for a caller that holds c's lock: let go while asleep. The
+// kernel lock, held from the caller's test to the sleep, keeps a wake-up
+// from falling between them (every proc_wakeup is made under it).
+bool io_sleep(struct io *c, const void *chan, uint64_t deadline);
+
 // io_slot.c: the channel's sink.
 // True while an input_io collects a batch that has room.
 bool io_waiting(const struct io *c);
@@ -92,6 +106,11 @@ void io_take(struct io *c, const struct pkt *f);
 // a gap marker came first (taken), else 0.
 long io_deliver_pending(struct io *c);
 void io_drop_pending(struct io *c);
+// The receive path without the kernel lock (demux_poll_nolock) only holds
+// packets; under the kernel lock, once per poll round, what it held goes
+// into a waiting batch (remapped into its slots, the process woken when it
+// is full) and the acknowledgements it made due are sent. c's lock held.
+void io_settle(struct io *c);
 
 // The channel's NICs in order (the loop ends past the highest).
 #define IO_FOR_EACH_NIC(c, n) \

@@ -92,7 +92,7 @@ bool io_waiting(const struct io *c) { return c->b.waiting && c->b.got < c->n_in 
 
 bool io_can_take(const struct io *c, const struct pkt *f)
 {
-	if (io_waiting(c))
+	if (io_waiting(c) && klock_held_by_me())
 		return true;
 	return c->pend.n < IO_PEND && pmem_free_count() >= f->nbuf;
 }
@@ -112,11 +112,19 @@ static void hold(struct io *c, const struct pkt *f)
 		c->st.frames_held_max = c->pend.n;
 }
 
+static long deliver_held(struct io *c, bool report);
+
 void io_take(struct io *c, const struct pkt *f)
 {
-	if (f->nbuf && c->b.waiting && c->b.got < c->n_in && !c->b.cut) {
-		into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
-		return;
+	// Remapping into the batch's slots takes the kernel lock (the region's
+	// spaces, their TLBs): without it the packet is held, and io_settle
+	// moves it in. What was held so goes in first: the order is kept.
+	if (f->nbuf && io_waiting(c) && klock_held_by_me()) {
+		deliver_held(c, false);
+		if (io_waiting(c) && !c->pend.n) {
+			into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
+			return;
+		}
 	}
 	if (!f->nbuf && c->b.waiting) { // a gap: the batch ends before it
 		c->b.cut = true;
@@ -131,28 +139,46 @@ static void pend_pop(struct io *c)
 	c->pend.n--;
 }
 
-// Held frames go into the batch, oldest first, up to a gap marker: with
-// nothing delivered yet the marker is taken and -E_GAP returned, else the
-// batch ends before it. Then striped frames that waited for room follow.
-long io_deliver_pending(struct io *c)
+// Held frames into the batch, oldest first, up to a gap marker: the batch
+// ends before it, or with nothing delivered yet the marker is taken and
+// -E_GAP returned (report: input_io's call; else it stays for that).
+static long deliver_held(struct io *c, bool report)
 {
 	long e = 0;
 	while (c->pend.n && c->b.got < c->n_in && !c->b.cut) {
 		struct pkt f = c->pend.q[c->pend.head];
 		if (!f.nbuf) {
-			if (c->b.got)
+			if (c->b.got) {
 				c->b.cut = true;
-			else
+				proc_wakeup(c); // the batch ends here (settle: its process sleeps)
+			} else if (report)
 				pend_pop(c), e = -E_GAP;
 			break;
 		}
 		pend_pop(c);
 		into_slot(c, &f, wire_get_len(arch_p2v(f.buf[0])));
 	}
+	return e;
+}
+
+// Then striped frames that waited for room follow, and the rings get the
+// buffers back.
+static long deliver(struct io *c, bool report)
+{
+	long e = deliver_held(c, report);
 	stripe_release(c);
 	IO_FOR_EACH_NIC(c, n)
 		demux_flush_refill(n);
 	return e;
+}
+
+long io_deliver_pending(struct io *c) { return deliver(c, true); }
+
+void io_settle(struct io *c)
+{
+	if (io_waiting(c) && c->pend.n)
+		deliver(c, false);
+	xport_settle(c);
 }
 
 // The channel's held frames go back to their rings (which they were kept

@@ -311,6 +311,10 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 
 void proc_wakeup(const void *chan)
 {
+	// The run queues are the kernel lock's: the receive path without it
+	// leaves every wake-up to its settle (demux.c).
+	if (!klock_held_by_me())
+		panic("proc_wakeup without the kernel lock");
 	for (int i = 0; i < NPROC; i++) {
 		struct proc *p = &procs[i];
 		if (p->state == P_SLEEPING && p->chan == chan && chan) {

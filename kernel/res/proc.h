@@ -57,15 +57,24 @@ int proc_prio(int pid);    // its scheduler priority (PRIO_MIN..PRIO_MAX), or -E
 void proc_set_limits(const uint64_t lim[LIM_N]);
 // The accounting itself, on one process's counters (proc.c, and the host
 // tests' fake process table): charge n of k within limit, or -E_LIMIT with
-// nothing charged; give n back (never below 0).
+// nothing charged; give n back (never below 0). Atomic: the receive path
+// charges a channel's owner without the kernel lock (stripe.c's window).
 static inline long lim_charge(uint64_t *use, uint64_t limit, uint64_t n)
 {
-	if (n > limit || *use > limit - n)
-		return -E_LIMIT;
-	*use += n;
+	uint64_t u = __atomic_load_n(use, __ATOMIC_RELAXED);
+	do {
+		if (n > limit || u > limit - n)
+			return -E_LIMIT;
+	} while (!__atomic_compare_exchange_n(use, &u, u + n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return 0;
 }
-static inline void lim_uncharge(uint64_t *use, uint64_t n) { *use -= n <= *use ? n : *use; }
+static inline void lim_uncharge(uint64_t *use, uint64_t n)
+{
+	uint64_t u = __atomic_load_n(use, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(use, &u, u - (n <= u ? n : u), true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
 
 // Charges n units of k to pid: 0, or -E_LIMIT (nothing charged) when that
 // would pass its limit. pid 0 (the kernel) and unknown pids are not charged.

@@ -42,6 +42,8 @@ struct sysinfo {
 	uint64_t tlb_answer_tsc; // TSC ticks targets spent answering (tlb_answers of them)
 	uint64_t tlb_answers;
 	uint64_t cpu_spin_tsc[8]; // TSC ticks each CPU waited for kernel locks (part of its busy time)
+	uint64_t rx_unlocked;   // frames the receive path took without the kernel lock
+	uint64_t rx_settles;    // the kernel-lock sections it took for them (one per poll round)
 };
 
 #define SYSCALL(nr, name, ret, args) ret name args;

@@ -15,6 +15,7 @@
 #include "net/shaper.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
+#include <pthread.h>
 #include <stdlib.h>
 
 long sys_get_io(const uint64_t *a);
@@ -60,6 +61,9 @@ static long scratch(int pid, long vs)
 
 static void setup(void)
 {
+	// As a system call runs: under the kernel lock (the receive path
+	// without it is demux_poll_nolock's, which the tests that run it call).
+	klock_lock();
 	res_machine_setup();
 	fake_netdev_reset();
 	memset(ios, 0, sizeof(ios));
@@ -83,6 +87,7 @@ static void teardown(void)
 {
 	fake_nic_tx_complete_all();
 	fake_io_teardown();
+	klock_release_all();
 }
 
 // ---- user memory and system calls, as process pid
@@ -1137,6 +1142,68 @@ static void test_rx_irq_polling(void)
 	CU_ASSERT_TRUE(s.rx_irqs == 1 && s.nic_irqs == 1 && s.rx_packets == 3);
 }
 
+// The receive path without the kernel lock (demux_poll_nolock) on a second
+// CPU (a thread): it holds packet 2 for the waiting batch and then waits
+// for the kernel lock, which the process's CPU holds; meanwhile that CPU
+// takes packet 3 under the lock. Packet 2 must go into the batch first:
+// the lock-free path's held packets come before one remapped straight in.
+struct unlocked_cpu {
+	pthread_t t;
+	int polled;
+};
+
+static void *unlocked_poll(void *arg)
+{
+	struct unlocked_cpu *u = arg;
+	fake_set_cpu(1);
+	demux_poll_nolock(DEMUX_BUDGET); // settles once CPU 0 lets the kernel lock go
+	u->polled = 1;
+	return NULL;
+}
+
+static struct unlocked_cpu ucpu;
+
+static void hook_unlocked_then_locked(const void *chan, void *arg)
+{
+	const struct chan *c = arg;
+	if (hook_calls++)
+		return;
+	struct io *io = chan_of(c->id);
+	demux_rx_ready(netdev_get(0), NULL); // NIC 0 polled (masked) from now on, as after its interrupt
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	rx(0, CH, 100, 2);
+	uint64_t before = demux_unlocked;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&ucpu.t, NULL, unlocked_poll, &ucpu), 0);
+	for (int i = 0; i < 100000000 && !__atomic_load_n(&io->pend.n, __ATOMIC_ACQUIRE); i++)
+		arch_pause();
+	CU_ASSERT_EQUAL_FATAL(io->pend.n, 1); // held, not yet in the batch
+	CU_ASSERT_EQUAL(demux_unlocked, before + 1);
+	CU_ASSERT_EQUAL(io->b.got, 1);
+	rx(0, CH, 100, 3);
+	demux_poll_nic(0); // this CPU, the kernel lock held
+	(void)chan;
+}
+
+static void test_rx_unlocked_keeps_order(void)
+{
+	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 20000, 0), 0);
+	fake_sleep_hook = hook_unlocked_then_locked;
+	fake_sleep_arg = &c;
+	ucpu.polled = 0;
+	rx(0, CH, 100, 1);
+	CU_ASSERT_EQUAL(input(1, c.id), 3);
+	for (int k = 0; k < 3; k++)
+		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
+	int depth = klock_release_all(); // the other CPU's settle runs now
+	pthread_join(ucpu.t, NULL);
+	klock_reacquire(depth);
+	fake_set_cpu(0);
+	CU_ASSERT_EQUAL(ucpu.polled, 1);
+	CU_ASSERT_EQUAL(demux_settles > 0, true);
+	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+}
+
 // poll=timer: the idle loop halts between polls on a fast tick while a NIC
 // is polled, and goes back to the normal tick after; without it, the idle
 // loop spins while polling.
@@ -1640,6 +1707,7 @@ static const struct test_case rx_tests[] = {
 	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic), TEST(test_rx_not_for_this_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
+	TEST(test_rx_unlocked_keeps_order),
 };
 
 static const struct test_case tx_tests[] = {
