@@ -20,9 +20,10 @@
 //
 // Output: one line per window, in order, to the file named by the plugin
 // argument out=FILE (-plugin FILE.so,out=PATH):
-//   WIN n=N cpu=C own=I other=J cpus=K0,K1,..
+//   WIN n=N cpu=C own=I other=J cpus=K0,K1,.. user=U0,U1,..
 // C the vCPU that executed the markers, I its instructions, J the sum of
-// the other vCPUs' over the same window, Kv each vCPU's (Kc = I).
+// the other vCPUs' over the same window, Kv each vCPU's (Kc = I), Uv of
+// them those executed in user mode (below USER_TOP): Kv - Uv the kernel's.
 //
 // Receive windows (R1, issue 25) are a second kind, with markers of their
 // own, so that the windows above keep their meaning:
@@ -76,7 +77,7 @@
 
 // Instructions per vCPU; each slot written only by its vCPU's thread.
 static volatile uint64_t counts[MAX_VCPUS];
-static uint64_t start[MAX_VCPUS];
+static uint64_t start[MAX_VCPUS], ustart[MAX_VCPUS]; // a window's start: all, user-mode
 static unsigned start_cpu = MAX_VCPUS, nvcpus = 1;
 static uint64_t windows;
 static FILE *out;
@@ -193,10 +194,11 @@ static void on_mark(unsigned int vcpu, void *udata)
 		on_rx_mark(vcpu, (int)(u >> 16 & 0xff), own, ucounts[vcpu] - (u >> 24 ? (u & 0xffff) : 0));
 		return;
 	}
+	uint64_t own_user = ucounts[vcpu] - (u >> 24 ? (u & 0xffff) : 0);
 	if ((u >> 16 & 0xff) == MARK_START) {
 		for (unsigned v = 0; v < nvcpus; v++)
-			start[v] = counts[v];
-		start[vcpu] = own;
+			start[v] = counts[v], ustart[v] = ucounts[v];
+		start[vcpu] = own, ustart[vcpu] = own_user;
 		start_cpu = vcpu;
 		return;
 	}
@@ -213,6 +215,9 @@ static void on_mark(unsigned int vcpu, void *udata)
 			own - start[vcpu], other);
 		for (unsigned v = 0; v < nvcpus; v++)
 			fprintf(out, "%s%" PRIu64, v ? "," : "", each[v]);
+		fprintf(out, " user=");
+		for (unsigned v = 0; v < nvcpus; v++)
+			fprintf(out, "%s%" PRIu64, v ? "," : "", (v == vcpu ? own_user : ucounts[v]) - ustart[v]);
 		fprintf(out, "\n");
 	}
 	start_cpu = MAX_VCPUS;
