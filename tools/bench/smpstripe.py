@@ -54,6 +54,7 @@ from env import bench_args, env  # noqa: E402
 from multilink import BATCH, pair  # noqa: E402
 
 LINKS = 4
+USER_LO = 1 << 40  # this kernel's programs run from 1 TiB (lib/user.ld); the kernel below
 
 
 def per_cpu(res, n):
@@ -71,7 +72,7 @@ def sample(kernel, n, size, count, model, guest, words=""):
     with tempfile.TemporaryDirectory(prefix="smpstripe.") as d:
         s, c, sh = pair(kernel, LINKS, size, count, 0, icount=True, timeout=900, poll="irq", smp=n,
                         model=model, words=f"nicirq={nicirq} lockcheck=0 {words}".strip(),
-                        qemu_extra=f"-plugin {guest}/insnplugin.so,out={d}/@SIDE@.insns")
+                        qemu_extra=f"-plugin {guest}/insnplugin.so,out={d}/@SIDE@.insns,user_lo={USER_LO:#x}")
         w = {side: wins(f"{d}/{side}.insns") for side in ("server", "client")}
         wu = {side: wins(f"{d}/{side}.insns", "user") for side in ("server", "client")}
     if int(s.get("corrupt", 1)) or int(s.get("missing", 1)):
@@ -180,6 +181,7 @@ def rows_of(samples, system="kernel"):
             "tx_busy_total_insns_per_pkt": med(bs, lambda x: x["tx_total"]),
             "busiest_busy_insns_per_pkt": stats.median(busy), "runs_busiest_busy_insns_per_pkt": busy or None,
             "rx_user_insns_per_pkt": col(us, "rx_user_n"), "tx_user_insns_per_pkt": col(us, "tx_user_n"),
+            "rx_user_total_insns_per_pkt": med(us, lambda x: sum(x["rx_user_n"])),
             "busiest_kernel_insns_per_pkt": stats.median(kern) if kern else None,
             "rx_unlocked_share": round(stats.median(unl), 3) if unl and system == "kernel" else None,
             "out_of_order": med(both, lambda x: x["reordered"]),

@@ -23,7 +23,10 @@
 //   WIN n=N cpu=C own=I other=J cpus=K0,K1,.. user=U0,U1,..
 // C the vCPU that executed the markers, I its instructions, J the sum of
 // the other vCPUs' over the same window, Kv each vCPU's (Kc = I), Uv of
-// them those executed in user mode (below USER_TOP): Kv - Uv the kernel's.
+// them those executed in user mode: Kv - Uv the kernel's. User mode is an
+// address below USER_TOP (Linux's kernel lives above it) and at or above
+// user_lo= (plugin argument, default 0; the Tender kernel runs low, its
+// programs from 1 TiB: user_lo=0x10000000000).
 //
 // Receive windows (R1, issue 25) are a second kind, with markers of their
 // own, so that the windows above keep their meaning:
@@ -56,6 +59,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qemu_plugin_api.h"
@@ -73,6 +77,7 @@
 #define MARK_POLL_EMPTY_USER 0xd9
 #define MARK_LAST MARK_POLL_EMPTY_USER
 #define USER_TOP 0x800000000000ull
+static uint64_t user_lo; // user_lo=: user mode starts here (0: below USER_TOP is user mode)
 #define USER_FLAG (1ul << 30)
 
 // Instructions per vCPU; each slot written only by its vCPU's thread.
@@ -227,7 +232,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
 	size_t n = qemu_plugin_tb_n_insns(tb);
-	bool counted = true, user = qemu_plugin_tb_vaddr(tb) < USER_TOP;
+	uint64_t va = qemu_plugin_tb_vaddr(tb);
+	bool counted = true, user = va < USER_TOP && va >= user_lo;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int m = marker(insn);
@@ -259,6 +265,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	for (int i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out = fopen(argv[i] + 4, "w");
+		else if (!strncmp(argv[i], "user_lo=", 8))
+			user_lo = strtoull(argv[i] + 8, NULL, 0);
 	if (!out)
 		return -1;
 	setvbuf(out, NULL, _IOLBF, 0);
