@@ -464,22 +464,29 @@ void demux_rx_ready(struct netdev *d, void *arg)
 
 // A striped channel's links are drained in turns of a few buffers each,
 // so frames striped over them come nearly in order (the reorder window
-// then holds few), then each NIC as demux_poll_nic does. The kernel lock
-// held, c's not.
+// then holds few), then each NIC as demux_poll_nic does. A NIC another
+// CPU is polling is left to it: its frames come in from there (the caller
+// would only wait for that CPU's round, holding the kernel lock that the
+// round ends with). The kernel lock held, c's not.
 void demux_poll_channel(struct io *c)
 {
 	if (stripe_active(c)) {
 		for (int any = 1; any;) {
 			any = 0;
 			IO_FOR_EACH_NIC(c, n) {
-				spin_lock(&demux_nics[n].rx);
+				if (!spin_trylock(&demux_nics[n].rx))
+					continue;
 				any |= drain_some(n, 8) > 0;
 				spin_unlock(&demux_nics[n].rx);
 			}
 		}
 	}
-	IO_FOR_EACH_NIC(c, n)
-		demux_poll_nic(n);
+	IO_FOR_EACH_NIC(c, n) {
+		if (!spin_trylock(&demux_nics[n].rx))
+			continue;
+		poll_budget(n, INT32_MAX);
+		spin_unlock(&demux_nics[n].rx);
+	}
 }
 
 void demux_flush_idle(uint32_t nicmask)

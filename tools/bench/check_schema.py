@@ -202,6 +202,10 @@ ROWS = {
         "rx_busy_insns_per_pkt": ("list", "counted"), "tx_busy_insns_per_pkt": ("list", "counted"),
         "rx_spin_insns_per_pkt": ("list", "counted"), "tx_spin_insns_per_pkt": ("list", "counted"),
         "busiest_busy_insns_per_pkt": ("num", "counted"), "busiest_busy_over_1cpu": ("num", "counted"),
+        "rx_user_insns_per_pkt": ("list", "optional"), "tx_user_insns_per_pkt": ("list", "optional"),
+        "rx_user_total_insns_per_pkt": ("num", "optional"),
+        "busiest_kernel_insns_per_pkt": ("num", "optional"), "busiest_kernel_over_1cpu": ("num", "optional"),
+        "rx_unlocked_share": ("num", "optional"),
     },
     # One VM of this kernel fed by the host injector, 1 vCPU against 2 (make
     # bench-smp-inject): one row per size and layout (1cpu, 2cpu), real time.

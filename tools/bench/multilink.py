@@ -108,6 +108,9 @@ def pair(kernel, links, size, count, mbps, icount=False, timeout=300, poll="time
         res[side] = kv(m[-1]) if m else {}
         cb = re.findall(r"^CPUBUSY stream .*$", logs[side], re.M)
         res[side]["cpubusy"] = kv(cb[-1]) if cb else {}
+        ul = re.findall(r"^STATS stream \w+ rx_unlocked=(\d+) settles=(\d+)$", logs[side], re.M)
+        if ul:  # frames taken without the kernel lock, and its sections for them
+            res[side]["rx_unlocked"], res[side]["rx_settles"] = ul[-1]
     ln = re.findall(r"^LINKS stream server rx(.*)$", logs["server"], re.M)
     shares = {int(n): int(v) for n, v in re.findall(r"nic(\d+)=\d+ share_x1000=(\d+)", ln[-1] if ln else "")}
     return res["server"], res["client"], shares

@@ -81,6 +81,13 @@ def stripe_text(doc):
                 spin = sum(r["rx_spin_insns_per_pkt"]) + sum(r["tx_spin_insns_per_pkt"])
                 line += (f"; busy {r['busiest_busy_over_1cpu']}x ({verdict(r['busiest_busy_over_1cpu'])}), "
                          f"{spin:.0f} instructions a packet of lock waits over both nodes' CPUs")
+            if r.get("busiest_kernel_over_1cpu") is not None and r.get("rx_user_total_insns_per_pkt"):
+                line += (f"; kernel mode only {r['busiest_kernel_over_1cpu']}x (beside it the receiving "
+                         "program's own user-mode instructions, its byte check: "
+                         f"{r['rx_user_total_insns_per_pkt']:.0f} a packet, all on the CPU it runs on)")
+            if r.get("rx_unlocked_share") is not None:
+                line += (f"; {r['rx_unlocked_share'] * 100:.0f} % of the packets received without the "
+                         "kernel lock")
             lines.append(line)
     lines += ["", "![striped stream at 1, 2, 4 CPUs](smpstripe.png)", STRIPE[1], ""]
     return "\n".join(lines)

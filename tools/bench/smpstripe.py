@@ -54,6 +54,7 @@ from env import bench_args, env  # noqa: E402
 from multilink import BATCH, pair  # noqa: E402
 
 LINKS = 4
+USER_LO = 1 << 40  # this kernel's programs run from 1 TiB (lib/user.ld); the kernel below
 
 
 def per_cpu(res, n):
@@ -64,15 +65,16 @@ def per_cpu(res, n):
     return [int(cb[f"cpu{k}"]) for k in range(n)], [int(cb[f"spin{k}"]) for k in range(n)]
 
 
-def sample(kernel, n, size, count, model, guest):
+def sample(kernel, n, size, count, model, guest, words=""):
     """One boot pair of this kernel under -icount with insnplugin.so loaded:
     both ways of counting from the same stream."""
     nicirq = ",".join(str(i % n) for i in range(LINKS))
     with tempfile.TemporaryDirectory(prefix="smpstripe.") as d:
         s, c, sh = pair(kernel, LINKS, size, count, 0, icount=True, timeout=900, poll="irq", smp=n,
-                        model=model, words=f"nicirq={nicirq} lockcheck=0",
-                        qemu_extra=f"-plugin {guest}/insnplugin.so,out={d}/@SIDE@.insns")
+                        model=model, words=f"nicirq={nicirq} lockcheck=0 {words}".strip(),
+                        qemu_extra=f"-plugin {guest}/insnplugin.so,out={d}/@SIDE@.insns,user_lo={USER_LO:#x}")
         w = {side: wins(f"{d}/{side}.insns") for side in ("server", "client")}
+        wu = {side: wins(f"{d}/{side}.insns", "user") for side in ("server", "client")}
     if int(s.get("corrupt", 1)) or int(s.get("missing", 1)):
         raise RuntimeError(f"cpus={n} bytes={size}: corrupt {s.get('corrupt')} missing {s.get('missing')}")
     if len(w["server"]) != 1 or len(w["client"]) != 1:
@@ -83,15 +85,19 @@ def sample(kernel, n, size, count, model, guest):
     return {"cpus": n, "bytes": size, "packets": int(s["packets"]), "reordered": int(s["reordered"]),
             "shares": [sh.get(k, 0) for k in range(LINKS)],
             "rx_n": [v // timed for v in w["server"][0]][:n], "tx_n": [v // int(c["packets"]) for v in w["client"][0]][:n],
+            "rx_user_n": [v // timed for v in wu["server"][0]][:n] if wu["server"] else None,
+            "tx_user_n": [v // int(c["packets"]) for v in wu["client"][0]][:n] if wu["client"] else None,
             "rx": rx, "tx": tx, "rx_spin": rx_spin, "tx_spin": tx_spin, "rx_total": int(s["busy_per_pkt"]),
-            "tx_total": int(c["busy_per_pkt"])}
+            "tx_total": int(c["busy_per_pkt"]), "rx_unlocked": int(s.get("rx_unlocked", 0)),
+            "rx_settles": int(s.get("rx_settles", 0))}
 
 
-def wins(path):
-    """insnplugin.so's windows in a file: [[instructions per vCPU], ...], in order."""
+def wins(path, key="cpus"):
+    """insnplugin.so's windows in a file: [[instructions per vCPU], ...], in order
+    (key="user": of them, those in user mode)."""
     with open(path, errors="replace") as f:
-        return [[int(v) for v in re.search(r"cpus=(\S+)", line).group(1).split(",")]
-                for line in f if line.startswith("WIN ") and "cpus=" in line]
+        return [[int(v) for v in re.search(key + r"=(\S+)", line).group(1).split(",")]
+                for line in f if line.startswith("WIN ") and f" {key}=" in line]
 
 
 def linux_pair(guest, n, sizes, nbytes, model):
@@ -111,6 +117,8 @@ def linux_pair(guest, n, sizes, nbytes, model):
         # Per side, two windows a size (the warm-up connection, then the
         # measured one), sizes in order; the quit connection (0 bytes) last.
         srv_w, cli_w = wins(os.path.join(d, "server.insns")), wins(os.path.join(d, "client.insns"))
+        srv_u, cli_u = (wins(os.path.join(d, "server.insns"), "user"),
+                        wins(os.path.join(d, "client.insns"), "user"))
     out, srv = [], {}
     for line in r.stdout.splitlines():
         w = line.split()
@@ -128,7 +136,10 @@ def linux_pair(guest, n, sizes, nbytes, model):
         pkts = int(c["total"]) // size
         rx = [v // pkts for v in srv_w[2 * i + 1]][:n]
         tx = [v // pkts for v in cli_w[2 * i + 1]][:n]
+        user = len(srv_u) == len(srv_w) and len(cli_u) == len(cli_w)
         samples.append({"cpus": n, "bytes": size, "packets": pkts, "rx_n": rx, "tx_n": tx,
+                        "rx_user_n": [v // pkts for v in srv_u[2 * i + 1]][:n] if user else None,
+                        "tx_user_n": [v // pkts for v in cli_u[2 * i + 1]][:n] if user else None,
                         "reordered": int(sv.get("ofo", 0)),
                         "shares": [int(v) for v in sv["nic_rx"].split(",")][:LINKS],
                         "rx_busy_ns": [int(v) // pkts for v in sv["cpu_busy_ns"].split(",")][:n],
@@ -149,6 +160,12 @@ def rows_of(samples, system="kernel"):
         med = lambda xs, f: stats.median([f(x) for x in xs]) if xs else None  # noqa: E731
         col = lambda xs, key: [med(xs, lambda x: x[key][k]) for k in range(n)] if xs else None  # noqa: E731
         busiest = [max(x["rx_n"] + x["tx_n"]) for x in cs]
+        # Kernel mode only: each CPU's count less its user-mode part (the
+        # programs' own work, the receiver's byte check on one CPU).
+        us = [x for x in cs if x.get("rx_user_n") and x.get("tx_user_n")]
+        kern = [max([a - b for a, b in zip(x["rx_n"], x["rx_user_n"])]
+                    + [a - b for a, b in zip(x["tx_n"], x["tx_user_n"])]) for x in us]
+        unl = [x["rx_unlocked"] / x["packets"] for x in xs if "rx_unlocked" in x and x["packets"]]
         busy = [max(x["rx"] + x["tx"]) for x in bs]
         both = xs
         rows.append({
@@ -163,12 +180,16 @@ def rows_of(samples, system="kernel"):
             "rx_busy_total_insns_per_pkt": med(bs, lambda x: x["rx_total"]),
             "tx_busy_total_insns_per_pkt": med(bs, lambda x: x["tx_total"]),
             "busiest_busy_insns_per_pkt": stats.median(busy), "runs_busiest_busy_insns_per_pkt": busy or None,
+            "rx_user_insns_per_pkt": col(us, "rx_user_n"), "tx_user_insns_per_pkt": col(us, "tx_user_n"),
+            "rx_user_total_insns_per_pkt": med(us, lambda x: sum(x["rx_user_n"])),
+            "busiest_kernel_insns_per_pkt": stats.median(kern) if kern else None,
+            "rx_unlocked_share": round(stats.median(unl), 3) if unl and system == "kernel" else None,
             "out_of_order": med(both, lambda x: x["reordered"]),
             "per_link_share": [round(med(both, lambda x: x["shares"][k] / max(1, sum(x["shares"]))), 3)
                                for k in range(LINKS)],
             "pairs": len(cs),
         })
-    for key in ("busiest", "busiest_busy"):
+    for key in ("busiest", "busiest_busy", "busiest_kernel"):
         one = {r["bytes"]: r[f"{key}_insns_per_pkt"] for r in rows if r["cpus"] == 1}
         for r in rows:
             base, v = one.get(r["bytes"]), r[f"{key}_insns_per_pkt"]
@@ -184,6 +205,7 @@ def main():
     ap.add_argument("--model", default=os.environ.get("SMPSTRIPE_MODEL", "e1000e"))
     ap.add_argument("--guest", required=True, help="the Linux guest's build (insnplugin.so; --linux: the guest)")
     ap.add_argument("--linux", action="store_true", help="measure the Linux guest instead")
+    ap.add_argument("--words", default="", help="more kernel command-line words (rxlock=kernel: the old way)")
     a = ap.parse_args()
     cpus = [int(x) for x in a.cpus.split(",")]
     sizes = [int(x) for x in a.sizes.split(",")]
@@ -204,13 +226,13 @@ def main():
         for n in cpus:
             for size in sizes:
                 count = max(32 * BATCH, round(a.bytes / size / BATCH) * BATCH)
-                x = sample(a.kernel, n, size, count, a.model, a.guest)
+                x = sample(a.kernel, n, size, count, a.model, a.guest, a.words)
                 samples.append(x)
                 print(f"smpstripe: run {run + 1}/{a.runs} cpus={n} bytes={size}: {x['packets']} packets, "
                       f"insns/pkt counted rx {x['rx_n']} tx {x['tx_n']}, busy rx {x['rx']} (spin "
                       f"{x['rx_spin']}) tx {x['tx']} (spin {x['tx_spin']})", flush=True)
     doc = {"bench": "smpstripe", "env": env("tcg", "icount+plugin", a.runs, "dgram", a.model),
-           "links": LINKS, "stream_bytes": a.bytes, "pinned": False,
+           "links": LINKS, "stream_bytes": a.bytes, "pinned": False, "words": a.words,
            "layout": "NIC i's interrupt and worker on CPU i mod N (nicirq=), programs not pinned",
            "cpu_clock": "-icount shift=0 with insnplugin.so: counted = each vCPU's own instructions (PAUSE "
                         "blocks left out); busy = ticks not halted, every vCPU's instructions meanwhile",

@@ -20,9 +20,13 @@
 //
 // Output: one line per window, in order, to the file named by the plugin
 // argument out=FILE (-plugin FILE.so,out=PATH):
-//   WIN n=N cpu=C own=I other=J cpus=K0,K1,..
+//   WIN n=N cpu=C own=I other=J cpus=K0,K1,.. user=U0,U1,..
 // C the vCPU that executed the markers, I its instructions, J the sum of
-// the other vCPUs' over the same window, Kv each vCPU's (Kc = I).
+// the other vCPUs' over the same window, Kv each vCPU's (Kc = I), Uv of
+// them those executed in user mode: Kv - Uv the kernel's. User mode is an
+// address below USER_TOP (Linux's kernel lives above it) and at or above
+// user_lo= (plugin argument, default 0; the Tender kernel runs low, its
+// programs from 1 TiB: user_lo=0x10000000000).
 //
 // Receive windows (R1, issue 25) are a second kind, with markers of their
 // own, so that the windows above keep their meaning:
@@ -55,6 +59,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qemu_plugin_api.h"
@@ -72,11 +77,12 @@
 #define MARK_POLL_EMPTY_USER 0xd9
 #define MARK_LAST MARK_POLL_EMPTY_USER
 #define USER_TOP 0x800000000000ull
+static uint64_t user_lo; // user_lo=: user mode starts here (0: below USER_TOP is user mode)
 #define USER_FLAG (1ul << 30)
 
 // Instructions per vCPU; each slot written only by its vCPU's thread.
 static volatile uint64_t counts[MAX_VCPUS];
-static uint64_t start[MAX_VCPUS];
+static uint64_t start[MAX_VCPUS], ustart[MAX_VCPUS]; // a window's start: all, user-mode
 static unsigned start_cpu = MAX_VCPUS, nvcpus = 1;
 static uint64_t windows;
 static FILE *out;
@@ -193,10 +199,11 @@ static void on_mark(unsigned int vcpu, void *udata)
 		on_rx_mark(vcpu, (int)(u >> 16 & 0xff), own, ucounts[vcpu] - (u >> 24 ? (u & 0xffff) : 0));
 		return;
 	}
+	uint64_t own_user = ucounts[vcpu] - (u >> 24 ? (u & 0xffff) : 0);
 	if ((u >> 16 & 0xff) == MARK_START) {
 		for (unsigned v = 0; v < nvcpus; v++)
-			start[v] = counts[v];
-		start[vcpu] = own;
+			start[v] = counts[v], ustart[v] = ucounts[v];
+		start[vcpu] = own, ustart[vcpu] = own_user;
 		start_cpu = vcpu;
 		return;
 	}
@@ -213,6 +220,9 @@ static void on_mark(unsigned int vcpu, void *udata)
 			own - start[vcpu], other);
 		for (unsigned v = 0; v < nvcpus; v++)
 			fprintf(out, "%s%" PRIu64, v ? "," : "", each[v]);
+		fprintf(out, " user=");
+		for (unsigned v = 0; v < nvcpus; v++)
+			fprintf(out, "%s%" PRIu64, v ? "," : "", (v == vcpu ? own_user : ucounts[v]) - ustart[v]);
 		fprintf(out, "\n");
 	}
 	start_cpu = MAX_VCPUS;
@@ -222,7 +232,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
 	size_t n = qemu_plugin_tb_n_insns(tb);
-	bool counted = true, user = qemu_plugin_tb_vaddr(tb) < USER_TOP;
+	uint64_t va = qemu_plugin_tb_vaddr(tb);
+	bool counted = true, user = va < USER_TOP && va >= user_lo;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int m = marker(insn);
@@ -254,6 +265,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	for (int i = 0; i < argc; i++)
 		if (!strncmp(argv[i], "out=", 4))
 			out = fopen(argv[i] + 4, "w");
+		else if (!strncmp(argv[i], "user_lo=", 8))
+			user_lo = strtoull(argv[i] + 8, NULL, 0);
 	if (!out)
 		return -1;
 	setvbuf(out, NULL, _IOLBF, 0);
