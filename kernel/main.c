@@ -236,7 +236,7 @@ static bool low_page_free(paddr_t pa)
 
 // A further CPU, interrupts off, its state set up: it runs processes (the
 // boot CPU alone polls the NICs and runs the runner and the network worker).
-static void ap_poll(void) { worker_run_ap(); } // what a NIC's interrupt here noted
+static void ap_poll(void) { worker_run_idle(); } // what a NIC's interrupt here noted
 
 static void ap_main(int id)
 {

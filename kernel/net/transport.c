@@ -224,7 +224,7 @@ bool xport_idle(void)
 {
 	for (int n = 0; n < netdev_count(); n++)
 		txb_reclaim_nic(n); // a NIC's completions, whichever channels they are
-	return worker_run();
+	return worker_run_idle(); // the receive side without the kernel lock
 }
 
 static void link_change(struct netdev *nd, bool up, void *arg)

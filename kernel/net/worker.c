@@ -20,7 +20,7 @@ bool worker_tick_due(void) { return tick_due; }
 
 bool worker_fine_locks = true; // rxlock=kernel: false
 
-bool worker_run_ap(void)
+bool worker_run_idle(void)
 {
 	if (!worker_fine_locks)
 		return worker_run();

@@ -9,9 +9,10 @@ bool worker_tick_due(void); // noted, not run yet
 // One budgeted run: polled NICs, then the timers if due. True while a NIC
 // is still polled (its budget ran out, or a channel on it waits).
 bool worker_run(void);
-// A further CPU's idle round: the NICs' receive work without the kernel
-// lock (demux_poll_nolock), unless rxlock=kernel (worker_fine_locks false:
+// An idle CPU's round (the boot CPU's idle polling, a further CPU's
+// loop): the NICs' receive work without the kernel lock
+// (demux_poll_nolock), unless rxlock=kernel (worker_fine_locks false:
 // under it, as worker_run).
-bool worker_run_ap(void);
+bool worker_run_idle(void);
 extern bool worker_fine_locks;
 #endif
