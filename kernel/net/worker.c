@@ -18,7 +18,7 @@ static bool tick_due;
 void worker_note_tick(void) { tick_due = true; }
 bool worker_tick_due(void) { return tick_due; }
 
-bool worker_fine_locks = true; // rxlock=kernel: false
+bool worker_fine_locks; // rxlock=fine: true
 
 bool worker_run_idle(void)
 {

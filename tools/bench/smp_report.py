@@ -35,7 +35,28 @@ def verdict(ratio):
     return "met" if ratio <= TARGET_STRIPE else "missed"
 
 
-def stripe_text(doc):
+def fine_lines(doc, fine):
+    """The 4-CPU rows of smp-explore/rxlock-fine.json (this kernel with its
+    receive path without the kernel lock), against the reference's 1 CPU."""
+    one = {r["bytes"]: r for r in doc["rows"] if r["system"] == "kernel" and r["cpus"] == 1}
+    lines = []
+    for r in sorted((r for r in fine["rows"] if r["cpus"] == 4), key=lambda r: r["bytes"]):
+        base = one.get(r["bytes"])
+        if not base:
+            continue
+        ratio = round(r["busiest_insns_per_pkt"] / base["busiest_insns_per_pkt"], 3)
+        line = (f"- kernel with rxlock=fine (`smp-explore/rxlock-fine.json`, run beside this one), {r['bytes']} "
+                f"bytes: counted {ratio}x ({verdict(ratio)}), busiest {r['busiest_insns_per_pkt']:.0f} a packet")
+        if r.get("busiest_kernel_insns_per_pkt") is not None and base.get("busiest_kernel_insns_per_pkt"):
+            k = round(r["busiest_kernel_insns_per_pkt"] / base["busiest_kernel_insns_per_pkt"], 3)
+            line += f"; kernel mode only {k}x"
+        if r.get("rx_unlocked_share"):
+            line += f"; {r['rx_unlocked_share'] * 100:.0f} % of the packets received without the kernel lock"
+        lines.append(line)
+    return lines
+
+
+def stripe_text(doc, fine=None):
     rows = doc["rows"]
     systems = sorted({r["system"] for r in rows}, key=lambda s: s != "kernel")
     e = doc["env"]
@@ -85,10 +106,12 @@ def stripe_text(doc):
                 line += (f"; kernel mode only {r['busiest_kernel_over_1cpu']}x (beside it the receiving "
                          "program's own user-mode instructions, its byte check: "
                          f"{r['rx_user_total_insns_per_pkt']:.0f} a packet, all on the CPU it runs on)")
-            if r.get("rx_unlocked_share") is not None:
+            if r.get("rx_unlocked_share"):  # rxlock=fine only
                 line += (f"; {r['rx_unlocked_share'] * 100:.0f} % of the packets received without the "
                          "kernel lock")
             lines.append(line)
+    if fine:
+        lines += fine_lines(doc, fine)
     lines += ["", "![striped stream at 1, 2, 4 CPUs](smpstripe.png)", STRIPE[1], ""]
     return "\n".join(lines)
 
@@ -172,7 +195,8 @@ def main():
     out = sys.argv[1]
     doc = sections.merge(out, "smpstripe")
     if doc:
-        sections.write_section(out, stripe_text(doc), *STRIPE, after=SMP_END)
+        fine = sections.load(os.path.join(out, "smp-explore", "rxlock-fine.json"))
+        sections.write_section(out, stripe_text(doc, fine), *STRIPE, after=SMP_END)
         plot(doc, os.path.join(out, "smpstripe.png"))
     inj = sections.load(os.path.join(out, "kernel-smpinject.json"))
     if inj:

@@ -205,7 +205,7 @@ def main():
     ap.add_argument("--model", default=os.environ.get("SMPSTRIPE_MODEL", "e1000e"))
     ap.add_argument("--guest", required=True, help="the Linux guest's build (insnplugin.so; --linux: the guest)")
     ap.add_argument("--linux", action="store_true", help="measure the Linux guest instead")
-    ap.add_argument("--words", default="", help="more kernel command-line words (rxlock=kernel: the old way)")
+    ap.add_argument("--words", default="", help="more kernel command-line words (rxlock=fine: the lock-free receive path)")
     a = ap.parse_args()
     cpus = [int(x) for x in a.cpus.split(",")]
     sizes = [int(x) for x in a.sizes.split(",")]
