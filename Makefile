@@ -449,6 +449,8 @@ bench-multilink: bench-deps $(KERNEL) linux-baseline
 .PHONY: bench-failover
 # FAILOVER_RUNS (3) interleaved rounds: runs per system, NIC, link count and
 # cut, the same for both systems (a round takes about 40 s a Linux cell).
+# FAILOVER_UNPACED=1: the same with no link paced on either system, the CPU
+# as the limit (failover-unpaced.json and the section's unpaced part).
 FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)

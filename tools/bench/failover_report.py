@@ -8,7 +8,12 @@ each system, cut and restore marked) and writes REPORT.md's link-failure
 section between its markers, beside RI2N's Table 4. Every number in it is
 read from those files.
 
-Usage: failover_report.py OUTDIR
+With --unpaced: the CPU-bound variant instead (make bench-failover with
+FAILOVER_UNPACED=1: kernel-failover-unpaced.json, linux-failover-unpaced.json
+into failover-unpaced.json) and REPORT.md's unpaced sub-section, right after
+the link-failure section, between its own markers (no plot).
+
+Usage: failover_report.py OUTDIR [--unpaced]
 """
 import json
 import os
@@ -19,6 +24,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 import sections  # noqa: E402
 
 BEGIN, END = "<!-- failover: begin -->", "<!-- failover: end -->"
+UBEGIN, UEND = "<!-- failover-unpaced: begin -->", "<!-- failover-unpaced: end -->"
+# An end whose busy share in a window is at least this was held by its CPU
+# (under -icount shift=0 its clock is then its instructions).
+CPU_BOUND = 0.9
 # RI2N Table 4: NFS write throughput before and during a failure of one of two GbE links.
 RI2N_TABLE4 = {"LCB (Linux bonding)": (179.9, 108.7), "RI2N/DRV": (157.2, 109.0)}
 RI2N_ONE_LINK = 109.8  # Table 2, GbE, rwsize 32 KB
@@ -358,6 +367,79 @@ def section(doc, rows):
     return "\n".join(out)
 
 
+def limit(r, window="before"):
+    """What held an unpaced run in a window: "receiver CPU" or "sender CPU"
+    (that end busy CPU_BOUND of the window or more; the busier one when
+    both), else "emulator" (neither CPU full: the host's time in QEMU's
+    devices and wires, outside guest instructions); None without CPU work."""
+    c = (r.get("cpu") or {}).get(window) or {}
+    rx, tx = c.get("server_busy_frac"), c.get("client_busy_frac")
+    if rx is None or tx is None:
+        return None
+    if max(rx, tx) < CPU_BOUND:
+        return "emulator"
+    return "receiver CPU" if rx >= tx else "sender CPU"
+
+
+def unpaced_section(doc, rows):
+    g = groups(rows)
+    lenv = doc.get("linux_env") or {}
+    out = [UBEGIN, "### Unpaced: the CPU as the limit (make bench-failover FAILOVER_UNPACED=1)", "",
+           "The same cut and restore with nothing paced: this kernel's stream with no NIC shaped "
+           "(`nic_mbps=0`), Linux's TCP or MPTCP flow with no `tbf` on any NIC "
+           f"(this kernel: {doc.get('pacing')}; Linux: {lenv.get('pacing', '-')}). "
+           "Both VMs under `-icount shift=0`, so while a guest runs its clock is its instructions: an end that is "
+           f"busy {CPU_BOUND:g} of a window or more is held by its CPU, and the Mbit/s on its clock are what its "
+           "CPU allows, whatever else the host runs. An end that halts waits for frames on the host's time "
+           "(QEMU's device models and wires, outside guest instructions): when neither end is busy that much, "
+           "the emulator set the rate, not the CPU. The same wires as the paced runs (this kernel: "
+           f"{doc['env'].get('backend')}; Linux: {lenv.get('backend', '-')}), the same cells, cut "
+           f"{doc.get('cut_at_s')} s after the start on the sender's clock and restored "
+           f"{doc.get('restore_after_s')} s later, the same windows and rules as the paced tables above, "
+           f"{doc['env'].get('runs')} interleaved rounds for both systems (this kernel's cells, then Linux's), "
+           "medians over the runs. Mbit/s on the receiver's clock; busy: each end's share of the window "
+           "(receiver / sender); limit: what held the stream before the cut (the runs' most common verdict); "
+           "insns/pkt: both ends' busy instructions per delivered 8192-byte packet.", "",
+           "| system | NIC | links | cut | runs | Mbit/s before | during | after | during/left | detect ms "
+           "| lost | corrupt | busy before (recv / send) | busy during | limit | insns/pkt before | during "
+           "| after | clock rate |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lim = {}
+    for (s, nic, links, cut), rs in sorted(g.items(), key=order):
+        fr = [during_frac(r) for r in rs if during_frac(r) is not None]
+        lost = max((r.get("lost") or 0) for r in rs) if any(r.get("lost") is not None for r in rs) else None
+        corrupt = max((r.get("corrupt") or 0) for r in rs) if any(r.get("corrupt") is not None for r in rs) else None
+        busy = lambda w: "/".join(bfmt(med_cpu(rs, w, k)) for k in ("server_busy_frac", "client_busy_frac"))  # noqa
+        ls = [limit(r) for r in rs if limit(r)]
+        verdict = max(set(ls), key=ls.count) if ls else None
+        lim[(s, nic, links, cut)] = verdict
+        out.append(f"| {s} | {nic} | {links} | {cut} | {len(rs)} | "
+                   + " | ".join(fmt(med(rs, k)) for k in ("mbps_before", "mbps_during", "mbps_after"))
+                   + f" | {fmt(round(statistics.median(fr), 3) if fr else None)} | {fmt(med(rs, 'detect_ms'))} | "
+                     f"{fmt(lost)} | {fmt(corrupt)} | {busy('before')} | {busy('during')} | {verdict or '-'} | "
+                   + " | ".join(kfmt(med_cpu(rs, w, "insns_per_pkt")) for w in ("before", "during", "after"))
+                   + f" | {fmt(med3(rs, 'clock_rate'))} |")
+    out.append("")
+    by_sys = {}
+    for (s, _n, _l, _c), v in lim.items():
+        by_sys.setdefault(s, []).append(v or "-")
+    out.append("Which limit held each system before the cut: "
+               + "; ".join(f"{s}: {', '.join(sorted(set(v)))}" for s, v in sorted(by_sys.items(),
+                                                                       key=lambda x: (x[0] != "kernel", x[0])))
+               + ".")
+    k = [r for r in rows if r["system"] == "kernel"]
+    if k:
+        out.append(f"This kernel, every run: lost {max(r['lost'] for r in k)}, corrupt "
+                   f"{max(r['corrupt'] for r in k)} (target 0).")
+    tg = cpu_targets(g)
+    if tg:
+        out.append("Busy instructions per delivered packet at 4 links against Linux's best in the same cell: "
+                   + "; ".join(f"{nic} {cut} {w}: {x / 1000:.1f}k against {best} {v / 1000:.1f}k = {ratio:.3f}x"
+                               for nic, cut, w, x, best, v, ratio in tg) + ".")
+    out += ["", UEND, ""]
+    return "\n".join(out)
+
+
 def dumps(doc):
     """JSON, indented, each row's series and CPU samples on one line."""
     keep = {}
@@ -378,6 +460,19 @@ def dumps(doc):
 
 def main():
     out = sys.argv[1]
+    if sys.argv[2:] == ["--unpaced"]:
+        doc = sections.merge(out, "failover-unpaced")
+        if not doc:
+            sys.exit("failover: no kernel-failover-unpaced.json")
+        rows = [recompute(r) for r in doc["rows"]]
+        for r in rows:
+            r["limit"] = limit(r)
+        doc["rows"] = rows
+        with open(os.path.join(out, "failover-unpaced.json"), "w") as f:
+            f.write(dumps(doc))
+        sections.write_section(out, unpaced_section(doc, rows), UBEGIN, UEND, after=END)
+        print(f"failover: wrote {os.path.join(out, 'failover-unpaced.json')}, REPORT.md unpaced sub-section")
+        return
     doc = sections.merge(out, "failover")
     if not doc:
         sys.exit("failover: no kernel-failover.json")

@@ -235,9 +235,17 @@ def run(a, sockdir, guests):
                 raise RuntimeError("no FLOWMARK i=0 from the client")
             ev["cut_node"], ev["cut_nic"] = target, "nic0"
             ev["host_cut"] = qmp_set_link(qmp, "nic0", False)
-            ev["host_mark_restore"] = cli.wait_line("FLOWMARK i=1", deadline)
+            # A sender whose writes block (the flow stalled by the cut)
+            # prints no more marks: then the restore comes on the host's
+            # time, twice the host seconds its clock took per guest second
+            # up to the cut (plus 10 s), and the stall is the result.
+            per_s = max(1.0, (ev["host_mark_cut"] - h0) / max(a.cut_at, 0.1))
+            ev["host_mark_restore"] = cli.wait_line(
+                "FLOWMARK i=1", min(deadline, ev["host_mark_cut"] + a.down * per_s * 2 + 10))
             if ev["host_mark_restore"] is None:
-                raise RuntimeError("no FLOWMARK i=1 from the client")
+                if cli.wait_line("FLOWMARK i=0", 0) is None or time.monotonic() >= deadline:
+                    raise RuntimeError("no FLOWMARK i=1 from the client")
+                ev["restore_on_host"] = "no FLOWMARK i=1 by then: the sender's writes blocked"
             ev["host_restore"] = qmp_set_link(qmp, "nic0", True)
             # Cores that other processes took during the flow: the noise.
             sleep_until(h0 + flow_ms / 1000.0)
