@@ -359,7 +359,7 @@ FAILOVER_WINDOWS = ("before", "during", "after")
 FAILOVER_LIMITS = ("receiver CPU", "sender CPU", "emulator")
 FAILOVER_CPU = ("server_insns_per_byte", "client_insns_per_byte", "server_insns_per_pkt", "client_insns_per_pkt",
                 "server_busy_frac", "client_busy_frac", "server_span_s", "client_span_s", "insns_per_pkt",
-                "insns_per_byte")
+                "insns_per_byte", "server_mbps", "client_mbps")
 
 
 def failover_consistent(where, row, faults):

@@ -74,7 +74,8 @@ def cpu_windows(r, bin_s=0.1):
     inside a window to the last: the busy ticks between them less the
     samples' own cost (mark each), over the bytes between them (the
     receiver's delivered, the sender's handed to its stack: all delivered
-    in the end, lost 0). None without samples."""
+    in the end, lost 0), and those bytes' Mbit/s on that end's own clock
+    (SIDE_mbps). None without samples."""
     cs, series = r.get("cpu_samples"), r.get("series")
     if not cs or not series or r.get("cut_s") is None:
         return None
@@ -104,6 +105,7 @@ def cpu_windows(r, bin_s=0.1):
             cell[f"{side}_busy_frac"] = round(busy / (dt * 1e9), 4) if dt > 0 else None
             cell[f"{side}_insns_per_byte"] = round(busy / nbytes, 3) if nbytes > 0 else None
             cell[f"{side}_insns_per_pkt"] = round(busy / nbytes * PKT_BYTES) if nbytes > 0 else None
+            cell[f"{side}_mbps"] = round(nbytes * 8 / dt / 1e6, 2) if dt > 0 else None  # on that end's clock
         if cell.get("server_insns_per_pkt") is not None and cell.get("client_insns_per_pkt") is not None:
             cell["insns_per_pkt"] = cell["server_insns_per_pkt"] + cell["client_insns_per_pkt"]
             cell["insns_per_byte"] = round(cell["server_insns_per_byte"] + cell["client_insns_per_byte"], 3)
@@ -399,11 +401,13 @@ def unpaced_section(doc, rows):
            f"{doc['env'].get('runs')} interleaved rounds for both systems (this kernel's cells, then Linux's), "
            "medians over the runs. Mbit/s on the receiver's clock; busy: each end's share of the window "
            "(receiver / sender); limit: what held the stream before the cut (the runs' most common verdict); "
+           "sender Mbit/s: the bytes the sender handed to its stack in the same windows on its own clock (from its "
+           "CPU samples; the two clocks part: clock rate, receiver seconds per sender second); "
            "insns/pkt: both ends' busy instructions per delivered 8192-byte packet.", "",
            "| system | NIC | links | cut | runs | Mbit/s before | during | after | during/left | detect ms "
-           "| lost | corrupt | busy before (recv / send) | busy during | limit | insns/pkt before | during "
-           "| after | clock rate |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| lost | corrupt | busy before (recv / send) | busy during | limit | sender Mbit/s before | during "
+           "| after | insns/pkt before | during | after | clock rate |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lim = {}
     for (s, nic, links, cut), rs in sorted(g.items(), key=order):
         fr = [during_frac(r) for r in rs if during_frac(r) is not None]
@@ -417,7 +421,9 @@ def unpaced_section(doc, rows):
                    + " | ".join(fmt(med(rs, k)) for k in ("mbps_before", "mbps_during", "mbps_after"))
                    + f" | {fmt(round(statistics.median(fr), 3) if fr else None)} | {fmt(med(rs, 'detect_ms'))} | "
                      f"{fmt(lost)} | {fmt(corrupt)} | {busy('before')} | {busy('during')} | {verdict or '-'} | "
-                   + " | ".join(kfmt(med_cpu(rs, w, "insns_per_pkt")) for w in ("before", "during", "after"))
+                   + " | ".join(fmt(None if med_cpu(rs, w, "client_mbps") is None
+                                    else round(med_cpu(rs, w, "client_mbps"), 1)) for w in ("before", "during", "after"))
+                   + " | " + " | ".join(kfmt(med_cpu(rs, w, "insns_per_pkt")) for w in ("before", "during", "after"))
                    + f" | {fmt(med3(rs, 'clock_rate'))} |")
     out.append("")
     by_sys = {}
