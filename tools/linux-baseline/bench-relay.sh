@@ -142,7 +142,7 @@ else
 	for r in $(seq "${FIRST:-1}" $((${FIRST:-1} + RUNS - 1))); do
 		for h in $(echo "$HOPS" | tr , ' '); do
 			for l in $(echo "$LINKS" | tr , ' '); do
-				lb_log "run $r/$RUNS: hops=$h links=$l"
+				lb_log "run $r/$((${FIRST:-1} + RUNS - 1)): hops=$h links=$l"
 				boot "r$r-h$h-l$l" --hops "$h" --links "$l" --sizes "$SIZES" --timeout 600
 			done
 		done
@@ -150,7 +150,7 @@ else
 		for h in $(echo "$HOPS" | tr , ' '); do
 			[ "$h" = 0 ] && continue
 			for l in $(echo "$LINKS" | tr , ' '); do
-				lb_log "run $r/$RUNS, icount: hops=$h links=$l"
+				lb_log "run $r/$((${FIRST:-1} + RUNS - 1)), icount: hops=$h links=$l"
 				boot "icount-r$r-h$h-l$l" --hops "$h" --links "$l" --icount --sizes "$SIZES" \
 					--modes tcp,raw --runs 2 --bursts 10 --timeout 900
 			done
