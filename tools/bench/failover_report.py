@@ -427,12 +427,21 @@ def unpaced_section(doc, rows):
                    + f" | {fmt(med3(rs, 'clock_rate'))} |")
     out.append("")
     by_sys = {}
-    for (s, _n, _l, _c), v in lim.items():
-        by_sys.setdefault(s, []).append(v or "-")
-    out.append("Which limit held each system before the cut: "
-               + "; ".join(f"{s}: {', '.join(sorted(set(v)))}" for s, v in sorted(by_sys.items(),
-                                                                       key=lambda x: (x[0] != "kernel", x[0])))
+    for (s, n, _l, c), v in sorted(lim.items(), key=lambda x: (x[0][1] != "e1000", x[0][1], x[0][3])):
+        by_sys.setdefault(s, []).append(f"{v or '-'} on {n}" + (f" ({c} cut)" if len({k[3] for k in lim}) > 1 else ""))
+    out.append("What held each system before the cut (the CPU only where an end was busy "
+               f"{CPU_BOUND:g} of the window): "
+               + "; ".join(f"{s}: {', '.join(v)}" for s, v in sorted(by_sys.items(),
+                                                                      key=lambda x: (x[0] != "kernel", x[0])))
                + ".")
+    early = [r for r in rows if r.get("cut_s") is not None and r["cut_s"] < 2.5]
+    if early:
+        out.append(f"{len(early)} of {len(rows)} runs had the cut less than 2.5 s into the stream on the receiver's "
+                   "clock (a receiver's clock slower than the sender's: "
+                   + ", ".join(sorted({f"{r['system']} {nic_of(r)}" for r in early}))
+                   + "): their 2 s before it reach back into the stream's start-up (this kernel on e1000: QEMU's 1 s "
+                   "receive hold-off once the NIC is set up), so the receiver's Mbit/s before read low; the "
+                   "sender's, on its own clock from its start, do not.")
     k = [r for r in rows if r["system"] == "kernel"]
     if k:
         out.append(f"This kernel, every run: lost {max(r['lost'] for r in k)}, corrupt "
