@@ -449,6 +449,8 @@ bench-multilink: bench-deps $(KERNEL) linux-baseline
 .PHONY: bench-failover
 # FAILOVER_RUNS (3) interleaved rounds: runs per system, NIC, link count and
 # cut, the same for both systems (a round takes about 40 s a Linux cell).
+# FAILOVER_UNPACED=1: the same with no link paced on either system, the CPU
+# as the limit (failover-unpaced.json and the section's unpaced part).
 FAILOVER_RUNS ?= 3
 bench-failover: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/failover.sh $(KERNEL) $(FAILOVER_RUNS) $(BENCH_OUT)
@@ -456,7 +458,8 @@ bench-failover: bench-deps $(KERNEL) linux-baseline
 # Direct, through one relay and through two, 1 and 2 links per hop, this
 # kernel's relay and Linux IP routers: relay.json, relay.png and REPORT.md's
 # relaying section (tools/bench/relay.sh). RELAY_RUNS (3) runs per cell for
-# this kernel (about 25 s a run and cell); RELAY_HOPS=0,1 leaves out the
+# each system, both on dgram wires, in interleaved rounds (a kernel run,
+# then a Linux run; about 25 s a kernel cell); RELAY_HOPS=0,1 leaves out the
 # 4-VM line. Then the relay's instructions per forwarded packet at a fixed
 # offered load against a Linux router's (interleaved, RELAY_CPU_RUNS), the
 # throughput with the host's frame injector as the client (RELAY_INJECT_RUNS)

@@ -113,6 +113,8 @@ ROWS = {
         "nic": ("str", "all"), "backend": ("str", "all"), "icount": ("bool", "all"),
         "cpu": ("dict", "optional"), "cpu_samples": ("dict", "optional"),
         "cut_client_s": ("num", "optional"), "restore_client_s": ("num", "optional"),
+        # Unpaced rows (failover-unpaced.json): what held the stream before the cut.
+        "limit": ("str", "optional"),
     },
     # Through 0, 1 or 2 relays (make bench-relay): one row per system, mode, hop count,
     # link count and size; a direct row has no relay figures.
@@ -358,9 +360,10 @@ def consistent(bench, where, row, faults):
 
 
 FAILOVER_WINDOWS = ("before", "during", "after")
+FAILOVER_LIMITS = ("receiver CPU", "sender CPU", "emulator")
 FAILOVER_CPU = ("server_insns_per_byte", "client_insns_per_byte", "server_insns_per_pkt", "client_insns_per_pkt",
                 "server_busy_frac", "client_busy_frac", "server_span_s", "client_span_s", "insns_per_pkt",
-                "insns_per_byte")
+                "insns_per_byte", "server_mbps", "client_mbps")
 
 
 def failover_consistent(where, row, faults):
@@ -378,6 +381,8 @@ def failover_consistent(where, row, faults):
             n = len(c.get("t_s") or []) if isinstance(c, dict) else -1
             if n < 2 or any(len(c.get(k) or []) != n for k in ("busy", "bytes")):
                 faults.append(f"{where}: cpu_samples.{side} has no t_s, busy, bytes of one length (2 or more)")
+    if row.get("limit") is not None and row["limit"] not in FAILOVER_LIMITS:
+        faults.append(f"{where}: limit={row['limit']!r} is not one of {', '.join(FAILOVER_LIMITS)}")
     cpu = row.get("cpu")
     if not isinstance(cpu, dict):
         return

@@ -8,7 +8,12 @@ each system, cut and restore marked) and writes REPORT.md's link-failure
 section between its markers, beside RI2N's Table 4. Every number in it is
 read from those files.
 
-Usage: failover_report.py OUTDIR
+With --unpaced: the CPU-bound variant instead (make bench-failover with
+FAILOVER_UNPACED=1: kernel-failover-unpaced.json, linux-failover-unpaced.json
+into failover-unpaced.json) and REPORT.md's unpaced sub-section, right after
+the link-failure section, between its own markers (no plot).
+
+Usage: failover_report.py OUTDIR [--unpaced]
 """
 import json
 import os
@@ -19,6 +24,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 import sections  # noqa: E402
 
 BEGIN, END = "<!-- failover: begin -->", "<!-- failover: end -->"
+UBEGIN, UEND = "<!-- failover-unpaced: begin -->", "<!-- failover-unpaced: end -->"
+# An end whose busy share in a window is at least this was held by its CPU
+# (under -icount shift=0 its clock is then its instructions).
+CPU_BOUND = 0.9
 # RI2N Table 4: NFS write throughput before and during a failure of one of two GbE links.
 RI2N_TABLE4 = {"LCB (Linux bonding)": (179.9, 108.7), "RI2N/DRV": (157.2, 109.0)}
 RI2N_ONE_LINK = 109.8  # Table 2, GbE, rwsize 32 KB
@@ -65,7 +74,8 @@ def cpu_windows(r, bin_s=0.1):
     inside a window to the last: the busy ticks between them less the
     samples' own cost (mark each), over the bytes between them (the
     receiver's delivered, the sender's handed to its stack: all delivered
-    in the end, lost 0). None without samples."""
+    in the end, lost 0), and those bytes' Mbit/s on that end's own clock
+    (SIDE_mbps). None without samples."""
     cs, series = r.get("cpu_samples"), r.get("series")
     if not cs or not series or r.get("cut_s") is None:
         return None
@@ -95,6 +105,7 @@ def cpu_windows(r, bin_s=0.1):
             cell[f"{side}_busy_frac"] = round(busy / (dt * 1e9), 4) if dt > 0 else None
             cell[f"{side}_insns_per_byte"] = round(busy / nbytes, 3) if nbytes > 0 else None
             cell[f"{side}_insns_per_pkt"] = round(busy / nbytes * PKT_BYTES) if nbytes > 0 else None
+            cell[f"{side}_mbps"] = round(nbytes * 8 / dt / 1e6, 2) if dt > 0 else None  # on that end's clock
         if cell.get("server_insns_per_pkt") is not None and cell.get("client_insns_per_pkt") is not None:
             cell["insns_per_pkt"] = cell["server_insns_per_pkt"] + cell["client_insns_per_pkt"]
             cell["insns_per_byte"] = round(cell["server_insns_per_byte"] + cell["client_insns_per_byte"], 3)
@@ -358,6 +369,92 @@ def section(doc, rows):
     return "\n".join(out)
 
 
+def limit(r, window="before"):
+    """What held an unpaced run in a window: "receiver CPU" or "sender CPU"
+    (that end busy CPU_BOUND of the window or more; the busier one when
+    both), else "emulator" (neither CPU full: the host's time in QEMU's
+    devices and wires, outside guest instructions); None without CPU work."""
+    c = (r.get("cpu") or {}).get(window) or {}
+    rx, tx = c.get("server_busy_frac"), c.get("client_busy_frac")
+    if rx is None or tx is None:
+        return None
+    if max(rx, tx) < CPU_BOUND:
+        return "emulator"
+    return "receiver CPU" if rx >= tx else "sender CPU"
+
+
+def unpaced_section(doc, rows):
+    g = groups(rows)
+    lenv = doc.get("linux_env") or {}
+    out = [UBEGIN, "### Unpaced: the CPU as the limit (make bench-failover FAILOVER_UNPACED=1)", "",
+           "The same cut and restore with nothing paced: this kernel's stream with no NIC shaped "
+           "(`nic_mbps=0`), Linux's TCP or MPTCP flow with no `tbf` on any NIC "
+           f"(this kernel: {doc.get('pacing')}; Linux: {lenv.get('pacing', '-')}). "
+           "Both VMs under `-icount shift=0`, so while a guest runs its clock is its instructions: an end that is "
+           f"busy {CPU_BOUND:g} of a window or more is held by its CPU, and the Mbit/s on its clock are what its "
+           "CPU allows, whatever else the host runs. An end that halts waits for frames on the host's time "
+           "(QEMU's device models and wires, outside guest instructions): when neither end is busy that much, "
+           "the emulator set the rate, not the CPU. The same wires as the paced runs (this kernel: "
+           f"{doc['env'].get('backend')}; Linux: {lenv.get('backend', '-')}), the same cells, cut "
+           f"{doc.get('cut_at_s')} s after the start on the sender's clock and restored "
+           f"{doc.get('restore_after_s')} s later, the same windows and rules as the paced tables above, "
+           f"{doc['env'].get('runs')} interleaved rounds for both systems (this kernel's cells, then Linux's), "
+           "medians over the runs. Mbit/s on the receiver's clock; busy: each end's share of the window "
+           "(receiver / sender); limit: what held the stream before the cut (the runs' most common verdict); "
+           "sender Mbit/s: the bytes the sender handed to its stack in the same windows on its own clock (from its "
+           "CPU samples; the two clocks part: clock rate, receiver seconds per sender second); "
+           "insns/pkt: both ends' busy instructions per delivered 8192-byte packet.", "",
+           "| system | NIC | links | cut | runs | Mbit/s before | during | after | during/left | detect ms "
+           "| lost | corrupt | busy before (recv / send) | busy during | limit | sender Mbit/s before | during "
+           "| after | insns/pkt before | during | after | clock rate |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lim = {}
+    for (s, nic, links, cut), rs in sorted(g.items(), key=order):
+        fr = [during_frac(r) for r in rs if during_frac(r) is not None]
+        lost = max((r.get("lost") or 0) for r in rs) if any(r.get("lost") is not None for r in rs) else None
+        corrupt = max((r.get("corrupt") or 0) for r in rs) if any(r.get("corrupt") is not None for r in rs) else None
+        busy = lambda w: "/".join(bfmt(med_cpu(rs, w, k)) for k in ("server_busy_frac", "client_busy_frac"))  # noqa
+        ls = [limit(r) for r in rs if limit(r)]
+        verdict = max(set(ls), key=ls.count) if ls else None
+        lim[(s, nic, links, cut)] = verdict
+        out.append(f"| {s} | {nic} | {links} | {cut} | {len(rs)} | "
+                   + " | ".join(fmt(med(rs, k)) for k in ("mbps_before", "mbps_during", "mbps_after"))
+                   + f" | {fmt(round(statistics.median(fr), 3) if fr else None)} | {fmt(med(rs, 'detect_ms'))} | "
+                     f"{fmt(lost)} | {fmt(corrupt)} | {busy('before')} | {busy('during')} | {verdict or '-'} | "
+                   + " | ".join(fmt(None if med_cpu(rs, w, "client_mbps") is None
+                                    else round(med_cpu(rs, w, "client_mbps"), 1)) for w in ("before", "during", "after"))
+                   + " | " + " | ".join(kfmt(med_cpu(rs, w, "insns_per_pkt")) for w in ("before", "during", "after"))
+                   + f" | {fmt(med3(rs, 'clock_rate'))} |")
+    out.append("")
+    by_sys = {}
+    for (s, n, _l, c), v in sorted(lim.items(), key=lambda x: (x[0][1] != "e1000", x[0][1], x[0][3])):
+        by_sys.setdefault(s, []).append(f"{v or '-'} on {n}" + (f" ({c} cut)" if len({k[3] for k in lim}) > 1 else ""))
+    out.append("What held each system before the cut (the CPU only where an end was busy "
+               f"{CPU_BOUND:g} of the window): "
+               + "; ".join(f"{s}: {', '.join(v)}" for s, v in sorted(by_sys.items(),
+                                                                      key=lambda x: (x[0] != "kernel", x[0])))
+               + ".")
+    early = [r for r in rows if r.get("cut_s") is not None and r["cut_s"] < 2.5]
+    if early:
+        out.append(f"{len(early)} of {len(rows)} runs had the cut less than 2.5 s into the stream on the receiver's "
+                   "clock (a receiver's clock slower than the sender's: "
+                   + ", ".join(sorted({f"{r['system']} {nic_of(r)}" for r in early}))
+                   + "): their 2 s before it reach back into the stream's start-up (this kernel on e1000: QEMU's 1 s "
+                   "receive hold-off once the NIC is set up), so the receiver's Mbit/s before read low; the "
+                   "sender's, on its own clock from its start, do not.")
+    k = [r for r in rows if r["system"] == "kernel"]
+    if k:
+        out.append(f"This kernel, every run: lost {max(r['lost'] for r in k)}, corrupt "
+                   f"{max(r['corrupt'] for r in k)} (target 0).")
+    tg = cpu_targets(g)
+    if tg:
+        out.append("Busy instructions per delivered packet at 4 links against Linux's best in the same cell: "
+                   + "; ".join(f"{nic} {cut} {w}: {x / 1000:.1f}k against {best} {v / 1000:.1f}k = {ratio:.3f}x"
+                               for nic, cut, w, x, best, v, ratio in tg) + ".")
+    out += ["", UEND, ""]
+    return "\n".join(out)
+
+
 def dumps(doc):
     """JSON, indented, each row's series and CPU samples on one line."""
     keep = {}
@@ -378,6 +475,19 @@ def dumps(doc):
 
 def main():
     out = sys.argv[1]
+    if sys.argv[2:] == ["--unpaced"]:
+        doc = sections.merge(out, "failover-unpaced")
+        if not doc:
+            sys.exit("failover: no kernel-failover-unpaced.json")
+        rows = [recompute(r) for r in doc["rows"]]
+        for r in rows:
+            r["limit"] = limit(r)
+        doc["rows"] = rows
+        with open(os.path.join(out, "failover-unpaced.json"), "w") as f:
+            f.write(dumps(doc))
+        sections.write_section(out, unpaced_section(doc, rows), UBEGIN, UEND, after=END)
+        print(f"failover: wrote {os.path.join(out, 'failover-unpaced.json')}, REPORT.md unpaced sub-section")
+        return
     doc = sections.merge(out, "failover")
     if not doc:
         sys.exit("failover: no kernel-failover.json")

@@ -53,12 +53,14 @@ waited for a host CPU (runq_wait_frac: over that time, summed over the
 threads). Writes OUTDIR/relay-inject.json (rows of
 mode inject-direct and inject-relay, both systems, medians over RUNS).
 
-Usage: relay.py KERNEL OUTDIR RUNS [--hops 0,1,2] [--links 1,2] [--insns-only]
+Usage: relay.py KERNEL OUTDIR RUNS [--hops 0,1,2] [--links 1,2] [--append] [--insns-only]
        relay.py KERNEL OUTDIR RUNS --inject [--sizes 1500,8192] [--lb-guest DIR]
        relay.py KERNEL OUTDIR 1 --cpu [--cpu-first] [--links 1,2] [--sizes 1500,8192]
                 [--cpu-mbps R] [--cpu-packets N]
-Writes OUTDIR/kernel-relay.json (--insns-only: redoes only the -icount
-boots and updates the instruction counts of an existing one), or with
+Writes OUTDIR/kernel-relay.json and every run's figures in
+OUTDIR/kernel-relay.samples.jsonl (--append: adds to those; the rows are the
+medians over all; --insns-only: redoes only the -icount boots and updates
+the instruction counts of an existing one), or with
 --cpu OUTDIR/kernel-relay-cpu.json.
 """
 import argparse
@@ -370,6 +372,9 @@ def main():
     ap.add_argument("--hops", default="0,1,2")
     ap.add_argument("--links", default="1,2")
     ap.add_argument("--insns-only", action="store_true")
+    ap.add_argument("--append", action="store_true",
+                    help="add this call's runs to OUTDIR/kernel-relay.samples.jsonl (interleaved rounds)")
+    ap.add_argument("--first-run", type=int, default=0, help="the first run's number (default: after the last)")
     ap.add_argument("--cpu", action="store_true", help="one run of the CPU-work points only")
     ap.add_argument("--cpu-first", action="store_true", help="start kernel-relay-cpu.samples.jsonl afresh")
     ap.add_argument("--inject", action="store_true", help="the host's injector as the client")
@@ -385,46 +390,68 @@ def main():
         return inject_main(a, kernel)
     if a.insns_only:
         return insns_only(a, kernel)
-    rows = []
+    # Every run's figures (kernel-relay.samples.jsonl): --append adds this
+    # call's runs to those already there (relay.sh interleaves one kernel
+    # run with one Linux run), the rows are the medians over all of them.
+    spath = os.path.join(a.out, "kernel-relay.samples.jsonl")  # one line per cell: {"cell": "H,L", ...}
+    samples = {}
+    if a.append and os.path.exists(spath):
+        samples = {x["cell"]: x for x in (json.loads(ln) for ln in open(spath) if ln.strip())}
+    first = a.first_run or (1 + max([len(v["mbps"][str(SIZES[0])]) for v in samples.values()] or [0]))
     for hops in [int(x) for x in a.hops.split(",")]:
         for links in [int(x) for x in a.links.split(",")]:
-            mb = {s: [] for s in SIZES}
-            rt = {s: [] for s in SIZES}
-            copied, fwd, drops = 0, 0, 0
-            for r in range(a.runs):
-                print(f"relay: kernel, {hops} relay(s), {links} link(s) per hop, run {r + 1}/{a.runs}", flush=True)
+            c = samples.setdefault(f"{hops},{links}", {
+                "cell": f"{hops},{links}", "mbps": {str(s): [] for s in SIZES}, "rtt": {str(s): [] for s in SIZES},
+                "insns": {str(s): [] for s in SIZES}, "raw": {str(s): [] for s in SIZES},
+                "copied": 0, "fwd": 0, "drops": 0})
+            for r in range(first, first + a.runs):
+                print(f"relay: kernel, {hops} relay(s), {links} link(s) per hop, run {r}", flush=True)
                 for size in SIZES:
                     m, rl = stream(kernel, hops, links, size)
-                    mb[size].append(m)
-                    copied += sum(int(x["copied"]) for x in rl)
-                    fwd += sum(int(x["relayed"]) for x in rl)
-                    drops += sum(int(x["drop_busy"]) + int(x["drop_down"]) + int(x.get("drop_nomem", 0)) for x in rl)
+                    c["mbps"][str(size)].append(round(m, 1))
+                    c["copied"] += sum(int(x["copied"]) for x in rl)
+                    c["fwd"] += sum(int(x["relayed"]) for x in rl)
+                    c["drops"] += sum(int(x["drop_busy"]) + int(x["drop_down"]) + int(x.get("drop_nomem", 0))
+                                      for x in rl)
                     print(f"  stream {size} B: {m:.1f} Mbit/s", flush=True)
                 rtts, _ = rtt(kernel, hops, links)
                 for size in SIZES:
                     if size in rtts:
-                        rt[size].append(rtts[size][0])
+                        c["rtt"][str(size)].append(round(rtts[size][0], 1))
                 print("  rtt " + ", ".join(f"{s} B {v[0]:.0f} us" for s, v in sorted(rtts.items())), flush=True)
-            for size in SIZES:
-                insns = raw = None
-                if hops:
-                    insns, raw = measure_insns(kernel, hops, links, size, a.runs)
+                for size in SIZES if hops else ():
+                    insns, raw = measure_insns(kernel, hops, links, size, 1)
+                    c["insns"][str(size)].append(insns)
+                    c["raw"][str(size)].append(raw)
                     print(f"  relay instructions per forwarded packet, {size} B: {insns} ({raw} before the "
                           "quiet baseline)", flush=True)
-                rows.append({
-                    "system": "kernel", "mode": "stream", "hops": hops, "links": links, "bytes": size,
-                    "mbps": round(statistics.median(mb[size]), 1) if mb[size] else None,
-                    "mbps_runs": [round(x, 1) for x in mb[size]],
-                    "rtt_us": round(statistics.median(rt[size]), 1) if rt[size] else None,
-                    "rtt_runs_us": [round(x, 1) for x in rt[size]],
-                    "relay_insns_per_pkt": insns, "relay_insns_raw_per_pkt": raw,
-                    "relay_copy_bytes_per_pkt": (copied / fwd if fwd else 0) if hops else None,
-                    "relay_forwarded": fwd if hops else None,
-                    "relay_drops": drops if hops else None,
-                })
-    doc = {"bench": "relay", "env": env("tcg", "real", a.runs, backend="dgram-unix-per-link (cluster runner)",
+    os.makedirs(a.out, exist_ok=True)
+    with open(spath, "w") as f:
+        f.writelines(json.dumps(c) + "\n" for _, c in sorted(samples.items()))
+    rows = []
+    for key, c in sorted(samples.items()):
+        hops, links = (int(x) for x in key.split(","))
+        for size in SIZES:
+            mb, rt, ins, raw = (c[k][str(size)] for k in ("mbps", "rtt", "insns", "raw"))
+            rows.append({
+                "system": "kernel", "mode": "stream", "hops": hops, "links": links, "bytes": size,
+                "mbps": round(statistics.median(mb), 1) if mb else None,
+                "mbps_runs": mb,
+                "rtt_us": round(statistics.median(rt), 1) if rt else None,
+                "rtt_runs_us": rt,
+                "relay_insns_per_pkt": round(statistics.median(ins)) if ins else None,
+                "relay_insns_raw_per_pkt": round(statistics.median(raw)) if raw else None,
+                "relay_copy_bytes_per_pkt": (c["copied"] / c["fwd"] if c["fwd"] else 0) if hops else None,
+                "relay_forwarded": c["fwd"] if hops else None,
+                "relay_drops": c["drops"] if hops else None,
+            })
+    runs = max(len(c["mbps"][str(SIZES[0])]) for c in samples.values())
+    doc = {"bench": "relay", "env": env("tcg", "real", runs, backend="dgram-unix-per-link (cluster runner)",
                                         nic="e1000"),
-           "insns_clock": f"icount (relays only, separate boots: {a.runs} per point, median)", "stream_count": COUNT, "rows": rows}
+           "insns_clock": "icount (relays only, separate boots: one per point and run, median)",
+           "stream_count": COUNT, "rows": rows}
+    if a.first_run:
+        doc["env"]["interleaved"] = "rounds of one run of this kernel, then one of Linux's (relay.sh)"
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "kernel-relay.json"), "w") as f:
         json.dump(doc, f, indent=1)

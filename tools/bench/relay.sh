@@ -5,11 +5,11 @@
 # (tools/linux-baseline/bench-relay.sh, when present), then relay.json,
 # relay.png and REPORT.md's relaying section (tools/bench/relay_report.py).
 # Usage: tools/bench/relay.sh KERNEL RUNS OUTDIR
-# RUNS: this kernel's runs per hop count and link count.
+# RUNS: runs per hop count and link count, the same for both systems, in
+# interleaved rounds (round r: one run of this kernel's, then one of Linux's).
 # Environment: RELAY_HOPS (0,1,2: two relays boot 4 VMs at once, ask for it
 # only on a host with nothing else running), RELAY_LINKS (1,2),
-# RELAY_LINUX_RUNS (RUNS: the same run count for both systems, real-time
-# and -icount boots alike), BENCH_HOST_SETTING (what else ran on the host, as
+# BENCH_HOST_SETTING (what else ran on the host, as
 # the operator states it: recorded in both parts' env and the report),
 # BENCH_PY, LB_BUILD.
 # Then the CPU work (the figure the host cannot decide): one relay under
@@ -67,17 +67,20 @@ if [ "${RELAY_CPU_ONLY:-0}" = 1 ]; then
 	echo "bench-relay: merged results, plot, REPORT.md ($(date +%T))"
 	exec "$py" "$root/tools/bench/relay_report.py" "$out"
 fi
-echo "bench-relay: [1/3] this kernel, $hops relay(s), $links link(s) per hop ($(date +%T))"
-"$py" "$root/tools/bench/relay.py" "$kernel" "$out" "$runs" --hops "$hops" --links "$links"
+# The throughput rows: interleaved rounds, one kernel run then one Linux
+# run (every boot of both on dgram wires, one per link and hop), RUNS of each.
+[ -x "$linux" ] || echo "bench-relay: no Linux relay benchmark in this tree: kernel rows only"
 rm -f "$out/linux-relay.json"
-if [ -x "$linux" ]; then
-	echo "bench-relay: [2/3] Linux IP routers ($(date +%T))"
-	LB_BUILD=$guest "$linux" --runs "${RELAY_LINUX_RUNS:-$runs}" --hops "$hops" --links "$links" \
-		"$out/linux-relay.json" || echo "bench-relay: the Linux part failed: kernel rows only"
-else
-	echo "bench-relay: [2/3] no Linux relay benchmark in this tree: kernel rows only"
-fi
+for r in $(seq 1 "$runs"); do
+	echo "bench-relay: [round $r/$runs] this kernel, $hops relay(s), $links link(s) per hop ($(date +%T))"
+	"$py" "$root/tools/bench/relay.py" "$kernel" "$out" 1 --hops "$hops" --links "$links" --first-run "$r" \
+		$([ "$r" -gt 1 ] && echo --append)
+	[ -x "$linux" ] || continue
+	echo "bench-relay: [round $r/$runs] Linux IP routers ($(date +%T))"
+	LB_BUILD=$guest "$linux" --runs 1 --first-run "$r" --logdir "$guest/raw/relay" --hops "$hops" --links "$links" \
+		"$out/linux-relay.json" || echo "bench-relay: the Linux part failed in round $r"
+done
 [ "$cpu_runs" = 0 ] || cpu_work
 more_work
-echo "bench-relay: [3/3] merged results, plot, REPORT.md ($(date +%T))"
+echo "bench-relay: merged results, plot, REPORT.md ($(date +%T))"
 "$py" "$root/tools/bench/relay_report.py" "$out"

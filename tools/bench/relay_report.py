@@ -287,6 +287,13 @@ def profile_why(prof):
     return out
 
 
+def backend_words(b):
+    """A result's env.backend in words: bridges (tap per NIC) or dgram wires."""
+    if not b:
+        return "unknown"
+    return "bridges and taps" if "bridge" in b else "one QEMU dgram wire per link and hop"
+
+
 def section(doc, prof=None):
     k = rows_of(doc, "kernel", "stream")
     lt = rows_of(doc, "linux-router", "tcp")
@@ -295,9 +302,12 @@ def section(doc, prof=None):
     links = sorted({r["links"] for r in k})
     sizes = sorted({r["bytes"] for r in k})
     e = doc.get("env", {})
+    le = doc.get("linux_env") or {}
     out = [BEGIN, "## Relaying through intermediate nodes (make bench-relay)", "",
-           f"Nodes of each system in a line (this kernel's on the cluster runner's "
-           f"{'bridges' if 'bridge' in e.get('backend', '') else 'dgram wires, one per link and hop, as Linux'}; QEMU "
+           f"Nodes of each system in a line (backend: this kernel {backend_words(e.get('backend'))}, "
+           f"Linux {backend_words(le.get('backend')) if le else '(no Linux rows)'}"
+           + (", the same for both" if le and backend_words(e.get('backend')) == backend_words(le.get('backend'))
+              else "") + f"; QEMU "
            f"{e.get('qemu', '?')}, {e.get('accel', 'tcg')}, e1000, unpaced links), 0, 1 or 2 relays between the two ends, "
            "1 or 2 links per hop. This kernel: a verified stream (every packet's order, count and bytes "
            "checked at the far end) addressed to the far node's coordinates, relayed in each middle "
@@ -305,9 +315,10 @@ def section(doc, prof=None):
            "hop limit rewritten in place); round trips by user/pingpong.c. Linux: the middle guests are "
            "IP routers (ip_forward=1, static routes); a TCP stream and UDP bursts end to end, UDP round "
            "trips. Medians over the runs "
-           f"({e.get('runs', '?')} for this kernel). HXB Table 6 (its own hardware: 2 links of 1 Gbit/s "
+           f"({e.get('runs', '?')} for this kernel, {le.get('runs', '?') if le else '-'} for Linux"
+           + (", in interleaved rounds: one run of this kernel's, then one of Linux's" if e.get("interleaved") else "")
+           + f"). HXB Table 6 (its own hardware: 2 links of 1 Gbit/s "
            "per dimension, 8 KB) beside it.", ""]
-    le = doc.get("linux_env") or {}
     if le:
         out += [f"Linux rows: {le.get('guest', 'the Linux guest')}; {le.get('topology', '')}"
                 + (f"; {le['note']}" if le.get("note") else "")

@@ -401,5 +401,23 @@ class FailoverCpu(unittest.TestCase):
         check_schema.failover_consistent("x", dict(r, cpu_samples=None, cpu=None), faults)
         self.assertEqual(faults, ["x: an -icount run with a series but no cpu_samples"])
 
+    def test_limit(self):
+        """The unpaced rows' limit: the busier end at 0.9 of its window or
+        more, else the emulator; check_schema takes only those words."""
+        import failover_report
+        r = self.row()
+        r["cpu"] = failover_report.cpu_windows(r)  # busy 0.01 at both ends
+        self.assertEqual(failover_report.limit(r), "emulator")
+        r["cpu"]["before"].update(server_busy_frac=0.95, client_busy_frac=0.2)
+        self.assertEqual(failover_report.limit(r), "receiver CPU")
+        r["cpu"]["before"].update(server_busy_frac=0.95, client_busy_frac=0.97)
+        self.assertEqual(failover_report.limit(r), "sender CPU")
+        self.assertIsNone(failover_report.limit({"system": "linux-mptcp"}))
+        faults = []
+        check_schema.check_row("failover", 0, dict(r, limit="the moon", detect_ms=1.0, mbps_before=8.0,
+                                                  mbps_during=8.0, mbps_after=8.0, max_gap_ms=1.0, lost=0,
+                                                  corrupt=0), faults)
+        self.assertEqual(faults, ["rows[0]: limit='the moon' is not one of receiver CPU, sender CPU, emulator"])
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -26,7 +26,10 @@
 #            every 500 ms (FLOWCPU lines): the CPU work
 #   --first-run R --keep  number the runs from R and keep the earlier runs'
 #            logs (tools/bench/failover.sh interleaves rounds: one call a round)
-# Tunables (env): FO_MBPS (100, tbf rate of every NIC), FO_SIZE (8192, the
+# Tunables (env): FO_MBPS (100, tbf rate of every NIC; 0: no tbf, unpaced),
+# FO_GRACE_MS (3000: the receiver's wait past the flow's duration, on its
+# clock; unpaced under -icount give more, as a busy sender's clock runs
+# slower than an idle receiver's), FO_SIZE (8192, the
 # sender's write size), FO_CUT_AT (5), FO_DOWN (10), FO_TAIL (5) in seconds,
 # LB_NIC (e1000, when no --nics), LB_BUILD, LB_PREBUILT=1 (as bench.sh), FO_RAW
 # (where the runs' logs go, emptied first unless --keep; default
@@ -84,7 +87,7 @@ links_of() {
 	done
 	echo "$LINKS_LIST" | tr , ' '
 }
-MBPS=${FO_MBPS:-100} SIZE=${FO_SIZE:-8192}
+MBPS=${FO_MBPS:-100} SIZE=${FO_SIZE:-8192} GRACE=${FO_GRACE_MS:-3000}
 CUT_AT=${FO_CUT_AT:-5} DOWN=${FO_DOWN:-10} TAIL=${FO_TAIL:-5}
 lb_progress_start linux-failover
 
@@ -114,7 +117,7 @@ for run in $(seq "$FIRST" $((FIRST + RUNS - 1))); do
 						rc=0
 						"$HERE/run-failover.py" --system "$sys" --cut "$cut" --links "$links" --run "$run" \
 							--mbps "$MBPS" --size "$SIZE" --cut-at "$CUT_AT" --down "$DOWN" --tail "$TAIL" \
-							--guest "$GUEST" --nic "$nic" --logdir "$dir" $ICOUNT || rc=$?
+							--grace-ms "$GRACE" --guest "$GUEST" --nic "$nic" --logdir "$dir" $ICOUNT || rc=$?
 						# 3: no connection at all, the system's own result.
 						[ $rc = 0 ] || [ $rc = 3 ] && break
 					done
@@ -126,13 +129,15 @@ done
 
 # shellcheck disable=SC1091
 . "$GUEST/guest.env"
+PACING="tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB)"
+[ "$MBPS" = 0 ] && PACING="none: no tbf on any NIC (FO_MBPS=0), the flow as fast as both guests' CPUs and TCP let it go"
 CPU=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
 python3 "$HERE/collect-failover.py" --out "$OUT" \
 	--env accel=tcg --env "clock=$([ -n "$ICOUNT" ] && echo icount || echo real)" \
 	--env "qemu=$(lb_qemu_version)" --env "nic=$NICS" \
 	--env backend=dgram-unix-per-link --env "cpu=$CPU" --env "runs=$((FIRST + RUNS - 1))" \
-	--env "per_link_mbps_paced=$MBPS" --env mtu=9000 --env "write_bytes=$SIZE" \
-	--env "pacing=tbf on every NIC of both guests (burst 4 ms of the rate + two jumbo frames, as the kernel pacer; limit 4 MiB)" \
+	--env "per_link_mbps_paced=$MBPS" --env "flow_grace_ms=$GRACE" --env mtu=9000 --env "write_bytes=$SIZE" \
+	--env "pacing=$PACING" \
 	--env "timeline=cut ${CUT_AT} s after the sender's start (its FLOWMARK line), restore ${DOWN} s later, sending ends ${TAIL} s after the restore" \
 	--env "cut_visible=QMP set_link off on the sender's NIC 0 (its carrier drops; the receiver's NIC 0 stays up)" \
 	--env "cut_silent=QMP set_link off on the receiver's NIC 0 (frames die both ways; the sender's NIC 0 keeps its carrier)" \

@@ -5,7 +5,7 @@
 # instructions per forwarded packet under -icount (README.md, "Relaying").
 #
 #   bench-relay.sh [--runs N] [--hops 0,1[,2]] [--links 1[,2]] [--sizes 1500,8192]
-#                  [--no-icount] [--quick] [--logdir DIR] OUT.json
+#                  [--no-icount] [--quick] [--logdir DIR] [--first-run R] OUT.json
 #   bench-relay.sh --cpu-boot N [--links 1,2] [--sizes 1500,8192] [--mbps R] [--packets P] OUT.json
 #
 # Per run (--runs, default 1) and per hop count and link count: one
@@ -26,6 +26,10 @@
 # (--packets, 2048; the first burst the warm-up, inside the router's window);
 # then OUT.json (rows of mode cpu, collect-relay.py --cpu) from every round
 # so far.
+# --first-run R (with --logdir DIR): the runs numbered from R, the boots of
+# the earlier runs kept in DIR and collected with this call's (OUT.json
+# from every run so far: bench/relay.sh interleaves one Linux run with one
+# kernel run).
 # Boots VMs: run it under the team's VM slot wrapper if there is one.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,7 +37,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=common.sh
 . "$HERE/common.sh"
 
-RUNS=1 HOPS=0,1 LINKS=1,2 SIZES=1500,8192 ICOUNT=1 QUICK= LOGDIR= OUT= CPU_BOOT= MBPS=25 PACKETS=2048
+RUNS=1 HOPS=0,1 LINKS=1,2 SIZES=1500,8192 ICOUNT=1 QUICK= LOGDIR= OUT= CPU_BOOT= MBPS=25 PACKETS=2048 FIRST=
 GUEST=${LB_BUILD:-$ROOT/build/linux-baseline}
 usage() { sed -n '2,/^set -euo/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--cpu-boot) CPU_BOOT=$2; shift ;;
 	--mbps) MBPS=$2; shift ;;
 	--packets) PACKETS=$2; shift ;;
+	--first-run) FIRST=$2; shift ;;
 	-*) usage ;;
 	*) [ -z "$OUT" ] || usage; OUT=$1 ;;
 	esac
@@ -71,6 +76,11 @@ if [ -n "$CPU_BOOT" ]; then
 	[ $((PACKETS % 128)) = 0 ] && [ "$PACKETS" -ge 256 ] || lb_die "--packets: a multiple of 128, at least 256"
 	LOGDIR=$GUEST/raw/relay-cpu
 	[ "$CPU_BOOT" = 1 ] && rm -rf "$LOGDIR"
+fi
+if [ -n "$FIRST" ]; then
+	case "$FIRST" in [1-9] | [1-9][0-9]) ;; *) lb_die "--first-run $FIRST" ;; esac
+	[ -n "$LOGDIR" ] || lb_die "--first-run needs --logdir"
+	[ "$FIRST" = 1 ] && rm -rf "$LOGDIR"
 fi
 if [ -z "$LOGDIR" ]; then
 	LOGDIR=$(mktemp -d /tmp/lb-relay-bench.XXXXXX)
@@ -129,10 +139,10 @@ if [ -n "$QUICK" ]; then
 	SIZES=8192 RUNS=1
 	boot quick --hops 1 --links 1 --icount --sizes 8192 --runs 1 --bursts 5 --rtts 20 --timeout 400
 else
-	for r in $(seq 1 "$RUNS"); do
+	for r in $(seq "${FIRST:-1}" $((${FIRST:-1} + RUNS - 1))); do
 		for h in $(echo "$HOPS" | tr , ' '); do
 			for l in $(echo "$LINKS" | tr , ' '); do
-				lb_log "run $r/$RUNS: hops=$h links=$l"
+				lb_log "run $r/$((${FIRST:-1} + RUNS - 1)): hops=$h links=$l"
 				boot "r$r-h$h-l$l" --hops "$h" --links "$l" --sizes "$SIZES" --timeout 600
 			done
 		done
@@ -140,7 +150,7 @@ else
 		for h in $(echo "$HOPS" | tr , ' '); do
 			[ "$h" = 0 ] && continue
 			for l in $(echo "$LINKS" | tr , ' '); do
-				lb_log "run $r/$RUNS, icount: hops=$h links=$l"
+				lb_log "run $r/$((${FIRST:-1} + RUNS - 1)), icount: hops=$h links=$l"
 				boot "icount-r$r-h$h-l$l" --hops "$h" --links "$l" --icount --sizes "$SIZES" \
 					--modes tcp,raw --runs 2 --bursts 10 --timeout 900
 			done
@@ -148,6 +158,11 @@ else
 	done
 fi
 secs=$(($(date +%s) - start))
+if [ -n "$FIRST" ]; then # every run so far
+	RUNS=$((FIRST + RUNS - 1))
+	DIRS=()
+	for d in "$LOGDIR"/r[0-9]*-h* "$LOGDIR"/icount-r[0-9]*-h*; do [ -d "$d" ] && DIRS+=("$d"); done
+fi
 mkdir -p "$(dirname "$OUT")"
 "$HERE/collect-relay.py" --out "$OUT" --sizes "$SIZES" --runs "$RUNS" \
 	--env "guest=Linux $KERNEL_RELEASE ($KERNEL_PKG $KERNEL_VER), busybox initramfs, 256 MiB, -cpu max" \

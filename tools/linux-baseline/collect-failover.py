@@ -293,6 +293,7 @@ def row(rundir):
         "nic": ev.get("nic", "e1000"), "backend": "dgram", "icount": bool(ev.get("icount")),
         "config": ev.get("config"),
         "cut_on": "sender-marks" if g_cut is not None else "host-seconds",
+        **({"restore_on_host": ev["restore_on_host"]} if ev.get("restore_on_host") else {}),
         **({"cut_client_s": round(cut_c, 3), "restore_client_s": round(restore_c, 3), "end_client_s": end_s,
             "clock_rate": round((restore_s - cut_s) / (restore_c - cut_c), 4)}
            if cut_c is not None and restore_c > cut_c else {}),

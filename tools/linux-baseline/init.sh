@@ -43,7 +43,8 @@
 #     per 100 ms bin printed live; pkt.proto as for stream; pkt.flowcpu=MS:
 #     both ends' busy ns sampled every MS ms, a FLOWCPU line at the end;
 #     pkt.flowlive=N: only every Nth bin's line printed live; pkt.flowmarks=
-#     MS,MS..: the client prints a FLOWMARK line as it passes each)
+#     MS,MS..: the client prints a FLOWMARK line as it passes each;
+#     pkt.flowgrace=MS: the server's wait past the duration, 3000)
 #   pkt.loglevel=N (console log level once configured, e.g. 6 so that
 #     bonding's link messages reach the serial console)
 # Tuning: pkt.sysctl=NAME:VALUE[,NAME:VALUE...] (written to /proc/sys/NAME,
@@ -79,7 +80,7 @@ mount -t bpf bpf /sys/fs/bpf
 ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
-ARP= FLOWMS=20000 FLOWCPU=0 FLOWLIVE=1 FLOWMARKS= LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
+ARP= FLOWMS=20000 FLOWCPU=0 FLOWLIVE=1 FLOWMARKS= FLOWGRACE=3000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
 THEN= RXCOUNT=
 # set_key pkt.NAME=VALUE: one kernel argument into its variable.
 set_key() {
@@ -116,6 +117,7 @@ set_key() {
 	pkt.bondopt=*) BONDOPT=$v ;;
 	pkt.flowms=*) FLOWMS=$v ;;
 	pkt.flowcpu=*) FLOWCPU=$v ;;
+	pkt.flowgrace=*) FLOWGRACE=$v ;;
 	pkt.flowlive=*) FLOWLIVE=$v ;;
 	pkt.flowmarks=*) FLOWMARKS=$v ;;
 	pkt.loglevel=*) LOGLEVEL=$v ;;
@@ -475,7 +477,7 @@ run_modes() {
 			[ "$RXCOUNT" = 1 ] && [ "$ROLE" = server ] && set -- "$@" --rx-count
 			[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"
 			[ "$m" = flow ] && set -- "$@" --proto "$PROTO" --flow-ms "$FLOWMS" --flow-cpu-ms "$FLOWCPU" \
-				--flow-live "$FLOWLIVE" --server-ip "10.0.0.$PEERHOST"
+				--flow-live "$FLOWLIVE" --flow-grace-ms "$FLOWGRACE" --server-ip "10.0.0.$PEERHOST"
 			[ "$m" = flow ] && [ -n "$FLOWMARKS" ] && set -- "$@" --flow-marks "$FLOWMARKS"
 			[ -n "$IRQCPU$RXCPU" ] && irq_cpus | sed 's/^IRQCPU /IRQCPU0 /'
 			if [ -n "$RXCPU" ]; then

@@ -145,6 +145,7 @@ struct opts {
 	int flow_ms;              // flow client: how long to send
 	int flow_cpu_ms;          // flow: busy_ns sampled every this many ms (0: never), FLOWCPU line
 	int flow_live;            // flow server: every Nth FLOWBIN line printed live (1: all)
+	int flow_grace_ms;        // flow: the server's wait past the duration, the client's for the answer
 	int flow_marks[8], nflow_marks; // flow client: FLOWMARK lines at these ms from t0
 };
 
@@ -1544,7 +1545,9 @@ static int run_stream_client(const struct opts *o)
 // host reading the serial console can put its own instants (a link cut) on
 // the guest's clock; every byte is compared with the pattern at its offset.
 // A connection that stalls or breaks ends the run at the duration plus
-// PB_FLOW_GRACE_MS with the numbers so far: the server never waits longer.
+// PB_FLOW_GRACE_MS (--flow-grace-ms: more where the receiver's clock runs
+// faster than the sender's, an idle receiver and a busy sender under
+// -icount) with the numbers so far: the server never waits longer.
 //   FLOWSTART proto=.. bytes=.. ms=..                      (server, t=0)
 //   FLOWBIN i=K bytes=B g_us=G    bin K = [K*100, K*100+100) ms; G: guest time of the line
 //   FLOWBINS from=K bytes=B,B,...  (at the end: every bin again, 20 a line)
@@ -1721,7 +1724,7 @@ static int run_flow_server(const struct opts *o)
 		die("flow: bad or missing header");
 	uint32_t size = get_be32(hdr + 4);
 	uint64_t ms = get_be64(hdr + 8);
-	if (ms < 1 || ms > (uint64_t)PB_FLOW_MAX_BINS * 100 - PB_FLOW_GRACE_MS)
+	if (ms < 1 || ms + (uint64_t)o->flow_grace_ms > (uint64_t)PB_FLOW_MAX_BINS * 100)
 		die("flow: duration %llu ms out of range", (unsigned long long)ms);
 	long long re0 = snmp_get("/proc/net/snmp", "Tcp:", "RetransSegs");
 	long long ofo0 = snmp_get("/proc/net/netstat", "TcpExt:", "TCPOFOQueue");
@@ -1733,7 +1736,7 @@ static int run_flow_server(const struct opts *o)
 	busy_mark_ns(); // measured now, printed at the end
 	flow_cpu_sample(&f->cpu, 0);
 	printf("FLOWSTART proto=%s bytes=%u ms=%llu\n", proto_name(o->proto), size, (unsigned long long)ms);
-	int st = flow_receive(c, f, buf, f->t0 + (ms + PB_FLOW_GRACE_MS) * 1000000u);
+	int st = flow_receive(c, f, buf, f->t0 + (ms + (uint64_t)o->flow_grace_ms) * 1000000u);
 	uint64_t end = now_ns();
 	flow_print_bins(f, end);
 	if (f->printed < PB_FLOW_MAX_BINS && f->bins[f->printed]) // the last bin, cut short by the end
@@ -1838,7 +1841,7 @@ static int run_flow_client(const struct opts *o)
 	if (st == FL_EOF) {
 		// The server answers at EOF, or at its deadline if the stream stalls.
 		shutdown(fd, SHUT_WR);
-		set_timeouts(fd, PB_FLOW_GRACE_MS + 2000);
+		set_timeouts(fd, o->flow_grace_ms + 2000);
 		if (read_full(fd, ans, sizeof ans) == 0 && get_be32(ans) == PB_FLOW_MAGIC) {
 			got = (long long)get_be64(ans + 8);
 			bad = (long long)get_be64(ans + 16);
@@ -2065,6 +2068,7 @@ static void usage(void)
 	        "                [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N] [--gap-ms N] [--rx-count]\n"
 	        "                [--cpu-ms N] [--proto tcp|mptcp] [--server-ip A.B.C.D] [--bytes N]\n"
 	        "                [--reorder] [--flow-ms N] [--flow-cpu-ms N] [--flow-live N] [--flow-marks MS,..]\n"
+	        "                [--flow-grace-ms N]\n"
 	        "       pktbench netcfg tbf IF MBPS | mptcp-limits SUBFLOWS ADDRS |\n"
 	        "                mptcp-endpoint ADDR IF signal|subflow ID\n"
 	        "       pktbench --selfcheck\n");
@@ -2101,11 +2105,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "proto", 1, 0, 'T' }, { "server-ip", 1, 0, 'S' }, { "bytes", 1, 0, 'B' },
 		{ "reorder", 0, 0, 'R' }, { "flow-ms", 1, 0, 'F' }, { "rx-count", 0, 0, 'X' },
 		{ "flow-cpu-ms", 1, 0, 'C' }, { "flow-live", 1, 0, 'L' }, { "flow-marks", 1, 0, 'M' },
-		{ 0, 0, 0, 0 },
+		{ "flow-grace-ms", 1, 0, 'G' }, { 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .ifname = "eth0", .runs = 20, .warmup = 3, .timeout_ms = 5000,
 		            .probe_timeout_ms = 120000, .idle_timeout_ms = 300000, .gap_ms = 2,
-	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20, .flow_ms = 20000, .flow_live = 1 };
+	            .proto = IPPROTO_TCP, .stream_bytes = 16u << 20, .flow_ms = 20000, .flow_live = 1,
+		    .flow_grace_ms = PB_FLOW_GRACE_MS };
 	parse_sizes("64", o);
 	bool have_role = false, have_ip = false;
 	int c;
@@ -2128,6 +2133,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'F': o->flow_ms = atoi(optarg); break;
 		case 'C': o->flow_cpu_ms = atoi(optarg); break;
 		case 'L': o->flow_live = atoi(optarg); break;
+		case 'G': o->flow_grace_ms = atoi(optarg); break;
 		case 'M':
 			for (char *p = optarg; *p && o->nflow_marks < 8; p += *p == ',')
 				o->flow_marks[o->nflow_marks++] = (int)strtol(p, &p, 10);
@@ -2144,7 +2150,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 ||
 	    (o->role == ROLE_CLIENT && o->mode < MODE_STREAM && !o->have_peer) ||
 	    (o->role == ROLE_CLIENT && o->mode >= MODE_STREAM && !have_ip) ||
-	    o->flow_ms < 1 || o->flow_ms > 500000 || o->flow_cpu_ms < 0 || o->flow_live < 1)
+	    o->flow_ms < 1 || o->flow_ms > 500000 || o->flow_cpu_ms < 0 || o->flow_live < 1 ||
+	    o->flow_grace_ms < 0 || o->flow_grace_ms > 500000)
 		usage();
 }
 

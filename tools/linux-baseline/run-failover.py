@@ -3,7 +3,7 @@
 
     run-failover.py --system bond-rr|bond-ab|bond-ab-arp|bond-rr-arp|mptcp --cut visible|silent
                     --logdir DIR [--links N] [--mbps R] [--size B] [--cut-at S] [--down S]
-                    [--tail S] [--guest DIR] [--nic e1000|virtio] [--timeout S]
+                    [--tail S] [--grace-ms MS] [--guest DIR] [--nic e1000|virtio] [--timeout S]
 
 The server (receiver, 10.0.0.1) and the client (sender, 10.0.0.2) are joined
 NIC K to NIC K by one QEMU dgram/unix wire per link, each NIC paced with tbf
@@ -200,6 +200,7 @@ def run(a, sockdir, guests):
     flow_ms = int((a.cut_at + a.down + a.tail) * 1000)
     marks = "%d,%d" % (a.cut_at * 1000, (a.cut_at + a.down) * 1000)
     cpu = " pkt.flowcpu=500 pkt.flowlive=10" if a.icount else ""
+    cpu += " pkt.flowgrace=%d" % a.grace_ms if a.grace_ms != 3000 else ""
     common = ("pkt.idle=120000 pkt.nics=%d pkt.mbps=%s pkt.mode=flow pkt.sizes=%d pkt.flowms=%d "
               "pkt.loglevel=7 pkt.flowmarks=%s%s %s %s" % (a.links, a.mbps, a.size, flow_ms, marks, cpu,
                                                             tuned(a.system, a.nic), a.append))
@@ -235,9 +236,17 @@ def run(a, sockdir, guests):
                 raise RuntimeError("no FLOWMARK i=0 from the client")
             ev["cut_node"], ev["cut_nic"] = target, "nic0"
             ev["host_cut"] = qmp_set_link(qmp, "nic0", False)
-            ev["host_mark_restore"] = cli.wait_line("FLOWMARK i=1", deadline)
+            # A sender whose writes block (the flow stalled by the cut)
+            # prints no more marks: then the restore comes on the host's
+            # time, twice the host seconds its clock took per guest second
+            # up to the cut (plus 10 s), and the stall is the result.
+            per_s = max(1.0, (ev["host_mark_cut"] - h0) / max(a.cut_at, 0.1))
+            ev["host_mark_restore"] = cli.wait_line(
+                "FLOWMARK i=1", min(deadline, ev["host_mark_cut"] + a.down * per_s * 2 + 10))
             if ev["host_mark_restore"] is None:
-                raise RuntimeError("no FLOWMARK i=1 from the client")
+                if cli.wait_line("FLOWMARK i=0", 0) is None or time.monotonic() >= deadline:
+                    raise RuntimeError("no FLOWMARK i=1 from the client")
+                ev["restore_on_host"] = "no FLOWMARK i=1 by then: the sender's writes blocked"
             ev["host_restore"] = qmp_set_link(qmp, "nic0", True)
             # Cores that other processes took during the flow: the noise.
             sleep_until(h0 + flow_ms / 1000.0)
@@ -277,6 +286,9 @@ def main():
     ap.add_argument("--cut-at", type=float, default=5.0, help="seconds from FLOWSTART to the cut")
     ap.add_argument("--down", type=float, default=10.0, help="seconds from the cut to the restore")
     ap.add_argument("--tail", type=float, default=5.0, help="seconds of flow after the restore")
+    ap.add_argument("--grace-ms", type=int, default=3000,
+                    help="the receiver's wait past the flow's duration, on its clock (unpaced under -icount an "
+                         "idle receiver's clock runs faster than a busy sender's)")
     ap.add_argument("--guest", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                     "..", "..", "build", "linux-baseline"))
     ap.add_argument("--nic", default="e1000", choices=sorted(NICDEV))
@@ -288,7 +300,7 @@ def main():
                     help="-icount shift=0 and both ends' busy ns sampled every 500 ms (FLOWCPU lines)")
     a = ap.parse_args()
     if not a.timeout:
-        a.timeout = a.cut_at + a.down + a.tail + 330
+        a.timeout = a.cut_at + a.down + a.tail + 330 + a.grace_ms / 1000
     for f in ("vmlinuz", "initrd.gz"):
         if not os.path.isfile(os.path.join(a.guest, f)):
             sys.exit("run-failover.py: no %s in %s (run build.sh)" % (f, a.guest))
