@@ -27,6 +27,7 @@
 #include "net/netdev.h"
 #include "net/ceiling.h"
 #include "net/worker.h"
+#include "net/demux.h"
 #include "dma.h"
 #include "lock.h"
 #include "../drivers/ata/ata.h"
@@ -375,7 +376,7 @@ void kmain(uint32_t magic, uint32_t info)
 	// rxlock=fine: an idle CPU's receive work without the kernel lock, under
 	// the NICs' and channels' own locks (not yet the default: it does not
 	// pay while a system call holds the kernel lock it settles under).
-	worker_fine_locks = option_is("rxlock", "fine");
+	demux_fine = option_is("rxlock", "fine");
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.

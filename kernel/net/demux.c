@@ -33,16 +33,19 @@ void demux_init(void)
 
 void demux_refill_add(int nic, paddr_t pa)
 {
-	// In the list another CPU may post it (its poll, with the NIC's lock):
-	// this CPU's batch of shootdowns goes first, so no translation of the
-	// page into a region it left is live anywhere once the NIC writes it.
-	tlb_batch_sync();
+	// In the list another CPU may post it (its poll, with the NIC's lock;
+	// rxlock=fine): this CPU's batch of shootdowns goes first, so no
+	// translation of the page into a region it left is live anywhere once
+	// the NIC writes it. Under the kernel lock alone the CPU that posts it
+	// is this one, or one that runs after this one's batch was sent.
+	if (demux_fine)
+		tlb_batch_sync();
 	struct demux_nic *ni = &demux_nics[nic];
-	spin_lock(&ni->refl);
+	nl_lock(&ni->refl);
 	bool full = ni->nrefill == IO_RING_MAX + PKT_MAX_BUFS;
 	if (!full)
 		ni->refill[ni->nrefill++] = pa;
-	spin_unlock(&ni->refl);
+	nl_unlock(&ni->refl);
 	if (full)
 		pmem_free(pa); // the ring cannot take more (pmem_free syncs the TLB)
 }
@@ -61,14 +64,14 @@ static void flush_refill(int nic)
 	tlb_batch_sync(); // a NIC writes into these: no stale translation left
 	struct demux_nic *ni = &demux_nics[nic];
 	struct netdev *nd = netdev_at(nic);
-	spin_lock(&ni->refl);
+	nl_lock(&ni->refl);
 	int taken = ni->nrefill ? nd->ops->rx_refill(nd, ni->refill, ni->nrefill) : 0;
 	if (taken < 0)
 		taken = 0;
 	for (int i = taken; i < ni->nrefill; i++)
 		pmem_free(ni->refill[i]);
 	ni->nrefill = 0;
-	spin_unlock(&ni->refl);
+	nl_unlock(&ni->refl);
 }
 
 // From a channel (whose lock ranks above the NIC's): only when no other
@@ -76,10 +79,10 @@ static void flush_refill(int nic)
 void demux_flush_refill(int nic)
 {
 	struct demux_nic *ni = &demux_nics[nic];
-	if (!spin_trylock(&ni->rx))
+	if (!nl_trylock(&ni->rx))
 		return;
 	flush_refill(nic);
-	spin_unlock(&ni->rx);
+	nl_unlock(&ni->rx);
 }
 
 // Posts only a full group, or when the ring runs below half its buffers.
@@ -341,7 +344,7 @@ static void settle(void)
 	for (uint32_t m = nics; m; m &= m - 1) {
 		int nic = __builtin_ctz(m);
 		struct demux_nic *ni = &demux_nics[nic];
-		spin_lock(&ni->rx);
+		nl_lock(&ni->rx);
 		for (int i = 0; i < ni->nlater; i++) {
 			uint64_t *drop = dispatch(nic, &ni->later[i], false);
 			if (drop) {
@@ -351,7 +354,7 @@ static void settle(void)
 		}
 		ni->nlater = 0;
 		relay_flush();
-		spin_unlock(&ni->rx);
+		nl_unlock(&ni->rx);
 	}
 	for (uint32_t m = chans; m; m &= m - 1) {
 		struct io *c = &ios[__builtin_ctz(m)];
@@ -372,9 +375,9 @@ static bool drain(int nic, int budget)
 	for (int n; budget > 0; budget -= n) {
 		n = drain_some(nic, budget < 64 ? budget : 64);
 		if (lock_free()) {
-			spin_unlock(&demux_nics[nic].rx);
+			nl_unlock(&demux_nics[nic].rx);
 			settle();
-			spin_lock(&demux_nics[nic].rx);
+			nl_lock(&demux_nics[nic].rx);
 		}
 		if (n == 0)
 			return false;
@@ -389,6 +392,7 @@ static void set_polling(int nic, bool on)
 }
 
 bool demux_irq_wait;
+bool demux_fine;
 
 // Counted for each channel whose batch waits on nic (io_stats.rx_rearms).
 static void count_rearm(int nic)
@@ -431,9 +435,9 @@ static bool poll_budget(int nic, int budget)
 
 bool demux_poll_nic_budget(int nic, int budget)
 {
-	spin_lock(&demux_nics[nic].rx);
+	nl_lock(&demux_nics[nic].rx);
 	bool more = poll_budget(nic, budget);
-	spin_unlock(&demux_nics[nic].rx);
+	nl_unlock(&demux_nics[nic].rx);
 	return more;
 }
 
@@ -453,7 +457,7 @@ void demux_rx_ready(struct netdev *d, void *arg)
 	// A driver that finds frames pending as it unmasks (virtio-net) calls
 	// this from set_polling, the NIC's lock held already.
 	struct spinlock *l = &demux_nics[nic].rx;
-	bool mine = spin_held_by_me(l);
+	bool mine = !demux_fine || spin_held_by_me(l);
 	if (!mine)
 		spin_lock(l);
 	d->ops->rx_irq(d, false);
@@ -474,18 +478,18 @@ void demux_poll_channel(struct io *c)
 		for (int any = 1; any;) {
 			any = 0;
 			IO_FOR_EACH_NIC(c, n) {
-				if (!spin_trylock(&demux_nics[n].rx))
+				if (!nl_trylock(&demux_nics[n].rx))
 					continue;
 				any |= drain_some(n, 8) > 0;
-				spin_unlock(&demux_nics[n].rx);
+				nl_unlock(&demux_nics[n].rx);
 			}
 		}
 	}
 	IO_FOR_EACH_NIC(c, n) {
-		if (!spin_trylock(&demux_nics[n].rx))
+		if (!nl_trylock(&demux_nics[n].rx))
 			continue;
 		poll_budget(n, INT32_MAX);
-		spin_unlock(&demux_nics[n].rx);
+		nl_unlock(&demux_nics[n].rx);
 	}
 }
 
@@ -493,9 +497,9 @@ void demux_flush_idle(uint32_t nicmask)
 {
 	for (int n = 0; n < netdev_count(); n++)
 		if ((nicmask & (1u << n)) && demux_nics[n].nrefill && !someone_waits(n)) {
-			spin_lock(&demux_nics[n].rx);
+			nl_lock(&demux_nics[n].rx);
 			flush_refill(n);
-			spin_unlock(&demux_nics[n].rx);
+			nl_unlock(&demux_nics[n].rx);
 		}
 }
 
@@ -505,10 +509,10 @@ bool demux_poll_polling(int budget)
 	bool polling = false;
 	for (int n = 0; n < netdev_count(); n++) {
 		struct demux_nic *ni = &demux_nics[n];
-		if (!ni->polling || !spin_trylock(&ni->rx))
+		if (!ni->polling || !nl_trylock(&ni->rx))
 			continue;
 		polling |= poll_budget(n, budget);
-		spin_unlock(&ni->rx);
+		nl_unlock(&ni->rx);
 	}
 	return polling;
 }

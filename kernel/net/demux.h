@@ -59,6 +59,23 @@ bool demux_poll_polling(int budget);
 // per round of 64 buffers, for what needs it (demux.c: settle). The
 // kernel lock held on entry and on return.
 bool demux_poll_nolock(int budget);
+// rxlock=fine: the NICs' and channels' own locks are taken, and an idle
+// CPU's receive path runs without the kernel lock (demux_poll_nolock).
+// Off (the default), every CPU on the receive path holds the kernel lock,
+// which alone keeps it one CPU's at a time, and these locks are skipped:
+// each costs a lock and the checker's bookkeeping per packet. Set at boot.
+extern bool demux_fine;
+static inline void nl_lock(struct spinlock *l)
+{
+	if (demux_fine)
+		spin_lock(l);
+}
+static inline void nl_unlock(struct spinlock *l)
+{
+	if (demux_fine)
+		spin_unlock(l);
+}
+static inline bool nl_trylock(struct spinlock *l) { return !demux_fine || spin_trylock(l); }
 extern uint64_t demux_unlocked; // frames taken without the kernel lock (sysinfo.rx_unlocked)
 extern uint64_t demux_settles;  // the kernel-lock sections taken for them (sysinfo.rx_settles)
 void demux_init(void); // the NICs' locks

@@ -18,11 +18,9 @@ static bool tick_due;
 void worker_note_tick(void) { tick_due = true; }
 bool worker_tick_due(void) { return tick_due; }
 
-bool worker_fine_locks; // rxlock=fine: true
-
 bool worker_run_idle(void)
 {
-	if (!worker_fine_locks)
+	if (!demux_fine)
 		return worker_run();
 	bool polling = demux_poll_nolock(DEMUX_BUDGET);
 	if (tick_due) {

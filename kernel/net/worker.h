@@ -10,9 +10,8 @@ bool worker_tick_due(void); // noted, not run yet
 // is still polled (its budget ran out, or a channel on it waits).
 bool worker_run(void);
 // An idle CPU's round (the boot CPU's idle polling, a further CPU's
-// loop): with rxlock=fine (worker_fine_locks) the NICs' receive work
+// loop): with rxlock=fine (demux_fine) the NICs' receive work
 // without the kernel lock (demux_poll_nolock); by default under it, as
 // worker_run.
 bool worker_run_idle(void);
-extern bool worker_fine_locks;
 #endif

@@ -87,9 +87,10 @@ extern bool io_rx_scrub;
 // freed). Every system call on a channel holds it, and so does the
 // receive path while it hands the channel a packet; it is let go around a
 // sleep (io_sleep) and around polling a NIC (whose lock ranks below).
+// Taken only with rxlock=fine (demux_fine), as the NICs' locks.
 extern struct spinlock io_locks[NIO];
-static inline void io_lock(const struct io *c) { spin_lock(&io_locks[c - ios]); }
-static inline void io_unlock(const struct io *c) { spin_unlock(&io_locks[c - ios]); }
+static inline void io_lock(const struct io *c) { nl_lock(&io_locks[c - ios]); }
+static inline void io_unlock(const struct io *c) { nl_unlock(&io_locks[c - ios]); }
 // proc_sleep for a caller that holds c's lock: let go while asleep. The
 // kernel lock, held from the caller's test to the sleep, keeps a wake-up
 // from falling between them (every proc_wakeup is made under it).

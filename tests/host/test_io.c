@@ -1186,6 +1186,7 @@ static void hook_unlocked_then_locked(const void *chan, void *arg)
 
 static void test_rx_unlocked_keeps_order(void)
 {
+	demux_fine = true; // rxlock=fine: the NICs' and channels' locks are taken
 	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
 	CU_ASSERT_EQUAL(ctrl(1, c.id, IO_OP_TIMEOUT, 20000, 0), 0);
 	fake_sleep_hook = hook_unlocked_then_locked;
@@ -1202,6 +1203,7 @@ static void test_rx_unlocked_keeps_order(void)
 	CU_ASSERT_EQUAL(ucpu.polled, 1);
 	CU_ASSERT_EQUAL(demux_settles > 0, true);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	demux_fine = false;
 }
 
 // poll=timer: the idle loop halts between polls on a fast tick while a NIC
