@@ -187,7 +187,7 @@ static int peer_by_node(struct io *c, uint32_t src)
 static uint32_t settle_chans[MAXCPU];
 static uint8_t settle_nics[MAXCPU];
 
-static bool lock_free(void) { return !klock_held_by_me(); }
+static bool lock_free(void) { return demux_fine && !klock_held_by_me(); }
 
 uint64_t demux_unlocked, demux_settles;
 

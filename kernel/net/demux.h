@@ -76,6 +76,9 @@ static inline void nl_unlock(struct spinlock *l)
 		spin_unlock(l);
 }
 static inline bool nl_trylock(struct spinlock *l) { return !demux_fine || spin_trylock(l); }
+// Whether this CPU holds the kernel lock on the receive path (always so
+// without rxlock=fine, where nothing runs it without).
+static inline bool nl_klocked(void) { return !demux_fine || klock_held_by_me(); }
 extern uint64_t demux_unlocked; // frames taken without the kernel lock (sysinfo.rx_unlocked)
 extern uint64_t demux_settles;  // the kernel-lock sections taken for them (sysinfo.rx_settles)
 void demux_init(void); // the NICs' locks

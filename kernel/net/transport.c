@@ -145,7 +145,7 @@ void xport_settle(struct io *c)
 		c->x.ops->settle(c);
 }
 
-bool xport_may_send(void) { return klock_held_by_me(); }
+bool xport_may_send(void) { return nl_klocked(); }
 
 uint64_t xport_deadline(struct io *c) { return c->x.ops->deadline ? c->x.ops->deadline(c) : 0; }
 

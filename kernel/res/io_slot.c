@@ -92,7 +92,7 @@ bool io_waiting(const struct io *c) { return c->b.waiting && c->b.got < c->n_in 
 
 bool io_can_take(const struct io *c, const struct pkt *f)
 {
-	if (io_waiting(c) && klock_held_by_me())
+	if (io_waiting(c) && nl_klocked())
 		return true;
 	return c->pend.n < IO_PEND && pmem_free_count() >= f->nbuf;
 }
@@ -119,7 +119,7 @@ void io_take(struct io *c, const struct pkt *f)
 	// Remapping into the batch's slots takes the kernel lock (the region's
 	// spaces, their TLBs): without it the packet is held, and io_settle
 	// moves it in. What was held so goes in first: the order is kept.
-	if (f->nbuf && io_waiting(c) && klock_held_by_me()) {
+	if (f->nbuf && io_waiting(c) && nl_klocked()) {
 		deliver_held(c, false);
 		if (io_waiting(c) && !c->pend.n) {
 			into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
