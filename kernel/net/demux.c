@@ -187,8 +187,6 @@ static int peer_by_node(struct io *c, uint32_t src)
 static uint32_t settle_chans[MAXCPU];
 static uint8_t settle_nics[MAXCPU];
 
-static bool lock_free(void) { return demux_fine && !klock_held_by_me(); }
-
 uint64_t demux_unlocked, demux_settles;
 
 // Keeps f for settle; false when the list is full (the frame is dropped).
@@ -241,7 +239,7 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 	uint32_t need = WIRE_FRAME_HLEN + len + (flags & WIRE_F_ROUTE ? WIRE_RTLEN : 0);
 	if (f->len < need || (f->len > need && f->len > WIRE_MIN_FRAME))
 		return &ni->drop_badlen;
-	bool nolock = lock_free();
+	bool nolock = !nl_klocked();
 	if (nolock)
 		__atomic_add_fetch(&demux_unlocked, 1, __ATOMIC_RELAXED);
 	if (nolock && (flags & WIRE_F_ROUTE))
@@ -292,15 +290,13 @@ static void take_fragment(int nic, const struct rxfrag *r)
 	}
 	if (!r->eop)
 		return;
-	struct pkt whole = *f; // dispatch may take the lock of the NIC's channel: f stays the NIC's
-	*f = (struct pkt){ 0 };
-	bool overlong = ni->overlong;
-	ni->overlong = false;
-	uint64_t *drop = overlong ? &ni->drop_toolong : dispatch(nic, &whole, r->error);
+	uint64_t *drop = ni->overlong ? &ni->drop_toolong : dispatch(nic, f, r->error);
 	if (drop) {
 		(*drop)++;
-		demux_give_back(&whole);
+		demux_give_back(f);
 	}
+	*f = (struct pkt){ 0 };
+	ni->overlong = false;
 }
 
 static bool someone_waits(int nic)
@@ -323,7 +319,7 @@ static int drain_some(int nic, int max)
 	__atomic_add_fetch(&demux_taken, (uint64_t)n, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		take_fragment(nic, &fr[i]);
-	if (!lock_free())
+	if (nl_klocked())
 		relay_flush(); // what the relay forwarded from them: one doorbell per NIC
 	maybe_refill(nic);
 	return n;
@@ -374,7 +370,7 @@ static bool drain(int nic, int budget)
 {
 	for (int n; budget > 0; budget -= n) {
 		n = drain_some(nic, budget < 64 ? budget : 64);
-		if (lock_free()) {
+		if (!nl_klocked()) {
 			nl_unlock(&demux_nics[nic].rx);
 			settle();
 			nl_lock(&demux_nics[nic].rx);
@@ -441,8 +437,6 @@ bool demux_poll_nic_budget(int nic, int budget)
 	return more;
 }
 
-void demux_poll_nic(int nic) { demux_poll_nic_budget(nic, INT32_MAX); }
-
 // The NIC's receive interrupt: poll from here on until the batches that
 // wait are complete.
 void demux_rx_ready(struct netdev *d, void *arg)
@@ -468,7 +462,7 @@ void demux_rx_ready(struct netdev *d, void *arg)
 
 // A striped channel's links are drained in turns of a few buffers each,
 // so frames striped over them come nearly in order (the reorder window
-// then holds few), then each NIC as demux_poll_nic does. A NIC another
+// then holds few), then each NIC until it is empty. A NIC another
 // CPU is polling is left to it: its frames come in from there (the caller
 // would only wait for that CPU's round, holding the kernel lock that the
 // round ends with). The kernel lock held, c's not.

@@ -39,11 +39,10 @@ static inline bool demux_nic_usable(int nic)
 {
 	return nic >= 0 && nic < netdev_count() && netdev_at(nic)->rx_slots <= IO_RING_MAX;
 }
-// Takes every packet the NIC has; polling mode ends once no channel on it
-// waits for packets ("poll until empty, unmask, poll once more": no
-// wake-up is lost).
-void demux_poll_nic(int nic);
-// The same with at most budget buffers; true while the NIC stays polled.
+// Takes up to budget buffers from the NIC (INT32_MAX: every packet it
+// has); polling mode ends once no channel on it waits for packets ("poll
+// until empty, unmask, poll once more": no wake-up is lost). True while
+// the NIC stays polled.
 bool demux_poll_nic_budget(int nic, int budget);
 // poll=irq: a NIC whose ring is empty leaves polling even while a batch
 // waits; its interrupt brings the rest (NAPI's poll-until-empty, then

@@ -18,11 +18,9 @@ static bool tick_due;
 void worker_note_tick(void) { tick_due = true; }
 bool worker_tick_due(void) { return tick_due; }
 
-bool worker_run_idle(void)
+// What the tick noted, after the NICs.
+static bool then_tick(bool polling)
 {
-	if (!demux_fine)
-		return worker_run();
-	bool polling = demux_poll_nolock(DEMUX_BUDGET);
 	if (tick_due) {
 		tick_due = false;
 		xport_tick_all();
@@ -30,12 +28,9 @@ bool worker_run_idle(void)
 	return polling;
 }
 
-bool worker_run(void)
+bool worker_run_idle(void)
 {
-	bool polling = demux_poll_polling(DEMUX_BUDGET);
-	if (tick_due) {
-		tick_due = false;
-		xport_tick_all();
-	}
-	return polling;
+	return then_tick(demux_fine ? demux_poll_nolock(DEMUX_BUDGET) : demux_poll_polling(DEMUX_BUDGET));
 }
+
+bool worker_run(void) { return then_tick(demux_poll_polling(DEMUX_BUDGET)); }

@@ -252,7 +252,7 @@ static void finish(void)
 {
 	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
 	io_idle_poll();
-	demux_poll_nic(0), demux_poll_nic(1);
+	demux_poll_nic_budget(0, INT32_MAX), demux_poll_nic_budget(1, INT32_MAX);
 }
 
 // A frame for c (1.1) comes from a on NIC 0 and leaves on NIC 1 (Y) in the
@@ -265,7 +265,7 @@ static void forward_case(uint32_t len)
 	int nbuf = fake_nic_rx(0, fb, flen, false);
 	CU_ASSERT_FATAL(nbuf > 0);
 	int before = fake_nics[1].ntx;
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[1].ntx, before + 1);
 	const struct fake_tx *t = &fake_nics[1].tx[before];
 	CU_ASSERT_EQUAL(t->len, flen);
@@ -309,7 +309,7 @@ static void test_forward_batch(void)
 {
 	for (int i = 0; i < 5; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 8, 1000), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 5);
 	CU_ASSERT_EQUAL(fake_nics[1].st.doorbells, 1);
 	struct io_relaystats s = rstats();
@@ -336,18 +336,18 @@ static void test_drops(void)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, cases[i].dst, cases[i].hops, 64), false) > 0);
-		demux_poll_nic(0);
+		demux_poll_nic_budget(0, INT32_MAX);
 	}
 	// a routed frame cut short: no room for its trailer (the NIC's own drop)
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 200);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n - 3, false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	// one "from" this node for this node
 	routed(0, wire_node(1, 0, 0), 4, 64);
 	wire_put_route(fb + WIRE_FRAME_HLEN + 64, &(struct wire_route){ .dst = wire_node(1, 0, 0),
 									.src = wire_node(1, 0, 0), .hops = 4 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 64 + WIRE_RTLEN, false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_hops, 1);
 	CU_ASSERT_EQUAL(s.drop_baddst, 3);
@@ -376,7 +376,7 @@ static void test_not_for_this_relay(void)
 		uint32_t len = routed(0, wire_node(1, 1, 0), 4, 64);
 		memcpy(fb, dst[i], 6);
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, len, false) > 0);
-		demux_poll_nic(0);
+		demux_poll_nic_budget(0, INT32_MAX);
 	}
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 0);
@@ -388,7 +388,7 @@ static void test_not_for_this_relay(void)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 	// The same frame to this NIC's MAC is forwarded.
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().relayed, 1);
 	finish();
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -400,12 +400,12 @@ static void test_down_and_busy(void)
 {
 	fake_nic_set_link(1, false);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().drop_down, 1);
 	fake_nic_set_link(1, true);
 	fake_nics[1].tx_fail = -E_INVAL;
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 500), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_busy, 1);
 	CU_ASSERT_EQUAL(s.relayed, 0);
@@ -423,7 +423,7 @@ static void test_stripe_links(void)
 	start("0,0", "0.0/" MA_S "/" MA2_S);
 	for (int i = 0; i < 4; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 2);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	CU_ASSERT_EQUAL(memcmp(fake_nics[0].tx[0].bytes, MA, 6), 0);
@@ -431,7 +431,7 @@ static void test_stripe_links(void)
 	fake_nic_set_link(1, false);
 	for (int i = 0; i < 2; i++)
 		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(0, 0, 0), 4, 300), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(fake_nics[0].ntx, 4);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 2);
 	finish();
@@ -459,7 +459,7 @@ static void test_lanes(void)
 	for (int in = 0; in < 2; in++)
 		for (int k = 0; k < 3; k++) {
 			CU_ASSERT_FATAL(fake_nic_rx(in, fb, routed(in, wire_node(1, 1, 0), 4, 300), false) > 0);
-			demux_poll_nic(in);
+			demux_poll_nic_budget(in, INT32_MAX);
 			CU_ASSERT_EQUAL(fake_nics[2 + in].ntx, k + 1); // lane in: X link in -> Y link in
 			CU_ASSERT_EQUAL(fake_nics[3 - in].ntx, in ? 3 : 0);
 		}
@@ -468,7 +468,7 @@ static void test_lanes(void)
 	fake_nic_set_link(3, false); // lane 1 down on Y: its packets take the links up
 	for (int k = 0; k < 2; k++) {
 		CU_ASSERT_FATAL(fake_nic_rx(1, fb, routed(1, wire_node(1, 1, 0), 4, 300), false) > 0);
-		demux_poll_nic(1);
+		demux_poll_nic_budget(1, INT32_MAX);
 	}
 	CU_ASSERT_EQUAL(fake_nics[2].ntx, 5);
 	CU_ASSERT_EQUAL(fake_nics[3].ntx, 3);
@@ -476,7 +476,7 @@ static void test_lanes(void)
 		fake_nic_tx_complete(i, -1);
 	io_idle_poll();
 	for (int i = 0; i < 4; i++)
-		demux_poll_nic(i);
+		demux_poll_nic_budget(i, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().inflight, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
@@ -488,7 +488,7 @@ static void test_no_topology(void)
 	start(NULL, NULL);
 	relay_init(&(struct rt_topo){ .me = RT_NONE });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 64), false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().drop_noroute, 1);
 	CU_ASSERT_EQUAL(fake_nics[1].ntx, 0);
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
@@ -531,7 +531,7 @@ static void test_no_frame_to_replenish(void)
 	hoard_all_but(0);
 	CU_ASSERT_EQUAL_FATAL(pmem_free_count(), 0);
 	rx_routed(12);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	struct io_relaystats s = rstats();
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
 	CU_ASSERT_EQUAL(s.relayed, 8);
@@ -546,7 +546,7 @@ static void test_no_frame_to_replenish(void)
 	finish();
 	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
 	rx_routed(6);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	s = rstats();
 	CU_ASSERT_EQUAL(s.relayed, 14);
 	CU_ASSERT_EQUAL(s.drop_nomem, 4);
@@ -565,14 +565,14 @@ static void test_no_frame_to_replenish(void)
 static void test_replenish_all_or_nothing(void)
 {
 	rx_routed(21); // 21 buffers out on the slow NIC: ring 0 at 11 + 13 fresh = 24
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL_FATAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].rx_posted, 24);
 	uint64_t base = pmem_free_count();
 	hoard_all_but(1);
 	uint32_t n = routed(0, wire_node(1, 1, 0), 4, 8960);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 21);
 	CU_ASSERT_EQUAL(pmem_free_count(), 1);
@@ -580,7 +580,7 @@ static void test_replenish_all_or_nothing(void)
 	unhoard();
 	hoard_all_but(3);
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, n, false) == 3);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(rstats().drop_nomem, 1);
 	CU_ASSERT_EQUAL(rstats().relayed, 22);
 	CU_ASSERT_EQUAL(pmem_free_count(), 0);
@@ -771,7 +771,7 @@ static void test_chan_receive_routed(void)
 	wire_put_route(fb + WIRE_FRAME_HLEN + 300, &(struct wire_route){ .dst = wire_node(0, 0, 0),
 									 .src = wire_node(1, 2, 0), .hops = 7 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 300 + WIRE_RTLEN, false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	const uint64_t a[3] = { (uint64_t)xy, VA_SCR + 1024, VA_SCR + 2048 };
 	CU_ASSERT_EQUAL(sys_input_io(a), 1);
 	uint64_t size, pos;
@@ -828,7 +828,7 @@ static void test_chan_reliable_routed(void)
 	wire_put_route(fb + WIRE_FRAME_HLEN + len, &(struct wire_route){ .dst = wire_node(0, 0, 0),
 									 .src = wire_node(1, 1, 0), .hops = 7 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + len + WIRE_RTLEN, false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(c->st.rx_acks, 1);
 	struct io_linkstats ls;
 	CU_ASSERT_EQUAL(rel_linkstats(c, 0, &ls), 0);
@@ -841,7 +841,7 @@ static void test_chan_reliable_routed(void)
 	wire_put_route(fb + WIRE_FRAME_HLEN + 100, &(struct wire_route){ .dst = wire_node(0, 0, 0),
 									 .src = wire_node(1, 1, 0), .hops = 7 });
 	CU_ASSERT_FATAL(fake_nic_rx(0, fb, WIRE_FRAME_HLEN + 100 + WIRE_RTLEN, false) > 0);
-	demux_poll_nic(0);
+	demux_poll_nic_budget(0, INT32_MAX);
 	CU_ASSERT_EQUAL(c->st.link_rx[0], 1);
 	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, ntx + 1);
 	t = &fake_nics[0].tx[ntx];
