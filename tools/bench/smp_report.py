@@ -73,7 +73,9 @@ def stripe_text(doc, fine=None):
              "halted time and, in brackets, its waits for the kernel lock; QEMU runs the vCPUs in turns "
              "and the -icount clock counts all of them, so a CPU's busy figure also holds what the others "
              "ran while it was not halted. Busiest: the most loaded CPU of either node, per boot pair, "
-             "then the median.", ""]
+             "then the median. Each system's rows are a run of their own (kernel-smpstripe.json, "
+             "linux-smpstripe.json), not interleaved with the other's; each ratio is over the same "
+             "system's 1-CPU row of that run.", ""]
     for system in systems:
         kern = system == "kernel"
         lines += [f"**{system}**", "",
