@@ -48,7 +48,7 @@ while IFS='|' read -r name tmo cmd want pats extra; do
 	read -ra qargs <<<"${extra//@DISK@/$disk}"
 	t0=$(date +%s)
 	SERIAL=$log "$here/../../tools/qemu-run.sh" "$kernel" "$(trim "$cmd")" "$(trim "$tmo")" \
-		"${qargs[@]}" >/dev/null 2>"$log.err"
+		"${qargs[@]}" </dev/null >/dev/null 2>"$log.err"
 	got=$?
 	why=$(check_log "$log" "$(trim "$want")" "$got" "$pats")
 	if [ -z "$why" ]; then
