@@ -49,7 +49,8 @@
 // rearms=1 (server): checks that its NICs went back to interrupts while a
 // batch waited (io_stats.rx_rearms; a paced stream under poll=irq).
 // unlocked=1 (server): checks that frames came in without the kernel lock
-// (sysinfo.rx_unlocked: a further CPU's idle loop polled the NICs).
+// (sysinfo.rx_unlocked: a further CPU's idle loop polled the NICs) and that
+// its input_io calls began without it (io_stats.rx_unlocked_calls).
 // bye_at=N (server): after N packets it stops reading, waits bye_ms=
 // (500), and closes its channel mid-stream (a goodbye); bye=1 (client):
 // it sends without waiting for the server (give window= high enough) until
@@ -401,8 +402,13 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 	CHECK("holes no more than allowed", gaps <= gaps_ok);
 	printf("STATS stream server rx_unlocked=%lu settles=%lu\n", si1.rx_unlocked - si0.rx_unlocked,
 	       si1.rx_settles - si0.rx_settles);
-	if (arg_unlocked) // a further CPU's idle loop took frames without the kernel lock
+	printf("STATS stream server input_unlocked=%lu relocked=%lu of %lu calls\n",
+	       s.rx_unlocked_calls - s0.rx_unlocked_calls, s.rx_relocked_calls - s0.rx_relocked_calls,
+	       s.rx_batches - s0.rx_batches);
+	if (arg_unlocked) { // a further CPU's idle loop took frames without the kernel lock
 		CHECK("received without the kernel lock", si1.rx_unlocked > si0.rx_unlocked);
+		CHECK("input_io began without the kernel lock", s.rx_unlocked_calls > s0.rx_unlocked_calls);
+	}
 	if (arg_rearms) { // a paced stream under poll=irq: rings run empty mid-batch
 		// Polled, a NIC's interrupt comes at most once a batch (then it is
 		// masked until the batch completes); re-armed, frames bring more.

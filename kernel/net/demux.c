@@ -254,7 +254,7 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 		io_unlock(c);
 		return put_off(nic, f) ? NULL : &ni->drop_later;
 	}
-	if (nolock)
+	if (nolock && io_settles(c))
 		settle_chans[arch_cpu_id()] |= 1u << (c - ios);
 	if (!(flags & WIRE_F_STRIPE)) { // in order as it comes: straight to the sink
 		c->st.link_rx[nic]++;

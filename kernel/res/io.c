@@ -279,13 +279,53 @@ static void wait_batch(struct io *c, uint64_t deadline)
 
 static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos);
 
+// With rxlock=fine, an input_io whose receive region is the caller's alone
+// (vregion_private: its own, granted to nobody, registered by this channel
+// only) runs without the kernel lock. Only the caller's own calls could
+// change that region (its frames, pins, attachments, grants), and the
+// caller is here: the channel's lock alone then keeps the remaps into its
+// batch one CPU's at a time, wherever they come from. The region is
+// attached in the caller's space only, which no other CPU runs now, so a
+// remap's shootdown reaches no CPU but idle ones with a stale CR3
+// (tlb_invalidate marks them). Anything else takes the kernel lock first,
+// as every other call: a region shared with another process, and a call
+// that has to sleep (io_sleep).
+static bool input_unlocked(const struct io *c, int caller)
+{
+	if (!demux_fine || !c->rg.set || !c->n_in)
+		return false;
+	uint32_t holds = 1u + (c->n_out && c->rg.out_vr == c->rg.in_vr);
+	return vregion_private(caller, c->rg.in_vr, holds);
+}
+
+// Takes the kernel lock in an unlocked call (input_unlocked): c's lock is
+// let go first (it ranks below), and the batch is the kernel lock's from
+// here on. c's lock held.
+static void input_lock(struct io *c)
+{
+	if (!c->b.fast)
+		return;
+	c->b.fast = 0;
+	c->st.rx_relocked_calls++;
+	io_unlock(c);
+	klock_lock();
+	io_lock(c);
+}
+
 static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 {
 	long e;
+	// Without the kernel lock, a slot that names the caller's channel is
+	// stable: only the caller frees it.
 	struct io *c = mine(caller, id, &e);
 	if (!c)
 		return e;
 	io_lock(c);
+	if (!nl_klocked() && !input_unlocked(c, caller)) {
+		io_unlock(c);
+		klock_lock();
+		io_lock(c);
+	}
 	e = input_batch(c, caller, usizes, upos);
 	io_unlock(c);
 	return e;
@@ -306,14 +346,23 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	c->b.got = 0;
 	c->b.cut = false;
 	c->b.waiting = true;
+	c->b.fast = nl_klocked() ? 0 : (uint8_t)(arch_cpu_id() + 1);
 	c->st.rx_batches++;
+	if (c->b.fast)
+		c->st.rx_unlocked_calls++;
 	if ((e = io_deliver_pending(c))) {
 		c->b.waiting = false;
+		c->b.fast = 0;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
 	io_unlock(c); // a NIC's lock ranks below a channel's
 	demux_poll_channel(c);
 	io_lock(c);
+	if (io_waiting(c)) {
+		io_deliver_held(c); // what other CPUs held meanwhile
+		if (io_waiting(c))
+			input_lock(c); // it may sleep
+	}
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->b.waiting = false;
 	uint32_t nics = c->nicmask;
@@ -322,8 +371,11 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	io_lock(c);
 	copy_to_user(usizes, c->b.sizes, c->b.got * 8ul);
 	copy_to_user(upos, c->b.pos, c->b.got * 8ul);
-	if (c->b.got)
+	if (c->b.got) {
+		c->b.fast = 0;
 		return (long)c->b.got;
+	}
+	input_lock(c); // nothing came: what the transport reports is the lock's
 	if (c->pend.n && !c->pend.q[c->pend.head].nbuf) {
 		c->pend.head = (c->pend.head + 1) % IO_PEND_RING, c->pend.n--;
 		return -E_GAP; // the marker a hole left; the packets after it follow

@@ -33,6 +33,8 @@ struct io_held {
 struct io_batch {
 	bool waiting;
 	bool cut;         // the batch ends here: a gap follows
+	uint8_t fast;     // CPU + 1 of the input_io collecting it without the
+	                  // kernel lock (0: none; io.c's input_io says when)
 	uint32_t got;
 	uint64_t sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];
 };
@@ -106,12 +108,18 @@ void io_take(struct io *c, const struct pkt *f);
 // Delivers held packets into the batch's slots, oldest first; -E_GAP when
 // a gap marker came first (taken), else 0.
 long io_deliver_pending(struct io *c);
+// Held packets into the batch, while it waits (c's lock held).
+void io_deliver_held(struct io *c);
 void io_drop_pending(struct io *c);
 // The receive path without the kernel lock (demux_poll_nolock) only holds
 // packets; under the kernel lock, once per poll round, what it held goes
 // into a waiting batch (remapped into its slots, the process woken when it
 // is full) and the acknowledgements it made due are sent. c's lock held.
 void io_settle(struct io *c);
+// Must a packet c took without the kernel lock be settled under it? Not
+// when the taker is c's own unlocked input_io, which moves it in itself,
+// unless c is reliable (its acknowledgements are sent under the lock).
+bool io_settles(const struct io *c);
 
 // The channel's NICs in order (the loop ends past the highest).
 #define IO_FOR_EACH_NIC(c, n) \

@@ -37,6 +37,27 @@ static void scrub_tail(const struct pkt *f)
 		pmem_zero_tail(f->buf[f->nbuf - 1], used);
 }
 
+// May this CPU remap into c's batch now? Under the kernel lock, or as the
+// input_io that collects the batch without it (its region is the caller's
+// alone: io.c's input_io).
+static bool may_fill(const struct io *c)
+{
+	return nl_klocked() || c->b.fast == arch_cpu_id() + 1;
+}
+
+bool io_settles(const struct io *c)
+{
+	return c->b.fast != arch_cpu_id() + 1 || c->x.rel;
+}
+
+// The batch's process is woken, unless this is its own call: awake, and
+// maybe without the kernel lock that a wake-up takes.
+static void wake(struct io *c)
+{
+	if (c->b.fast != arch_cpu_id() + 1)
+		proc_wakeup(c);
+}
+
 // Puts frame f (payload len) into slot c->b.got: copied when short, else its
 // buffers are exchanged for the slot's first pages (all but a short last
 // one, which is copied).
@@ -85,14 +106,14 @@ static void into_slot(struct io *c, const struct pkt *f, uint32_t len)
 	c->b.pos[c->b.got] = off + WIRE_FRAME_HLEN;
 	c->st.rx_packets++;
 	if (++c->b.got == c->n_in)
-		proc_wakeup(c);
+		wake(c);
 }
 
 bool io_waiting(const struct io *c) { return c->b.waiting && c->b.got < c->n_in && !c->b.cut; }
 
 bool io_can_take(const struct io *c, const struct pkt *f)
 {
-	if (io_waiting(c) && nl_klocked())
+	if (io_waiting(c) && may_fill(c))
 		return true;
 	return c->pend.n < IO_PEND && pmem_free_count() >= f->nbuf;
 }
@@ -117,9 +138,10 @@ static long deliver_held(struct io *c, bool report);
 void io_take(struct io *c, const struct pkt *f)
 {
 	// Remapping into the batch's slots takes the kernel lock (the region's
-	// spaces, their TLBs): without it the packet is held, and io_settle
-	// moves it in. What was held so goes in first: the order is kept.
-	if (f->nbuf && io_waiting(c) && nl_klocked()) {
+	// spaces, their TLBs), or the batch's own unlocked call: else the packet
+	// is held, and io_settle moves it in. What was held so goes in first:
+	// the order is kept.
+	if (f->nbuf && io_waiting(c) && may_fill(c)) {
 		deliver_held(c, false);
 		if (io_waiting(c) && !c->pend.n) {
 			into_slot(c, f, wire_get_len(arch_p2v(f->buf[0])));
@@ -128,7 +150,7 @@ void io_take(struct io *c, const struct pkt *f)
 	}
 	if (!f->nbuf && c->b.waiting) { // a gap: the batch ends before it
 		c->b.cut = true;
-		proc_wakeup(c);
+		wake(c);
 	}
 	hold(c, f);
 }
@@ -150,7 +172,7 @@ static long deliver_held(struct io *c, bool report)
 		if (!f.nbuf) {
 			if (c->b.got) {
 				c->b.cut = true;
-				proc_wakeup(c); // the batch ends here (settle: its process sleeps)
+				wake(c); // the batch ends here (settle: its process sleeps)
 			} else if (report)
 				pend_pop(c), e = -E_GAP;
 			break;
@@ -174,10 +196,15 @@ static long deliver(struct io *c, bool report)
 
 long io_deliver_pending(struct io *c) { return deliver(c, true); }
 
-void io_settle(struct io *c)
+void io_deliver_held(struct io *c)
 {
 	if (io_waiting(c) && c->pend.n)
 		deliver(c, false);
+}
+
+void io_settle(struct io *c)
+{
+	io_deliver_held(c);
 	xport_settle(c);
 }
 

@@ -298,6 +298,10 @@ static uint64_t wake_min = UINT64_MAX;
 
 bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 {
+	// Its test and its sleep under the kernel lock, which wake-ups take:
+	// none can come between (a call without it takes it first: input_io).
+	if (!klock_held_by_me())
+		panic("proc_sleep without the kernel lock");
 	current->chan = chan;
 	current->wake_tsc = deadline_tsc;
 	if (deadline_tsc && deadline_tsc < wake_min)
@@ -445,8 +449,11 @@ void proc_timer_tick(void)
 
 void proc_preempt_point(void)
 {
-	if (current && THIS->need_resched)
-		proc_yield();
+	if (!current || !THIS->need_resched)
+		return;
+	if (!klock_held_by_me())
+		klock_lock(); // a call that ran without it (input_io)
+	proc_yield();
 }
 
 // TSC ticks spent halted (under -icount: time the clock skipped, not

@@ -184,7 +184,7 @@ void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n)
 			now |= 1u << c;
 		} else {
 			stale[c] = true; // reloads CR3 before it runs a process
-			tlb_deferred++;
+			__atomic_add_fetch(&tlb_deferred, 1, __ATOMIC_RELAXED);
 		}
 	}
 	if (!now)

@@ -255,6 +255,17 @@ void vregion_unhold(long id)
 		destroy(r);
 }
 
+bool vregion_private(int caller, long id, uint32_t holds)
+{
+	struct vregion *r = get(id);
+	if (!r || r->owner != caller || r->holds > holds)
+		return false;
+	for (int i = 0; i < VR_MAX_GRANTS; i++)
+		if (r->grants[i])
+			return false;
+	return true;
+}
+
 // Frames a NIC still has in flight keep the region alive: -E_BUSY.
 static long busy_beyond_own_pins(const struct vregion *r)
 {

@@ -45,4 +45,11 @@ long vregion_live(void);
 // last unhold.
 long vregion_hold(int caller, long id);
 void vregion_unhold(long id);
+// True when only `caller` can reach region id: it owns it, has granted it
+// to nobody, and no more than `holds` channels (the caller's one) registered
+// it. Then nothing but the caller's own calls changes its frames, its
+// grants or its attachments (only the owner grants, attaches it in its own
+// space, or registers it): an input_io may remap into it without the
+// kernel lock (io.c).
+bool vregion_private(int caller, long id, uint32_t holds);
 #endif

@@ -189,6 +189,9 @@ struct io_stats {
 	uint64_t tx_bytes_copied; // payload bytes a send copied behind their header (payloads
 	                          // of tx_copy_max bytes or less: one descriptor instead of two)
 	uint64_t tx_copy_max;     // this channel's: 98 on a plain channel, 0 (none) raw or reliable
+	uint64_t rx_unlocked_calls; // input_io calls that began without the kernel lock
+	                          // (rxlock=fine, a region the caller's alone)
+	uint64_t rx_relocked_calls; // of them, those that took it later (to sleep, or to report)
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

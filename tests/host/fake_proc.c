@@ -3,6 +3,7 @@
 #include "fake_proc.h"
 #include "fake_arch.h"
 #include "res/res.h"
+#include "lock.h"
 #include "res/vuspace.h"
 #include "arch/x86_64/timer.h"
 #include "err.h"
@@ -150,6 +151,8 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 		fake_fatal("proc_sleep: no current process");
 	if (sleeping_on)
 		fake_fatal("proc_sleep: called from inside a sleep");
+	if (!klock_held_by_me())
+		fake_fatal("proc_sleep: without the kernel lock");
 	if (fake_sleep_max && fake_sleeps >= fake_sleep_max)
 		fake_fatal("proc_sleep: %d sleeps on %p: it would sleep forever", fake_sleeps, chan);
 	fake_sleeps++;
@@ -169,6 +172,8 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc)
 
 void proc_wakeup(const void *chan)
 {
+	if (!klock_held_by_me())
+		fake_fatal("proc_wakeup: without the kernel lock");
 	if (chan && chan == sleeping_on) {
 		woken = true;
 		fake_wakeups++;

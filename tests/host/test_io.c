@@ -1184,7 +1184,24 @@ static void hook_unlocked_then_locked(const void *chan, void *arg)
 	(void)chan;
 }
 
-static void test_rx_unlocked_keeps_order(void)
+// input() as a call that comes in without the kernel lock (rxlock=fine:
+// the system call's entry leaves it to input_io); *took: whether the call
+// took it. Held again after, as the tests' setup has it.
+static long input_nolock(int pid, long id, bool *took)
+{
+	int depth = klock_release_all();
+	long r = input(pid, id);
+	*took = klock_held_by_me();
+	klock_release_all();
+	klock_reacquire(depth);
+	return r;
+}
+
+// The packet of either CPU's receive path held for the waiting batch
+// goes in before one taken later, whether the process's call took the
+// kernel lock at its start or only to sleep (unlocked: rxlock=fine, the
+// caller's own region).
+static void keeps_order(bool unlocked)
 {
 	demux_fine = true; // rxlock=fine: the NICs' and channels' locks are taken
 	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
@@ -1192,8 +1209,14 @@ static void test_rx_unlocked_keeps_order(void)
 	fake_sleep_hook = hook_unlocked_then_locked;
 	fake_sleep_arg = &c;
 	ucpu.polled = 0;
+	hook_calls = 0;
 	rx(0, CH, 100, 1);
-	CU_ASSERT_EQUAL(input(1, c.id), 3);
+	bool took = true;
+	CU_ASSERT_EQUAL(unlocked ? input_nolock(1, c.id, &took) : input(1, c.id), 3);
+	CU_ASSERT_TRUE(took); // it slept
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.rx_unlocked_calls, unlocked ? 1 : 0);
+	CU_ASSERT_EQUAL(s.rx_relocked_calls, unlocked ? 1 : 0);
 	for (int k = 0; k < 3; k++)
 		CU_ASSERT_TRUE(payload_is(&c, k, 100, (uint8_t)(k + 1)));
 	int depth = klock_release_all(); // the other CPU's settle runs now
@@ -1203,6 +1226,69 @@ static void test_rx_unlocked_keeps_order(void)
 	CU_ASSERT_EQUAL(ucpu.polled, 1);
 	CU_ASSERT_EQUAL(demux_settles > 0, true);
 	CU_ASSERT_EQUAL(stats(1, c.id).frames_held, 0);
+	demux_fine = false;
+	CU_ASSERT_EQUAL(free_io(1, c.id), 0);
+}
+
+static void test_rx_unlocked_keeps_order(void)
+{
+	keeps_order(false);
+	keeps_order(true);
+}
+
+// rxlock=fine: an input_io whose receive region is its caller's alone runs
+// without the kernel lock from start to end. The packets that came are
+// exchanged into its slots (the page tables really changed: read back
+// through them), in order.
+static void test_rx_unlocked_call(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
+	for (int k = 0; k < 3; k++)
+		rx(0, CH, 3000, (uint8_t)(k + 1));
+	paddr_t before = vregion_frame(c.in_vr, 0);
+	uint64_t settles = demux_settles;
+	bool took = true;
+	CU_ASSERT_EQUAL(input_nolock(1, c.id, &took), 3);
+	CU_ASSERT_FALSE(took);
+	for (int k = 0; k < 3; k++)
+		CU_ASSERT_TRUE(payload_is(&c, k, 3000, (uint8_t)(k + 1)));
+	CU_ASSERT_NOT_EQUAL(vregion_frame(c.in_vr, 0), before);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.rx_exchanged, 3);
+	CU_ASSERT_EQUAL(s.rx_unlocked_calls, 1);
+	CU_ASSERT_EQUAL(s.rx_relocked_calls, 0);
+	CU_ASSERT_EQUAL(s.frames_held, 0);
+	// What the call's own poll took went in at once: nothing was left to a
+	// settle under the kernel lock.
+	CU_ASSERT_EQUAL(demux_settles, settles);
+	demux_fine = false;
+}
+
+// A receive region the caller shares (granted to another process, or
+// registered by a second channel) may change under another CPU: the call
+// takes the kernel lock at its start, as every other call.
+static void test_rx_unlocked_only_private(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	CU_ASSERT_EQUAL(ctl(1, c.in_vr, VR_OP_GRANT, 2, 0), 0);
+	rx(0, CH, 3000, 1);
+	bool took = false;
+	CU_ASSERT_EQUAL(input_nolock(1, c.id, &took), 1);
+	CU_ASSERT_TRUE(took);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 3000, 1));
+	CU_ASSERT_EQUAL(stats(1, c.id).rx_unlocked_calls, 0);
+	struct chan d = chan_new(1, 0, CH + 1, 1, 1, 0, 0);
+	long e = get_io(1, IO_DEV_ETHER(1, CH + 2), 1, 0);
+	CU_ASSERT_FATAL(e > 0);
+	CU_ASSERT_EQUAL(set_regions(1, e, d.in_vr, PG, 0, 0), 0); // d's region, twice held
+	rx(0, CH + 1, 3000, 2);
+	took = false;
+	CU_ASSERT_EQUAL(input_nolock(1, d.id, &took), 1);
+	CU_ASSERT_TRUE(took);
+	CU_ASSERT_TRUE(payload_is(&d, 0, 3000, 2));
+	CU_ASSERT_EQUAL(stats(1, d.id).rx_unlocked_calls, 0);
 	demux_fine = false;
 }
 
@@ -1709,7 +1795,7 @@ static const struct test_case rx_tests[] = {
 	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic), TEST(test_rx_not_for_this_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
-	TEST(test_rx_unlocked_keeps_order),
+	TEST(test_rx_unlocked_keeps_order), TEST(test_rx_unlocked_call), TEST(test_rx_unlocked_only_private),
 };
 
 static const struct test_case tx_tests[] = {

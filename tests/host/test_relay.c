@@ -194,6 +194,7 @@ static int nhoard; // frames a test took (below): a new machine has none
 // or, with two X links, NICs 0 and 1 both on X.
 static void start(const char *nicdim, const char *nb)
 {
+	klock_lock(); // as the kernel runs the relay: under the kernel lock
 	res_machine_setup();
 	fake_netdev_reset();
 	nhoard = 0;
@@ -214,6 +215,7 @@ static void teardown(void)
 	io_idle_poll();
 	fake_io_teardown();
 	relay_init(&(struct rt_topo){ .me = RT_NONE });
+	klock_release_all();
 }
 
 // A routed frame from a (on nic, to that NIC's MAC) for dst with hops:
