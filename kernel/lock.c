@@ -9,7 +9,7 @@
 
 static const char *const rank_names[] = {
 	[LK_KERNEL] = "LK_KERNEL", [LK_NICRX] = "LK_NICRX", [LK_CHAN] = "LK_CHAN",
-	[LK_REFILL] = "LK_REFILL", [LK_SCHED] = "LK_SCHED", [LK_TLB] = "LK_TLB",
+	[LK_NICTX] = "LK_NICTX", [LK_REFILL] = "LK_REFILL", [LK_SCHED] = "LK_SCHED", [LK_TLB] = "LK_TLB",
 	[LK_PMEM] = "LK_PMEM",     [LK_HEAP] = "LK_HEAP",   [LK_CONSOLE] = "LK_CONSOLE",
 };
 _Static_assert(sizeof(rank_names) / sizeof(rank_names[0]) == LK_NRANK, "a rank has no name");

@@ -16,6 +16,9 @@
 //                                put off for the kernel lock); one at a time
 //   LK_CHAN     a channel        a struct io and its transport's state; one
 //                                at a time, never held across a sleep
+//   LK_NICTX    a NIC's transmit its transmit ring (the driver's tx_batch,
+//                                tx_reclaim), its shaper, the completions put
+//                                off for the kernel lock; one at a time
 //   LK_REFILL   a NIC's refill   the buffers waiting to go back to its ring
 //   LK_SCHED    run queues       each CPU's run queue, the affinity masks and
 //                                the migration of a process between queues
@@ -43,6 +46,7 @@ enum lock_rank {
 	LK_KERNEL,
 	LK_NICRX,
 	LK_CHAN,
+	LK_NICTX,
 	LK_REFILL,
 	LK_SCHED,
 	LK_TLB,

@@ -42,9 +42,9 @@ void syscall_dispatch(struct trapframe *tf)
 	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
 	uint64_t nr = tf->rax;
 	// Every call takes the kernel lock (trap_return's leave_kernel hook
-	// releases it) but input_io with rxlock=fine, which decides for itself
-	// (io.c: input_io).
-	if (nr != NR_input_io || !demux_fine)
+	// releases it) but input_io and output_io with rxlock=fine, which
+	// decide for themselves (io.c).
+	if ((nr != NR_input_io && nr != NR_output_io) || !demux_fine)
 		klock_lock();
 	__atomic_add_fetch(&syscall_count, 1, __ATOMIC_RELAXED);
 	tf->rax = nr < NSYSCALL && table[nr] ? (uint64_t)table[nr](a) : (uint64_t)-E_NOSYS;

@@ -347,6 +347,15 @@ int main(int argc, char **argv)
 		server();
 	else
 		client(argc, argv);
+	if (arg_long(argc, argv, "unlocked", 0)) { // rxlock=fine: the calls without the kernel lock
+		struct io_stats st;
+		chan_stats(&c, &st);
+		printf("STATS burst %s input_unlocked=%lu relocked=%lu output_unlocked=%lu relocked=%lu\n",
+		       srv ? "server" : "client", st.rx_unlocked_calls, st.rx_relocked_calls, st.tx_unlocked_calls,
+		       st.tx_relocked_calls);
+		CHECK("input_io and output_io ran without the kernel lock",
+		      st.rx_unlocked_calls > 0 && st.tx_unlocked_calls > 0);
+	}
 	chan_close(&c);
 	sysinfo(&s1);
 	CHECK_EQ("frames back after the channel closed", s1.frames_free, s0.frames_free);

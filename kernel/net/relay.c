@@ -154,7 +154,9 @@ static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, in
 		p->seg[p->nseg++] = (struct netseg){ f->buf[off / PAGE_SIZE], len };
 	}
 	p->cookie = txb_cookie_relay(slot);
+	txb_lock(nic);
 	shaper_charge(nic, flen); // its wire time counts against the NIC's own senders
+	txb_unlock(nic);
 	rst.relayed++;
 	rst.relayed_bytes += flen;
 	rst.link_tx[nic]++;
@@ -221,7 +223,9 @@ static void flush_nic(int nic)
 	int n = nqueued[nic];
 	nqueued[nic] = 0;
 	txb_reclaim_nic(nic);
+	txb_lock(nic);
 	int r = nd->ops->tx_batch(nd, queue[nic], n);
+	txb_unlock(nic);
 	if (r < 0)
 		r = 0;
 	for (int i = r; i < n; i++) {

@@ -258,7 +258,10 @@ void rel_pump_upto(struct io *c, int max)
 		p->cookie = txb_cookie_rel(c, e->slot);
 	}
 	for (int n = 0; n < NETDEV_MAX; n++) {
-		int k = cnt[n] ? shaper_take(n, pk + first[n], cnt[n]) : 0, r = 0;
+		if (!cnt[n])
+			continue;
+		txb_lock(n);
+		int k = shaper_take(n, pk + first[n], cnt[n]), r = 0;
 		if (k > 0) {
 			struct netdev *nd = netdev_get(n);
 			r = nd->ops->tx_batch(nd, pk + first[n], k);
@@ -267,13 +270,14 @@ void rel_pump_upto(struct io *c, int max)
 			if (r > 0)
 				c->st.tx_doorbells++;
 		}
+		for (int i = r; i < k; i++) // not on the wire
+			shaper_undo(n, &pk[first[n] + i]);
+		txb_unlock(n);
 		for (int i = 0; i < cnt[n]; i++) {
 			struct relq *e = &order[first[n] + i];
 			struct rel_peer *rp = c->x.rp[e->peer];
 			struct rel_tx *t = &rp->tx[e->seq % IO_SND_WIN];
 			if (i >= r) { // not on the wire: stays to be sent
-				if (i < k)
-					shaper_undo(n, &pk[first[n] + i]);
 				rel_slot_done(c, e->slot);
 				if (seq_before(e->seq, rp->todo))
 					rp->todo = e->seq;

@@ -50,11 +50,15 @@ void rel_send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 	struct netpkt pkt = { .seg = { { pa, bytes < WIRE_MIN_FRAME ? WIRE_MIN_FRAME : bytes } }, .nseg = 1,
 			      .cookie = txb_cookie_rel(c, slot) };
 	struct netdev *nd = netdev_get(n);
-	if (nd->ops->tx_batch(nd, &pkt, 1) != 1) {
+	txb_lock(n);
+	bool sent = nd->ops->tx_batch(nd, &pkt, 1) == 1;
+	if (sent)
+		shaper_charge(n, bytes);
+	txb_unlock(n);
+	if (!sent) {
 		rel_slot_done(c, slot);
 		return;
 	}
-	shaper_charge(n, bytes);
 	c->st.tx_acks++; // a doorbell of its own, counted here (not in tx_doorbells)
 	l->last_tx = arch_rdtsc();
 	l->acks_sent++;

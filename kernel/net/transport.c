@@ -234,8 +234,12 @@ static void link_change(struct netdev *nd, bool up, void *arg)
 	rel_link_change(nd->index, up);
 }
 
+bool xport_tx_later(const struct io *c) { return txb_later(c); }
+void xport_tx_settle(uint32_t nicmask) { txb_settle(nicmask); }
+
 int xport_init(const struct io_options *o)
 {
+	txb_init();
 	netdev_set_upper(demux_rx_ready, link_change);
 	struct rt_topo topo;
 	if (rt_parse(&topo, o->node, o->nicdim, o->nb) < 0)

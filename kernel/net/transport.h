@@ -151,6 +151,11 @@ uint64_t xport_next_all(uint64_t now);
 // The idle CPU's: completions reclaimed, then a worker run; true while
 // any NIC is polled.
 bool xport_idle(void);
+// An output_io without the kernel lock left other senders' completions
+// on c's NICs (xport_tx_later); xport_tx_settle hands them over under the
+// kernel lock (no lock held).
+bool xport_tx_later(const struct io *c);
+void xport_tx_settle(uint32_t nicmask);
 // Sets up the network path: link changes, the relay's topology, pacing;
 // returns how many NICs it drives.
 int xport_init(const struct io_options *o);

@@ -30,9 +30,10 @@ uint64_t txb_cookie_rel(const struct io *c, uint32_t slot)
 
 uint64_t txb_cookie_relay(uint32_t slot) { return (uint64_t)slot << 8 | TXB_RELAY_TAG; }
 
-static void tx_done(uint64_t cookie, void *arg)
+// A completion, under the kernel lock: its channel's (plain: one packet
+// less in flight; reliable: a header slot free), or the relay's.
+static void done_locked(uint64_t cookie)
 {
-	(void)arg;
 	bool rel = cookie >> 63;
 	if (!rel && (cookie & 0xff) == TXB_RELAY_TAG)
 		return relay_done((uint32_t)(cookie >> 8));
@@ -42,9 +43,48 @@ static void tx_done(uint64_t cookie, void *arg)
 	if (rel) { // a reliable channel's header slot
 		if (c->h.gen == (uint32_t)(cookie >> 24))
 			rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
-	} else if (c->h.gen == (uint32_t)(cookie >> 8) && c->x.inflight) {
-		c->x.inflight--;
+	} else if (c->h.gen == (uint32_t)(cookie >> 8) && __atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED)) {
+		__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
 	}
+}
+
+// Each NIC's transmit lock (LK_NICTX): its ring (tx_batch, tx_reclaim),
+// its shaper, and the completions put off below. Taken only with
+// rxlock=fine (nl_lock), as the receive side's: under the kernel lock
+// alone the senders are one CPU's at a time.
+static struct spinlock nic_tx[NETDEV_MAX];
+
+void txb_lock(int nic) { nl_lock(&nic_tx[nic]); }
+void txb_unlock(int nic) { nl_unlock(&nic_tx[nic]); }
+
+// Completions a reclaim without the kernel lock found for another sender
+// (another channel, a reliable channel's slot, the relay), kept per NIC
+// for the next reclaim under the lock. A reclaim without it runs only
+// while a whole ring's completions fit.
+#define TXB_LATER 2048
+static uint64_t later[NETDEV_MAX][TXB_LATER];
+static int nlater[NETDEV_MAX];
+
+struct reclaim {
+	struct io *mine; // the channel whose call reclaims, its lock held (or NULL)
+	int nic;
+};
+
+uint64_t txb_put_off;
+
+static void tx_done(uint64_t cookie, void *arg)
+{
+	const struct reclaim *r = arg;
+	if (nl_klocked())
+		return done_locked(cookie);
+	struct io *c = r->mine;
+	if (c && !(cookie >> 63) && (cookie & 0xff) == (uint64_t)(c - ios) && c->h.gen == (uint32_t)(cookie >> 8)) {
+		if (__atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED))
+			__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	later[r->nic][nlater[r->nic]++] = cookie;
+	txb_put_off++;
 }
 
 // Packets each NIC has reported finished, whoever collected them: a
@@ -52,25 +92,72 @@ static void tx_done(uint64_t cookie, void *arg)
 // that sender sleeps.
 static uint64_t nic_done[NETDEV_MAX];
 
-int txb_reclaim_nic(int nic)
+// The NIC's lock held.
+static void settle_nic(int nic)
+{
+	for (int i = 0; i < nlater[nic]; i++)
+		done_locked(later[nic][i]);
+	nlater[nic] = 0;
+}
+
+static int reclaim_nic(int nic, struct io *mine)
 {
 	struct netdev *nd = netdev_at(nic);
-	int n = nd->ops->tx_reclaim(nd, tx_done, NULL);
+	txb_lock(nic);
+	if (nl_klocked()) {
+		settle_nic(nic);
+	} else if (nlater[nic] + nd->tx_slots > TXB_LATER) {
+		txb_unlock(nic); // no room to keep what it may find: left to the lock
+		return 0;
+	}
+	int n = nd->ops->tx_reclaim(nd, tx_done, &(struct reclaim){ .mine = mine, .nic = nic });
 	if (n > 0)
 		nic_done[nic] += (uint64_t)n;
+	txb_unlock(nic);
 	return n;
 }
+
+int txb_reclaim_nic(int nic) { return reclaim_nic(nic, NULL); }
 
 // Every NIC of c (a NIC's completions, whichever channels they are).
 static int reclaim_all(struct io *c)
 {
 	int n = 0;
 	IO_FOR_EACH_NIC(c, k)
-		n += txb_reclaim_nic(k);
+		n += reclaim_nic(k, c);
 	return n;
 }
 
 void txb_reclaim(struct io *c) { reclaim_all(c); }
+
+bool txb_later(const struct io *c)
+{
+	IO_FOR_EACH_NIC(c, n)
+		if (__atomic_load_n(&nlater[n], __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+void txb_settle(uint32_t nicmask)
+{
+	klock_lock();
+	for (int n = 0; n < netdev_count(); n++)
+		if (nicmask & (1u << n)) {
+			txb_lock(n);
+			settle_nic(n);
+			txb_unlock(n);
+		}
+	klock_unlock();
+}
+
+void txb_init(void)
+{
+	for (int n = 0; n < NETDEV_MAX; n++) {
+		spin_init(&nic_tx[n], "nictx", LK_NICTX);
+		nlater[n] = 0;
+		nic_done[n] = 0;
+	}
+}
 
 // What a sender waits for: nothing of c in flight (idle), or room in
 // nic's ring, which any completion there since `since` (nic_done before
@@ -104,6 +191,8 @@ static bool tx_wait(struct io *c, const struct txwait *w, bool may_sleep)
 			return false;
 		if (now < spin_end) {
 			arch_pause();
+		} else if (io_relock(c)) { // a call without the kernel lock sleeps under it
+			c->st.tx_relocked_calls++;
 		} else {
 			c->st.tx_ring_sleeps++;
 			io_sleep(c, &txb_sleep, now + 1); // the next tick
@@ -111,7 +200,10 @@ static bool tx_wait(struct io *c, const struct txwait *w, bool may_sleep)
 	}
 }
 
-static bool idle(struct io *c, const struct txwait *w) { return (void)w, c->x.inflight == 0; }
+static bool idle(struct io *c, const struct txwait *w)
+{
+	return (void)w, __atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED) == 0;
+}
 static bool room(struct io *c, const struct txwait *w) { return (void)c, nic_done[w->nic] != w->since; }
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
@@ -122,18 +214,22 @@ bool txb_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }
 static bool send_some(struct io *c, int nic, struct txgroup *g)
 {
 	struct netdev *nd = netdev_at(nic);
+	txb_lock(nic);
 	int k = shaper_take(nic, g->p + g->done, g->n - g->done);
-	if (!k)
+	if (!k) {
+		txb_unlock(nic);
 		return false;
+	}
 	struct txwait w = { .done = room, .nic = nic, .since = nic_done[nic] };
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
+	for (int i = r; r >= 0 && i < k; i++) // what the ring did not take is not on the wire
+		shaper_undo(nic, &g->p[g->done + i]);
+	txb_unlock(nic);
 	if (r < 0) {
 		g->stuck = true, g->err = r;
 		return false;
 	}
-	for (int i = r; i < k; i++) // the ring was full: what it did not take is not on the wire
-		shaper_undo(nic, &g->p[g->done + i]);
-	c->x.inflight += (uint32_t)r;
+	__atomic_add_fetch(&c->x.inflight, (uint32_t)r, __ATOMIC_RELAXED);
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
 	for (int i = 0; c->x.lb_slot >= 0 && i < r; i++) // a balanced channel's volume
@@ -167,6 +263,10 @@ void txb_send_groups(struct io *c, struct txgroup *g)
 		if (!left)
 			return;
 		if (!moved && wake) {
+			if (io_relock(c)) { // the sleep is the kernel lock's
+				c->st.tx_relocked_calls++;
+				continue;
+			}
 			c->st.tx_pace_waits++;
 			io_sleep(c, &txb_sleep, wake);
 		}

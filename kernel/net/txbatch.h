@@ -41,4 +41,15 @@ bool txb_wait_idle(struct io *c); // the same, sleeping in a system call
 // turns, each as much as its shaped wire takes now, with one doorbell;
 // sleeps while none can.
 void txb_send_groups(struct io *c, struct txgroup *g);
+// NIC nic's transmit lock (LK_NICTX; rxlock=fine only): every tx_batch,
+// tx_reclaim and shaper decision on it is made under it.
+void txb_lock(int nic);
+void txb_unlock(int nic);
+// A call without the kernel lock put off other senders' completions on
+// one of c's NICs (txb_later); txb_settle takes the kernel lock (no lock
+// held) and hands them over.
+bool txb_later(const struct io *c);
+extern uint64_t txb_put_off; // completions put off so (NIC transmit lock held)
+void txb_settle(uint32_t nicmask);
+void txb_init(void);
 #endif

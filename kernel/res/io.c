@@ -298,18 +298,21 @@ static bool input_unlocked(const struct io *c, int caller)
 	return vregion_private(caller, c->rg.in_vr, holds);
 }
 
-// Takes the kernel lock in an unlocked call (input_unlocked): c's lock is
-// let go first (it ranks below), and the batch is the kernel lock's from
-// here on. c's lock held.
-static void input_lock(struct io *c)
+bool io_relock(struct io *c)
 {
-	if (!c->b.fast)
-		return;
-	c->b.fast = 0;
-	c->st.rx_relocked_calls++;
+	if (!c->fast)
+		return false;
+	c->fast = 0;
 	io_unlock(c);
 	klock_lock();
 	io_lock(c);
+	return true;
+}
+
+static void input_lock(struct io *c)
+{
+	if (io_relock(c))
+		c->st.rx_relocked_calls++;
 }
 
 static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
@@ -346,13 +349,13 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	c->b.got = 0;
 	c->b.cut = false;
 	c->b.waiting = true;
-	c->b.fast = nl_klocked() ? 0 : (uint8_t)(arch_cpu_id() + 1);
+	c->fast = nl_klocked() ? 0 : (uint8_t)(arch_cpu_id() + 1);
 	c->st.rx_batches++;
-	if (c->b.fast)
+	if (c->fast)
 		c->st.rx_unlocked_calls++;
 	if ((e = io_deliver_pending(c))) {
 		c->b.waiting = false;
-		c->b.fast = 0;
+		c->fast = 0;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
 	io_unlock(c); // a NIC's lock ranks below a channel's
@@ -372,7 +375,7 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	copy_to_user(usizes, c->b.sizes, c->b.got * 8ul);
 	copy_to_user(upos, c->b.pos, c->b.got * 8ul);
 	if (c->b.got) {
-		c->b.fast = 0;
+		c->fast = 0;
 		return (long)c->b.got;
 	}
 	input_lock(c); // nothing came: what the transport reports is the lock's
@@ -426,15 +429,45 @@ static long check_sends(struct io *c, struct io_outcall *oc)
 
 static long output_batch(struct io *c, int caller, const uint64_t *a);
 
+// With rxlock=fine, an output_io runs without the kernel lock when its
+// output region is the caller's alone (as input_unlocked says for the
+// input region) and its transport's state is the channel's alone: a plain
+// or raw channel (a reliable one's acknowledgements, retransmissions and
+// timers are the kernel lock's), not balanced (the balancer's state is
+// every channel's) and with no routed peer (the relay's). It then holds
+// its channel's lock and, while it hands packets to a NIC or collects the
+// NIC's completions, that NIC's transmit lock (txbatch.c); it takes the
+// kernel lock only to sleep (a full ring, a paced wire).
+static bool output_unlocked(const struct io *c, int caller)
+{
+	if (!demux_fine || !c->rg.set || !c->n_out || c->x.rel || c->x.lb_slot >= 0 || c->x.routed)
+		return false;
+	uint32_t holds = 1u + (c->n_in && c->rg.in_vr == c->rg.out_vr);
+	return vregion_private(caller, c->rg.out_vr, holds);
+}
+
 static long output_io(int caller, long id, const uint64_t *a)
 {
 	long e;
-	struct io *c = mine(caller, id, &e);
+	struct io *c = mine(caller, id, &e); // stable unlocked: see input_io
 	if (!c)
 		return e;
 	io_lock(c);
+	if (!nl_klocked() && !output_unlocked(c, caller)) {
+		io_unlock(c);
+		klock_lock();
+		io_lock(c);
+	}
+	if (!nl_klocked()) {
+		c->fast = (uint8_t)(arch_cpu_id() + 1);
+		c->st.tx_unlocked_calls++;
+	}
 	e = output_batch(c, caller, a);
+	bool settle = c->fast && xport_tx_later(c);
+	c->fast = 0;
 	io_unlock(c);
+	if (settle) // other senders' completions its reclaims put off
+		xport_tx_settle(c->nicmask);
 	return e;
 }
 

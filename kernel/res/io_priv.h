@@ -33,8 +33,6 @@ struct io_held {
 struct io_batch {
 	bool waiting;
 	bool cut;         // the batch ends here: a gap follows
-	uint8_t fast;     // CPU + 1 of the input_io collecting it without the
-	                  // kernel lock (0: none; io.c's input_io says when)
 	uint32_t got;
 	uint64_t sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];
 };
@@ -76,6 +74,8 @@ struct io {
 	struct io_pendq pend;
 	struct io_stats st;
 	struct io_outcall out; // the output_io in progress
+	uint8_t fast;          // CPU + 1 of the input_io or output_io working on it
+	                       // without the kernel lock (0: none; io.c says when)
 	struct xport x;
 };
 
@@ -108,6 +108,10 @@ void io_take(struct io *c, const struct pkt *f);
 // Delivers held packets into the batch's slots, oldest first; -E_GAP when
 // a gap marker came first (taken), else 0.
 long io_deliver_pending(struct io *c);
+// In a call without the kernel lock (c->fast), takes it: c's lock is let
+// go first (it ranks below) and held again; from here on the call is the
+// kernel lock's. False when the call held it already. c's lock held.
+bool io_relock(struct io *c);
 // Held packets into the batch, while it waits (c's lock held).
 void io_deliver_held(struct io *c);
 void io_drop_pending(struct io *c);

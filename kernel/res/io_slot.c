@@ -42,19 +42,19 @@ static void scrub_tail(const struct pkt *f)
 // alone: io.c's input_io).
 static bool may_fill(const struct io *c)
 {
-	return nl_klocked() || c->b.fast == arch_cpu_id() + 1;
+	return nl_klocked() || c->fast == arch_cpu_id() + 1;
 }
 
 bool io_settles(const struct io *c)
 {
-	return c->b.fast != arch_cpu_id() + 1 || c->x.rel;
+	return c->fast != arch_cpu_id() + 1 || c->x.rel;
 }
 
 // The batch's process is woken, unless this is its own call: awake, and
 // maybe without the kernel lock that a wake-up takes.
 static void wake(struct io *c)
 {
-	if (c->b.fast != arch_cpu_id() + 1)
+	if (c->fast != arch_cpu_id() + 1)
 		proc_wakeup(c);
 }
 

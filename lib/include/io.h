@@ -192,6 +192,9 @@ struct io_stats {
 	uint64_t rx_unlocked_calls; // input_io calls that began without the kernel lock
 	                          // (rxlock=fine, a region the caller's alone)
 	uint64_t rx_relocked_calls; // of them, those that took it later (to sleep, or to report)
+	uint64_t tx_unlocked_calls; // output_io calls made without the kernel lock (rxlock=fine,
+	                          // a plain channel, a region the caller's alone)
+	uint64_t tx_relocked_calls; // of them, those that took it (to sleep for a ring or the wire)
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

@@ -1615,6 +1615,119 @@ static void test_tx_ring_full(void)
 	CU_ASSERT_TRUE(s.tx_packets == 10 && s.tx_batches == 1 && s.tx_doorbells == 3);
 }
 
+// output() as a call that comes in without the kernel lock (rxlock=fine:
+// the system call's entry leaves it to output_io); *took: whether the
+// call still held the lock as it returned.
+static long output_nolock(int pid, long id, int n, const uint64_t *peers, const uint64_t *sizes,
+			  const uint64_t *pos, bool *took)
+{
+	int depth = klock_release_all();
+	long r = output(pid, id, n, peers, sizes, pos);
+	*took = klock_held_by_me();
+	klock_release_all();
+	klock_reacquire(depth);
+	return r;
+}
+
+// rxlock=fine: an output_io of a plain channel whose output region is its
+// caller's alone runs without the kernel lock. Its packets leave as under
+// the lock (headers, payload pages pinned in place), and the next call
+// collects their completions itself.
+static void test_tx_unlocked_call(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 0, 0, 3, 4);
+	fill_pages(c.out_vr, 0x40);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	const uint64_t peers[3] = { 0, 0, 0 }, sizes[3] = { 100, 5000, 60 }, pos[3] = { 8, 4000, 12000 };
+	uint64_t off = txb_put_off;
+	bool took = true;
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 3, peers, sizes, pos, &took), 3);
+	CU_ASSERT_FALSE(took);
+	struct fake_nic *f = &fake_nics[0];
+	CU_ASSERT_EQUAL_FATAL(f->ntx, 3);
+	for (int i = 0; i < 3; i++) {
+		struct hdr h = hdr_of(&f->tx[i]);
+		CU_ASSERT_TRUE(h.seq == (uint32_t)i && h.len == sizes[i] && h.channel == CH);
+		CU_ASSERT_EQUAL(f->tx[i].len, WIRE_FRAME_HLEN + sizes[i]);
+	}
+	// 5000 bytes at 4000: gathered from the region's own frames, pinned
+	CU_ASSERT_TRUE(seg_is(&f->tx[1], 1, vregion_frame(c.out_vr, 0) + 4000, PAGE_SIZE - 4000));
+	CU_ASSERT_EQUAL(pmem_pin_count(vregion_frame(c.out_vr, 1)), 1);
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 3);
+	fake_nic_tx_complete(0, -1);
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 3, peers, sizes, pos, &took), 3);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(f->ntx, 6);
+	CU_ASSERT_EQUAL(hdr_of(&f->tx[5]).seq, 5);
+	CU_ASSERT_EQUAL(txb_put_off, off); // its own completions: taken by the call itself
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.tx_unlocked_calls, 2);
+	CU_ASSERT_EQUAL(s.tx_relocked_calls, 0);
+	CU_ASSERT_EQUAL(s.tx_packets, 6);
+	demux_fine = false;
+}
+
+// Its reclaim finds another channel's completions on the NIC (one whose
+// calls take the kernel lock: its region is granted). They are not its to
+// settle without the lock: put off, and handed over under it as the call
+// ends.
+static void test_tx_unlocked_puts_off_others(void)
+{
+	demux_fine = true;
+	struct chan a = chan_new(1, 0, CH, 0, 0, 2, 1), b = chan_new(2, 0, CH + 1, 0, 0, 1, 1);
+	CU_ASSERT_EQUAL(set_peer(1, a.id, 0, PEER0), 0);
+	CU_ASSERT_EQUAL(set_peer(2, b.id, 0, PEER1), 0);
+	CU_ASSERT_EQUAL(ctl(1, a.out_vr, VR_OP_GRANT, 2, 0), 0);
+	const uint64_t z[2] = { 0 }, sz[2] = { IO_TX_COPY + 10, IO_TX_COPY + 10 };
+	bool took = false;
+	CU_ASSERT_EQUAL(output_nolock(1, a.id, 2, z, sz, z, &took), 2);
+	CU_ASSERT_TRUE(took); // a shared region: under the lock
+	CU_ASSERT_EQUAL(chan_of(a.id)->x.inflight, 2);
+	fake_nic_tx_complete(0, -1);
+	uint64_t off = txb_put_off;
+	CU_ASSERT_EQUAL(output_nolock(2, b.id, 1, z, sz, z, &took), 1);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(txb_put_off, off + 2);
+	CU_ASSERT_EQUAL(chan_of(a.id)->x.inflight, 0); // handed over as b's call ended
+	CU_ASSERT_EQUAL(stats(1, a.id).tx_unlocked_calls, 0);
+	CU_ASSERT_EQUAL(stats(2, b.id).tx_unlocked_calls, 1);
+	demux_fine = false;
+}
+
+// A ring that stays full past the spin: the call takes the kernel lock to
+// sleep (the completions come while it sleeps), then goes on under it.
+static void hook_tx_complete_counted(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	hook_calls++;
+	fake_nic_tx_complete(0, -1);
+}
+
+static void test_tx_unlocked_relocks_to_sleep(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 0, 0, 10, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	fake_nics[0].nd.tx_slots = 4;
+	fake_sleep_hook = hook_tx_complete_counted;
+	uint64_t peers[10] = { 0 }, sizes[10], pos[10] = { 0 };
+	for (int i = 0; i < 10; i++)
+		sizes[i] = (uint64_t)i + 1;
+	bool took = false;
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 10, peers, sizes, pos, &took), 10);
+	CU_ASSERT_TRUE(took);
+	CU_ASSERT_TRUE(hook_calls > 0);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 10);
+	for (int i = 0; i < 10; i++)
+		CU_ASSERT_EQUAL(hdr_of(&fake_nics[0].tx[i]).seq, (uint32_t)i);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.tx_unlocked_calls, 1);
+	CU_ASSERT_EQUAL(s.tx_relocked_calls, 1);
+	fake_sleep_hook = NULL;
+	demux_fine = false;
+}
+
 // The NIC has not finished the previous batch (it never does here): the
 // next send waits, bounded, then fails with nothing queued or numbered.
 static void test_tx_busy(void)
@@ -1802,7 +1915,8 @@ static const struct test_case tx_tests[] = {
 	TEST(test_tx_headers),    TEST(test_tx_full_batch), TEST(test_tx_copy_small), TEST(test_tx_pins_reclaim),
 	TEST(test_tx_errors),     TEST(test_tx_raw),        TEST(test_tx_ring_full),
 	TEST(test_tx_busy),       TEST(test_tx_driver_refuses), TEST(test_free_releases),
-	TEST(test_exit_releases),
+	TEST(test_exit_releases), TEST(test_tx_unlocked_call), TEST(test_tx_unlocked_puts_off_others),
+	TEST(test_tx_unlocked_relocks_to_sleep),
 };
 
 // ============================================================ fault paths
