@@ -265,6 +265,7 @@ static void route_nic_irqs(void)
 				c >= smp_ncpu() ? "does not run" : "cannot take it");
 			continue;
 		}
+		demux_set_irq_cpu(i, c);
 		pr_info("nicirq: NIC %d interrupts CPU %d\n", i, c);
 	}
 }

@@ -23,6 +23,8 @@ struct demux_nic demux_nics[NETDEV_MAX];
 
 #define REFILL_GROUP 64
 
+void demux_set_irq_cpu(int nic, int cpu) { demux_nics[nic].irq_cpu = cpu; }
+
 void demux_init(void)
 {
 	for (int n = 0; n < NETDEV_MAX; n++) {
@@ -335,6 +337,7 @@ static void settle(void)
 	if (!chans && !nics)
 		return;
 	settle_chans[me] = 0, settle_nics[me] = 0;
+	tlb_batch_sync(); // what its remaps changed is flushed before any wake-up
 	klock_lock();
 	demux_settles++;
 	for (uint32_t m = nics; m; m &= m - 1) {
@@ -460,19 +463,32 @@ void demux_rx_ready(struct netdev *d, void *arg)
 		spin_unlock(l);
 }
 
+// Without the kernel lock, a NIC whose interrupt goes to another CPU
+// running no process is that CPU's: it takes the NIC's frames in its idle
+// loop, and into a batch whose region its caller alone has it puts them
+// itself, so each NIC's receive work stays on its own CPU (one core per
+// NIC). The NIC is not the caller's to drain as well.
+static bool left_to_its_cpu(int nic)
+{
+	int c = demux_nics[nic].irq_cpu;
+	return !nl_klocked() && c != arch_cpu_id() && proc_cpu_free(c);
+}
+
 // A striped channel's links are drained in turns of a few buffers each,
 // so frames striped over them come nearly in order (the reorder window
 // then holds few), then each NIC until it is empty. A NIC another
 // CPU is polling is left to it: its frames come in from there (the caller
 // would only wait for that CPU's round, holding the kernel lock that the
-// round ends with). The kernel lock held, c's not.
+// round ends with); so is one whose interrupt goes to another free CPU
+// when the caller runs without the kernel lock (left_to_its_cpu). c's
+// lock not held.
 void demux_poll_channel(struct io *c)
 {
 	if (stripe_active(c)) {
 		for (int any = 1; any;) {
 			any = 0;
 			IO_FOR_EACH_NIC(c, n) {
-				if (!nl_trylock(&demux_nics[n].rx))
+				if (left_to_its_cpu(n) || !nl_trylock(&demux_nics[n].rx))
 					continue;
 				any |= drain_some(n, 8) > 0;
 				nl_unlock(&demux_nics[n].rx);
@@ -480,7 +496,7 @@ void demux_poll_channel(struct io *c)
 		}
 	}
 	IO_FOR_EACH_NIC(c, n) {
-		if (!nl_trylock(&demux_nics[n].rx))
+		if (left_to_its_cpu(n) || !nl_trylock(&demux_nics[n].rx))
 			continue;
 		poll_budget(n, INT32_MAX);
 		nl_unlock(&demux_nics[n].rx);
@@ -514,7 +530,9 @@ bool demux_poll_polling(int budget)
 bool demux_poll_nolock(int budget)
 {
 	int depth = klock_release_all();
+	tlb_batch_begin(); // remaps into regions their owners alone have (io_slot.c)
 	bool polling = demux_poll_polling(budget);
+	tlb_batch_end();
 	settle();
 	klock_reacquire(depth);
 	return polling;

@@ -16,6 +16,7 @@ struct io;
 struct demux_nic {
 	bool polling;          // RX interrupts masked; packets are polled
 	bool link_up;          // the NIC's link, as its link-change interrupts last said
+	int irq_cpu;           // the CPU its interrupt goes to (nicirq=; 0 by default)
 	uint64_t drop_short, drop_ethertype, drop_badlen, drop_toolong, drop_nochan, drop_rxerr;
 	uint64_t drop_notme;   // addressed to another MAC (another station, a group address)
 	struct pkt partial;    // buffers of a packet whose EOP has not come yet
@@ -33,6 +34,8 @@ struct demux_nic {
 };
 
 extern struct demux_nic demux_nics[NETDEV_MAX];
+// NIC nic's interrupt now goes to CPU cpu (nicirq=).
+void demux_set_irq_cpu(int nic, int cpu);
 
 // A NIC the I/O path drives: its receive ring fits the refill list.
 static inline bool demux_nic_usable(int nic)

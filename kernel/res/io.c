@@ -349,12 +349,14 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	c->b.got = 0;
 	c->b.cut = false;
 	c->b.waiting = true;
+	c->b.priv = input_unlocked(c, caller);
 	c->fast = nl_klocked() ? 0 : (uint8_t)(arch_cpu_id() + 1);
 	c->st.rx_batches++;
 	if (c->fast)
 		c->st.rx_unlocked_calls++;
 	if ((e = io_deliver_pending(c))) {
 		c->b.waiting = false;
+		c->b.priv = false;
 		c->fast = 0;
 		return e; // a gap came first: reported once, the packets after it follow
 	}
@@ -368,6 +370,7 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	}
 	wait_batch(c, c->timeout_us ? timer_deadline(c->timeout_us) : 0);
 	c->b.waiting = false;
+	c->b.priv = false;
 	uint32_t nics = c->nicmask;
 	io_unlock(c);
 	demux_flush_idle(nics); // between batches the rings get everything back

@@ -33,6 +33,8 @@ struct io_held {
 struct io_batch {
 	bool waiting;
 	bool cut;         // the batch ends here: a gap follows
+	bool priv;        // its region is its caller's alone (io.c): any CPU may
+	                  // fill it under the channel's lock, without the kernel lock
 	uint32_t got;
 	uint64_t sizes[IO_MAX_BATCH], pos[IO_MAX_BATCH];
 };

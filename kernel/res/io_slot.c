@@ -37,12 +37,13 @@ static void scrub_tail(const struct pkt *f)
 		pmem_zero_tail(f->buf[f->nbuf - 1], used);
 }
 
-// May this CPU remap into c's batch now? Under the kernel lock, or as the
-// input_io that collects the batch without it (its region is the caller's
-// alone: io.c's input_io).
+// May this CPU remap into c's batch now? Under the kernel lock; or, the
+// region being its caller's alone (b.priv: io.c says why), under the
+// channel's lock, which every remap into it holds: the batch's own
+// unlocked call, or another CPU's receive path without the kernel lock.
 static bool may_fill(const struct io *c)
 {
-	return nl_klocked() || c->fast == arch_cpu_id() + 1;
+	return nl_klocked() || c->fast == arch_cpu_id() + 1 || c->b.priv;
 }
 
 bool io_settles(const struct io *c)
@@ -50,11 +51,11 @@ bool io_settles(const struct io *c)
 	return c->fast != arch_cpu_id() + 1 || c->x.rel;
 }
 
-// The batch's process is woken, unless this is its own call: awake, and
-// maybe without the kernel lock that a wake-up takes.
+// The batch's process is woken: not by its own call (awake), and without
+// the kernel lock, which a wake-up takes, by io_settle later.
 static void wake(struct io *c)
 {
-	if (c->fast != arch_cpu_id() + 1)
+	if (c->fast != arch_cpu_id() + 1 && nl_klocked())
 		proc_wakeup(c);
 }
 
@@ -205,6 +206,8 @@ void io_deliver_held(struct io *c)
 void io_settle(struct io *c)
 {
 	io_deliver_held(c);
+	if (c->b.waiting && !io_waiting(c))
+		proc_wakeup(c); // filled or cut without the kernel lock (wake)
 	xport_settle(c);
 }
 

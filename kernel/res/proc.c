@@ -116,6 +116,11 @@ int proc_count(void)
 
 static bool cpu_idle(int c) { return !cpus[c].cur && runq_top_prio(&cpus[c].rq) < 0; }
 
+bool proc_cpu_free(int c)
+{
+	return c >= 0 && c < ncpus && !__atomic_load_n(&cpus[c].cur, __ATOMIC_RELAXED);
+}
+
 // Where a process becoming runnable is queued: the CPU it last ran on when
 // that one is idle, else any idle CPU it may run on, else the one running
 // the lowest priority below its own (it preempts that one: no CPU runs a
@@ -582,9 +587,9 @@ void sched_loop(void (*poll)(void))
 		p->cpu = me;
 		cs->need_resched = false;
 		cs->cur = p;
+		tlb_cpu_user(true); // before its CR3 (tlb.h: a remote change is then flushed or marked)
 		vspace_activate(p->vs);
 		arch_set_kernel_stack((uint64_t)(kstacks[i] + KSTACK_SIZE));
-		tlb_cpu_user(true);
 		arch_switch(&cs->sched_ctx, p->ctx);
 		tlb_cpu_user(false);
 		cs->cur = NULL;

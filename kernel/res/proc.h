@@ -42,6 +42,8 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
 uint64_t proc_idle_tsc(void); // TSC ticks the CPUs spent halted since boot, summed
 uint64_t proc_cpu_idle_tsc(int cpu); // one CPU's
+// CPU c runs no process now (idle, or between two): a hint, read unlocked.
+bool proc_cpu_free(int c);
 // Sets the priority of pid (0: the caller). A process may change only its
 // own and its children's: -E_NOTOWNER otherwise (caller 0: the kernel).
 long proc_setprio(int caller, long pid, int prio);

@@ -38,8 +38,15 @@ static struct tlb_mbox mbox[MAXCPU];
 static struct tlb_batch batch[MAXCPU];
 static int loaded_slot[MAXCPU];     // the space slot this CPU's CR3 names
 static paddr_t loaded_root[MAXCPU];
-static bool stale[MAXCPU];          // a deferred flush is due before user mode
-static bool user_live[MAXCPU];      // it runs a process
+// Each CPU's state word: CPU_USER while it runs a process (from before
+// its CR3 is loaded for it), CPU_STALE when a deferred flush is due before
+// it next runs one. One word, changed by atomic operations only, so that a
+// requester without the kernel lock and a CPU starting a process agree:
+// either the requester sees CPU_USER (and sends an IPI) or its mark is
+// there when that CPU loads CR3 (tlb_note_load).
+#define CPU_USER 1u
+#define CPU_STALE 2u
+static uint32_t cpu_state[MAXCPU];
 static paddr_t kroot;
 static struct spinlock tlb_lock;
 
@@ -48,7 +55,7 @@ void tlb_init(paddr_t kernel_root)
 	for (int c = 0; c < MAXCPU; c++) {
 		mbox[c] = (struct tlb_mbox){ 0 };
 		batch[c] = (struct tlb_batch){ 0 };
-		stale[c] = user_live[c] = false;
+		cpu_state[c] = 0;
 	}
 	for (int s = 0; s < NVSPACE; s++)
 		tlb_space_cpus[s] = 0;
@@ -80,17 +87,38 @@ bool tlb_note_load(int slot, paddr_t root)
 	int me = arch_cpu_id();
 	uint32_t bit = 1u << me;
 	if (loaded_slot[me] != slot) {
-		__atomic_fetch_and(&tlb_space_cpus[loaded_slot[me]], ~bit, __ATOMIC_RELAXED);
-		__atomic_fetch_or(&tlb_space_cpus[slot], bit, __ATOMIC_RELAXED);
+		__atomic_fetch_and(&tlb_space_cpus[loaded_slot[me]], ~bit, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&tlb_space_cpus[slot], bit, __ATOMIC_SEQ_CST);
 	}
 	loaded_slot[me] = slot;
 	loaded_root[me] = root;
-	bool s = stale[me];
-	stale[me] = false;
-	return s;
+	// After the set names this CPU (a requester that misses the bit wrote
+	// its entries before this CR3 load reads them).
+	return __atomic_fetch_and(&cpu_state[me], ~CPU_STALE, __ATOMIC_SEQ_CST) & CPU_STALE;
 }
 
-void tlb_cpu_user(bool running) { user_live[arch_cpu_id()] = running; }
+void tlb_cpu_user(bool running)
+{
+	uint32_t *s = &cpu_state[arch_cpu_id()];
+	if (running)
+		__atomic_fetch_or(s, CPU_USER, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(s, ~CPU_USER, __ATOMIC_SEQ_CST);
+}
+
+// CPU c, in a changed space's set: true when it runs a process (it gets
+// the IPI), else it is marked stale, unless it started one meanwhile.
+static bool mark_or_live(int c)
+{
+	uint32_t s = __atomic_load_n(&cpu_state[c], __ATOMIC_SEQ_CST);
+	for (;;) {
+		if (s & CPU_USER)
+			return true;
+		if (__atomic_compare_exchange_n(&cpu_state[c], &s, s | CPU_STALE, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return false;
+	}
+}
 
 void tlb_answer(void)
 {
@@ -172,7 +200,9 @@ static void batch_add(struct tlb_batch *b, uint32_t cpus, const struct tlb_range
 void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n)
 {
 	int me = arch_cpu_id();
-	uint32_t m = __atomic_load_n(&tlb_space_cpus[slot], __ATOMIC_RELAXED);
+	// The entries written before the set is read (tlb_note_load's order).
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint32_t m = __atomic_load_n(&tlb_space_cpus[slot], __ATOMIC_SEQ_CST);
 	bool full = n > tlb_flush_threshold;
 	if (m >> me & 1)
 		flush_local(va, n, full);
@@ -180,10 +210,9 @@ void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n)
 	uint32_t now = 0;
 	for (uint32_t left = m; left; left &= left - 1) {
 		int c = __builtin_ctz(left);
-		if (user_live[c]) {
+		if (mark_or_live(c)) {
 			now |= 1u << c;
-		} else {
-			stale[c] = true; // reloads CR3 before it runs a process
+		} else { // reloads CR3 before it runs a process
 			__atomic_add_fetch(&tlb_deferred, 1, __ATOMIC_RELAXED);
 		}
 	}

@@ -11,7 +11,10 @@
 //    and the requester waits for its acknowledgement;
 //  - on a CPU running none (idle, or in the scheduler's loop): deferred. It
 //    is marked stale and reloads CR3 before it next runs a process: until
-//    then it makes no user access. A space that goes away is the exception:
+//    then it makes no user access. Requester and target agree through one
+//    atomic state word per CPU, so a requester need not hold the kernel
+//    lock (input_io and the receive path's remaps into a region its owner
+//    alone has: io.c). A space that goes away is the exception:
 //    its page tables are freed, so such CPUs are told to leave it first.
 // Between tlb_batch_begin and tlb_batch_end (one exchange or one input_io
 // call) remote ranges gather, per space, and go out as one IPI per CPU at
@@ -27,7 +30,7 @@
 #define TLB_BATCH_SPACES 8 // spaces one batch gathers before it flushes early
 
 // Space slot s's CPU set (bit N: CPU N's CR3 names it). Read without a
-// lock on the exchange's path; written under the kernel lock.
+// lock on the exchange's path; changed by atomic operations as CR3 loads.
 extern uint32_t tlb_space_cpus[];
 extern uint64_t tlb_ipis, tlb_requests, tlb_deferred; // counters
 // TSC ticks requesters spent waiting for acknowledgements, and targets
@@ -35,11 +38,14 @@ extern uint64_t tlb_ipis, tlb_requests, tlb_deferred; // counters
 // taking turns, a wait also counts the other CPUs' turns).
 extern uint64_t tlb_wait_tsc, tlb_answer_tsc, tlb_answers;
 
-// This CPU now runs on space slot `slot` whose root is `root` (CR3 loaded).
-// Returns true when CR3 must be reloaded although it names that root (a
-// deferred flush is due).
+// This CPU is about to load space slot `slot` whose root is `root`, and
+// loads it after this returns. Returns true when CR3 must be reloaded
+// although it names that root (a deferred flush is due).
 bool tlb_note_load(int slot, paddr_t root);
-// This CPU runs a process (user accesses possible) or not.
+// This CPU runs a process (user accesses possible) or not. A CPU starting
+// one says so before tlb_note_load: a change whose requester finds it not
+// running leaves a mark that tlb_note_load then returns; one that finds it
+// running sends it the IPI. Neither needs the kernel lock.
 void tlb_cpu_user(bool running);
 // Pages [va, va + n pages) of space `slot` (root `root`) changed.
 void tlb_invalidate(int slot, paddr_t root, uint64_t va, uint64_t n);

@@ -42,8 +42,8 @@ static void teardown(void) { fake_ipi_hook = NULL; }
 static bool load(int cpu, int slot, paddr_t root, bool running)
 {
 	fake_set_cpu(cpu);
+	tlb_cpu_user(running); // as the scheduler: running first, then CR3
 	bool stale = tlb_note_load(slot, root);
-	tlb_cpu_user(running);
 	fake_set_cpu(0);
 	return stale;
 }
@@ -89,6 +89,40 @@ static void test_remote_idle_deferred(void)
 	CU_ASSERT_EQUAL(tlb_deferred, 1);
 	CU_ASSERT_TRUE(load(1, 3, R3, true));  // must reload CR3 though it names R3
 	CU_ASSERT_FALSE(load(1, 3, R3, true)); // once
+}
+
+// A change while CPU 1, its CR3 naming the space, starts a process there:
+// whichever step of its start the change falls between, the CPU is either
+// sent the IPI (it runs a process already) or told to reload CR3 as it
+// loads it. The requester holds no lock the CPU's start takes.
+static void test_change_while_starting(void)
+{
+	for (int at = 0; at < 3; at++) {
+		setup();
+		load(1, 3, R3, false); // idle, CR3 naming the space
+		fake_set_cpu(1);
+		if (at == 0) {
+			fake_set_cpu(0);
+			tlb_invalidate(3, R3, VA, 1); // before it starts
+			fake_set_cpu(1);
+		}
+		tlb_cpu_user(true);
+		if (at == 1) {
+			fake_set_cpu(0);
+			tlb_invalidate(3, R3, VA, 1); // running, CR3 not loaded again yet
+			fake_set_cpu(1);
+		}
+		bool stale = tlb_note_load(3, R3);
+		if (at == 2) {
+			fake_set_cpu(0);
+			tlb_invalidate(3, R3, VA, 1); // after
+			fake_set_cpu(1);
+		}
+		fake_set_cpu(0);
+		bool flushed = answered[1] == 1 && fake.invlpg == 1;
+		CU_ASSERT_TRUE_FATAL(stale != flushed); // one way, exactly
+		CU_ASSERT_EQUAL(stale, at == 0);
+	}
 }
 
 // 128 single-page changes in a batch: one IPI at its end, and a full flush
@@ -152,7 +186,8 @@ int register_tlb(void)
 {
 	static const struct test_case tests[] = {
 		TEST(test_space_cpu_sets), TEST(test_local_only),     TEST(test_remote_running),
-		TEST(test_remote_idle_deferred), TEST(test_batch_one_ipi), TEST(test_batch_two_spaces),
+		TEST(test_remote_idle_deferred), TEST(test_change_while_starting), TEST(test_batch_one_ipi),
+		TEST(test_batch_two_spaces),
 		TEST(test_leave),          TEST(test_nobody_else),
 	};
 	return ADD_SUITE("tlb", setup, teardown, tests);
