@@ -221,7 +221,11 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 		return false;
 	}
 	struct txwait w = { .done = room, .nic = nic, .since = nic_done[nic] };
+	// In flight before the NIC has them: it may finish one at once, and
+	// another CPU's reclaim report it before this one counts it.
+	__atomic_add_fetch(&c->x.inflight, (uint32_t)k, __ATOMIC_RELAXED);
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
+	__atomic_sub_fetch(&c->x.inflight, (uint32_t)(k - (r < 0 ? 0 : r)), __ATOMIC_RELAXED);
 	for (int i = r; r >= 0 && i < k; i++) // what the ring did not take is not on the wire
 		shaper_undo(nic, &g->p[g->done + i]);
 	txb_unlock(nic);
@@ -229,7 +233,6 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 		g->stuck = true, g->err = r;
 		return false;
 	}
-	__atomic_add_fetch(&c->x.inflight, (uint32_t)r, __ATOMIC_RELAXED);
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
 	for (int i = 0; c->x.lb_slot >= 0 && i < r; i++) // a balanced channel's volume

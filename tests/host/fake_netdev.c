@@ -105,6 +105,8 @@ static int tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
 		f->st.doorbells++;
 	if (f->autocomplete)
 		f->tx_done = f->ntx;
+	if (f->tx_hook)
+		f->tx_hook(f, q);
 	return q;
 }
 

@@ -57,6 +57,9 @@ struct fake_nic {
 	int ntx;                  // packets queued (log entries)
 	int tx_done, tx_reclaimed; // log indexes: finished by the device, reported
 	bool autocomplete;
+	// Called as tx_batch returns, q packets queued: what another CPU's
+	// reclaim could see from this moment (the device may be done already).
+	void (*tx_hook)(struct fake_nic *f, int q);
 	int tx_fail;              // when < 0: the next tx_batch returns it, queueing nothing
 	int tx_full_streak;       // tx_batch calls in a row that found no room
 	// receive

@@ -1679,6 +1679,42 @@ static void test_tx_unlocked_call(void)
 	demux_fine = false;
 }
 
+// A NIC finishes a packet as soon as it has it (QEMU's e1000, inside the
+// doorbell write), and another CPU's reclaim under the kernel lock may
+// report it at once, while the unlocked sender is still returning from
+// tx_batch. So the packets count as in flight before the NIC has them:
+// counted only after, that reclaim found none in flight, dropped the
+// completion, and the channel's count stayed up for ever (every later
+// send -E_BUSY: seen in make test-smp under load).
+static long inflight_seen = -1;
+static long hooked_chan;
+
+static void hook_inflight(struct fake_nic *f, int q)
+{
+	(void)f, (void)q;
+	inflight_seen = chan_of(hooked_chan)->x.inflight;
+}
+
+static void test_bug_tx_unlocked_counts_first(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 0, 0, 2, 1);
+	CU_ASSERT_EQUAL(set_peer(1, c.id, 0, PEER0), 0);
+	fake_nics[0].autocomplete = true;
+	fake_nics[0].tx_hook = hook_inflight;
+	hooked_chan = c.id;
+	const uint64_t z[2] = { 0 }, sz[2] = { 10, 10 };
+	bool took = true;
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 2, z, sz, z, &took), 2);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(inflight_seen, 2); // counted before the NIC could finish them
+	fake_nics[0].tx_hook = NULL;
+	txb_reclaim_nic(0); // another CPU's reclaim, under the kernel lock
+	CU_ASSERT_EQUAL(chan_of(c.id)->x.inflight, 0);
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 2, z, sz, z, &took), 2);
+	demux_fine = false;
+}
+
 // Its reclaim finds another channel's completions on the NIC (one whose
 // calls take the kernel lock: its region is granted). They are not its to
 // settle without the lock: put off, and handed over under it as the call
@@ -1927,7 +1963,7 @@ static const struct test_case tx_tests[] = {
 	TEST(test_tx_errors),     TEST(test_tx_raw),        TEST(test_tx_ring_full),
 	TEST(test_tx_busy),       TEST(test_tx_driver_refuses), TEST(test_free_releases),
 	TEST(test_exit_releases), TEST(test_tx_unlocked_call), TEST(test_tx_unlocked_puts_off_others),
-	TEST(test_tx_unlocked_relocks_to_sleep),
+	TEST(test_tx_unlocked_relocks_to_sleep), TEST(test_bug_tx_unlocked_counts_first),
 };
 
 // ============================================================ fault paths
