@@ -374,10 +374,17 @@ void kmain(uint32_t magic, uint32_t info)
 	if (!v && netdev_count())
 		io.copy_threshold = bench_copy_threshold(io.rx_scrub);
 	parse_rates(cmdline_get(&cmd, "nic_mbps"), io.nic_mbps, 8);
-	// rxlock=fine: an idle CPU's receive work without the kernel lock, under
-	// the NICs' and channels' own locks (not yet the default: it does not
-	// pay while a system call holds the kernel lock it settles under).
-	demux_fine = option_is("rxlock", "fine");
+	// rxlock=fine: the receive path, input_io and a plain channel's
+	// output_io without the kernel lock, under the NICs' and channels' own
+	// locks; rxlock=kernel: under the kernel lock. Default: fine on several
+	// CPUs; on one, where nothing runs beside it, the kernel lock alone
+	// (the fine locks would cost per packet for nothing).
+	v = cmdline_get(&cmd, "rxlock");
+	demux_fine = v ? !strcmp(v, "fine") : smp_ncpu() > 1;
+	if (v && strcmp(v, "fine") && strcmp(v, "kernel"))
+		pr_warn("rxlock=%s: neither fine nor kernel; the kernel lock is used\n", v);
+	pr_info("io: the receive path and input_io/output_io run %s\n",
+		demux_fine ? "under the NICs' and channels' locks (rxlock=fine)" : "under the kernel lock");
 	io_init(&io);
 	// idlepoll=spin: the idle CPU polls with interrupts kept off, as before
 	// timers were let in; only for measuring the difference.
