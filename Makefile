@@ -306,7 +306,8 @@ test-qemu: $(KERNEL)
 	tests/qemu/programs/run.sh $(KERNEL)
 
 # Many CPUs: the SMP boots and the stress test (tests/qemu/smp/cases.txt),
-# then the boot, network (striped channels over 2 and 4 links included)
+# a multiqueue virtio-net NIC on a tap whose two receive queues interrupt
+# two CPUs (tests/qemu/smp/mq.sh: a private network namespace; root), then the boot, network (striped channels over 2 and 4 links included)
 # and isolation suites again at -smp 2, the network's programs pinned to
 # CPU 1 (runcpu=1) so that every received packet crosses from the CPU
 # polling the NIC to the process's; test-uefi runs the stress test after a
@@ -319,8 +320,9 @@ test-qemu: $(KERNEL)
 # 2), and the isolation suite two single VMs.
 .PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
-	@tools/deps.sh build qemu
+	@tools/deps.sh build qemu cluster
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
+	tests/qemu/smp/mq.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	SUITE_JOBS=1 QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
