@@ -59,6 +59,7 @@ struct netdev_stats {
 	// A NIC of several receive queues (rx_queues > 1): frames rx_poll
 	// took from each, interrupts each queue raised.
 	uint64_t rxq_frames[NETDEV_RXQ_MAX], rxq_irqs[NETDEV_RXQ_MAX];
+	uint64_t txq_moves; // times sends moved to another queue
 };
 
 struct netdev;

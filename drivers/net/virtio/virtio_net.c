@@ -498,6 +498,7 @@ static void vnet_get_stats(struct netdev *nd, struct netdev_stats *s)
 {
 	struct vnet_dev *d = vnet(nd);
 	d->st.frames_owned = frames_owned(d);
+	d->st.txq_moves = d->tx_moves;
 	*s = d->st;
 }
 
