@@ -375,10 +375,10 @@ static void print_attach(struct vnet_dev *d)
 		d->rx[0].q.size, d->rx_bufs, d->txq[0].size, d->rx_filter ? "mac+broadcast" : "off (every frame)",
 		frames_owned(d));
 	if (d->msix)
-		kprintf("virtio-net %d: %d queue pairs, msi-x vectors %d..%d (configuration, then "
+		kprintf("virtio-net %d: %d queue pair%s, msi-x vectors %d..%d (configuration, then "
 			"receive queue 0..%d), sends on the pair whose receive interrupt the sending "
-			"CPU takes\n", d->nd.index, d->pairs, p->msix_vec[0], p->msix_vec[d->pairs],
-			d->pairs - 1);
+			"CPU takes\n", d->nd.index, d->pairs, d->pairs == 1 ? "" : "s", p->msix_vec[0],
+			p->msix_vec[d->pairs], d->pairs - 1);
 }
 
 // The device is live once DRIVER_OK is set (3.1.1 step 8); the receive
