@@ -65,7 +65,7 @@ static void finish(void)
 		kprintf(" irqs");
 		for (int q = 0; q < nd->rx_queues; q++)
 			kprintf(" q%d=%lu", q, st.rxq_irqs[q]);
-		kprintf(" tx_moves=%lu\n", st.txq_moves);
+		kprintf(" tx_moves=%lu first=q%d\n", st.txq_moves, st.rxq_first);
 	}
 	int status = failed || leak ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());

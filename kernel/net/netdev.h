@@ -60,6 +60,7 @@ struct netdev_stats {
 	// took from each, interrupts each queue raised.
 	uint64_t rxq_frames[NETDEV_RXQ_MAX], rxq_irqs[NETDEV_RXQ_MAX];
 	uint64_t txq_moves; // times sends moved to another queue
+	int rxq_first;      // the receive queue of the first frame (-1: none yet)
 };
 
 struct netdev;

@@ -6,9 +6,11 @@
 // buffer per frame here, num_buffers in the header slot).
 #include "host.h"
 #include "fake_arch.h"
+#include "fake_proc.h"
 #include "res/pmem.h"
 #include "dma.h"
 #include "arch/x86_64/smp.h"
+#include "arch/x86_64/timer.h"
 #include "../../drivers/net/virtio/virtio_net_dev.h"
 #include <CUnit/CUnit.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static struct vnet_dev *dev_new(int n)
 		CU_ASSERT_FATAL(virtq_alloc(&r->q, VNET_RXQ(i), QSIZE) == 0);
 		CU_ASSERT_FATAL(virtq_alloc(&d->txq[i], VNET_TXQ(i), QSIZE) == 0);
 		r->q.notify = &doorbell;
+		r->q.used->flags = VIRTQ_USED_F_NO_NOTIFY; // QEMU with buffers enough
 		d->txq[i].notify = &doorbell;
 		r->d = d;
 		r->base = d->rx_bufs;
@@ -46,6 +49,7 @@ static struct vnet_dev *dev_new(int n)
 	CU_ASSERT_FATAL(vnet_rx_init(d) == 0);
 	d->nd.rx_slots = d->rx_bufs;
 	d->nd.rx_queues = n;
+	d->tx_cur = d->rx_seen = d->rx_first = -1; // as attach leaves them
 	return d;
 }
 
@@ -252,6 +256,111 @@ static void test_tx_follows_cpu(void)
 	dev_free(d);
 }
 
+// Before its first send a NIC's frames come in on the queue the tap's
+// hash chose; the first sends stay there until the queue is drained and
+// half refilled (else the device could be holding frames back in the
+// host, which would come in after the first ones on the new queue).
+static void test_flow_from_hash(void)
+{
+	struct vnet_dev *d = dev_new(2);
+	struct rxfrag f[8];
+	paddr_t page = pmem_alloc();
+	nreported = 0;
+	for (int i = 0; i < 5; i++)
+		dev_rx(d, 1, 64, (uint8_t)i);
+	CU_ASSERT_EQUAL_FATAL(vnet_rx_poll(&d->nd, f, 8), 5);
+	CU_ASSERT_EQUAL(d->rx_seen, 1);
+	CU_ASSERT_EQUAL(d->rx_first, 1);
+	fake_set_cpu(0);
+	send_one(d, page, 1); // queue 1 has 3 of 8 buffers posted: stay
+	CU_ASSERT_EQUAL(d->tx_cur, 1);
+	CU_ASSERT_EQUAL(d->txq[1].avail->idx, 1);
+	give_back(d, f, 5); // to queue 1, the emptiest
+	CU_ASSERT_EQUAL(vnet_rxq_posted(&d->rx[1]), 8);
+	send_one(d, page, 2); // packet 1 not sent yet: stay
+	CU_ASSERT_EQUAL(d->tx_cur, 1);
+	dev_tx_done(d, 1, 0);
+	dev_tx_done(d, 1, 1);
+	d->rx[1].q.used->flags = 0; // QEMU ran short of buffers on queue 1 and waits for a kick
+	send_one(d, page, 3); // it may hold frames back in the host: stay
+	CU_ASSERT_EQUAL(d->tx_cur, 1);
+	dev_tx_done(d, 1, 2);
+	d->rx[1].q.used->flags = VIRTQ_USED_F_NO_NOTIFY; // it took frames again
+	send_one(d, page, 3); // now it moves
+	CU_ASSERT_EQUAL(d->tx_cur, 0);
+	CU_ASSERT_EQUAL(d->tx_moves, 1);
+	dev_tx_done(d, 0, 0);
+	CU_ASSERT_EQUAL(vnet_tx_reclaim(&d->nd, done, NULL), 4);
+	CU_ASSERT_EQUAL(nreported, 4);
+	pmem_free(page);
+	dev_free(d);
+}
+
+// After a move the new queue's frames wait until the old queues have
+// been quiet for VNET_MOVE_HOLD_US: one the peer sent just before the move
+// may still be on its way through the old queue.
+static void test_move_hold(void)
+{
+	struct vnet_dev *d = dev_new(2);
+	struct rxfrag f[8];
+	paddr_t page = pmem_alloc();
+	fake_set_cpu(0);
+	send_one(d, page, 1); // first send: pair 0
+	dev_tx_done(d, 0, 0);
+	fake_set_cpu(1);
+	send_one(d, page, 2); // everything idle: moves to pair 1, holds queue 1
+	CU_ASSERT_EQUAL(d->tx_cur, 1);
+	CU_ASSERT(d->hold_until != 0);
+	dev_rx(d, 1, 64, 0xb1); // after the move
+	CU_ASSERT_EQUAL(vnet_rx_poll(&d->nd, f, 8), 0);
+	dev_rx(d, 0, 64, 0xa1); // sent before it, late
+	CU_ASSERT_EQUAL_FATAL(vnet_rx_poll(&d->nd, f, 8), 1);
+	CU_ASSERT_EQUAL(first_byte(&f[0]), 0xa1);
+	fake.tsc += (VNET_MOVE_HOLD_US - 1) * FAKE_TSC_PER_US; // not yet: the late frame restarted it
+	CU_ASSERT_EQUAL(vnet_rx_poll(&d->nd, &f[1], 7), 0);
+	fake.tsc += 2 * FAKE_TSC_PER_US;
+	CU_ASSERT_EQUAL_FATAL(vnet_rx_poll(&d->nd, &f[1], 7), 1);
+	CU_ASSERT_EQUAL(first_byte(&f[1]), 0xb1);
+	CU_ASSERT_EQUAL(d->hold_until, 0);
+	give_back(d, f, 2);
+	vnet_tx_reclaim(&d->nd, NULL, NULL);
+	fake_set_cpu(0);
+	pmem_free(page);
+	dev_free(d);
+}
+
+// However often the old queue still brings a frame, the new one waits no
+// longer than VNET_MOVE_HOLD_MAX_US after the move.
+#define STEP (VNET_MOVE_HOLD_US * 3 / 4)
+static void test_move_hold_bounded(void)
+{
+	struct vnet_dev *d = dev_new(2);
+	struct rxfrag f[8];
+	paddr_t page = pmem_alloc();
+	fake_set_cpu(1);
+	send_one(d, page, 1); // first send, pair 1: holds queue 1
+	uint64_t t0 = timer_now_us();
+	dev_rx(d, 1, 64, 0xb1);
+	uint64_t got = 0; // when queue 1's frame came
+	for (int i = 0; i < 40 && !got; i++) {
+		dev_rx(d, 0, 64, (uint8_t)i); // a frame on queue 0 every 3/4 of the hold
+		int n = vnet_rx_poll(&d->nd, f, 8);
+		for (int k = 0; k < n; k++)
+			if (first_byte(&f[k]) == 0xb1)
+				got = timer_now_us();
+		give_back(d, f, n);
+		fake.tsc += STEP * FAKE_TSC_PER_US;
+	}
+	CU_ASSERT_FATAL(got != 0);
+	CU_ASSERT(got - t0 >= VNET_MOVE_HOLD_MAX_US);
+	CU_ASSERT(got - t0 < VNET_MOVE_HOLD_MAX_US + STEP);
+	dev_tx_done(d, 1, 0);
+	vnet_tx_reclaim(&d->nd, NULL, NULL);
+	fake_set_cpu(0);
+	pmem_free(page);
+	dev_free(d);
+}
+
 // One pair: nothing moves, whichever CPU sends.
 static void test_one_pair(void)
 {
@@ -275,6 +384,9 @@ int register_vnetmq(void)
 		{ "frame_whole", test_frame_whole },
 		{ "refill_spread", test_refill_spread },
 		{ "tx_follows_cpu", test_tx_follows_cpu },
+		{ "flow_from_hash", test_flow_from_hash },
+		{ "move_hold", test_move_hold },
+		{ "move_hold_bounded", test_move_hold_bounded },
 		{ "one_pair", test_one_pair },
 	};
 	return add_suite("vnetmq", machine_setup, machine_teardown, tests, sizeof(tests) / sizeof(tests[0]));

@@ -433,7 +433,7 @@ static int vnet_attach(struct pci_dev *p, uintptr_t data)
 			p->dev, p->fn);
 		return -E_NOMEM;
 	}
-	*d = (struct vnet_dev){ .vector = -1 };
+	*d = (struct vnet_dev){ .vector = -1, .tx_cur = -1, .rx_seen = -1, .rx_first = -1 };
 	int r = vpci_init(&d->vp, p);
 	if (r == 0)
 		r = dev_init(d);
@@ -499,6 +499,7 @@ static void vnet_get_stats(struct netdev *nd, struct netdev_stats *s)
 	struct vnet_dev *d = vnet(nd);
 	d->st.frames_owned = frames_owned(d);
 	d->st.txq_moves = d->tx_moves;
+	d->st.rxq_first = d->rx_first;
 	*s = d->st;
 }
 

@@ -13,6 +13,10 @@
 #define VNET_RX_BUFS_MAX (VNET_RXQ_MAX / 2)
 #define VNET_MAX_FRAME 9018 // 9014 + an 802.1Q tag, without FCS
 #define VNET_MIN_FRAME 14   // an Ethernet header
+// After sends move to another queue pair, frames on the new receive queue
+// wait until the old queues have brought none for this long (virtio_net_ring.c).
+#define VNET_MOVE_HOLD_US 20000
+#define VNET_MOVE_HOLD_MAX_US 100000 // however often the old queues still bring one
 
 // struct virtio_net_hdr (5.1.6): 12 bytes with VIRTIO_F_VERSION_1, the
 // last two num_buffers.
@@ -108,11 +112,15 @@ struct vnet_dev {
 	uint64_t rx_tail_copies, rx_recycled;
 	// Transmit: chains in the order queued, over every queue
 	// (tx_fifo[tx_head..], tx_n of them, VNET_TXF entries); tx_cur the
-	// queue sends go to, tx_busy[q] its chains the device has not used.
+	// queue sends go to (-1 before the first), tx_busy[q] its chains the
+	// device has not used; rx_seen the receive queue of the last frame
+	// handed out (-1: none yet).
 	struct vnet_txp txp[VNET_PAIRS_MAX][VNET_TXQ_MAX];
 	uint16_t tx_fifo[VNET_PAIRS_MAX * VNET_TXQ_MAX];
 	uint16_t tx_head, tx_n;
-	int tx_cur;
+	int tx_cur, rx_seen, rx_first; // rx_first: the queue of the first frame handed out
+	uint64_t hold_until; // timer_now_us until which the current queue waits (0: no move pending)
+	uint64_t hold_last;  // and the latest it may be put off to
 	uint16_t tx_busy[VNET_PAIRS_MAX];
 	uint64_t tx_moves; // times sends moved to another queue
 	struct netdev_stats st;

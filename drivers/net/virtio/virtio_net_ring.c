@@ -5,6 +5,7 @@
 #include "../netpkt.h"
 #include "kprintf.h"
 #include "arch/x86_64/smp.h"
+#include "arch/x86_64/timer.h"
 #include <err.h>
 #include <string.h>
 
@@ -179,6 +180,8 @@ static void rx_account(struct vnet_dev *d, int q, const struct rxfrag *f)
 		return;
 	d->st.rx_frames++;
 	d->st.rxq_frames[q]++;
+	d->rx_seen = q;
+	d->rx_first = d->rx_first < 0 ? q : d->rx_first;
 	d->st.rx_errors += f->error;
 }
 
@@ -211,8 +214,13 @@ static int rxq_poll(struct vnet_dev *d, struct vnet_rx *r, struct rxfrag *out, i
 // current transmit queue's pair, that pair's last. The host's tap sends
 // every frame of the wire format to the queue this NIC last sent from
 // (docs/design.md, "Multiqueue NICs"): frames on another queue came
-// before it moved there, so they go first, and a peer's frames keep
-// their order across the move (tx_pick moves only to an empty queue).
+// before it moved there, so they go first. For VNET_MOVE_HOLD_US after a
+// move, and as long as frames keep coming in on the other queues (up to
+// VNET_MOVE_HOLD_MAX_US), the current queue is not taken at all: a frame
+// the peer sent just before the move can reach the host's old tap queue a
+// moment before the first one after it reaches the new one, and QEMU's
+// main loop, busy or descheduled on a loaded host, may hand the new one
+// over first. Before the first send (tx_cur -1), in index order.
 int vnet_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
 {
 	struct vnet_dev *d = vnet(nd);
@@ -220,10 +228,20 @@ int vnet_rx_poll(struct netdev *nd, struct rxfrag *out, int max)
 	for (int i = 0; i < d->pairs; i++)
 		if (d->rx[i].left)
 			n += rxq_poll(d, &d->rx[i], out + n, max - n);
+	int old = n;
 	for (int i = 0; i < d->pairs && n < max; i++)
 		if (i != cur)
 			n += rxq_poll(d, &d->rx[i], out + n, max - n);
-	if (n < max)
+	if (d->hold_until) {
+		uint64_t now = timer_now_us();
+		if (n > old) // the old queues still bring frames: wait on, within bounds
+			d->hold_until = now + VNET_MOVE_HOLD_US < d->hold_last ? now + VNET_MOVE_HOLD_US
+										   : d->hold_last;
+		if (now < d->hold_until)
+			return n;
+		d->hold_until = 0;
+	}
+	if (n < max && cur >= 0)
 		n += rxq_poll(d, &d->rx[cur], out + n, max - n);
 	return n;
 }
@@ -301,33 +319,61 @@ static void tx_queue(struct vnet_dev *d, int q, const struct netpkt *p)
 
 static void tx_collect(struct vnet_dev *d, int q);
 
+// A receive queue with nothing handed out or waiting.
+static bool rxq_idle(struct vnet_rx *r) { return r->left == 0 && virtq_used_count(&r->q) == 0; }
+
+// Whether the NIC's frames may move from queue `from` to `to`: the device
+// has sent every chain of `from` (Linux's ooo_okay: no later packet can
+// overtake one), both receive queues are idle, and `from` has half its
+// buffers posted while the device does not ask to be told of new ones
+// (VIRTQ_USED_F_NO_NOTIFY: QEMU clears it when a frame finds too few
+// buffers and stops reading that queue's tap until it has them again).
+// A frame held back there could come in after the first ones on `to`.
+static bool flow_may_move(struct vnet_dev *d, int from, int to)
+{
+	if (d->tx_cur >= 0)
+		tx_collect(d, from);
+	struct vnet_rx *f = &d->rx[from];
+	return d->tx_busy[from] == 0 && rxq_idle(&d->rx[to]) && rxq_idle(f) &&
+	       vnet_rxq_posted(f) >= f->n / 2 && (f->q.used->flags & VIRTQ_USED_F_NO_NOTIFY);
+}
+
+// The new queue waits (vnet_rx_poll) VNET_MOVE_HOLD_US from now, longer
+// while the old ones bring frames, but never past VNET_MOVE_HOLD_MAX_US.
+static void hold(struct vnet_dev *d)
+{
+	uint64_t now = timer_now_us();
+	d->hold_until = now + VNET_MOVE_HOLD_US;
+	d->hold_last = now + VNET_MOVE_HOLD_MAX_US;
+}
+
 // Sends go to the queue pair whose receive interrupt this CPU takes
 // (pair 0 when none is), so that the host's tap, which remembers the
-// queue a flow last came from (docs/design.md, "Multiqueue NICs"),
-// steers what comes back to that CPU. They move only once the device has
-// used every chain of the queue they leave (Linux's ooo_okay: the device
-// has sent them, and no later packet can overtake one), and only to a
-// pair whose receive queue is empty: what comes in after the move lands
-// there, behind nothing older (rx_poll takes that queue last).
+// queue a NIC's frames last came from (docs/design.md, "Multiqueue
+// NICs"), steers what comes back to that CPU. Sending on another queue
+// than the one the frames come in on now moves them: until that is safe
+// (flow_may_move) sends stay on the current queue, before the first send
+// the one frames last came in on (the tap's own choice, by hash).
 static int tx_pick(struct vnet_dev *d)
 {
 	if (d->pairs == 1)
-		return 0;
+		return d->tx_cur = 0;
 	uint32_t me = smp_apic_id(arch_cpu_id());
-	int want = 0;
+	int want = 0, cur = d->tx_cur >= 0 ? d->tx_cur : d->rx_seen;
 	for (int i = 0; i < d->pairs; i++)
 		if (d->rx[i].apic_id == me) {
 			want = i;
 			break;
 		}
-	if (want == d->tx_cur)
-		return want;
-	tx_collect(d, d->tx_cur);
-	if (d->tx_busy[d->tx_cur] == 0 && d->rx[want].left == 0 && virtq_used_count(&d->rx[want].q) == 0) {
-		d->tx_cur = want;
+	if (cur < 0) { // nothing sent or received yet: frames may be on their way to the hash's queue
+		cur = want;
+		hold(d);
+	} else if (want != cur && flow_may_move(d, cur, want)) {
+		cur = want;
 		d->tx_moves++;
+		hold(d);
 	}
-	return d->tx_cur;
+	return d->tx_cur = cur;
 }
 
 int vnet_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
