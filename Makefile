@@ -425,6 +425,16 @@ bench-smp-inject: bench-deps $(KERNEL)
 	$(BENCH_PY) tools/bench/smpinject.py $(KERNEL) $(BENCH_OUT) $(SMPINJECT_RUNS) --seconds $(SMPINJECT_SECONDS)
 	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
 
+# How the host's tap steers the wire format over a two-queue virtio-net NIC
+# (docs/design.md, "Multiqueue NICs"): MQSTEER_RUNS rounds of four
+# scenarios, each a stream into a server of -smp 2 and nicq=2 through
+# taps in a private namespace (root): mqsteer.json. About 30 s a round.
+MQSTEER_RUNS ?= 5
+.PHONY: bench-mqsteer
+bench-mqsteer: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	python3 tools/bench/mqsteer.py $(KERNEL) bench/results $(MQSTEER_RUNS)
+
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'
 # pairs alternating: round trips, bursts, T1 and R1 per size, and NEW / OLD
