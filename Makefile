@@ -306,7 +306,8 @@ test-qemu: $(KERNEL)
 	tests/qemu/programs/run.sh $(KERNEL)
 
 # Many CPUs: the SMP boots and the stress test (tests/qemu/smp/cases.txt),
-# then the boot, network (striped channels over 2 and 4 links included)
+# a multiqueue virtio-net NIC on a tap whose two receive queues interrupt
+# two CPUs (tests/qemu/smp/mq.sh: a private network namespace; root), then the boot, network (striped channels over 2 and 4 links included)
 # and isolation suites again at -smp 2, the network's programs pinned to
 # CPU 1 (runcpu=1) so that every received packet crosses from the CPU
 # polling the NIC to the process's; test-uefi runs the stress test after a
@@ -319,8 +320,9 @@ test-qemu: $(KERNEL)
 # 2), and the isolation suite two single VMs.
 .PHONY: test-smp test-smp-stripe
 test-smp: $(KERNEL)
-	@tools/deps.sh build qemu
+	@tools/deps.sh build qemu cluster
 	tests/qemu/run-all.sh $(KERNEL) tests/qemu/smp/cases.txt
+	tests/qemu/smp/mq.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/run-all.sh $(KERNEL) tests/qemu/cases.txt
 	SUITE_JOBS=1 QEMU_SMP=2 CMD_EXTRA=runcpu=1 tests/qemu/net/run.sh $(KERNEL)
 	QEMU_SMP=2 tests/qemu/isolate/run.sh $(KERNEL)
@@ -422,6 +424,16 @@ SMPINJECT_SECONDS ?= 3
 bench-smp-inject: bench-deps $(KERNEL)
 	$(BENCH_PY) tools/bench/smpinject.py $(KERNEL) $(BENCH_OUT) $(SMPINJECT_RUNS) --seconds $(SMPINJECT_SECONDS)
 	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
+
+# How the host's tap steers the wire format over a two-queue virtio-net NIC
+# (docs/design.md, "Multiqueue NICs"): MQSTEER_RUNS rounds of four
+# scenarios, each a stream into a server of -smp 2 and nicq=2 through
+# taps in a private namespace (root): mqsteer.json. About 30 s a round.
+MQSTEER_RUNS ?= 5
+.PHONY: bench-mqsteer
+bench-mqsteer: $(KERNEL)
+	@tools/deps.sh build qemu cluster
+	python3 tools/bench/mqsteer.py $(KERNEL) bench/results $(MQSTEER_RUNS)
 
 # This kernel against another commit's (COMPARE_REV, default origin's main
 # before this branch: HEAD~1), one run of the same harness, the kernels'

@@ -270,6 +270,33 @@ static void route_nic_irqs(void)
 	}
 }
 
+// nicqirq=C0,C1,..: receive queue q of every NIC of several queues
+// (nicq=) interrupts CPU Cq; without it, CPU q (mod the CPUs running)
+// unless nicirq= named the NIC's CPU.
+static void route_queue_irqs(void)
+{
+	uint64_t cpu[NETDEV_RXQ_MAX];
+	const char *v = cmdline_get(&cmd, "nicqirq");
+	const char *nicirq = cmdline_get(&cmd, "nicirq");
+	for (int q = 0; q < NETDEV_RXQ_MAX; q++)
+		cpu[q] = (uint64_t)q % (uint64_t)smp_ncpu();
+	if (v)
+		parse_list(v, cpu, NETDEV_RXQ_MAX);
+	else if (nicirq)
+		return;
+	for (int i = 0; i < netdev_count(); i++) {
+		struct netdev *nd = netdev_get(i);
+		for (int q = 0; q < nd->rx_queues && nd->ops->rxq_irq_cpu; q++) {
+			int c = (int)cpu[q];
+			if (c >= smp_ncpu() || nd->ops->rxq_irq_cpu(nd, q, smp_apic_id(c)) < 0) {
+				pr_warn("nicqirq: NIC %d queue %d stays where it was (CPU %d)\n", i, q, c);
+				continue;
+			}
+			kprintf("nicqirq: NIC %d queue %d interrupts CPU %d\n", i, q, c);
+		}
+	}
+}
+
 static void irq_nop(void *arg) { (void)arg; }
 
 // The big lock: taken by every way into the kernel (system call, interrupt,
@@ -330,9 +357,13 @@ void kmain(uint32_t magic, uint32_t info)
 	// promisc=1: NICs take every frame (the I/O manager still drops what
 	// is not addressed to them); for tests of that check.
 	netdev_set_promisc(option_is("promisc", "1"));
+	// nicq=N: N receive queues (queue pairs) on a NIC that has several.
+	if ((v = cmdline_get(&cmd, "nicq")))
+		netdev_set_queues((int)cmdline_dec(v));
 	nics_register();
 	netdev_probe_all(); // every NIC family in kernel/nics.c's table, e1000 first
 	route_nic_irqs();
+	route_queue_irqs();
 	syscall_msr_init();
 	ata_init();
 	proc_init(smp_ncpu());

@@ -3,6 +3,7 @@
 #include "res/proc.h"
 #include "res/pmem.h"
 #include "res/res.h"
+#include "net/netdev.h"
 #include "arch/x86_64/arch.h"
 #include "arch/x86_64/timer.h"
 #include "arch/x86_64/cpu.h"
@@ -52,6 +53,20 @@ static void finish(void)
 	for (int c = 0; c < proc_ncpu(); c++)
 		kprintf(" cpu%d=%lu", c, trap_device_irqs[c]);
 	kprintf("\n");
+	for (int i = 0; i < netdev_count(); i++) { // a NIC of several receive queues: each one's share
+		struct netdev *nd = netdev_get(i);
+		struct netdev_stats st;
+		if (nd->rx_queues < 2)
+			continue;
+		nd->ops->get_stats(nd, &st);
+		kprintf("nicq: NIC %d rx", i);
+		for (int q = 0; q < nd->rx_queues; q++)
+			kprintf(" q%d=%lu", q, st.rxq_frames[q]);
+		kprintf(" irqs");
+		for (int q = 0; q < nd->rx_queues; q++)
+			kprintf(" q%d=%lu", q, st.rxq_irqs[q]);
+		kprintf(" tx_moves=%lu first=q%d\n", st.txq_moves, st.rxq_first);
+	}
 	int status = failed || leak ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());
 	arch_exit(status);

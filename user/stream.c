@@ -51,6 +51,10 @@
 // unlocked=1 (server): checks that frames came in without the kernel lock
 // (sysinfo.rx_unlocked: a further CPU's idle loop polled the NICs) and that
 // its input_io calls began without it (io_stats.rx_unlocked_calls).
+// hop_at=N hop_cpu=C (server): once N packets have come it moves to CPU C
+// (setaffinity) before it acknowledges them, a HOP line says so: on a
+// multiqueue NIC its acknowledgements then leave from another queue pair,
+// and the peer's packets follow them to that pair's receive queue.
 // bye_at=N (server): after N packets it stops reading, waits bye_ms=
 // (500), and closes its channel mid-stream (a goodbye); bye=1 (client):
 // it sends without waiting for the server (give window= high enough) until
@@ -73,6 +77,8 @@ static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static uint64_t start_ms;         // client: uptime its stream waits for (start_ms=)
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
 static bool arg_unlocked; // unlocked=1: the server checks frames came in without the kernel lock
+static uint32_t hop_at;      // hop_at=N (server): after N packets it moves to CPU hop_cpu=
+static long hop_cpu;
 static int nclients = 1;
 static uint32_t timeout_ms; // the longest wait for a packet (timeout_ms=)
 // A server of several clients returns a partial batch after FLUSH_MS: a
@@ -369,6 +375,12 @@ static void server(int gaps_ok, uint32_t bye_at, uint64_t hz)
 		}
 		sysinfo(&si1);
 		t1 = rdtsc();
+		if (hop_at && received() >= hop_at) {
+			long hr = setaffinity(0, 1ul << hop_cpu);
+			printf("HOP stream server at=%u cpu=%ld r=%ld\n", received(), hop_cpu, hr);
+			bad += hr < 0;
+			hop_at = 0;
+		}
 		for (int k = 0; k < nclients; k++) // a batch's worth, or the end, is acknowledged
 			if (next_of[k] - acked_of[k] >= cbatch * ack_every ||
 			    (next_of[k] >= count_of[k] && acked_of[k] < count_of[k])) {
@@ -578,6 +590,8 @@ int main(int argc, char **argv)
 	arg_bye_ms = (uint32_t)arg_long(argc, argv, "bye_ms", 500);
 	arg_rearms = arg_long(argc, argv, "rearms", 0) != 0;
 	arg_unlocked = arg_long(argc, argv, "unlocked", 0) != 0;
+	hop_at = (uint32_t)arg_long(argc, argv, "hop_at", 0);
+	hop_cpu = arg_long(argc, argv, "hop_cpu", 1);
 	if (srv)
 		server((int)arg_long(argc, argv, "gaps", 0), (uint32_t)arg_long(argc, argv, "bye_at", 0), s0.tsc_hz);
 	else if (arg_long(argc, argv, "bye", 0))

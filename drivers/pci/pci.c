@@ -1,7 +1,9 @@
 // PCI bus: configuration mechanism #1 (ports 0xCF8/0xCFC, PCI Local Bus
 // Specification 3.0, 3.2.2.3.2), a brute-force scan of buses 0-255, BAR
-// sizing, the capability list, MSI (6.8.1) and shared INTx lines.
+// sizing, the capability list, MSI (6.8.1), MSI-X (6.8.2) and shared INTx
+// lines.
 #include "pci.h"
+#include "dma.h"
 #include "arch/x86_64/apic.h"
 #include "arch/x86_64/cpu.h"
 #include "kprintf.h"
@@ -25,6 +27,18 @@
 #define MSI_CTRL_64 (1u << 7)
 #define MSI_CTRL_MME (7u << 4)
 #define LAPIC_MSI_BASE 0xfee00000u
+// MSI-X capability (6.8.2): control at +2 (table size - 1 in bits 10:0,
+// function mask bit 14, enable bit 15), table offset and BIR at +4; each
+// table entry is 16 bytes: address low, high, data, vector control (bit 0
+// masks the entry).
+#define MSIX_CTRL 2
+#define MSIX_TABLE 4
+#define MSIX_CTRL_SIZE 0x7ffu
+#define MSIX_CTRL_MASKALL (1u << 14)
+#define MSIX_CTRL_EN (1u << 15)
+#define MSIX_ENTRY_WORDS 4
+#define MSIX_VCTRL_MASK 1u
+#define MSIX_HANDLERS (4 * PCI_MSIX_MAX) // entries of every function together
 
 static struct pci_dev devs[PCI_MAX_DEVS];
 static int ndevs;
@@ -43,6 +57,10 @@ static struct line {
 
 // One MSI vector, owned by the function it was first given to.
 static struct handler msi[PCI_MAX_DEVS];
+// One MSI-X vector each, owned by the (function, entry) it was first given
+// to: msix_h[k] belongs to the vector msix_owner[k] records.
+static struct handler msix_h[MSIX_HANDLERS];
+static struct { struct pci_dev *p; int entry; } msix_owner[MSIX_HANDLERS];
 
 static uint32_t cfg_addr(uint8_t bus, uint8_t dev, uint8_t fn, uint8_t off)
 {
@@ -174,6 +192,7 @@ static void add_fn(uint8_t bus, uint8_t dev, uint8_t fn, uint32_t id)
 	if ((pci_rd8(p, PCI_HEADER_TYPE) & 0x7f) == 0) // bridges have other BARs
 		bars_probe(p);
 	p->msi_cap = pci_find_cap(p, PCI_CAP_MSI);
+	p->msix_cap = pci_find_cap(p, PCI_CAP_MSIX);
 }
 
 static void scan_dev(uint8_t bus, uint8_t dev)
@@ -192,9 +211,9 @@ static void scan_dev(uint8_t bus, uint8_t dev)
 
 static void print_dev(const struct pci_dev *p)
 {
-	kprintf("pci: %02x:%02x.%x %04x:%04x class %02x.%02x irq %u pin %u%s", p->bus, p->dev,
+	kprintf("pci: %02x:%02x.%x %04x:%04x class %02x.%02x irq %u pin %u%s%s", p->bus, p->dev,
 		p->fn, p->vendor, p->device, p->class, p->subclass, p->irq_line, p->irq_pin,
-		p->msi_cap ? " msi" : "");
+		p->msi_cap ? " msi" : "", p->msix_cap ? " msi-x" : "");
 	for (int i = 0; i < PCI_NBARS; i++)
 		if (p->bar[i].size)
 			kprintf(" bar%d %s %lx+%lx", i, p->bar[i].io ? "io" : "mem", p->bar[i].base,
@@ -333,10 +352,118 @@ static int msi_attach(struct pci_dev *p, void (*fn)(void *), void *arg)
 	return v;
 }
 
+// ---- MSI-X ----
+
+static volatile uint32_t *msix_entry(struct pci_dev *p, int i)
+{
+	return p->msix_table + MSIX_ENTRY_WORDS * i;
+}
+
+// Maps the table once (the BAR its BIR names, at its offset).
+static int msix_map(struct pci_dev *p, int n)
+{
+	uint8_t c = p->msix_cap;
+	if (!c || (int)(pci_rd16(p, (uint8_t)(c + MSIX_CTRL)) & MSIX_CTRL_SIZE) + 1 < n || n > PCI_MSIX_MAX)
+		return -E_NODEV;
+	if (p->msix_table)
+		return 0;
+	uint32_t t = pci_rd32(p, (uint8_t)(c + MSIX_TABLE));
+	const struct pci_bar *b = &p->bar[t & 7];
+	uint64_t off = t & ~7u, len = (uint64_t)MSIX_ENTRY_WORDS * 4 * PCI_MSIX_MAX;
+	if ((t & 7) >= PCI_NBARS || !b->size || b->io || off + len > b->size)
+		return -E_NODEV;
+	p->msix_table = dma_map_mmio(b->base + off, len);
+	return p->msix_table ? 0 : -E_NOMEM;
+}
+
+// The handler slot of (p, entry): the one it owned before, or a free one
+// with a vector of its own.
+static int msix_slot(struct pci_dev *p, int entry)
+{
+	for (int k = 0; k < MSIX_HANDLERS; k++)
+		if (msix_owner[k].p == p && msix_owner[k].entry == entry)
+			return k;
+	for (int k = 0; k < MSIX_HANDLERS; k++) {
+		if (msix_owner[k].p)
+			continue;
+		for (int v = MSI_VEC_FIRST; v <= MSI_VEC_LAST; v++) {
+			if (irq_register(v, msi_dispatch, &msix_h[k]) == 0) {
+				msix_owner[k].p = p, msix_owner[k].entry = entry;
+				p->msix_vec[entry] = (uint8_t)v;
+				return k;
+			}
+		}
+		return -E_NOMEM;
+	}
+	return -E_NOMEM;
+}
+
+static void msix_program(struct pci_dev *p, int i, uint32_t apic_id)
+{
+	volatile uint32_t *e = msix_entry(p, i);
+	arch_mmio_wr32(e + 3, MSIX_VCTRL_MASK);
+	arch_mmio_wr32(e + 0, LAPIC_MSI_BASE | apic_id << 12);
+	arch_mmio_wr32(e + 1, 0);
+	arch_mmio_wr32(e + 2, p->msix_vec[i]);
+	arch_mmio_wr32(e + 3, 0);
+}
+
+int pci_msix_attach(struct pci_dev *p, int n, void (*const *fns)(void *), void *const *args)
+{
+	if (p->irq_gsi >= 0 || p->irq_msi || p->msix_n)
+		return -E_EXIST;
+	if (n < 1)
+		return -E_NODEV;
+	int r = msix_map(p, n);
+	if (r < 0)
+		return r;
+	int slot[PCI_MSIX_MAX];
+	for (int i = 0; i < n; i++)
+		if ((slot[i] = msix_slot(p, i)) < 0)
+			return slot[i];
+	uint8_t c = (uint8_t)(p->msix_cap + MSIX_CTRL);
+	uint32_t apic_id = arch_mmio_rd32(lapic_regs() + 0x20 / 4) >> 24;
+	uint16_t ctrl = pci_rd16(p, c);
+	pci_wr16(p, c, (uint16_t)(ctrl | MSIX_CTRL_EN | MSIX_CTRL_MASKALL));
+	for (int i = 0; i < n; i++) {
+		msix_h[slot[i]] = (struct handler){ fns[i], args[i] };
+		msix_program(p, i, apic_id);
+	}
+	pci_wr16(p, PCI_COMMAND, pci_rd16(p, PCI_COMMAND) | PCI_CMD_INTX_OFF);
+	pci_wr16(p, c, (uint16_t)((ctrl | MSIX_CTRL_EN) & ~MSIX_CTRL_MASKALL));
+	p->msix_n = n;
+	p->irq_vector = p->msix_vec[0];
+	p->irq_arg = args[0];
+	return p->irq_vector;
+}
+
+int pci_msix_set_cpu(struct pci_dev *p, int i, uint32_t apic_id)
+{
+	if (i < 0 || i >= p->msix_n)
+		return -E_NODEV;
+	msix_program(p, i, apic_id);
+	return 0;
+}
+
+static void msix_detach(struct pci_dev *p)
+{
+	uint8_t c = (uint8_t)(p->msix_cap + MSIX_CTRL);
+	pci_wr16(p, c, (uint16_t)(pci_rd16(p, c) & ~MSIX_CTRL_EN));
+	for (int k = 0; k < MSIX_HANDLERS; k++)
+		if (msix_owner[k].p == p)
+			msix_h[k].fn = NULL; // the vector stays the entry's
+	p->msix_n = 0;
+}
+
 int pci_irq_set_cpu(struct pci_dev *p, uint32_t apic_id)
 {
 	if (p->irq_vector < 0)
 		return -E_NODEV;
+	if (p->msix_n) { // every entry
+		for (int i = 0; i < p->msix_n; i++)
+			msix_program(p, i, apic_id);
+		return 0;
+	}
 	if (p->irq_msi) { // the message's destination ID (SDM vol. 3A, 11.11.1)
 		uint8_t c = p->msi_cap;
 		pci_wr32(p, (uint8_t)(c + MSI_ADDR), LAPIC_MSI_BASE | apic_id << 12);
@@ -349,7 +476,7 @@ int pci_irq_set_cpu(struct pci_dev *p, uint32_t apic_id)
 
 int pci_irq_attach(struct pci_dev *p, void (*fn)(void *), void *arg)
 {
-	if (p->irq_gsi >= 0 || (p->irq_msi && msi[p - devs].fn))
+	if (p->irq_gsi >= 0 || (p->irq_msi && msi[p - devs].fn) || p->msix_n)
 		return -E_EXIST;
 	int v = p->msi_cap ? msi_attach(p, fn, arg) : intx_attach(p, fn, arg);
 	if (v < 0)
@@ -377,7 +504,9 @@ static void intx_detach(struct pci_dev *p)
 
 void pci_irq_detach(struct pci_dev *p)
 {
-	if (p->irq_msi) {
+	if (p->msix_n) {
+		msix_detach(p);
+	} else if (p->irq_msi) {
 		uint8_t c = (uint8_t)(p->msi_cap + MSI_CTRL);
 		pci_wr16(p, c, pci_rd16(p, c) & ~MSI_CTRL_EN);
 		msi[p - devs].fn = NULL;

@@ -1,6 +1,7 @@
 // PCI bus: configuration space (mechanism #1), enumeration, BARs, interrupts
 // (MSI when the function has it, else INTx through the IOAPIC, shared lines
-// dispatched to every handler), and the probe table drivers attach through.
+// dispatched to every handler; MSI-X, a vector per table entry, for a
+// driver that asks for it), and the probe table drivers attach through.
 // The bus owns one static table of the functions it found; drivers hold a
 // pointer to their entry, which lives as long as the kernel.
 #ifndef PCI_H
@@ -33,6 +34,8 @@
 #define PCI_STATUS_CAPS (1u << 4) // capability list present (6.2.3)
 
 #define PCI_CAP_MSI 0x05
+#define PCI_CAP_MSIX 0x11
+#define PCI_MSIX_MAX 9 // MSI-X entries a function may use (virtio-net: 8 queues + configuration)
 
 struct pci_bar {
 	uint64_t base; // bus address (I/O port number for an I/O BAR); 0 when absent
@@ -46,12 +49,18 @@ struct pci_dev {
 	uint8_t class, subclass, progif, rev;
 	uint8_t irq_line, irq_pin; // interrupt line as programmed by the BIOS; pin 1-4 = INTA-D, 0 none
 	uint8_t msi_cap;           // offset of the MSI capability, 0 if none
+	uint8_t msix_cap;          // offset of the MSI-X capability, 0 if none
 	struct pci_bar bar[PCI_NBARS];
 	const char *driver; // name of the driver that claimed it, NULL if free
 	int irq_vector;     // vector its interrupt arrives on, -1 before pci_irq_attach
 	bool irq_msi;
 	int irq_gsi; // INTx only, -1 otherwise
 	void *irq_arg; // the attached handler's argument (identifies it on a shared line)
+	// MSI-X (pci_msix_attach): entries in use, their vectors (kept for a
+	// later attach), the mapped table (never unmapped).
+	int msix_n;
+	uint8_t msix_vec[PCI_MSIX_MAX];
+	volatile uint32_t *msix_table;
 };
 
 // Scans buses 0-255 once and prints what it found.
@@ -83,8 +92,18 @@ int pci_irq_attach(struct pci_dev *p, void (*fn)(void *), void *arg);
 // message's destination; INTx: the IOAPIC pin, which moves every function
 // sharing the line). -E_NODEV before pci_irq_attach.
 int pci_irq_set_cpu(struct pci_dev *p, uint32_t apic_id);
-// Stops delivering the function's interrupt to its handler (masks MSI or,
-// when it was the line's last handler, the IOAPIC pin).
+// MSI-X (PCI 3.0, 6.8.2): table entries 0..n-1 each get a vector of their
+// own, delivered to fns[i](args[i]) on this CPU; INTx and MSI are turned off.
+// The driver then tells the device which entry each of its causes uses.
+// Returns the first entry's vector, or -E_NODEV (no MSI-X capability, a
+// table smaller than n or outside a memory BAR), -E_NOMEM (vectors),
+// -E_EXIST (already attached). pci_irq_detach undoes it.
+int pci_msix_attach(struct pci_dev *p, int n, void (*const *fns)(void *), void *const *args);
+// Sends MSI-X entry i to the CPU whose LAPIC ID is apic_id. -E_NODEV when
+// the entry is not in use.
+int pci_msix_set_cpu(struct pci_dev *p, int i, uint32_t apic_id);
+// Stops delivering the function's interrupt to its handler (masks MSI or
+// MSI-X or, when it was the line's last handler, the IOAPIC pin).
 void pci_irq_detach(struct pci_dev *p);
 
 // Probe table: one entry per supported (vendor, device). pci_probe calls

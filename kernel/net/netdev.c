@@ -17,11 +17,18 @@ static bool promisc;
 void netdev_set_promisc(bool on) { promisc = on; }
 bool netdev_promisc(void) { return promisc; }
 
+static int queues = 1;
+
+void netdev_set_queues(int n) { queues = n < 1 ? 1 : n > NETDEV_RXQ_MAX ? NETDEV_RXQ_MAX : n; }
+int netdev_queues(void) { return queues; }
+
 int netdev_register(struct netdev *nd)
 {
 	if (ndevs == NETDEV_MAX)
 		return -E_NOMEM;
 	nd->index = ndevs;
+	if (nd->rx_queues < 1)
+		nd->rx_queues = 1;
 	nd->rx_ready = upper_rx;
 	nd->link_change = upper_link;
 	devs[ndevs++] = nd;

@@ -24,6 +24,7 @@
 #define NETDEV_MAX IO_MAX_NICS // NICs in the registry (8: dev_no's mask has a bit each)
 #define NETDEV_MAX_SEGS 6 // header + an 8960-byte payload at any offset (4 pages) + slack
 #define NETDEV_RX_BUF PAGE_SIZE
+#define NETDEV_RXQ_MAX 4 // receive queues a NIC may use (netdev_set_queues)
 
 struct netseg {
 	paddr_t pa;   // physical address of the first byte
@@ -55,6 +56,11 @@ struct netdev_stats {
 	uint64_t tx_rejected;         // tx_batch calls refused for bad input
 	uint64_t rx_refill_rejected;  // rx_refill calls refused for bad frames
 	uint64_t frames_owned;        // ring and buffer frames the driver holds now
+	// A NIC of several receive queues (rx_queues > 1): frames rx_poll
+	// took from each, interrupts each queue raised.
+	uint64_t rxq_frames[NETDEV_RXQ_MAX], rxq_irqs[NETDEV_RXQ_MAX];
+	uint64_t txq_moves; // times sends moved to another queue
+	int rxq_first;      // the receive queue of the first frame (-1: none yet)
 };
 
 struct netdev;
@@ -84,6 +90,8 @@ struct netdev_ops {
 	bool (*link_up)(struct netdev *nd);
 	// Sends the device's interrupt to the CPU whose LAPIC ID is apic_id.
 	int (*irq_cpu)(struct netdev *nd, uint32_t apic_id);
+	// The same for receive queue q's interrupt alone (NULL: one queue).
+	int (*rxq_irq_cpu)(struct netdev *nd, int q, uint32_t apic_id);
 	void (*get_stats)(struct netdev *nd, struct netdev_stats *s);
 	// Stops the device (no DMA, no interrupts) and frees every frame it
 	// holds; the netdev is gone from the registry afterwards.
@@ -98,6 +106,13 @@ struct netdev {
 	uint32_t min_frame;     // shortest frame tx_batch takes (an Ethernet header)
 	uint32_t max_frame;     // longest frame without FCS either way
 	int rx_slots, tx_slots; // ring sizes (buffers, descriptors)
+	// Receive queues (1 for most): a multiqueue NIC is still one ring to
+	// the stack. rx_poll hands out whole frames of one queue after another
+	// (never two queues' buffers interleaved within a frame), rx_refill
+	// spreads pages over the queues, rx_slots and rx_free_slots count all
+	// of them, rx_irq masks all; only their interrupts are their own
+	// (rxq_irq_cpu), so each may wake a CPU of its own.
+	int rx_queues;
 	int index;              // registry number, set by netdev_register
 	// Set by the stack: called from the device's interrupt when frames
 	// arrived (receive interrupts unmasked), and when the link changes.
@@ -151,6 +166,12 @@ void netdev_set_drivers(const struct netdev_driver *table, int n);
 // way (the I/O manager drops and counts it: io_stats.drop_notme).
 void netdev_set_promisc(bool on);
 bool netdev_promisc(void);
+
+// Receive queues (queue pairs) a NIC attached from now on uses when its
+// device has several (virtio-net with VIRTIO_NET_F_MQ: nicq= on the
+// command line); 1, the default, or a NIC with one: one queue, as before.
+void netdev_set_queues(int n);
+int netdev_queues(void);
 
 // Hooks the stack installs once, applied to every NIC registered later too.
 void netdev_set_upper(void (*rx_ready)(struct netdev *, void *),

@@ -80,9 +80,16 @@ void *arch_p2v(paddr_t pa)
 	return phys + (pa - FAKE_PHYS_BASE);
 }
 
+// The kernel image's bounds (kernel/dma.c refuses its frames as receive
+// buffers): the image is not in simulated RAM, so both translate to 0, an
+// empty range.
+char __image_start[1], __image_end[1];
+
 paddr_t arch_v2p(const void *va)
 {
 	const uint8_t *p = va;
+	if (p == (const uint8_t *)__image_start || p == (const uint8_t *)__image_end)
+		return 0;
 	if (!phys || p < phys || p >= phys + FAKE_PHYS_SIZE)
 		fake_fatal("arch_v2p: %p is not in simulated RAM", va);
 	return FAKE_PHYS_BASE + (paddr_t)(p - phys);
@@ -147,6 +154,9 @@ void fake_set_cpu(int cpu)
 	fake_cpu = cpu;
 }
 int arch_cpu_id(void) { return fake_cpu; }
+// LAPIC IDs as the drivers see them (smp.h): CPU c's is 0x10 + c, so no
+// code can mistake an index for an ID.
+uint32_t smp_apic_id(int cpu) { return 0x10u + (uint32_t)cpu; }
 void (*fake_ipi_hook)(int cpu, int vector);
 void arch_send_ipi(int cpu, int vector)
 {

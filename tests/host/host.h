@@ -69,4 +69,5 @@ int register_relay(void);
 int register_lb(void);
 int register_lock(void);
 int register_tlb(void);
+int register_vnetmq(void);
 #endif

@@ -20,7 +20,8 @@ HOST_KSRC := kernel/res/pmem.c kernel/res/vspace.c kernel/res/vregion.c \
 	kernel/net/relay.c kernel/net/route.c kernel/net/balance.c kernel/net/transport.c kernel/net/worker.c \
 	kernel/net/netdev.c kernel/net/shaper.c kernel/uaccess.c kernel/elf.c kernel/cmdline.c kernel/blkdev.c \
 	kernel/sched.c kernel/lock.c kernel/res/tlb.c kernel/heap.c kernel/bootinfo.c kernel/fbcon.c lib/fmt.c lib/err.c lib/string.c lib/stats.c \
-	drivers/net/e1000e/e1000e_desc.c lib/fsproto.c lib/fsdisk.c
+	drivers/net/e1000e/e1000e_desc.c lib/fsproto.c lib/fsdisk.c \
+	kernel/dma.c drivers/net/netpkt.c drivers/net/virtio/virtqueue.c drivers/net/virtio/virtio_net_ring.c
 HOST_TSRC := $(wildcard tests/host/*.c)
 HOST_OBJ := $(HOST_KSRC:%.c=$(HOST_DIR)/%.o) $(HOST_TSRC:%.c=$(HOST_DIR)/%.o)
 

@@ -137,7 +137,7 @@ int main(void)
 				  register_vregion, register_exchange, register_vuspace,
 				  register_replace, register_res, register_io, register_wire,
 				  register_e1000e, register_fs, register_relay, register_lb,
-				  register_lock, register_tlb };
+				  register_lock, register_tlb, register_vnetmq };
 	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
 		if (suites[i]() < 0) {
 			fprintf(stderr, "registering suite %zu: %s\n", i, CU_get_error_msg());

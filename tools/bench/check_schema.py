@@ -133,6 +133,19 @@ ROWS = {
         "bytes": ("int", "all"), "links": ("int", "all"), "function": ("str", "all"), "part": ("str", "all"),
         "insns_per_pkt": ("num", "all"), "insns_per_s": ("num", "all"),
     },
+    # How the host's tap steers the wire format over a two-queue virtio-net NIC (make
+    # bench-mqsteer, mqsteer.json): one row per scenario and run; a run whose server printed
+    # no exit line carries "error" and none of the figures (hence optional).
+    "mqsteer": {
+        "system": ("str", "all"), "scenario": ("str", "all"), "run": ("int", "all"),
+        "server_cpu": ("int", "all"), "hop_at": ("int", "all"), "bytes": ("int", "all"),
+        "q0_frames": ("int", "optional"), "q1_frames": ("int", "optional"),
+        "q0_irqs": ("int", "optional"), "q1_irqs": ("int", "optional"),
+        "tx_moves": ("int", "optional"), "first_queue": ("int", "optional"),
+        "packets": ("int", "optional"), "corrupt": ("int", "optional"), "missing": ("int", "optional"),
+        "mac_suffix": ("int", "optional"), "server_status": ("int", "optional"),
+        "client_status": ("int", "optional"), "error": ("str", "optional"),
+    },
     # Three senders balanced over two NICs (make bench-lb): one row per system, policy and
     # run. A run that failed carries "error" and none of the figures (hence optional).
     "lb": {

@@ -8,6 +8,7 @@
 #include "dma.h"
 #include "kprintf.h"
 #include "arch/x86_64/timer.h"
+#include "arch/x86_64/smp.h"
 #include <err.h>
 #include <string.h>
 
@@ -15,8 +16,11 @@
 // framing rules), MAC and MRG_RXBUF are required (the receive scheme
 // depends on them); STATUS gives link state; CTRL_VQ with CTRL_RX lets
 // the receive filter be programmed (a device without them passes every
-// frame, which the I/O manager's own check then drops). No offloads: no
-// CSUM, no GUEST_* or HOST_* segmentation, no EVENT_IDX.
+// frame, which the I/O manager's own check then drops); MQ, with CTRL_VQ
+// and MSI-X, when netdev_queues() asks for several queue pairs. No
+// offloads: no CSUM, no GUEST_* or HOST_* segmentation, no EVENT_IDX, no
+// RSS (the device's own steering: the host's tap steers, see
+// docs/design.md, "Multiqueue NICs").
 #define VNET_NEED (VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC | VIRTIO_NET_F_MRG_RXBUF)
 #define VNET_WANT (VIRTIO_NET_F_STATUS | VIRTIO_NET_F_CTRL_VQ | VIRTIO_NET_F_CTRL_RX)
 
@@ -63,6 +67,25 @@ static void rx_ready(struct vnet_dev *d)
 	d->in_rx_ready = false;
 }
 
+// Several queue pairs (MSI-X): a vector per receive queue, each on a CPU
+// of its own choosing, and one for configuration changes. No ISR to read.
+static void vnet_rxq_intr(void *arg)
+{
+	struct vnet_rx *r = arg;
+	struct vnet_dev *d = r->d;
+	d->st.irqs++;
+	d->st.rxq_irqs[r - d->rx]++;
+	if (d->rx_irq_on)
+		rx_ready(d);
+}
+
+static void vnet_config_intr(void *arg)
+{
+	struct vnet_dev *d = arg;
+	d->st.irqs++;
+	config_changed(d);
+}
+
 // 4.1.5.5: reading the ISR acknowledges it and drops INTx; 0 means
 // another function on a shared line. The transmit queue never asks for
 // interrupts; a queue interrupt with receive masked is a late one.
@@ -89,22 +112,51 @@ static void vnet_rx_irq(struct netdev *nd, bool enable)
 	if (d->vector < 0 || enable == d->rx_irq_on)
 		return;
 	d->rx_irq_on = enable;
-	virtq_intr(&d->rxq, enable);
-	if (enable && virtq_used_count(&d->rxq) > 0) {
+	bool pending = false;
+	for (int i = 0; i < d->pairs; i++) {
+		virtq_intr(&d->rx[i].q, enable);
+		pending |= enable && virtq_used_count(&d->rx[i].q) > 0;
+	}
+	if (pending) {
 		d->st.irqs++;
 		rx_ready(d);
 	}
 }
 
+// MSI-X entry 0 for configuration changes, 1 + i for receive queue i;
+// the transmit and control queues have none.
+static int msix_setup(struct vnet_dev *d)
+{
+	void *args[1 + VNET_PAIRS_MAX];
+	void (*fns[1 + VNET_PAIRS_MAX])(void *);
+	args[0] = d, fns[0] = vnet_config_intr;
+	for (int i = 0; i < d->pairs; i++)
+		args[1 + i] = &d->rx[i], fns[1 + i] = vnet_rxq_intr;
+	int v = pci_msix_attach(d->vp.pci, 1 + d->pairs, fns, args);
+	if (v < 0)
+		return v;
+	uint32_t me = smp_apic_id(arch_cpu_id());
+	int r = vpci_config_vector(&d->vp, 0);
+	for (int i = 0; i < d->pairs && r == 0; i++) {
+		d->rx[i].apic_id = me;
+		r = vpci_queue_vector(&d->vp, d->rx[i].q.index, (uint16_t)(1 + i));
+	}
+	if (r < 0)
+		pci_irq_detach(d->vp.pci);
+	return r < 0 ? r : v;
+}
+
 static void irq_setup(struct vnet_dev *d)
 {
-	d->vector = pci_irq_attach(d->vp.pci, vnet_intr, d);
+	d->vector = d->msix ? msix_setup(d) : pci_irq_attach(d->vp.pci, vnet_intr, d);
 	if (d->vector < 0)
 		pr_warn("virtio-net: %02x:%02x.%x: no interrupt (%s): polling only\n",
 			d->vp.pci->bus, d->vp.pci->dev, d->vp.pci->fn, err_name(d->vector));
 	d->rx_irq_on = d->vector >= 0;
-	virtq_intr(&d->rxq, d->rx_irq_on);
-	virtq_intr(&d->txq, false); // completions are polled by tx_reclaim
+	for (int i = 0; i < d->pairs; i++) {
+		virtq_intr(&d->rx[i].q, d->rx_irq_on);
+		virtq_intr(&d->txq[i], false); // completions are polled by tx_reclaim
+	}
 	if (d->ctrlq.size)
 		virtq_intr(&d->ctrlq, false); // commands are waited for
 }
@@ -117,16 +169,17 @@ static paddr_t ctrl_slot(const struct vnet_dev *d)
 	return d->hdr_pa + VNET_SLOT * ((paddr_t)d->rx_bufs + 1);
 }
 
-// One command with a one-byte argument: class, command and argument the
-// device reads, then the ack byte it writes; waits (bounded) for the
-// device to use the chain. 0, -E_IO (the device refused), -E_TIMEOUT (it
-// did not answer: the chain stays its, and the queue is not used again).
-static int ctrl_cmd(struct vnet_dev *d, uint8_t cls, uint8_t cmd, uint8_t arg)
+// One command with a one- or two-byte argument (alen, little-endian):
+// class, command and argument the device reads, then the ack byte it
+// writes; waits (bounded) for the device to use the chain. 0, -E_IO (the
+// device refused), -E_TIMEOUT (it did not answer: the chain stays its,
+// and the queue is not used again).
+static int ctrl_cmd_n(struct vnet_dev *d, uint8_t cls, uint8_t cmd, uint16_t arg, uint32_t alen)
 {
 	paddr_t pa = ctrl_slot(d);
 	uint8_t *b = arch_p2v(pa);
-	b[0] = cls, b[1] = cmd, b[2] = arg, b[8] = 0xff;
-	const struct virtq_buf chain[2] = { { pa, 3, false }, { pa + 8, 1, true } };
+	b[0] = cls, b[1] = cmd, b[2] = (uint8_t)arg, b[3] = (uint8_t)(arg >> 8), b[8] = 0xff;
+	const struct virtq_buf chain[2] = { { pa, 2 + alen, false }, { pa + 8, 1, true } };
 	uint16_t head = virtq_add(&d->ctrlq, chain, 2);
 	virtq_publish(&d->ctrlq);
 	virtq_kick(&d->ctrlq);
@@ -141,6 +194,23 @@ static int ctrl_cmd(struct vnet_dev *d, uint8_t cls, uint8_t cmd, uint8_t arg)
 		return -E_IO;
 	virtq_free_chain(&d->ctrlq, head);
 	return *(volatile uint8_t *)(b + 8) == VIRTIO_NET_OK ? 0 : -E_IO;
+}
+
+static int ctrl_cmd(struct vnet_dev *d, uint8_t cls, uint8_t cmd, uint8_t arg)
+{
+	return ctrl_cmd_n(d, cls, cmd, arg, 1);
+}
+
+// 5.1.6.5.5: the device uses receiveq1 and transmitq1 only until told
+// how many pairs; a device that refuses keeps to one (its other queues
+// get nothing: the driver keeps polling them, harmlessly).
+static void pairs_setup(struct vnet_dev *d)
+{
+	if (d->pairs < 2)
+		return;
+	int r = ctrl_cmd_n(d, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, (uint16_t)d->pairs, 2);
+	if (r < 0)
+		pr_warn("virtio-net: %d queue pairs not set (%s): queue 0 only\n", d->pairs, err_name(r));
 }
 
 // 5.1.6.5.1: the device starts promiscuous; promiscuous and all-multicast
@@ -172,12 +242,24 @@ static int dev_init(struct vnet_dev *d)
 		return r;
 	vpci_add_status(&d->vp, VIRTIO_S_ACKNOWLEDGE);
 	vpci_add_status(&d->vp, VIRTIO_S_DRIVER);
-	uint64_t want = VNET_WANT;
-	if (!(vpci_offered(&d->vp) & VIRTIO_NET_F_CTRL_VQ))
+	uint64_t want = VNET_WANT, offered = vpci_offered(&d->vp);
+	if (!(offered & VIRTIO_NET_F_CTRL_VQ))
 		want &= ~VIRTIO_NET_F_CTRL_RX; // 5.1.3.1: it depends on the control queue
+	else if (netdev_queues() > 1 && d->vp.pci->msix_cap)
+		want |= VIRTIO_NET_F_MQ; // 5.1.3.1: so does MQ; a vector per queue needs MSI-X
 	r = vpci_negotiate(&d->vp, VNET_NEED, want, &d->features);
 	if (r < 0)
 		return r;
+	d->pairs = 1;
+	if (d->features & VIRTIO_NET_F_MQ) {
+		int max = vpci_config16(&d->vp, VNET_CFG_MAX_PAIRS);
+		d->pairs = netdev_queues() < max ? netdev_queues() : max;
+		d->pairs = d->pairs < 1 ? 1 : d->pairs;
+		d->msix = true;
+	} else if (netdev_queues() > 1) {
+		pr_warn("virtio-net: %02x:%02x.%x has no MQ%s: one queue pair\n", d->vp.pci->bus,
+			d->vp.pci->dev, d->vp.pci->fn, d->vp.pci->msix_cap ? "" : " or MSI-X");
+	}
 	vpci_config_bytes(&d->vp, VNET_CFG_MAC, d->nd.mac, 6);
 	return memcmp(d->nd.mac, zero, 6) && !(d->nd.mac[0] & 1) ? 0 : -E_IO;
 }
@@ -194,7 +276,7 @@ static int queue_init(struct vnet_dev *d, struct virtq *q, uint16_t index, uint1
 	return r < 0 ? r : vpci_queue_setup(&d->vp, q);
 }
 
-// Header frames: one 16-byte slot per receive buffer, then the shared
+// Header frames: one 16-byte slot per receive buffer (of every queue), then the shared
 // transmit header (zeroed: flags 0, GSO_NONE), then the control command.
 static int hdr_alloc(struct vnet_dev *d)
 {
@@ -206,26 +288,42 @@ static int hdr_alloc(struct vnet_dev *d)
 	return 0;
 }
 
-// 5.1.5: receive and transmit queues, the control queue when negotiated,
-// the receive queue filled.
+// 5.1.5: receive and transmit queues of each pair in use (the receive
+// queues share VNET_RXQ_MAX entries), the control queue when negotiated,
+// the receive queues filled.
 static int queues_init(struct vnet_dev *d)
 {
-	int r = queue_init(d, &d->rxq, VNET_RXQ, VNET_RXQ_MAX);
-	if (r == 0)
-		r = queue_init(d, &d->txq, VNET_TXQ, VNET_TXQ_MAX);
+	uint16_t rxcap = VNET_RXQ_MAX;
+	while (rxcap * d->pairs > VNET_RXQ_MAX)
+		rxcap >>= 1;
+	int r = 0;
+	d->rx_bufs = 0;
+	for (int i = 0; i < d->pairs && r == 0; i++) {
+		struct vnet_rx *x = &d->rx[i];
+		r = queue_init(d, &x->q, VNET_RXQ(i), rxcap);
+		if (r == 0)
+			r = queue_init(d, &d->txq[i], VNET_TXQ(i), VNET_TXQ_MAX);
+		x->d = d;
+		x->base = d->rx_bufs;
+		x->n = x->q.size / 2;
+		d->rx_bufs += x->n;
+	}
+	uint16_t ctrl = d->features & VIRTIO_NET_F_MQ ?
+		(uint16_t)(2 * vpci_config16(&d->vp, VNET_CFG_MAX_PAIRS)) : 2;
 	if (r == 0 && (d->features & VIRTIO_NET_F_CTRL_VQ))
-		r = queue_init(d, &d->ctrlq, VNET_CTRLQ, VNET_CTRLQ_MAX);
+		r = queue_init(d, &d->ctrlq, ctrl, VNET_CTRLQ_MAX);
 	if (r < 0)
 		return r;
-	d->rx_bufs = d->rxq.size / 2;
 	r = hdr_alloc(d);
 	return r < 0 ? r : vnet_rx_init(d);
 }
 
 static uint64_t frames_owned(const struct vnet_dev *d)
 {
-	return (uint64_t)d->rxq.frames + (uint64_t)d->txq.frames + (uint64_t)d->ctrlq.frames +
-	       (uint64_t)d->hdr_frames + (uint64_t)vnet_rx_posted(d);
+	uint64_t n = (uint64_t)d->ctrlq.frames + (uint64_t)d->hdr_frames + (uint64_t)vnet_rx_posted(d);
+	for (int i = 0; i < d->pairs; i++)
+		n += (uint64_t)d->rx[i].q.frames + (uint64_t)d->txq[i].frames;
+	return n;
 }
 
 // Frees what attach took; the device must be reset (no DMA) first.
@@ -235,14 +333,18 @@ static uint64_t release(struct vnet_dev *d)
 	uint64_t n = frames_owned(d);
 	vnet_tx_drop(d);
 	vnet_rx_free_all(d);
-	virtq_free(&d->rxq);
-	virtq_free(&d->txq);
+	for (int i = 0; i < VNET_PAIRS_MAX; i++) {
+		virtq_free(&d->rx[i].q);
+		virtq_free(&d->txq[i]);
+	}
 	virtq_free(&d->ctrlq);
 	if (d->hdr_pa)
 		dma_free_contig(d->hdr_pa, d->hdr_frames);
 	d->hdr_pa = 0;
 	d->hdr_frames = 0;
-	d->rx_bufs = d->rx_nfree = 0;
+	d->rx_bufs = 0;
+	for (int i = 0; i < VNET_PAIRS_MAX; i++)
+		d->rx[i].n = d->rx[i].nfree = 0;
 	return n;
 }
 
@@ -257,7 +359,8 @@ static void netdev_fill(struct vnet_dev *d)
 	d->nd.min_frame = VNET_MIN_FRAME;
 	d->nd.max_frame = VNET_MAX_FRAME;
 	d->nd.rx_slots = d->rx_bufs;
-	d->nd.tx_slots = d->txq.size;
+	d->nd.tx_slots = d->txq[0].size;
+	d->nd.rx_queues = d->pairs;
 }
 
 static void print_attach(struct vnet_dev *d)
@@ -269,8 +372,13 @@ static void print_attach(struct vnet_dev *d)
 		"tx queue %u, rx filter %s, %lu frames held\n",
 		d->nd.index, d->nd.model, p->vendor, p->device, p->bus, p->dev, p->fn, p->irq_gsi,
 		d->vector, m[0], m[1], m[2], m[3], m[4], m[5], d->features, d->link ? "up" : "down",
-		d->rxq.size, d->rx_bufs, d->txq.size, d->rx_filter ? "mac+broadcast" : "off (every frame)",
+		d->rx[0].q.size, d->rx_bufs, d->txq[0].size, d->rx_filter ? "mac+broadcast" : "off (every frame)",
 		frames_owned(d));
+	if (d->msix)
+		kprintf("virtio-net %d: %d queue pair%s, msi-x vectors %d..%d (configuration, then "
+			"receive queue 0..%d), sends on the pair whose receive interrupt the sending "
+			"CPU takes\n", d->nd.index, d->pairs, d->pairs == 1 ? "" : "s", p->msix_vec[0],
+			p->msix_vec[d->pairs], d->pairs - 1);
 }
 
 // The device is live once DRIVER_OK is set (3.1.1 step 8); the receive
@@ -280,7 +388,9 @@ static int start(struct vnet_dev *d)
 {
 	irq_setup(d);
 	vpci_add_status(&d->vp, VIRTIO_S_DRIVER_OK);
-	vnet_rx_notify(d);
+	for (int i = 0; i < d->pairs; i++)
+		vnet_rx_notify(d, &d->rx[i]);
+	pairs_setup(d);
 	rx_filter_setup(d);
 	d->link = read_link(d);
 	netdev_fill(d);
@@ -323,7 +433,7 @@ static int vnet_attach(struct pci_dev *p, uintptr_t data)
 			p->dev, p->fn);
 		return -E_NOMEM;
 	}
-	*d = (struct vnet_dev){ .vector = -1 };
+	*d = (struct vnet_dev){ .vector = -1, .tx_cur = -1, .rx_seen = -1, .rx_first = -1 };
 	int r = vpci_init(&d->vp, p);
 	if (r == 0)
 		r = dev_init(d);
@@ -388,12 +498,30 @@ static void vnet_get_stats(struct netdev *nd, struct netdev_stats *s)
 {
 	struct vnet_dev *d = vnet(nd);
 	d->st.frames_owned = frames_owned(d);
+	d->st.txq_moves = d->tx_moves;
+	d->st.rxq_first = d->rx_first;
 	*s = d->st;
 }
 
 static int vnet_irq_cpu(struct netdev *nd, uint32_t apic_id)
 {
-	return pci_irq_set_cpu(((struct vnet_dev *)nd)->vp.pci, apic_id);
+	struct vnet_dev *d = vnet(nd);
+	int r = pci_irq_set_cpu(d->vp.pci, apic_id);
+	for (int i = 0; i < d->pairs && r == 0 && d->msix; i++)
+		d->rx[i].apic_id = apic_id;
+	return r;
+}
+
+// MSI-X entry 1 + q.
+static int vnet_rxq_irq_cpu(struct netdev *nd, int q, uint32_t apic_id)
+{
+	struct vnet_dev *d = vnet(nd);
+	if (!d->msix || q < 0 || q >= d->pairs)
+		return -E_INVAL;
+	int r = pci_msix_set_cpu(d->vp.pci, 1 + q, apic_id);
+	if (r == 0)
+		d->rx[q].apic_id = apic_id;
+	return r;
 }
 
 static const struct netdev_ops vnet_ops = {
@@ -405,6 +533,7 @@ static const struct netdev_ops vnet_ops = {
 	.rx_irq = vnet_rx_irq,
 	.link_up = vnet_link_up,
 	.irq_cpu = vnet_irq_cpu,
+	.rxq_irq_cpu = vnet_rxq_irq_cpu,
 	.get_stats = vnet_get_stats,
 	.detach = vnet_detach,
 };
@@ -415,13 +544,14 @@ bool virtio_net_info(struct netdev *nd, struct virtio_net_info *out)
 		return false;
 	struct vnet_dev *d = vnet(nd);
 	*out = (struct virtio_net_info){ .features = d->features, .rx_filter = d->rx_filter,
-					 .rxq_size = d->rxq.size,
-					 .txq_size = d->txq.size, .vector = d->vector,
-					 .tx_kicks_skipped = d->txq.kicks_skipped,
-					 .rx_kicks_skipped = d->rxq.kicks_skipped,
+					 .rxq_size = d->rx[0].q.size,
+					 .txq_size = d->txq[0].size, .vector = d->vector,
+					 .tx_kicks_skipped = d->txq[0].kicks_skipped,
+					 .rx_kicks_skipped = d->rx[0].q.kicks_skipped,
 					 .rx_tail_copies = d->rx_tail_copies,
 					 .rx_recycled = d->rx_recycled,
-					 .rx_used_pending = virtq_used_count(&d->rxq), .tx_queued = d->tx_n,
-					 .tx_free_descs = d->txq.nfree };
+					 .rx_used_pending = virtq_used_count(&d->rx[0].q), .tx_queued = d->tx_n,
+					 .tx_free_descs = d->txq[0].nfree, .pairs = d->pairs,
+					 .tx_moves = d->tx_moves };
 	return true;
 }

@@ -43,6 +43,8 @@ struct virtio_net_info {
 	int rx_used_pending;          // receive buffers used by the device, not handed out yet
 	int tx_queued;                // packets queued and not yet reclaimed
 	int tx_free_descs;            // transmit descriptors free
+	int pairs;                    // queue pairs in use (the fields above: pair 0's)
+	uint64_t tx_moves;            // sends moved to another pair's transmit queue
 };
 // false when nd is not a virtio-net NIC.
 bool virtio_net_info(struct netdev *nd, struct virtio_net_info *out);

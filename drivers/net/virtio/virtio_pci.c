@@ -220,6 +220,20 @@ int vpci_queue_setup(struct virtio_pci *v, struct virtq *q)
 	return 0;
 }
 
+// 4.1.4.3: the device reads back NO_VECTOR when it could not take one.
+int vpci_config_vector(struct virtio_pci *v, uint16_t entry)
+{
+	wr16(v->common, COMMON_MSIX, entry);
+	return rd16(v->common, COMMON_MSIX) == entry ? 0 : -E_NOMEM;
+}
+
+int vpci_queue_vector(struct virtio_pci *v, uint16_t index, uint16_t entry)
+{
+	wr16(v->common, COMMON_Q_SELECT, index);
+	wr16(v->common, COMMON_Q_MSIX, entry);
+	return rd16(v->common, COMMON_Q_MSIX) == entry ? 0 : -E_NOMEM;
+}
+
 uint8_t vpci_isr(struct virtio_pci *v) { return rd8(v->isr, 0); }
 
 void vpci_config_bytes(struct virtio_pci *v, uint32_t off, uint8_t *buf, uint32_t len)

@@ -53,6 +53,10 @@ uint16_t vpci_queue_max(struct virtio_pci *v, uint16_t index);
 // Gives the device queue q (4.1.5.1.3): size, the three addresses, no
 // MSI-X vector, enable; sets q->notify. -E_NODEV for a bad notify offset.
 int vpci_queue_setup(struct virtio_pci *v, struct virtq *q);
+// MSI-X (4.1.4.3, 4.1.5.1.2): the table entry for configuration
+// changes, and for queue `index`; -E_NOMEM when the device refuses it.
+int vpci_config_vector(struct virtio_pci *v, uint16_t entry);
+int vpci_queue_vector(struct virtio_pci *v, uint16_t index, uint16_t entry);
 // Reads and thereby clears the ISR status (4.1.4.5), which also drops INTx.
 uint8_t vpci_isr(struct virtio_pci *v);
 // Device configuration, each field with its own width (4.1.3.1), read

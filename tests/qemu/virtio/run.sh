@@ -9,6 +9,12 @@
 #                             with a 1024-entry receive queue;
 #   virtio_eight              nine NICs: eight attached (the registry's
 #                             limit), the ninth named; four wired pairs;
+#   virtio_loop_msix          the modern pair with mq=on and nicq=2: MQ
+#                             negotiated, one pair (a dgram backend has
+#                             one queue), interrupts by MSI-X (an entry for
+#                             configuration changes, one for the receive
+#                             queue), the vectors kept across detach and
+#                             attach;
 #   virtio_link               set_link off/on in QEMU's monitor: link-down
 #                             and link-up configuration interrupts;
 #   virtio_unwired            a NIC without a peer: attach, send, reclaim;
@@ -72,6 +78,10 @@ trace=$tmp/trace.log extra_check=kicks_check \
 	boot_case virtio_loop "run=hello virtiotest=loop,detach" \
 	"mac 52:54:00:12:34:56;mac 52:54:00:12:34:57;virtio 1.0 1af4:1041;$loop_pats;virtiotest: 13 passed, 0 failed" \
 	120 $(virtio_pair a b 56 57 $modern)
+
+boot_case virtio_loop_msix "run=hello virtiotest=loop,detach nicq=2" \
+	"virtio-net 0: 1 queue pair, msi-x vectors;virtio-net 1: 1 queue pair, msi-x vectors;$loop_pats;virtiotest: 13 passed, 0 failed" \
+	120 $(virtio_pair a b 56 57 "$modern,mq=on,vectors=6")
 
 boot_case virtio_loop_transitional "run=hello virtiotest=loop,detach" \
 	"1af4:1000;rx queue 1024 (512 buffers);$loop_pats;virtiotest: 13 passed, 0 failed" \
