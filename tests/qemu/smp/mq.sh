@@ -103,6 +103,6 @@ stream_case() {
 tap() { echo "-netdev tap,id=n0,ifname=$1,script=no,downscript=no,vhost=off${2:-}"; }
 smac=52:54:00:00:40:00 cmac=52:54:00:00:40:01
 stream_case smp_mq_stream "" "" "SUITE stream: 7 passed, 0 failed"
-stream_case smp_mq_stream_fine rxlock=fine unlocked=1 "SUITE stream: 8 passed, 0 failed"
+stream_case smp_mq_stream_fine rxlock=fine unlocked=1 "SUITE stream: 9 passed, 0 failed"
 echo "mq tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
