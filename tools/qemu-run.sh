@@ -22,5 +22,11 @@ rc=$?
 case $rc in
 124 | 137) echo "qemu-run: timed out after ${tmo}s" >&2; exit 124 ;;
 0) echo "qemu-run: QEMU exited without a kernel status" >&2; exit 125 ;;
+1) # the kernel's status 0, or QEMU failing to start (bad arguments): the
+	# kernel prints KERNEL_EXIT on every way out (runner.c, kprintf.c)
+	if [ -n "${SERIAL:-}" ] && ! grep -aq '^KERNEL_EXIT status=0' "$SERIAL" 2>/dev/null; then
+		echo "qemu-run: QEMU exited 1 and the kernel never said KERNEL_EXIT: QEMU did not start?" >&2
+		exit 125
+	fi ;;
 esac
 exit $(((rc - 1) / 2))
