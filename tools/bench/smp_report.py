@@ -36,9 +36,9 @@ def verdict(ratio):
 
 
 def beside_lines(doc, other):
-    """The 4-CPU rows of smp-explore/rxlock-kernel.json (the same kernel with
-    every CPU's receive path and system calls under the kernel lock, run
-    beside the reference), against their own run's 1 CPU."""
+    """The 4-CPU rows of smp-explore/rxlock-fine.json (the same kernel with
+    the receive path, input_io and a plain channel's output_io without the
+    kernel lock, run beside the reference), against their own run's 1 CPU."""
     one = {r["bytes"]: r for r in other["rows"] if r["cpus"] == 1}
     lines = []
     for r in sorted((r for r in other["rows"] if r["cpus"] == 4), key=lambda r: r["bytes"]):
@@ -46,7 +46,7 @@ def beside_lines(doc, other):
         if not base:
             continue
         ratio = round(r["busiest_insns_per_pkt"] / base["busiest_insns_per_pkt"], 3)
-        line = (f"- kernel with rxlock=kernel (`smp-explore/rxlock-kernel.json`, the same kernel run beside "
+        line = (f"- kernel with rxlock=fine (`smp-explore/rxlock-fine.json`, the same kernel run beside "
                 f"this one), {r['bytes']} bytes: counted {ratio}x ({verdict(ratio)}), busiest "
                 f"{r['busiest_insns_per_pkt']:.0f} a packet")
         if r.get("busiest_kernel_insns_per_pkt") is not None and base.get("busiest_kernel_insns_per_pkt"):
@@ -54,6 +54,8 @@ def beside_lines(doc, other):
             line += f"; kernel mode only {k}x"
         if r.get("rx_busy_total_insns_per_pkt"):
             line += f"; busy over all the receiver's CPUs {r['rx_busy_total_insns_per_pkt']:.0f} a packet"
+        if r.get("rx_unlocked_share"):
+            line += f"; {r['rx_unlocked_share'] * 100:.0f} % of the packets received without the kernel lock"
         lines.append(line)
     return lines
 
@@ -77,9 +79,7 @@ def stripe_text(doc, beside=None):
              "ran while it was not halted. Busiest: the most loaded CPU of either node, per boot pair, "
              "then the median. Each system's rows are a run of their own (kernel-smpstripe.json, "
              "linux-smpstripe.json), not interleaved with the other's; each ratio is over the same "
-             "system's 1-CPU row of that run. This kernel runs its default: at 2 and 4 CPUs the receive "
-             "path, input_io and a plain channel's output_io without the kernel lock (rxlock=fine), at 1 CPU "
-             "under it.", ""]
+             "system's 1-CPU row of that run. This kernel runs its default, the kernel lock (rxlock=kernel).", ""]
     for system in systems:
         kern = system == "kernel"
         lines += [f"**{system}**", "",
@@ -112,7 +112,7 @@ def stripe_text(doc, beside=None):
                 line += (f"; kernel mode only {r['busiest_kernel_over_1cpu']}x (beside it the receiving "
                          "program's own user-mode instructions, its byte check: "
                          f"{r['rx_user_total_insns_per_pkt']:.0f} a packet, all on the CPU it runs on)")
-            if r.get("rx_unlocked_share"):  # rxlock=fine, the default at 2 CPUs and more
+            if r.get("rx_unlocked_share"):  # rxlock=fine only
                 line += (f"; {r['rx_unlocked_share'] * 100:.0f} % of the packets received without the "
                          "kernel lock")
             if kern and r.get("rx_busy_total_insns_per_pkt"):
@@ -204,7 +204,7 @@ def main():
     out = sys.argv[1]
     doc = sections.merge(out, "smpstripe")
     if doc:
-        beside = sections.load(os.path.join(out, "smp-explore", "rxlock-kernel.json"))
+        beside = sections.load(os.path.join(out, "smp-explore", "rxlock-fine.json"))
         sections.write_section(out, stripe_text(doc, beside), *STRIPE, after=SMP_END)
         plot(doc, os.path.join(out, "smpstripe.png"))
     inj = sections.load(os.path.join(out, "kernel-smpinject.json"))
