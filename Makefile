@@ -280,13 +280,18 @@ syscalls-doc:
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000 and virtio-net (the kernel as server) and e1000e
 # (Linux as server): both sides send and receive every size in each, and
-# each side is server once; INTEROP_ALL=1: each side as server on every
-# model (tests/interop/run.sh; about 15 s a test).
+# each side is server once; on e1000 also the windowed stream, the
+# kernel's stream client into pktbench's window receiver (make
+# bench-abab's stream protocol, every byte checked); INTEROP_ALL=1: each
+# side as server and the stream on every model (tests/interop/run.sh;
+# about 15 s a test).
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
 	INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
-	NIC=virtio INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
-	NIC=e1000e INTEROP_DIRS=$(if $(INTEROP_ALL),both,linux-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=virtio INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) INTEROP_WINDOW=$(if $(INTEROP_ALL),1,0) \
+		tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=e1000e INTEROP_DIRS=$(if $(INTEROP_ALL),both,linux-server) INTEROP_WINDOW=$(if $(INTEROP_ALL),1,0) \
+		tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 
 # The include graph: drivers, managers and arch point one way.
 .PHONY: test-layers
@@ -511,8 +516,9 @@ bench-papers:
 # rounds of a kernel pair and right after it a peer's pair, per peer, bursts
 # and the windowed stream, the host's load and steal per pair (a disturbed
 # pair drops its round for every system), kernel / peer ratios with a
-# bootstrap 95 % interval, streams as a fraction of the ceiling measured in
-# the same run, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
+# bootstrap 95 % interval, the link's ceiling in every round (the kernel's
+# loop, and DPDK's txonly/rxonly with the dpdk peer) and every burst and
+# stream as a fraction of it, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
 # most twice as many run), ABAB_BUDGET_MIN (0: none) stops starting rounds.
 # About 2.5 min a round with packet and dpdk at 3 sizes on an idle host.
 # bench-abab-smoke: 2 rounds, 1500 bytes, linux-packet only (about 2 min;
