@@ -519,7 +519,8 @@ bench-papers:
 # bootstrap 95 % interval, the link's ceiling in every round (the kernel's
 # loop, and DPDK's txonly/rxonly with the dpdk peer) and every burst and
 # stream as a fraction of it, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
-# most twice as many run), ABAB_BUDGET_MIN (0: none) stops starting rounds.
+# most ABAB_MAX_ROUNDS run, default 0: twice as many), ABAB_BUDGET_MIN (0:
+# none) stops starting rounds.
 # About 2.5 min a round with packet and dpdk at 3 sizes on an idle host.
 # bench-abab-smoke: 2 rounds, 1500 bytes, linux-packet only (about 2 min;
 # not part of bench-smoke, whose budget it would exceed).
@@ -527,10 +528,12 @@ ABAB_ROUNDS ?= 10
 ABAB_SIZES ?= 64,1500,8192
 ABAB_PEERS ?= packet,dpdk
 ABAB_BUDGET_MIN ?= 0
+ABAB_MAX_ROUNDS ?= 0
 .PHONY: bench-abab bench-abab-smoke
 bench-abab: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BENCH_OUT)/abab \
-		--rounds $(ABAB_ROUNDS) --sizes $(ABAB_SIZES) --peers $(ABAB_PEERS) --budget-min $(ABAB_BUDGET_MIN) --nic $(NIC)
+		--rounds $(ABAB_ROUNDS) --max-rounds $(ABAB_MAX_ROUNDS) --sizes $(ABAB_SIZES) --peers $(ABAB_PEERS) \
+		--budget-min $(ABAB_BUDGET_MIN) --nic $(NIC)
 bench-abab-smoke: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BUILD)/bench-abab-smoke \
 		--rounds 2 --max-rounds 2 --sizes 1500 --peers packet --quick --nic $(NIC)
