@@ -166,8 +166,15 @@ def linux(bench, variant, sizes, quick, extra=None):
 
 
 def linux_pair(test, variant, sizes, quick):
+    """{size: Mbit/s}; a size the variant skipped (AF_XDP's frames over one
+    UMEM chunk: env.skipped, "SYSTEM BYTES (why)") maps to its reason, a string."""
     doc = linux("burst" if test == "burst" else "window", variant, sizes, quick)
-    return {r["bytes"]: r["mbps"] for r in doc["rows"] if r["system"] == PEERS[variant]}
+    fig = {r["bytes"]: r["mbps"] for r in doc["rows"] if r["system"] == PEERS[variant]}
+    for text in doc["env"].get("skipped", []):
+        m = re.match(r"(\S+) (\d+) \((.*)\)$", text)
+        if m and m.group(1) == PEERS[variant] and int(m.group(2)) not in fig:
+            fig[int(m.group(2))] = f"skipped ({m.group(3)})"
+    return fig
 
 
 def ceiling_pair(which, kernel, sizes, quick):
@@ -253,7 +260,10 @@ def pair_rows(test, rnd, system, peer, sizes, fig, h, failed):
         row = {"kind": "pair", "test": test, "round": rnd, "system": system}
         if peer:
             row["peer"] = peer
-        row.update({"bytes": s, "mbps": stats.rnd(fig.get(s), 2)}, **h)
+        x = fig.get(s)
+        row.update({"bytes": s, "mbps": None if isinstance(x, str) else stats.rnd(x, 2)}, **h)
+        if isinstance(x, str):  # a size this system cannot run: no figure, the round stands
+            row["skipped"] = x
         if failed:
             row["failed"] = failed
         out.append(row)

@@ -129,6 +129,10 @@ def section(d):
                 "so the host's load disturbed these figures; read them with the load and steal of each pair "
                 "in `abab.json`.", ""]
     out += ratio_table(ratios) + [""]
+    skipped = sorted({(g["system"], g["bytes"], g["skipped"]) for g in pairs if g.get("skipped")})
+    if skipped:
+        out += ["Not run (no row, no ratio): " + "; ".join(f"{s} at {b} bytes, {why}" for s, b, why in skipped)
+                + ". AF_XDP without multi-buffer carries a frame in one 4 KiB UMEM chunk less its headroom.", ""]
     out += dropped_lines(pairs, env) + [""]
     sdoc = sections.load(os.path.join(d, "stream.json"))
     if fracs:

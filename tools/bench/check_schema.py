@@ -348,7 +348,7 @@ def consistent(bench, where, row, faults):
             faults.append(f"{where}: kind={row.get('kind')!r} is none of pair, ratio, frac")
         elif row.get("kind") == "pair" and (row.get("disturbed") or row.get("failed")) and not row.get("dropped"):
             faults.append(f"{where}: a disturbed or failed pair whose round was kept")
-        elif row.get("kind") == "pair" and row.get("failed"):
+        elif row.get("kind") == "pair" and (row.get("failed") or row.get("skipped")):
             need = tuple(k for k in need if k != "mbps")  # no figure
         elif row.get("kind") in ("ratio", "frac") and row.get("pairs") == 0:
             need = ()  # no kept round: nothing to give

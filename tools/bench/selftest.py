@@ -308,6 +308,27 @@ class Interleaved(unittest.TestCase):
         abab.judge_all(again)
         self.assertEqual([g["dropped"] for g in again], [g["dropped"] for g in pairs], "--reanalyse judges alike")
 
+    def test_skipped_size_keeps_its_round(self):
+        """A size a peer cannot run (AF_XDP's 8192 B) gives a pair row with no
+        figure and its reason; the round stands and the format accepts it."""
+        import abab
+        saved = abab.linux
+        abab.linux = lambda *a: {"env": {"skipped": ["linux-afxdp 8192 (max_frame=3840)"]},
+                                 "rows": [{"system": "linux-afxdp", "bytes": 1500, "mbps": 80.0}]}
+        try:
+            fig, h, failed = abab.run_pair("burst", "xdp", "kernel.elf", [1500, 8192], False)
+        finally:
+            abab.linux = saved
+        self.assertEqual((fig, failed), ({1500: 80.0, 8192: "skipped (max_frame=3840)"}, None))
+        got = abab.pair_rows("burst", 1, "linux-afxdp", "linux-afxdp", [1500, 8192], fig,
+                             dict(h, other_cores=0.0, steal_frac=0.0), None)
+        self.assertFalse(abab.judge(got))
+        self.assertEqual((got[1]["mbps"], got[1]["skipped"]), (None, "skipped (max_frame=3840)"))
+        faults = []
+        for i, g in enumerate(got):
+            check_schema.check_row("abab", i, g, faults)
+        self.assertEqual(faults, [])
+
     def test_failed_pair_drops_its_round(self):
         import abab
         saved = abab.linux_pair
