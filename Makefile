@@ -521,7 +521,9 @@ bench-papers:
 # stream as a fraction of it, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
 # most ABAB_MAX_ROUNDS run, default 0: twice as many), ABAB_BUDGET_MIN (0:
 # none) stops starting rounds.
-# About 2.5 min a round with packet and dpdk at 3 sizes on an idle host.
+# About 2 min a round with dpdk and xdp at 3 sizes, the ceilings included,
+# on a host with other load (bench/results/abab/smoke-dpdk-xdp); add about
+# 30 s for packet.
 # bench-abab-smoke: 2 rounds, 1500 bytes, linux-packet only (about 2 min;
 # not part of bench-smoke, whose budget it would exceed).
 ABAB_ROUNDS ?= 10

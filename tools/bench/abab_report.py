@@ -122,6 +122,11 @@ def section(d):
            "is faster, below 1 the peer, across 1 that this run cannot separate them. "
            f"{kept} test rounds kept. Host: {env.get('cpu')}, QEMU {env.get('qemu')}, "
            f"{env.get('host_setting', 'host defaults')}.", ""]
+    if not env.get("reanalysed_from") and (env.get("max_other_cores", 0) > 0.25 or env.get("max_steal", 0) > 0.05):
+        out += [f"This run tolerated other processes up to {env.get('max_other_cores')} cores and steal up to "
+                f"{env.get('max_steal')} (`LB_MAX_OTHER`, `ABAB_MAX_STEAL` above the defaults of 0.25 and 0.05): "
+                "rounds that the defaults would drop are kept, so the host's load may have disturbed these "
+                "figures; read them with the load and steal of each pair in `abab.json`.", ""]
     if env.get("reanalysed_from"):
         out += [f"These are the pairs of the run in `{env['reanalysed_from']}`, judged again "
                 f"(`abab.py --reanalyse`) with other processes tolerated up to {env.get('max_other_cores')} cores "
