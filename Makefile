@@ -280,10 +280,11 @@ syscalls-doc:
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000 and virtio-net (the kernel as server) and e1000e
 # (Linux as server): both sides send and receive every size in each, and
-# each side is server once; on e1000 also the windowed stream, the
-# kernel's stream client into pktbench's window receiver (make
+# each side is server once; on e1000 also the windowed stream both ways,
+# the kernel's stream client into pktbench's window receiver and
+# pktbench's window client into the kernel's stream server (make
 # bench-abab's stream protocol, every byte checked); INTEROP_ALL=1: each
-# side as server and the stream on every model (tests/interop/run.sh;
+# side as server and the streams on every model (tests/interop/run.sh;
 # about 15 s a test).
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline

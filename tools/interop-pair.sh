@@ -16,20 +16,20 @@
 #   --variant packet|mmap  pktbench's socket variant (packet)
 #   --timeout S       hard limit for each VM (90)
 #   --nic e1000|virtio|e1000e  both VMs' NIC model (default e1000)
-#   --mode rtt|window  rtt (default): the round trips above; window (with
-#                     linux-server only): the windowed stream, the kernel's
-#                     `stream role=client` (user/stream.c: 4096 packets of
-#                     the one size --sizes gives, 64 a batch, 2 batches
-#                     unacknowledged at most) into pktbench's server
-#                     (pktwindow.h), which checks every packet's seq, length
-#                     and bytes and acknowledges each batch; then a 1-byte
-#                     pingpong round trip and its quit end the server.
-#                     Passes when the kernel's client got every
-#                     acknowledgement and pktbench counted every stream
-#                     (SRVSTAT window total ... bad=0).  The other way
-#                     round is not run: pktbench's client first probes its
-#                     server on channel 1, which the kernel's stream server
-#                     does not answer.
+#   --mode rtt|window  rtt (default): the round trips above; window: one
+#                     windowed stream of the one size --sizes gives (4096
+#                     packets, 64 a batch, 2 batches unacknowledged at most,
+#                     a cumulative acknowledgement per batch).  linux-server:
+#                     the kernel's `stream role=client` (user/stream.c) into
+#                     pktbench's server (pktwindow.h), then a 1-byte pingpong
+#                     round trip whose quit ends the server; passes when the
+#                     kernel's client got every acknowledgement and pktbench
+#                     took the stream intact (SRVSTAT window total ...
+#                     bad=0).  kernel-server: pktbench's window client
+#                     (pkt.probe=0: the kernel's stream server answers no
+#                     probe) into the kernel's `stream role=server`; passes
+#                     when the kernel checked every packet once, in order
+#                     and intact, and pktbench got every acknowledgement.
 #
 # Both sides fill and verify every payload (wire_pattern of lib/include/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
 done
 case "$DIR" in kernel-server | linux-server) ;; *) usage ;; esac
 case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
-case "$MODE" in rtt) ;; window) [ "$DIR" = linux-server ] && [ "${SIZES//,/}" = "$SIZES" ] || usage ;; *) usage ;; esac
+case "$MODE" in rtt) ;; window) [ "${SIZES//,/}" = "$SIZES" ] || usage ;; *) usage ;; esac
 case "$NIC" in
 e1000) KDEV=e1000 LDEV=e1000,romfile= ;;
 virtio) KDEV=virtio-net-pci,disable-legacy=on LDEV=virtio-net-pci,disable-legacy=on,romfile= ;;
@@ -148,16 +148,20 @@ wait_vm() {
 START=$EPOCHREALTIME
 KSERVER="run=pingpong role=server peer=$LMAC timeout_ms=60000"
 KCLIENT="run=pingpong role=client peer=$LMAC sizes=$SIZES iters=$ITERS warm=$WARM timeout_ms=5000"
-# The window mode: the stream, then the pingpong whose quit ends the Linux
-# server; both programs get every word (stream takes size=, pingpong sizes=).
-[ "$MODE" = window ] &&
-	KCLIENT="run=stream,pingpong role=client peer=$LMAC size=$SIZES count=4096 batch=64 window=2 sizes=1 iters=1 warm=0 timeout_ms=20000"
 LSERVER="pkt.role=server pkt.idle=60000"
 LCLIENT="pkt.role=client pkt.peer=$KMAC pkt.sizes=$SIZES pkt.runs=$ITERS pkt.warmup=$WARM pkt.timeout=5000"
+# The window mode: the stream, then the pingpong whose quit ends the Linux
+# server; both programs get every word (stream takes size=, pingpong sizes=).
+if [ "$MODE" = window ]; then
+	KCLIENT="run=stream,pingpong role=client peer=$LMAC size=$SIZES count=4096 batch=64 window=2 sizes=1 iters=1 warm=0 timeout_ms=20000"
+	KSERVER="run=stream role=server peer=$LMAC size=$SIZES count=4096 batch=64 window=2 timeout_ms=60000"
+	LCLIENT="pkt.role=client pkt.mode=window pkt.peer=$KMAC pkt.sizes=$SIZES pkt.runs=1 pkt.warmup=0 pkt.timeout=20000 pkt.probe=0"
+fi
 why=()
 if [ "$DIR" = kernel-server ]; then
 	boot_kernel "$KSERVER"
-	wait_ready "$LOGDIR/kernel.log" "READY pingpong server" "$KPID" 60 || why+=("kernel server never READY")
+	kprog=${KSERVER%% *}
+	wait_ready "$LOGDIR/kernel.log" "READY ${kprog#run=} server" "$KPID" 60 || why+=("kernel server never READY")
 	[ ${#why[@]} -eq 0 ] && boot_linux "$LCLIENT"
 	first=$LPID second=$KPID
 else
@@ -196,7 +200,12 @@ if [ "$krc" != none ]; then
 	grep -aq 'LEAK' "$KLOG" && why+=("the kernel leaked frames")
 fi
 grep -qx 'DONE ok' "$LTXT" || why+=("pktbench: $(grep -m1 '^DONE' "$LTXT" || echo 'no DONE line')")
-if [ "$MODE" = window ]; then
+if [ "$MODE" = window ] && [ "$DIR" = kernel-server ]; then
+	grep -aq "^RESULT stream system=kernel role=server bytes=$SIZES packets=4096 " "$KLOG" ||
+		why+=("no RESULT line of the kernel's stream server for 4096 packets of $SIZES bytes")
+	grep -q "^RESULT window variant=$VARIANT bytes=$SIZES rep=0 packets=4096 " "$LTXT" ||
+		why+=("pktbench's window client gave no RESULT for 4096 packets of $SIZES bytes")
+elif [ "$MODE" = window ]; then
 	grep -q "^SRVSTAT window total streams=1 packets=4096 bad=0" "$LTXT" ||
 		why+=("pktbench did not take one stream of 4096 packets intact: $(grep -m1 '^SRVSTAT window total' "$LTXT" || echo 'no SRVSTAT window total line')")
 	grep -q "^SRVSTAT window variant=$VARIANT bytes=$SIZES packets=4096 " "$LTXT" ||
@@ -207,7 +216,7 @@ fi
 
 # What each side measured and checked.
 grep -a -E '^(SUITE|STATS|RESULT rtt|RESULT stream|frames:|KERNEL_EXIT)' "$KLOG" | tr -d '\r' | sed 's/^/kernel: /'
-grep -E '^(READY|SUMMARY|QUIT|STATS|SRVSTAT total|SRVSTAT window|DONE)' "$LTXT" | sed 's/^/linux:  /'
+grep -E '^(READY|SUMMARY|QUIT|STATS|SRVSTAT total|SRVSTAT window|RESULT window|DONE)' "$LTXT" | sed 's/^/linux:  /'
 if [ ${#why[@]} -eq 0 ]; then
 	printf 'interop-pair: %s %s ok in %ss (logs: %s)\n' "$DIR" "$MODE" "$ELAPSED" "$LOGDIR"
 	exit 0

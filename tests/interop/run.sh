@@ -4,11 +4,13 @@
 # round trips of 1 to 8960 bytes in both directions:
 #   interop_kernel_server_linux_client  kernel pingpong server, Linux pktbench client
 #   interop_linux_server_kernel_client  Linux pktbench server, kernel pingpong client
-#   interop_kernel_stream_linux_server  the windowed stream: the kernel's
-#       stream client (user/stream.c) into pktbench's window receiver
-#       (pktwindow.h), 4096 packets of 1500 bytes, every byte checked by
-#       Linux, every batch acknowledged to the kernel (interop-pair.sh
-#       --mode window): the two systems' streams in make bench-abab are one
+#   interop_kernel_stream_linux_server  the windowed stream (interop-pair.sh
+#       --mode window), 4096 packets of 1500 bytes: the kernel's stream
+#       client (user/stream.c) into pktbench's window receiver (pktwindow.h),
+#       every byte checked by Linux, every batch acknowledged to the kernel
+#   interop_linux_stream_kernel_server  the same the other way: pktbench's
+#       window client into the kernel's stream server, which checks every
+#       byte; together, the two systems' streams in make bench-abab are one
 #       protocol
 # A test passes when the kernel exits with status 0 (its checks passed, no
 # frame leaked) and pktbench ends with "DONE ok".  About 20 s on an idle host.
@@ -19,7 +21,7 @@
 #              tests, default both: in either one both sides send and
 #              receive every size, the direction only says who starts;
 #              none: neither),
-#              INTEROP_WINDOW=1|0 (the windowed stream's test, default 1).
+#              INTEROP_WINDOW=1|0 (the windowed stream's two tests, default 1).
 set -uo pipefail
 kernel=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,7 +65,10 @@ dirs=${INTEROP_DIRS:-both}
 case "$dirs" in both | kernel-server | linux-server | none) ;; *) echo "interop: INTEROP_DIRS=$dirs: both, kernel-server, linux-server or none" >&2; exit 2 ;; esac
 [ "$dirs" = linux-server ] || [ "$dirs" = none ] || run interop_kernel_server_linux_client$sfx kernel-server
 [ "$dirs" = kernel-server ] || [ "$dirs" = none ] || run interop_linux_server_kernel_client$sfx linux-server
-[ "${INTEROP_WINDOW:-1}" = 0 ] || run interop_kernel_stream_linux_server$sfx linux-server --mode window --sizes 1500
+if [ "${INTEROP_WINDOW:-1}" != 0 ]; then
+	run interop_kernel_stream_linux_server$sfx linux-server --mode window --sizes 1500
+	run interop_linux_stream_kernel_server$sfx kernel-server --mode window --sizes 1500
+fi
 
 echo "interop tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
