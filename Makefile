@@ -280,13 +280,19 @@ syscalls-doc:
 # The kernel and a Linux guest (tools/linux-baseline) exchange verified
 # round trips over e1000 and virtio-net (the kernel as server) and e1000e
 # (Linux as server): both sides send and receive every size in each, and
-# each side is server once; INTEROP_ALL=1: each side as server on every
-# model (tests/interop/run.sh; about 15 s a test).
+# each side is server once; on e1000 also the windowed stream both ways,
+# the kernel's stream client into pktbench's window receiver and
+# pktbench's window client into the kernel's stream server (make
+# bench-abab's stream protocol, every byte checked); INTEROP_ALL=1: each
+# side as server and the streams on every model (tests/interop/run.sh;
+# about 15 s a test).
 .PHONY: test-interop
 test-interop: $(KERNEL) linux-baseline
 	INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
-	NIC=virtio INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
-	NIC=e1000e INTEROP_DIRS=$(if $(INTEROP_ALL),both,linux-server) tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=virtio INTEROP_DIRS=$(if $(INTEROP_ALL),both,kernel-server) INTEROP_WINDOW=$(if $(INTEROP_ALL),1,0) \
+		tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
+	NIC=e1000e INTEROP_DIRS=$(if $(INTEROP_ALL),both,linux-server) INTEROP_WINDOW=$(if $(INTEROP_ALL),1,0) \
+		tests/interop/run.sh $(KERNEL) $(BUILD)/linux-baseline
 
 # The include graph: drivers, managers and arch point one way.
 .PHONY: test-layers
@@ -523,20 +529,26 @@ bench-papers:
 # rounds of a kernel pair and right after it a peer's pair, per peer, bursts
 # and the windowed stream, the host's load and steal per pair (a disturbed
 # pair drops its round for every system), kernel / peer ratios with a
-# bootstrap 95 % interval, streams as a fraction of the ceiling measured in
-# the same run, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
-# most twice as many run), ABAB_BUDGET_MIN (0: none) stops starting rounds.
-# About 2.5 min a round with packet and dpdk at 3 sizes on an idle host.
+# bootstrap 95 % interval, the link's ceiling in every round (the kernel's
+# loop, and DPDK's txonly/rxonly with the dpdk peer) and every burst and
+# stream as a fraction of it, into $(BENCH_OUT)/abab/. ABAB_ROUNDS kept rounds wanted (at
+# most ABAB_MAX_ROUNDS run, default 0: twice as many), ABAB_BUDGET_MIN (0:
+# none) stops starting rounds.
+# About 2 min a round with dpdk and xdp at 3 sizes, the ceilings included,
+# on a host with other load (bench/results/abab/smoke-dpdk-xdp); add about
+# 30 s for packet.
 # bench-abab-smoke: 2 rounds, 1500 bytes, linux-packet only (about 2 min;
 # not part of bench-smoke, whose budget it would exceed).
 ABAB_ROUNDS ?= 10
 ABAB_SIZES ?= 64,1500,8192
 ABAB_PEERS ?= packet,dpdk
 ABAB_BUDGET_MIN ?= 0
+ABAB_MAX_ROUNDS ?= 0
 .PHONY: bench-abab bench-abab-smoke
 bench-abab: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BENCH_OUT)/abab \
-		--rounds $(ABAB_ROUNDS) --sizes $(ABAB_SIZES) --peers $(ABAB_PEERS) --budget-min $(ABAB_BUDGET_MIN) --nic $(NIC)
+		--rounds $(ABAB_ROUNDS) --max-rounds $(ABAB_MAX_ROUNDS) --sizes $(ABAB_SIZES) --peers $(ABAB_PEERS) \
+		--budget-min $(ABAB_BUDGET_MIN) --nic $(NIC)
 bench-abab-smoke: bench-deps $(KERNEL) linux-baseline
 	LB_BUILD=$(LINUX_BASELINE_OUT) $(BENCH_PY) tools/bench/abab.py $(KERNEL) $(BUILD)/bench-abab-smoke \
 		--rounds 2 --max-rounds 2 --sizes 1500 --peers packet --quick --nic $(NIC)

@@ -16,6 +16,20 @@
 #   --variant packet|mmap  pktbench's socket variant (packet)
 #   --timeout S       hard limit for each VM (90)
 #   --nic e1000|virtio|e1000e  both VMs' NIC model (default e1000)
+#   --mode rtt|window  rtt (default): the round trips above; window: one
+#                     windowed stream of the one size --sizes gives (4096
+#                     packets, 64 a batch, 2 batches unacknowledged at most,
+#                     a cumulative acknowledgement per batch).  linux-server:
+#                     the kernel's `stream role=client` (user/stream.c) into
+#                     pktbench's server (pktwindow.h), then a 1-byte pingpong
+#                     round trip whose quit ends the server; passes when the
+#                     kernel's client got every acknowledgement and pktbench
+#                     took the stream intact (SRVSTAT window total ...
+#                     bad=0).  kernel-server: pktbench's window client
+#                     (pkt.probe=0: the kernel's stream server answers no
+#                     probe) into the kernel's `stream role=server`; passes
+#                     when the kernel checked every packet once, in order
+#                     and intact, and pktbench got every acknowledgement.
 #
 # Both sides fill and verify every payload (wire_pattern of lib/include/wire.h).
 # Serial logs: LOGDIR/kernel.log, LOGDIR/linux.log (CR-stripped copy in
@@ -24,12 +38,12 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-usage() { sed -n '2,23s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '2,37s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 DIR=$1 LOGDIR=$2
 shift 2
 KERNEL=$ROOT/build/kernel.elf GUEST=$ROOT/build/linux-baseline
-SIZES=1,60,1500,4096,8192,8960 ITERS=4 WARM=1 VARIANT=packet TMO=90 NIC=e1000
+SIZES=1,60,1500,4096,8192,8960 ITERS=4 WARM=1 VARIANT=packet TMO=90 NIC=e1000 MODE=rtt
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KERNEL=$2; shift ;;
@@ -40,12 +54,14 @@ while [ $# -gt 0 ]; do
 	--variant) VARIANT=$2; shift ;;
 	--nic) NIC=$2; shift ;;
 	--timeout) TMO=$2; shift ;;
+	--mode) MODE=$2; shift ;;
 	*) usage ;;
 	esac
 	shift
 done
 case "$DIR" in kernel-server | linux-server) ;; *) usage ;; esac
 case "$VARIANT" in packet | mmap) ;; *) usage ;; esac
+case "$MODE" in rtt) ;; window) [ "${SIZES//,/}" = "$SIZES" ] || usage ;; *) usage ;; esac
 case "$NIC" in
 e1000) KDEV=e1000 LDEV=e1000,romfile= ;;
 virtio) KDEV=virtio-net-pci,disable-legacy=on LDEV=virtio-net-pci,disable-legacy=on,romfile= ;;
@@ -134,10 +150,18 @@ KSERVER="run=pingpong role=server peer=$LMAC timeout_ms=60000"
 KCLIENT="run=pingpong role=client peer=$LMAC sizes=$SIZES iters=$ITERS warm=$WARM timeout_ms=5000"
 LSERVER="pkt.role=server pkt.idle=60000"
 LCLIENT="pkt.role=client pkt.peer=$KMAC pkt.sizes=$SIZES pkt.runs=$ITERS pkt.warmup=$WARM pkt.timeout=5000"
+# The window mode: the stream, then the pingpong whose quit ends the Linux
+# server; both programs get every word (stream takes size=, pingpong sizes=).
+if [ "$MODE" = window ]; then
+	KCLIENT="run=stream,pingpong role=client peer=$LMAC size=$SIZES count=4096 batch=64 window=2 sizes=1 iters=1 warm=0 timeout_ms=20000"
+	KSERVER="run=stream role=server peer=$LMAC size=$SIZES count=4096 batch=64 window=2 timeout_ms=60000"
+	LCLIENT="pkt.role=client pkt.mode=window pkt.peer=$KMAC pkt.sizes=$SIZES pkt.runs=1 pkt.warmup=0 pkt.timeout=20000 pkt.probe=0"
+fi
 why=()
 if [ "$DIR" = kernel-server ]; then
 	boot_kernel "$KSERVER"
-	wait_ready "$LOGDIR/kernel.log" "READY pingpong server" "$KPID" 60 || why+=("kernel server never READY")
+	kprog=${KSERVER%% *}
+	wait_ready "$LOGDIR/kernel.log" "READY ${kprog#run=} server" "$KPID" 60 || why+=("kernel server never READY")
 	[ ${#why[@]} -eq 0 ] && boot_linux "$LCLIENT"
 	first=$LPID second=$KPID
 else
@@ -176,15 +200,28 @@ if [ "$krc" != none ]; then
 	grep -aq 'LEAK' "$KLOG" && why+=("the kernel leaked frames")
 fi
 grep -qx 'DONE ok' "$LTXT" || why+=("pktbench: $(grep -m1 '^DONE' "$LTXT" || echo 'no DONE line')")
+if [ "$MODE" = window ] && [ "$DIR" = kernel-server ]; then
+	grep -aq "^RESULT stream system=kernel role=server bytes=$SIZES packets=4096 " "$KLOG" ||
+		why+=("no RESULT line of the kernel's stream server for 4096 packets of $SIZES bytes")
+	grep -q "^RESULT window variant=$VARIANT bytes=$SIZES rep=0 packets=4096 " "$LTXT" ||
+		why+=("pktbench's window client gave no RESULT for 4096 packets of $SIZES bytes")
+elif [ "$MODE" = window ]; then
+	grep -q "^SRVSTAT window total streams=1 packets=4096 bad=0" "$LTXT" ||
+		why+=("pktbench did not take one stream of 4096 packets intact: $(grep -m1 '^SRVSTAT window total' "$LTXT" || echo 'no SRVSTAT window total line')")
+	grep -q "^SRVSTAT window variant=$VARIANT bytes=$SIZES packets=4096 " "$LTXT" ||
+		why+=("pktbench's stream was not of $SIZES bytes")
+	grep -aq "^RESULT stream system=kernel role=client bytes=$SIZES packets=4096 " "$KLOG" ||
+		why+=("no RESULT line of the kernel's stream client")
+fi
 
 # What each side measured and checked.
-grep -a -E '^(SUITE|STATS|RESULT rtt|frames:|KERNEL_EXIT)' "$KLOG" | tr -d '\r' | sed 's/^/kernel: /'
-grep -E '^(READY|SUMMARY|QUIT|STATS|SRVSTAT total|DONE)' "$LTXT" | sed 's/^/linux:  /'
+grep -a -E '^(SUITE|STATS|RESULT rtt|RESULT stream|frames:|KERNEL_EXIT)' "$KLOG" | tr -d '\r' | sed 's/^/kernel: /'
+grep -E '^(READY|SUMMARY|QUIT|STATS|SRVSTAT total|SRVSTAT window|RESULT window|DONE)' "$LTXT" | sed 's/^/linux:  /'
 if [ ${#why[@]} -eq 0 ]; then
-	printf 'interop-pair: %s ok in %ss (logs: %s)\n' "$DIR" "$ELAPSED" "$LOGDIR"
+	printf 'interop-pair: %s %s ok in %ss (logs: %s)\n' "$DIR" "$MODE" "$ELAPSED" "$LOGDIR"
 	exit 0
 fi
-printf 'interop-pair: %s FAILED in %ss (logs: %s)\n' "$DIR" "$ELAPSED" "$LOGDIR"
+printf 'interop-pair: %s %s FAILED in %ss (logs: %s)\n' "$DIR" "$MODE" "$ELAPSED" "$LOGDIR"
 printf '    %s\n' "${why[@]}"
 tail -n 3 "$LOGDIR/kernel.err" "$LOGDIR/linux.qemu" 2>/dev/null | sed 's/^/    | /'
 exit 1

@@ -22,21 +22,30 @@ every system alike, and rounds go on until ROUNDS are kept or MAX_ROUNDS
 kernel / peer of each kept round, their median and a seeded bootstrap 95 %
 interval (stats.bootstrap_ci).
 
-The emulated link's ceiling is measured in the same run, before the rounds:
-the kernel's ceiling loop (kernelnet.py ceiling, one pair) and, with the dpdk
-peer, DPDK's txonly/rxonly (bench.sh ceiling, one pair); the neutral ceiling
-of a size is the higher of the two, and every stream is given as a fraction
-of it.
+The emulated link's neutral ceiling is measured in every round, before its
+tests, with the same drop rule: the kernel's ceiling loop (kernelnet.py
+ceiling, one pair, its guest-to-guest modes) and, with the dpdk peer, DPDK's
+txonly/rxonly (bench.sh ceiling, one pair). The neutral ceiling of a size in
+a round is the higher of the two. A ceiling pair that is disturbed or fails
+drops the whole round for every test (its tests are not run); a test round
+that is dropped leaves the ceiling's figures out of that test's fractions.
+Every burst and stream is given as a fraction of its own round's ceiling:
+per test, system and size, the median over the kept rounds of the per-round
+fraction (a system's figure in the round over the round's ceiling; the
+kernel's figure in a round is the median of its pairs there, one before
+each peer) and a seeded bootstrap 95 % interval of that median.
 
 Usage: abab.py KERNEL OUTDIR [--rounds 10] [--max-rounds N] [--sizes 64,1500,8192]
        [--peers packet,dpdk] [--tests burst,stream] [--quick] [--budget-min M]
        [--nic e1000]
        abab.py --reanalyse FROM_DIR OUTDIR   (FROM_DIR's pairs judged again by
        this environment's ABAB_MAX_STEAL and LB_MAX_OTHER, nothing booted)
-Writes OUTDIR/abab.json (bench abab: one row per pair and one per ratio),
-OUTDIR/stream.json (bench stream), OUTDIR/ceiling.json,
-OUTDIR/linux-dpdk-ceiling.json (with the dpdk peer) and the section of
-OUTDIR/REPORT.md (abab_report.py).
+Writes OUTDIR/abab.json (bench abab: one row per pair, the ceiling's pairs
+among them, one per ratio and one per fraction of the ceiling),
+OUTDIR/stream.json (bench stream) and the section of OUTDIR/REPORT.md
+(abab_report.py). A run from before the ceilings were repeated (one
+ceiling.json and linux-dpdk-ceiling.json beside abab.json) is still read
+by --reanalyse and the report.
 """
 import argparse
 import json
@@ -58,6 +67,8 @@ from env import env  # noqa: E402
 ROOT = kernelnet.ROOT
 PEERS = {"packet": "linux-packet", "mmap": "linux-mmap", "xdp": "linux-afxdp",
          "tuned": "linux-packet-tuned", "tuned-mmap": "linux-mmap-tuned", "dpdk": "linux-dpdk"}
+# The ceiling's pairs of a round: the kernel's loop, DPDK's txonly/rxonly (with the dpdk peer).
+CEILINGS = {"loop": "kernel-loop", "dpdk": "dpdk-txonly-rxonly"}
 MAX_STEAL = float(os.environ.get("ABAB_MAX_STEAL", "0.05"))
 MAX_OTHER = float(os.environ.get("LB_MAX_OTHER", "0.25"))
 STREAM_COUNT = 4096  # packets a stream: pktproto.h's PB_WIN_COUNT
@@ -89,12 +100,13 @@ def disturbed(h):
     return h["steal_frac"] > MAX_STEAL or h["other_cores"] > MAX_OTHER
 
 
-def judge(got):
+def judge(got, also=False):
     """Marks the pair rows of one test round disturbed or not, and all of them
-    dropped when one is or one failed; returns whether the round was dropped."""
+    dropped when one is or one failed, or when also (the round's ceiling was
+    dropped); returns whether the round was dropped."""
     for g in got:
         g["disturbed"] = disturbed(g)
-    drop = any(g["disturbed"] or g.get("failed") for g in got)
+    drop = also or any(g["disturbed"] or g.get("failed") for g in got)
     for g in got:
         g["dropped"] = drop
     return drop
@@ -154,8 +166,26 @@ def linux(bench, variant, sizes, quick, extra=None):
 
 
 def linux_pair(test, variant, sizes, quick):
+    """{size: Mbit/s}; a size the variant skipped (AF_XDP's frames over one
+    UMEM chunk: env.skipped, "SYSTEM BYTES (why)") maps to its reason, a string."""
     doc = linux("burst" if test == "burst" else "window", variant, sizes, quick)
-    return {r["bytes"]: r["mbps"] for r in doc["rows"] if r["system"] == PEERS[variant]}
+    fig = {r["bytes"]: r["mbps"] for r in doc["rows"] if r["system"] == PEERS[variant]}
+    for text in doc["env"].get("skipped", []):
+        m = re.match(r"(\S+) (\d+) \((.*)\)$", text)
+        if m and m.group(1) == PEERS[variant] and int(m.group(2)) not in fig:
+            fig[int(m.group(2))] = f"skipped ({m.group(3)})"
+    return fig
+
+
+def ceiling_pair(which, kernel, sizes, quick):
+    """{size: Mbit/s} of one ceiling pair: the kernel's loop (its best
+    guest-to-guest way of waiting, no host-injected receiver) or DPDK's
+    txonly/rxonly."""
+    if which == "loop":
+        rows = kernelnet.ceiling(kernel, 1, sizes, quick, host=False)
+        return {r["bytes"]: r["ceiling_mbps"] for r in rows if r["system"] == "link"}
+    doc = linux("ceiling", "dpdk", sizes, quick, {"LB_CEIL_MS": "300"} if quick else None)
+    return {r["bytes"]: r["mbps"] for r in doc["rows"]}
 
 
 def run_pair(test, system, kernel, sizes, quick):
@@ -164,7 +194,9 @@ def run_pair(test, system, kernel, sizes, quick):
     disturbed one; the run goes on."""
     a = host_now()
     try:
-        if system == "kernel":
+        if test == "ceiling":
+            fig = ceiling_pair(system, kernel, sizes, quick)
+        elif system == "kernel":
             fig = (kernel_burst if test == "burst" else kernel_stream)(kernel, sizes, quick)
         else:
             fig = linux_pair(test, system, sizes, quick)
@@ -175,9 +207,14 @@ def run_pair(test, system, kernel, sizes, quick):
     return fig, host_window(a, host_now()), failed
 
 
+def ceiling_systems(peers):
+    return ["loop"] + (["dpdk"] if "dpdk" in peers else [])
+
+
 def rounds(a, kernel, sizes, after_round):
     """Pair rows of every round run, each marked dropped or kept;
-    after_round(rows so far) after each test round."""
+    after_round(rows so far) after each test round. Each round starts with
+    the ceiling's pairs; when they are dropped, so is the round's every test."""
     rows, kept = [], {t: 0 for t in a.tests}
     t_end = time.monotonic() + a.budget_min * 60 if a.budget_min else None
     for r in range(a.max_rounds):
@@ -187,6 +224,17 @@ def rounds(a, kernel, sizes, after_round):
         if t_end and time.monotonic() > t_end:
             print(f"abab: budget of {a.budget_min} min spent after {r} rounds", flush=True)
             break
+        cgot = []
+        for which in ceiling_systems(a.peers):
+            print(f"abab: round {r + 1} ceiling {CEILINGS[which]} ({time.strftime('%T')})", flush=True)
+            fig, h, failed = run_pair("ceiling", which, kernel, sizes, a.quick)
+            cgot += pair_rows("ceiling", r + 1, CEILINGS[which], None, sizes, fig, h, failed)
+        cdrop = judge(cgot)
+        rows += cgot
+        if cdrop:
+            print(f"abab: round {r + 1} dropped for every test by its ceiling: {why(cgot)}", flush=True)
+            after_round(rows)
+            continue
         for test in todo:
             got = []
             for peer in a.peers:
@@ -195,21 +243,47 @@ def rounds(a, kernel, sizes, after_round):
                           f"{'kernel' if system == 'kernel' else PEERS[system]} ({time.strftime('%T')})", flush=True)
                     fig, h, failed = run_pair(test, system, kernel, sizes, a.quick)
                     name = "kernel" if system == "kernel" else PEERS[system]
-                    for s in sizes:
-                        got.append(dict({"kind": "pair", "test": test, "round": r + 1, "system": name,
-                                         "peer": PEERS[peer], "bytes": s, "mbps": stats.rnd(fig.get(s), 2)}, **h))
-                        if failed:
-                            got[-1]["failed"] = failed
+                    got += pair_rows(test, r + 1, name, PEERS[peer], sizes, fig, h, failed)
             if judge(got):
-                worst = max(got, key=lambda g: g["other_cores"])
-                print(f"abab: round {r + 1} {test} dropped: {worst['system']} pair had other processes at "
-                      f"{worst['other_cores']} cores, steal {max(g['steal_frac'] for g in got)}"
-                      f"{', a pair failed' if any(g.get('failed') for g in got) else ''}", flush=True)
+                print(f"abab: round {r + 1} {test} dropped: {why(got)}", flush=True)
             else:
                 kept[test] += 1
             rows += got
             after_round(rows)
     return rows
+
+
+def pair_rows(test, rnd, system, peer, sizes, fig, h, failed):
+    """One row per size of a pair (a ceiling's pair has no peer)."""
+    out = []
+    for s in sizes:
+        row = {"kind": "pair", "test": test, "round": rnd, "system": system}
+        if peer:
+            row["peer"] = peer
+        x = fig.get(s)
+        row.update({"bytes": s, "mbps": None if isinstance(x, str) else stats.rnd(x, 2)}, **h)
+        if isinstance(x, str):  # a size this system cannot run: no figure, the round stands
+            row["skipped"] = x
+        if failed:
+            row["failed"] = failed
+        out.append(row)
+    return out
+
+
+def why(got):
+    worst = max(got, key=lambda g: g["other_cores"])
+    return (f"{worst['system']} pair had other processes at {worst['other_cores']} cores, steal "
+            f"{max(g['steal_frac'] for g in got)}{', a pair failed' if any(g.get('failed') for g in got) else ''}")
+
+
+def judge_all(pairs):
+    """judge() again over every round of recorded pairs (--reanalyse): the
+    ceiling's pairs of a round first, then its tests."""
+    cdrop = {}
+    for rnd in sorted({g["round"] for g in pairs if g["test"] == "ceiling"}):
+        cdrop[rnd] = judge([g for g in pairs if g["test"] == "ceiling" and g["round"] == rnd])
+    for key in sorted({(g["test"], g["round"]) for g in pairs if g["test"] != "ceiling"}):
+        judge([g for g in pairs if (g["test"], g["round"]) == key], cdrop.get(key[1], False))
 
 
 def ratio_rows(pairs, peers, sizes, tests):
@@ -218,7 +292,7 @@ def ratio_rows(pairs, peers, sizes, tests):
         for peer in peers:
             for s in sizes:
                 sel = lambda sysname: {g["round"]: g["mbps"] for g in pairs  # noqa: E731
-                                       if g["test"] == test and g["peer"] == PEERS[peer] and g["bytes"] == s
+                                       if g["test"] == test and g.get("peer") == PEERS[peer] and g["bytes"] == s
                                        and g["system"] == sysname and not g["dropped"] and g["mbps"]}
                 k, p = sel("kernel"), sel(PEERS[peer])
                 rs = sorted(set(k) & set(p))
@@ -249,23 +323,59 @@ def load(path):
         return None
 
 
-def ceilings(a, kernel, sizes, out):
-    """{size: (kernel loop Mbit/s, DPDK txonly/rxonly Mbit/s or None)}, both files written to out."""
-    print(f"abab: the link's ceiling, the kernel's loop ({time.strftime('%T')})", flush=True)
-    rows = kernelnet.ceiling(kernel, 1, sizes, a.quick)
-    e = env("tcg", "real", 1, "dgram-unix", kernelnet.NIC)
-    with open(os.path.join(out, "ceiling.json"), "w") as f:
-        json.dump({"bench": "ceiling", "env": e, "rows": rows}, f, indent=1)
-    if "dpdk" in a.peers:
-        print(f"abab: the link's ceiling, DPDK txonly/rxonly ({time.strftime('%T')})", flush=True)
-        doc = linux("ceiling", "dpdk", sizes, a.quick, {"LB_CEIL_MS": "300"} if a.quick else None)
-        with open(os.path.join(out, "linux-dpdk-ceiling.json"), "w") as f:
-            json.dump(doc, f, indent=1)
-    return read_ceilings(out, sizes)
+def round_ceilings(pairs, sizes):
+    """{round: {size: (neutral ceiling, kernel loop, DPDK or None)}} of the rounds
+    whose ceiling was kept (every ceiling pair of the round has a figure)."""
+    out = {}
+    for rnd in sorted({g["round"] for g in pairs if g["test"] == "ceiling"}):
+        gs = [g for g in pairs if g["test"] == "ceiling" and g["round"] == rnd]
+        if any(g["dropped"] for g in gs):
+            continue
+        per = {}
+        for s in sizes:
+            fig = {g["system"]: g["mbps"] for g in gs if g["bytes"] == s and g["mbps"]}
+            if fig:
+                per[s] = (max(fig.values()), fig.get(CEILINGS["loop"]), fig.get(CEILINGS["dpdk"]))
+        out[rnd] = per
+    return out
 
 
-def stream_rows(pairs, peers, sizes, ceil, ratios):
-    """bench "stream" rows: per system and size, the median over the kept pairs."""
+def frac_rows(pairs, peers, sizes, tests):
+    """bench abab rows of kind frac: per test, system and size, each kept round's
+    figure (the kernel's: the median of its pairs in the round) over that
+    round's neutral ceiling, their median and its bootstrap 95 % interval."""
+    ceil = round_ceilings(pairs, sizes)
+    out = []
+    for test in tests:
+        for name in ["kernel"] + [PEERS[p] for p in peers]:
+            for s in sizes:
+                per = {}
+                for g in pairs:
+                    if g["test"] == test and g["system"] == name and g["bytes"] == s and not g["dropped"] \
+                            and g["mbps"] and s in ceil.get(g["round"], {}):
+                        per.setdefault(g["round"], []).append(g["mbps"])
+                rs = sorted(per)
+                figs = [stats.median(per[r]) for r in rs]
+                tops = [ceil[r][s][0] for r in rs]
+                fracs = [f / t for f, t in zip(figs, tops)]
+                ci = stats.bootstrap_ci(fracs)
+                out.append({"kind": "frac", "test": test, "system": name, "bytes": s, "pairs": len(rs),
+                            "rounds": rs, "mbps": stats.rnd(stats.median(figs), 2),
+                            "ceiling_mbps": stats.rnd(stats.median(tops), 2),
+                            "ceiling_loop_mbps": stats.rnd(stats.median([ceil[r][s][1] for r in rs
+                                                                         if ceil[r][s][1]]), 2),
+                            "ceiling_dpdk_mbps": stats.rnd(stats.median([ceil[r][s][2] for r in rs
+                                                                         if ceil[r][s][2]]), 2),
+                            "ceiling_frac": round(stats.median(fracs), 4) if fracs else None,
+                            "ceiling_frac_ci95": [round(x, 4) for x in ci] if ci else None,
+                            "ceiling_fracs": [round(x, 4) for x in fracs]})
+    return out
+
+
+def stream_rows(pairs, peers, sizes, ceil, ratios, fracs):
+    """bench "stream" rows: per system and size, the median over the kept pairs;
+    the ceiling from the frac rows (repeated ceilings) or, for a run from
+    before them, the one ceiling of ceil ({size: (loop, dpdk)})."""
     out = []
     for name in ["kernel"] + [PEERS[p] for p in peers]:
         for s in sizes:
@@ -274,13 +384,21 @@ def stream_rows(pairs, peers, sizes, ceil, ratios):
                   and g["bytes"] == s and not g["dropped"] and g["mbps"]]
             if not xs:
                 continue
-            loop, dpdk = ceil[s]
-            top = max(x for x in (loop, dpdk) if x)
             m = stats.median(xs)
             row = {"system": name, "bytes": s, "mode": "window", "mbps": stats.rnd(m, 2), "pairs": len(xs),
-                   "boot_median_mbps": xs, "ceiling_mbps": top, "ceiling_frac": round(m / top, 4),
-                   "ceiling_loop_mbps": loop, "ceiling_dpdk_mbps": dpdk,
-                   "packets": STREAM_COUNT, "batch": STREAM_BATCH, "window": STREAM_WINDOW}
+                   "boot_median_mbps": xs}
+            fr = next((f for f in fracs if f["test"] == "stream" and f["system"] == name and f["bytes"] == s
+                       and f["pairs"]), None)
+            if fr:
+                row.update({k: fr[k] for k in ("ceiling_mbps", "ceiling_frac", "ceiling_frac_ci95",
+                                               "ceiling_fracs", "ceiling_loop_mbps", "ceiling_dpdk_mbps")})
+                row["ceiling_rounds"] = fr["rounds"]
+            elif ceil.get(s) and any(ceil[s]):
+                loop, dpdk = ceil[s]
+                top = max(x for x in (loop, dpdk) if x)
+                row.update({"ceiling_mbps": top, "ceiling_frac": round(m / top, 4),
+                            "ceiling_loop_mbps": loop, "ceiling_dpdk_mbps": dpdk})
+            row.update({"packets": STREAM_COUNT, "batch": STREAM_BATCH, "window": STREAM_WINDOW})
             rr = next((r for r in ratios if r["test"] == "stream" and r["peer"] == name and r["bytes"] == s), None)
             if rr:
                 row["kernel_ratio"], row["ratio_ci95"] = rr["ratio"], rr["ratio_ci95"]
@@ -329,30 +447,36 @@ def main():
     os.makedirs(a.outdir, exist_ok=True)
     os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)  # kernelnet.py's pair logs
     t0 = time.monotonic()
-    ceil = ceilings(a, a.kernel, a.sizes, a.outdir) if "stream" in a.tests else {}
     e = env("tcg", "real", a.rounds, "dgram-unix", a.nic)
     e.update({"rounds_wanted": a.rounds, "max_rounds": a.max_rounds,
               "order": "per peer: kernel pair, then the peer's pair",
               "quick": a.quick, "sizes": a.sizes, "peers": a.peers, "tests": a.tests,
               "linux_streams": 1, "linux_stream_warmups": 0,  # linux(): one stream a size, as the kernel's
+              "ceilings": [CEILINGS[w] for w in ceiling_systems(a.peers)],
+              "ceiling_per_round": True,  # a ceiling pair each at the start of every round
               "bootstrap": "median of the per-round ratios; percentile interval, 2000 resamples, seed 25"})
 
     def written(rows):  # after every round: a run cut short keeps what it measured
         e.update(rounds_run=max((g["round"] for g in rows), default=0),
                  minutes=round((time.monotonic() - t0) / 60, 1))
-        return write_all(a.outdir, e, rows, ceil, quiet=True)
+        return write_all(a.outdir, e, rows, {}, quiet=True)
+    for old in ("ceiling.json", "linux-dpdk-ceiling.json"):  # an older run's one ceiling
+        if os.path.exists(os.path.join(a.outdir, old)):
+            os.unlink(os.path.join(a.outdir, old))
     pairs = rounds(a, a.kernel, a.sizes, written)
     written(pairs)
-    sys.exit(write_all(a.outdir, e, pairs, ceil))
+    sys.exit(write_all(a.outdir, e, pairs, {}))
 
 
 def write_all(out, e, pairs, ceil, quiet=False):
-    """abab.json, stream.json (with the stream test) and the report section; 1 on a format fault."""
+    """abab.json, stream.json (with the stream test) and the report section; 1 on a format fault.
+    ceil: the one ceiling of a run from before the repeated ones ({size: (loop, dpdk)}), else {}."""
     peers, sizes, tests = e["peers"], e["sizes"], e["tests"]
     ratios = ratio_rows(pairs, peers, sizes, tests)
+    fracs = frac_rows(pairs, peers, sizes, tests) if any(g["test"] == "ceiling" for g in pairs) else []
     e = dict(e, max_steal=MAX_STEAL, max_other_cores=MAX_OTHER)
-    docs = {"abab.json": {"bench": "abab", "env": e, "rows": pairs + ratios}}
-    srows = stream_rows(pairs, peers, sizes, ceil, ratios) if "stream" in tests else []
+    docs = {"abab.json": {"bench": "abab", "env": e, "rows": pairs + ratios + fracs}}
+    srows = stream_rows(pairs, peers, sizes, ceil, ratios, fracs) if "stream" in tests else []
     if srows:  # none when every stream round was dropped: the report says so
         docs["stream.json"] = {"bench": "stream", "env": dict(e, clock="real"), "rows": srows}
     elif os.path.exists(os.path.join(out, "stream.json")):
@@ -371,6 +495,9 @@ def write_all(out, e, pairs, ceil, quiet=False):
     for r in ratios:
         print(f"abab: {r['test']} {r['bytes']} B kernel / {r['peer']}: {r['ratio']} {r['ratio_ci95']} "
               f"over {r['pairs']} rounds")
+    for r in fracs:
+        print(f"abab: {r['test']} {r['bytes']} B {r['system']}: {r['ceiling_frac']} {r['ceiling_frac_ci95']} "
+              f"of the ceiling over {r['pairs']} rounds")
     print(f"abab: wrote {out} ({e['minutes']} min of pairs)")
     return 1 if bad else 0
 
@@ -382,8 +509,7 @@ def reanalyse(src, out):
     if not doc:
         sys.exit(f"abab: no abab.json in {src}")
     pairs = [r for r in doc["rows"] if r["kind"] == "pair"]
-    for key in sorted({(g["test"], g["round"]) for g in pairs}):
-        judge([g for g in pairs if (g["test"], g["round"]) == key])
+    judge_all(pairs)
     os.makedirs(out, exist_ok=True)
     for name in ("ceiling.json", "linux-dpdk-ceiling.json"):
         if os.path.exists(os.path.join(src, name)) and os.path.abspath(src) != os.path.abspath(out):
@@ -392,8 +518,8 @@ def reanalyse(src, out):
     e = dict(doc["env"], reanalysed_from=os.path.basename(os.path.abspath(src)))
     inv = {v: k for k, v in PEERS.items()}
     e.setdefault("sizes", sorted({g["bytes"] for g in pairs}))
-    e.setdefault("peers", list(dict.fromkeys(inv[g["peer"]] for g in pairs)))
-    e.setdefault("tests", list(dict.fromkeys(g["test"] for g in pairs)))
+    e.setdefault("peers", list(dict.fromkeys(inv[g["peer"]] for g in pairs if g.get("peer"))))
+    e.setdefault("tests", list(dict.fromkeys(g["test"] for g in pairs if g["test"] != "ceiling")))
     return write_all(out, e, pairs, read_ceilings(out, e["sizes"]))
 
 

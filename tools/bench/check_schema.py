@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 
 # env: every file's environment block.
@@ -182,21 +183,25 @@ ROWS = {
         "ping_avg_ms": ("num", "optional"),
     },
     # Interleaved boot pairs (make bench-abab, tools/bench/abab.py): one row per pair and
-    # size (kind pair) and one per test, peer and size (kind ratio: kernel / peer over the
-    # kept rounds); pair rows carry the host's load and steal over the pair.
+    # size (kind pair; test ceiling: the link's ceiling, measured every round), one per
+    # test, peer and size (kind ratio: kernel / peer over the kept rounds) and one per
+    # test, system and size (kind frac: the median per-round fraction of the ceiling);
+    # pair rows carry the host's load and steal over the pair.
     "abab": {
-        "kind": ("str", "all"), "test": ("str", "all"), "system": ("str", "all"), "peer": ("str", "all"),
+        "kind": ("str", "all"), "test": ("str", "all"), "system": ("str", "all"), "peer": ("str", "optional"),
         "bytes": ("int", "all"), "round": ("int", "optional"), "mbps": ("num", "optional"),
         "load1": ("num", "optional"), "steal_frac": ("num", "optional"), "other_cores": ("num", "optional"),
         "disturbed": ("bool", "optional"), "dropped": ("bool", "optional"), "pairs": ("int", "optional"),
         "ratio": ("num", "optional"), "ratio_ci95": ("list", "optional"),
+        "ceiling_mbps": ("num", "optional"), "ceiling_frac": ("num", "optional"),
+        "ceiling_frac_ci95": ("list", "optional"),
     },
     # A windowed stream, no reply per batch (make bench-abab: stream.json; linux-stream.json of
     # bench.sh window has no ceiling, which the harness adds): one row per system and size.
     "stream": {
         "system": ("str", "all"), "bytes": ("int", "all"), "mbps": ("num", "all"),
         "ceiling_mbps": ("num", "optional"), "ceiling_frac": ("num", "optional"), "pairs": ("int", "optional"),
-        "ratio_ci95": ("list", "optional"),
+        "ratio_ci95": ("list", "optional"), "ceiling_frac_ci95": ("list", "optional"),
         "insns_per_pkt_tx": ("num", "pending"), "insns_per_pkt_rx": ("num", "pending"),
     },
     # Exchange (the kernel) or munmap/mremap (Linux) against a TLB shootdown on another CPU,
@@ -347,15 +352,18 @@ def consistent(bench, where, row, faults):
             and row["ceiling_mbps"] > 0 and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
     if bench == "abab":
-        need = ("round", "mbps", "load1", "steal_frac", "other_cores", "disturbed", "dropped") \
-            if row.get("kind") == "pair" else ("pairs", "ratio", "ratio_ci95")
-        if row.get("kind") not in ("pair", "ratio"):
-            faults.append(f"{where}: kind={row.get('kind')!r} is neither pair nor ratio")
+        need = {"pair": ("round", "mbps", "load1", "steal_frac", "other_cores", "disturbed", "dropped"),
+                "ratio": ("peer", "pairs", "ratio", "ratio_ci95"),
+                "frac": ("pairs", "mbps", "ceiling_mbps", "ceiling_frac", "ceiling_frac_ci95")}.get(row.get("kind"), ())
+        if row.get("kind") == "pair" and row.get("test") != "ceiling":
+            need += ("peer",)  # the comparison a test's pair belongs to; a ceiling's pair has none
+        if row.get("kind") not in ("pair", "ratio", "frac"):
+            faults.append(f"{where}: kind={row.get('kind')!r} is none of pair, ratio, frac")
         elif row.get("kind") == "pair" and (row.get("disturbed") or row.get("failed")) and not row.get("dropped"):
             faults.append(f"{where}: a disturbed or failed pair whose round was kept")
-        elif row.get("kind") == "pair" and row.get("failed"):
-            need = ("round", "load1", "steal_frac", "other_cores", "disturbed", "dropped")  # no figure
-        elif row.get("kind") == "ratio" and row.get("pairs") == 0:
+        elif row.get("kind") == "pair" and (row.get("failed") or row.get("skipped")):
+            need = tuple(k for k in need if k != "mbps")  # no figure
+        elif row.get("kind") in ("ratio", "frac") and row.get("pairs") == 0:
             need = ()  # no kept round: nothing to give
         for k in need:
             if row.get(k) is None:
@@ -364,7 +372,17 @@ def consistent(bench, where, row, faults):
         ci, x = row["ratio_ci95"], row.get("ratio", row.get("kernel_ratio"))
         if not (isinstance(ci, list) and len(ci) == 2 and all(type_ok(v, "num") for v in ci) and ci[0] <= ci[1]):
             faults.append(f"{where}: ratio_ci95={ci!r} is not [low, high]")
-    if bench == "stream" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
+    if bench in ("abab", "stream") and row.get("ceiling_fracs") is not None:
+        # Repeated ceilings: the median of the per-round fractions, and its interval around it.
+        fr, ci = row["ceiling_fracs"], row.get("ceiling_frac_ci95")
+        if not (isinstance(fr, list) and all(type_ok(v, "num") for v in fr)):
+            faults.append(f"{where}: ceiling_fracs={fr!r} is not a list of numbers")
+        elif fr and not (num("ceiling_frac") and abs(row["ceiling_frac"] - statistics.median(fr)) <= 0.001):
+            faults.append(f"{where}: ceiling_frac={row.get('ceiling_frac')} is not the median of ceiling_fracs")
+        elif fr and not (isinstance(ci, list) and len(ci) == 2 and all(type_ok(v, "num") for v in ci)
+                         and ci[0] <= row["ceiling_frac"] <= ci[1]):
+            faults.append(f"{where}: ceiling_frac_ci95={ci!r} is not [low, high] around ceiling_frac")
+    elif bench == "stream" and num("mbps") and num("ceiling_mbps") and num("ceiling_frac") \
             and abs(row["ceiling_frac"] - row["mbps"] / row["ceiling_mbps"]) > 0.001:
         faults.append(f"{where}: ceiling_frac={row['ceiling_frac']} is not mbps / ceiling_mbps")
     if bench == "ceiling" and row.get("system") == "link" and num("mbps") and num("ceiling_mbps") \

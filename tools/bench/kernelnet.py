@@ -262,8 +262,9 @@ def burst_row(name, size, boots, icounts, cpu_pairs=None):
 CEIL_MODES = ("spin", "halt")
 
 
-def ceiling(kernel, runs, sizes, quick):
-    """Rows of ceiling.json: one per mode and size, windows pooled over the pairs."""
+def ceiling(kernel, runs, sizes, quick, host=True):
+    """Rows of ceiling.json: one per mode and size, windows pooled over the pairs;
+    host=False leaves out the host-injected receiver (link-host rows)."""
     reps, ms = (1, 50) if quick else (5, 100)
     words = (f"ceiling_sizes={','.join(map(str, sizes))} ceiling_reps={reps} ceiling_ms={ms} "
              f"ceiling_modes={','.join(CEIL_MODES)}")
@@ -288,6 +289,8 @@ def ceiling(kernel, runs, sizes, quick):
             b[0] += int(d.get("blocked_tsc", 0))
             b[1] += int(d.get("tsc", 0))
         per_boot.append(boot)
+        if not host:
+            continue
         # The receive half alone: the same receiver, frames from a host program.
         print(f"bench-ceiling: host-injected receiver {i + 1}/{runs}", flush=True)
         logdir = tempfile.mkdtemp(prefix="bench-inject-", dir=os.path.join(ROOT, "build"))

@@ -32,11 +32,20 @@ def by(rows, system):
     return {r["bytes"]: r for r in rows if r["system"] == system}
 
 
-def setting(r):
-    """The row's mechanism in a few words: AF_XDP's mode, or the settings."""
+def setting(r, env=None):
+    """The row's mechanism in a few words: AF_XDP's mode, DPDK's poll-mode
+    driver, or the settings."""
     if r.get("xdp_mode"):
         return f"AF_XDP {r['xdp_mode']}"
+    if r["system"] == "linux-dpdk":
+        return f"DPDK {(env or {}).get('dpdk_pmd', '?')}, polling"
     return r.get("config", "defaults")
+
+
+def title(rows):
+    """The section's peers: DPDK named when it ran."""
+    dpdk = any(r["system"] == "linux-dpdk" for r in rows)
+    return "Linux peers: " + ("DPDK, " if dpdk else "") + "AF_XDP and tuned packet sockets"
 
 
 def table(rt, br):
@@ -51,7 +60,8 @@ def table(rt, br):
                 continue
             best = lambda x: " **best**" if x and x.get("best_linux") else ""  # noqa: E731
             frac = q.get("ceiling_frac") if q else None
-            out.append(f"| {b} | {s} | {setting(q or r)} | {fmt(r and r['median_us'])}{best(r)} | "
+            out.append(f"| {b} | {s} | {setting(q or r, (br if q else rt)['env'])} | "
+                       f"{fmt(r and r['median_us'])}{best(r)} | "
                        f"{fmt(r and r['p99_us'])} | {fmt(q and q['mbps'])}{best(q)} | "
                        f"{fmt(frac and frac * 100, 0) + ' %' if frac else '—'} | "
                        f"{q['t1_insns'] if q and q.get('t1_insns') is not None else '—'} | "
@@ -84,7 +94,7 @@ def section(d):
     env = (br or rt)["env"]
     krt, kbr = sections.load(os.path.join(d, "rtt.json")), sections.load(os.path.join(d, "burst.json"))
     skipped = sorted(set((rt or {}).get("env", {}).get("skipped", []) + (br or {}).get("env", {}).get("skipped", [])))
-    out = [BEGIN, f"## Linux peers: AF_XDP and tuned packet sockets ({env.get('nic', '?')})", "",
+    out = [BEGIN, f"## {title(linux(rt) + linux(br))} ({env.get('nic', '?')})", "",
            f"Guest kernel {env.get('guest_kernel', '?')}, interrupt throttle rate "
            f"{env.get('itr', 'default')}; {env.get('boots', '?')} boot pairs per variant, medians of "
            "the pooled samples. Settings: each variant's own (pktbench's PORT line). **best** marks "
@@ -99,16 +109,20 @@ def section(d):
         out += ["- Not measured: " + "; ".join(skipped) + ". Without XDP multi-buffer a frame "
                 "must fit one 4 KiB UMEM chunk less the 256-byte XDP headroom (and, for native XDP "
                 "on virtio-net, an MTU of 3500 that the driver accepts).", ""]
-    out += ["- linux-mmap-tuned receives through a TPACKET_V3 ring: a block reaches user space when "
-            "full or when its retire timer (1 ms, in jiffies) fires, which sets its round trip; "
-            "it is there for bursts.", END, ""]
+    if env.get("dpdk"):
+        out += [f"- linux-dpdk: {env['dpdk']}.", ""]
+    if any(r["system"] == "linux-mmap-tuned" for r in linux(rt) + linux(br)):
+        out += ["- linux-mmap-tuned receives through a TPACKET_V3 ring: a block reaches user space when "
+                "full or when its retire timer (1 ms, in jiffies) fires, which sets its round trip; "
+                "it is there for bursts."]
+    out += [END, ""]
     return "\n".join(out)
 
 
 def summary(dirs):
     """One table over several runs: per run and size, AF_XDP's mode and
     figures and the best Linux configuration."""
-    out = ["# Linux peers: AF_XDP and tuned packet sockets, run by run", "",
+    out = ["# Linux peers: DPDK, AF_XDP and tuned packet sockets, run by run", "",
            "Written by `tools/bench/peers_report.py --summary` from the JSON files beside each "
            "section; each run measured its own variants in the same boot pairs. Where a run's "
            "directory also holds this kernel's rows (`kernel-*.json`, `ceiling.json`, merged into "
@@ -116,7 +130,8 @@ def summary(dirs):
            "by kernelnet.py as a separate step, as `make bench` does; a run without a ceiling of "
            "its own names the one its fractions use in `env.ceiling_from`.", "",
            "| run | NIC | guest kernel | bytes | AF_XDP mode | AF_XDP rtt (µs) | AF_XDP burst (Mbit/s) | "
-           "best rtt | best burst |", "|---|---|---|---|---|---|---|---|---|"]
+           "DPDK rtt (µs) | DPDK burst (Mbit/s) | best rtt | best burst |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for d in dirs:
         rt = sections.load(os.path.join(d, "linux-rtt.json"))
         br = sections.load(os.path.join(d, "linux-burst.json"))
@@ -128,10 +143,12 @@ def summary(dirs):
             xb = [r for r in br["rows"] if r["bytes"] == b and r["system"].startswith("linux-afxdp")]
             best = lambda rows: next((r for r in rows if r["bytes"] == b and r.get("best_linux")), None)  # noqa: E731
             rb, bb = best(rt["rows"]), best(br["rows"])
+            dr, db = by(rt["rows"], "linux-dpdk").get(b), by(br["rows"], "linux-dpdk").get(b)
             out.append(f"| {os.path.basename(d.rstrip('/'))} | {env.get('nic')} | {env.get('guest_kernel', '?')} | {b} | "
                        + (" / ".join(f"{r['system'][len('linux-'):]} {r.get('xdp_mode', '?')}" for r in xb) or "—")
                        + " | " + (" / ".join(fmt(r["median_us"]) for r in xr) or "—")
                        + " | " + (" / ".join(fmt(r["mbps"]) for r in xb) or "—")
+                       + f" | {fmt(dr and dr['median_us'])} | {fmt(db and db['mbps'])}"
                        + f" | {rb['system'] + ' ' + fmt(rb['median_us']) if rb else '—'}"
                        + f" | {bb['system'] + ' ' + fmt(bb['mbps']) if bb else '—'} |")
     out.append("")

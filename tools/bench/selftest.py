@@ -269,6 +269,66 @@ class Interleaved(unittest.TestCase):
         check_schema.check_row("abab", 0, r, faults)
         self.assertEqual(faults, [])
 
+    def test_ceiling_every_round(self):
+        """The ceiling's pairs of a round: a disturbed one drops the round's
+        tests for every system; the kept rounds give per-round fractions."""
+        import abab
+        quiet = {"load1": 1.0, "steal_frac": 0.0, "other_cores": 0.0, "wall_s": 10.0}
+        pairs = []
+        # round: (kernel loop, DPDK, kernel's two stream pairs, linux-dpdk's, ceiling disturbed)
+        for rnd, (loop, dpdk, ks, p, busy) in enumerate([(1000, 800, (500, 700), 400, False),
+                                                          (1000, 800, (900, 900), 900, True),
+                                                          (500, 400, (100, 300), 100, False)], 1):
+            cg = [dict(quiet, kind="pair", test="ceiling", round=rnd, system=abab.CEILINGS["loop"], bytes=1500,
+                       mbps=float(loop)),
+                  dict(quiet, kind="pair", test="ceiling", round=rnd, system=abab.CEILINGS["dpdk"], bytes=1500,
+                       mbps=float(dpdk), other_cores=0.9 if busy else 0.0)]
+            self.assertEqual(abab.judge(cg), busy)
+            got = [dict(quiet, kind="pair", test="stream", round=rnd, system=sysname, peer=peer, bytes=1500,
+                        mbps=float(m))
+                   for sysname, peer, m in [("kernel", "linux-packet", ks[0]), ("linux-packet", "linux-packet", p),
+                                            ("kernel", "linux-dpdk", ks[1]), ("linux-dpdk", "linux-dpdk", p)]]
+            self.assertEqual(abab.judge(got, busy), busy, "a dropped ceiling drops the round's tests")
+            pairs += cg + got
+        fr = {r["system"]: r for r in abab.frac_rows(pairs, ["packet", "dpdk"], [1500], ["stream"])}
+        k = fr["kernel"]
+        self.assertEqual((k["rounds"], k["ceiling_fracs"]), ([1, 3], [0.6, 0.4]))  # 600/1000, 200/500
+        self.assertEqual((k["ceiling_frac"], k["ceiling_mbps"], k["ceiling_dpdk_mbps"]), (0.5, 750.0, 600.0))
+        self.assertEqual(fr["linux-dpdk"]["ceiling_fracs"], [0.4, 0.2])
+        rows = abab.stream_rows(pairs, ["packet", "dpdk"], [1500], {}, [], list(fr.values()))
+        faults = []
+        for i, r in enumerate(list(fr.values()) + pairs):
+            check_schema.check_row("abab", i, r, faults)
+        for i, r in enumerate(rows):
+            check_schema.check_row("stream", i, r, faults)
+        self.assertEqual(faults, [])
+        check_schema.check_row("stream", 0, dict(rows[0], ceiling_frac=0.9), faults)
+        self.assertEqual(len(faults), 1, "a fraction that is not the median of the rounds' is a fault")
+        again = [dict(g, dropped=False, disturbed=False) for g in pairs]
+        abab.judge_all(again)
+        self.assertEqual([g["dropped"] for g in again], [g["dropped"] for g in pairs], "--reanalyse judges alike")
+
+    def test_skipped_size_keeps_its_round(self):
+        """A size a peer cannot run (AF_XDP's 8192 B) gives a pair row with no
+        figure and its reason; the round stands and the format accepts it."""
+        import abab
+        saved = abab.linux
+        abab.linux = lambda *a: {"env": {"skipped": ["linux-afxdp 8192 (max_frame=3840)"]},
+                                 "rows": [{"system": "linux-afxdp", "bytes": 1500, "mbps": 80.0}]}
+        try:
+            fig, h, failed = abab.run_pair("burst", "xdp", "kernel.elf", [1500, 8192], False)
+        finally:
+            abab.linux = saved
+        self.assertEqual((fig, failed), ({1500: 80.0, 8192: "skipped (max_frame=3840)"}, None))
+        got = abab.pair_rows("burst", 1, "linux-afxdp", "linux-afxdp", [1500, 8192], fig,
+                             dict(h, other_cores=0.0, steal_frac=0.0), None)
+        self.assertFalse(abab.judge(got))
+        self.assertEqual((got[1]["mbps"], got[1]["skipped"]), (None, "skipped (max_frame=3840)"))
+        faults = []
+        for i, g in enumerate(got):
+            check_schema.check_row("abab", i, g, faults)
+        self.assertEqual(faults, [])
+
     def test_failed_pair_drops_its_round(self):
         import abab
         saved = abab.linux_pair

@@ -548,7 +548,7 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 	}
 	sleep_ms(50); // let the last frames drain before the LAST frame
 	struct pkt h = { .channel = PB_CH_CEIL, .flags = WIRE_F_LAST, .seq = (uint32_t)sent, .batch = 1, .len = size };
-	struct want w = { PB_CH_CEIL, (uint32_t)sent, (uint32_t)sent, size, false };
+	struct want w = { PB_CH_CEIL, (uint32_t)sent, (uint32_t)sent, size, false, false };
 	struct frame f;
 	struct pkt k;
 	static uint8_t last[PB_FRAME_BUF];

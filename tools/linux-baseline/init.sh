@@ -7,6 +7,8 @@
 #   pkt.sizes=64,1500,8192  pkt.runs=N  pkt.warmup=N  pkt.peer=MAC
 #   pkt.timeout=MS (one receive)  pkt.idle=MS (server: longest silence)
 #   pkt.gap=MS (client: pause between bursts)
+#   pkt.probe=MS (client: how long it probes its server; 0: no probe, the
+#     server is up: the research kernel's stream server, which answers none)
 #   pkt.rxcount=1 (server: its QEMU counts receive windows, insnplugin.so:
 #     pktbench and dpdkbench --rx-count)
 #   pkt.nic=e1000|virtio|e1000e (default e1000: the driver loaded for eth0)
@@ -77,7 +79,7 @@ mount -t bpf bpf /sys/fs/bpf
 # jumbo frames (3 page buffers each), and QEMU's e1000 drops (not delays) a
 # frame that does not fit in the free descriptors, so a 128-frame burst would
 # lose frames; the 82540EM takes up to 4096.
-ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0
+ROLE= MODE=rtt VARIANT=packet SIZES=64 RUNS=20 WARMUP=3 PEER= TIMEOUT=5000 IDLE=300000 GAP=2 CPU=0 PROBE=
 RXD=4096 TXD= ITR= DEBUG_SHELL= NIC=e1000
 NICS= BOND=none MIIMON=100 MBPS= HOST= PEERHOST= PROTO=tcp BYTES=16777216
 ARP= FLOWMS=20000 FLOWCPU=0 FLOWLIVE=1 FLOWMARKS= FLOWGRACE=3000 LOGLEVEL= PRIMARY= BONDOPT= LBOPT= SYSCTL= TLBOPT= CPUS= IRQCPU= RXCPU=
@@ -96,6 +98,7 @@ set_key() {
 	pkt.timeout=*) TIMEOUT=$v ;;
 	pkt.idle=*) IDLE=$v ;;
 	pkt.gap=*) GAP=$v ;;
+	pkt.probe=*) PROBE=$v ;;
 	pkt.cpu=*) CPU=$v ;;
 	pkt.rxd=*) RXD=$v ;;
 	pkt.txd=*) TXD=$v ;;
@@ -473,6 +476,7 @@ run_modes() {
 				--runs "$RUNS" --warmup "$WARMUP" --timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" \
 				--irqs "$IRQS" --cpu-ms "$CPU"
 			[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+			[ -n "$PROBE" ] && set -- "$@" --probe-timeout-ms "$PROBE"
 			[ "$IF" = bond0 ] && set -- "$@" --reorder
 			[ "$RXCOUNT" = 1 ] && [ "$ROLE" = server ] && set -- "$@" --rx-count
 			[ "$m" = stream ] && set -- "$@" --proto "$PROTO" --bytes "$BYTES" --server-ip "10.0.0.$PEERHOST"

@@ -212,6 +212,8 @@ struct want {
 	uint32_t len;            // payload length, or UINT32_MAX for any
 	bool echo;               // an echo of requests seq_lo..seq_hi: also
 	                         // matched by length and payload (see below)
+	bool plain;              // also without WIRE_F_REPLY: the windowed stream's
+	                         // acknowledgement, a plain packet on its channel
 };
 
 // An echo whose header is not ours (the research kernel's pingpong server
@@ -247,7 +249,7 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 			return 1;
 		if (parse_frame(f, k) < 0) {
 			p->ignored++;
-		} else if ((k->flags & WIRE_F_REPLY) && k->channel == w->channel && k->seq >= w->seq_lo &&
+		} else if ((w->plain || (k->flags & WIRE_F_REPLY)) && k->channel == w->channel && k->seq >= w->seq_lo &&
 		           k->seq <= w->seq_hi && (w->len == UINT32_MAX || k->len == w->len)) {
 			return 0;
 		} else if (echo_payload_matches(w, k)) {
@@ -261,14 +263,22 @@ static int await_reply(struct port *p, const struct want *w, int timeout_ms, str
 
 // Sends small rtt requests until the server echoes one: both guests boot
 // at the same time and the server may not be listening yet.
+// A probe timeout of 0: no probes, the server is known to be up (the
+// research kernel's stream server, READY before this guest boots, answers
+// nothing on channel 1).
 static void probe_server(struct port *p, const struct opts *o)
 {
 	uint8_t buf[WIRE_MIN_FRAME];
 	uint64_t t0 = now_ns();
+	if (o->probe_timeout_ms == 0) {
+		printf("READY role=client variant=%s probes=0 wait_ms=0 fastpattern=%d\n", PB_VARIANT(), pat_fast);
+		fflush(stdout);
+		return;
+	}
 	for (uint32_t n = 0;; n++) {
 		struct pkt h = { .channel = PB_CH_DATA, .seq = PB_PROBE_SEQ + n, .batch = 1, .len = 1 };
 		// The echo of any probe sent so far.
-		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true };
+		struct want w = { PB_CH_DATA, PB_PROBE_SEQ, PB_PROBE_SEQ + n, 1, true, false };
 		struct frame f;
 		struct pkt k;
 		send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
@@ -288,7 +298,7 @@ static void say_bye(struct port *p, const struct opts *o)
 {
 	uint8_t buf[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false };
+	struct want w = { PB_CH_CTRL, PB_CTRL_BYE, PB_CTRL_BYE, UINT32_MAX, false, false };
 	struct frame f;
 	struct pkt k;
 	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
@@ -302,7 +312,7 @@ static void send_quit(struct port *p, const struct opts *o, uint32_t seq)
 {
 	uint8_t buf[WIRE_MIN_FRAME];
 	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = 0 };
-	struct want w = { PB_CH_DATA, seq, seq, 0, true };
+	struct want w = { PB_CH_DATA, seq, seq, 0, true, false };
 	struct frame f;
 	struct pkt k;
 	send_one(p, buf, build_frame(buf, o->peer, p->mac, &h));
@@ -317,7 +327,7 @@ static double rtt_once(struct port *p, const struct opts *o, uint8_t *buf, uint3
                        uint64_t *tsc)
 {
 	struct pkt h = { .channel = PB_CH_DATA, .seq = seq, .batch = 1, .len = size };
-	struct want w = { PB_CH_DATA, seq, seq, size, true };
+	struct want w = { PB_CH_DATA, seq, seq, size, true, false };
 	struct frame f;
 	struct pkt k;
 	uint32_t len = build_frame(buf, o->peer, p->mac, &h);
@@ -371,7 +381,7 @@ struct burst_result {
 static void burst_once(struct port *p, const struct opts *o, struct burst_frames *bf, uint32_t size,
                        struct burst_result *r)
 {
-	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false };
+	struct want w = { PB_CH_DATA, 0, PB_BURST_N, 1, false, false };
 	struct frame f;
 	struct pkt k;
 	burst_stage(p, bf);

@@ -5,9 +5,12 @@
 // stream has seq k, batch 64, WIRE_F_LAST on each batch's last packet and
 // payload wire_pattern(k % 64, i); the receiver checks every packet's seq,
 // length and every payload byte, and after each batch answers with one
-// 8-byte packet (flags WIRE_F_REPLY | WIRE_F_LAST, payload the count of
-// packets taken intact and in order, little-endian): a cumulative
-// acknowledgement, no reply per burst.  A packet that is lost, reordered or
+// 8-byte packet on the same channel, as user/stream.c's server sends it
+// through its channel: a one-packet batch (batch 1, flags WIRE_F_LAST, no
+// WIRE_F_REPLY, seq the receiver's count of acknowledgements), payload the
+// count of packets taken intact and in order, little-endian: a cumulative
+// acknowledgement, no reply per burst.  The sender takes any 8-byte packet
+// on the channel as one (want.plain).  A packet that is lost, reordered or
 // damaged stops the acknowledgements, so the sender fails on its timeout:
 // nothing is counted that was not checked.  A stream starts at seq 0, which
 // resets the receiver.
@@ -45,8 +48,7 @@ static void window_ack(struct port *p, const uint8_t dst[6])
 {
 	uint8_t f[WIRE_MIN_FRAME];
 	uint64_t got = wrx.good;
-	struct pkt h = { .channel = PB_CH_WIN, .flags = WIRE_F_REPLY | WIRE_F_LAST, .seq = wrx.acks++, .batch = 1,
-		         .len = 8 };
+	struct pkt h = { .channel = PB_CH_WIN, .flags = WIRE_F_LAST, .seq = wrx.acks++, .batch = 1, .len = 8 };
 	uint32_t len = build_frame_shell(f, dst, p->mac, &h);
 	memcpy(f + WIRE_FRAME_HLEN, &got, 8); // little-endian: x86, as the kernel's stream
 	send_one(p, f, len);
@@ -98,7 +100,7 @@ static uint64_t window_srvstat(void)
 // Waits for an acknowledgement; returns the count it carries.
 static uint64_t window_wait_ack(struct port *p, const struct opts *o, uint32_t size, uint64_t sent)
 {
-	struct want w = { PB_CH_WIN, 0, UINT32_MAX, 8, false };
+	struct want w = { PB_CH_WIN, 0, UINT32_MAX, 8, false, true };
 	struct frame f;
 	struct pkt k;
 	uint64_t got;
