@@ -514,13 +514,20 @@ void demux_flush_idle(uint32_t nicmask)
 }
 
 // Each polled NIC no other CPU is polling now (that one takes its frames).
+// True while any NIC stays polled, the busy ones included: their interrupt
+// is masked, and the CPU polling one now may leave it polled and sleep
+// (a system call's poll): this CPU must not halt meanwhile.
 bool demux_poll_polling(int budget)
 {
 	bool polling = false;
 	for (int n = 0; n < netdev_count(); n++) {
 		struct demux_nic *ni = &demux_nics[n];
-		if (!ni->polling || !nl_trylock(&ni->rx))
+		if (!ni->polling)
 			continue;
+		if (!nl_trylock(&ni->rx)) {
+			polling = true;
+			continue;
+		}
 		polling |= poll_budget(n, budget);
 		nl_unlock(&ni->rx);
 	}

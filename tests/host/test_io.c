@@ -1247,6 +1247,30 @@ static void test_rx_unlocked_keeps_order(void)
 	keeps_order(true);
 }
 
+// A polled NIC (its interrupt masked) whose receive lock another CPU
+// holds, a system call polling it: the idle CPU's poll must say "still
+// polling", or the idle CPU halts (tickless: up to a second) while that
+// system call may leave the NIC polled and sleep, and nothing takes its
+// frames (the 2-vCPU injector's stalls of about a second, rxlock=fine).
+static void test_bug_idle_poll_busy_nic(void)
+{
+	demux_fine = true;
+	struct chan c = chan_new(1, 0, CH, 3, 1, 0, 0);
+	(void)c;
+	demux_rx_ready(netdev_get(0), NULL); // polled from now on, as after its interrupt
+	CU_ASSERT_TRUE(demux_nics[0].polling);
+	int depth = klock_release_all();
+	fake_set_cpu(1);
+	spin_lock(&demux_nics[0].rx); // CPU 1's system call polls it
+	fake_set_cpu(0);
+	CU_ASSERT_TRUE(demux_poll_polling(DEMUX_BUDGET));
+	fake_set_cpu(1);
+	spin_unlock(&demux_nics[0].rx);
+	fake_set_cpu(0);
+	klock_reacquire(depth);
+	demux_fine = false;
+}
+
 // rxlock=fine: an input_io whose receive region is its caller's alone runs
 // without the kernel lock from start to end. The packets that came are
 // exchanged into its slots (the page tables really changed: read back
@@ -1956,6 +1980,7 @@ static const struct test_case rx_tests[] = {
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic), TEST(test_rx_not_for_this_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 	TEST(test_rx_unlocked_keeps_order), TEST(test_rx_unlocked_call), TEST(test_rx_unlocked_only_private),
+	TEST(test_bug_idle_poll_busy_nic),
 };
 
 static const struct test_case tx_tests[] = {
