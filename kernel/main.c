@@ -409,9 +409,9 @@ void kmain(uint32_t magic, uint32_t info)
 	// output_io without the kernel lock, under the NICs' and channels' own
 	// locks; rxlock=kernel (the default): under the kernel lock. Not the
 	// default on several CPUs yet: in real time, one VM of 2 vCPUs fed by
-	// the host's injector received at 0.15-0.27x of 1 vCPU with it, with
-	// stalls of about a second, against about 1x under the kernel lock
-	// (docs/design.md, "Locks and their order").
+	// the host's injector received at 0.6x of 1 vCPU with it, against
+	// 0.8-0.9x under the kernel lock (docs/design.md, "Locks and their
+	// order").
 	v = cmdline_get(&cmd, "rxlock");
 	demux_fine = v && !strcmp(v, "fine");
 	if (v && strcmp(v, "fine") && strcmp(v, "kernel"))
