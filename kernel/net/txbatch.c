@@ -30,22 +30,36 @@ uint64_t txb_cookie_rel(const struct io *c, uint32_t slot)
 
 uint64_t txb_cookie_relay(uint32_t slot) { return (uint64_t)slot << 8 | TXB_RELAY_TAG; }
 
+// The live channel a plain channel's cookie names, else NULL.
+static struct io *plain_of(uint64_t cookie)
+{
+	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
+	return c && !(cookie >> 63) && c->h.used && c->h.gen == (uint32_t)(cookie >> 8) ? c : NULL;
+}
+
+// One packet of plain channel c less in flight (a reclaim under the
+// kernel lock may count the same channel's as its unlocked sender).
+static void plain_done(struct io *c)
+{
+	if (__atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED))
+		__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
+}
+
 // A completion, under the kernel lock: its channel's (plain: one packet
 // less in flight; reliable: a header slot free), or the relay's.
 static void done_locked(uint64_t cookie)
 {
-	bool rel = cookie >> 63;
-	if (!rel && (cookie & 0xff) == TXB_RELAY_TAG)
+	if (!(cookie >> 63) && (cookie & 0xff) == TXB_RELAY_TAG)
 		return relay_done((uint32_t)(cookie >> 8));
-	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
-	if (!c || !c->h.used)
+	if (!(cookie >> 63)) {
+		struct io *p = plain_of(cookie);
+		if (p)
+			plain_done(p);
 		return;
-	if (rel) { // a reliable channel's header slot
-		if (c->h.gen == (uint32_t)(cookie >> 24))
-			rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
-	} else if (c->h.gen == (uint32_t)(cookie >> 8) && __atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED)) {
-		__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
 	}
+	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
+	if (c && c->h.used && c->h.gen == (uint32_t)(cookie >> 24)) // a reliable channel's header slot
+		rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
 }
 
 // Each NIC's transmit lock (LK_NICTX): its ring (tx_batch, tx_reclaim),
@@ -77,10 +91,8 @@ static void tx_done(uint64_t cookie, void *arg)
 	const struct reclaim *r = arg;
 	if (nl_klocked())
 		return done_locked(cookie);
-	struct io *c = r->mine;
-	if (c && !(cookie >> 63) && (cookie & 0xff) == (uint64_t)(c - ios) && c->h.gen == (uint32_t)(cookie >> 8)) {
-		if (__atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED))
-			__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
+	if (r->mine && plain_of(cookie) == r->mine) { // the reclaiming call's own
+		plain_done(r->mine);
 		return;
 	}
 	later[r->nic][nlater[r->nic]++] = cookie;

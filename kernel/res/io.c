@@ -277,19 +277,17 @@ static void wait_batch(struct io *c, uint64_t deadline)
 	}
 }
 
-static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos);
+static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos, bool priv);
 
 // With rxlock=fine, an input_io whose receive region is the caller's alone
 // (vregion_private: its own, granted to nobody, registered by this channel
 // only) runs without the kernel lock. Only the caller's own calls could
 // change that region (its frames, pins, attachments, grants), and the
-// caller is here: the channel's lock alone then keeps the remaps into its
-// batch one CPU's at a time, wherever they come from. The region is
-// attached in the caller's space only, which no other CPU runs now, so a
-// remap's shootdown reaches no CPU but idle ones with a stale CR3
-// (tlb_invalidate marks them). Anything else takes the kernel lock first,
-// as every other call: a region shared with another process, and a call
-// that has to sleep (io_sleep).
+// caller is here: the channel's lock alone keeps the remaps into its
+// batch one CPU's at a time, whichever CPU makes them, and the shootdown
+// needs no lock (tlb.c). Anything else takes the kernel lock first, as
+// every other call: a region shared with another process, and a call that
+// has to sleep (io_relock). docs/design.md, "Locks and their order".
 static bool input_unlocked(const struct io *c, int caller)
 {
 	if (!demux_fine || !c->rg.set || !c->n_in)
@@ -298,14 +296,21 @@ static bool input_unlocked(const struct io *c, int caller)
 	return vregion_private(caller, c->rg.in_vr, holds);
 }
 
+// The kernel lock too, for a call that holds c's lock only: c's lock is
+// let go first (it ranks below) and taken again.
+static void also_klock(struct io *c)
+{
+	io_unlock(c);
+	klock_lock();
+	io_lock(c);
+}
+
 bool io_relock(struct io *c)
 {
 	if (!c->fast)
 		return false;
 	c->fast = 0;
-	io_unlock(c);
-	klock_lock();
-	io_lock(c);
+	also_klock(c);
 	return true;
 }
 
@@ -324,18 +329,17 @@ static long input_io(int caller, long id, uptr_t usizes, uptr_t upos)
 	if (!c)
 		return e;
 	io_lock(c);
-	if (!nl_klocked() && !input_unlocked(c, caller)) {
-		io_unlock(c);
-		klock_lock();
-		io_lock(c);
-	}
-	e = input_batch(c, caller, usizes, upos);
+	bool priv = input_unlocked(c, caller);
+	if (!nl_klocked() && !priv)
+		also_klock(c);
+	e = input_batch(c, caller, usizes, upos, priv);
 	io_unlock(c);
 	return e;
 }
 
-// c's lock held (let go while the NICs are polled and while it sleeps).
-static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
+// c's lock held (let go while the NICs are polled and while it sleeps);
+// priv: its region is the caller's alone (input_unlocked).
+static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos, bool priv)
 {
 	long e;
 	if (!c->rg.set || !c->n_in)
@@ -349,7 +353,7 @@ static long input_batch(struct io *c, int caller, uptr_t usizes, uptr_t upos)
 	c->b.got = 0;
 	c->b.cut = false;
 	c->b.waiting = true;
-	c->b.priv = input_unlocked(c, caller);
+	c->b.priv = priv;
 	c->fast = nl_klocked() ? 0 : (uint8_t)(arch_cpu_id() + 1);
 	c->st.rx_batches++;
 	if (c->fast)
@@ -456,11 +460,8 @@ static long output_io(int caller, long id, const uint64_t *a)
 	if (!c)
 		return e;
 	io_lock(c);
-	if (!nl_klocked() && !output_unlocked(c, caller)) {
-		io_unlock(c);
-		klock_lock();
-		io_lock(c);
-	}
+	if (!nl_klocked() && !output_unlocked(c, caller))
+		also_klock(c);
 	if (!nl_klocked()) {
 		c->fast = (uint8_t)(arch_cpu_id() + 1);
 		c->st.tx_unlocked_calls++;

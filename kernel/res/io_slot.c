@@ -37,14 +37,11 @@ static void scrub_tail(const struct pkt *f)
 		pmem_zero_tail(f->buf[f->nbuf - 1], used);
 }
 
-// May this CPU remap into c's batch now? Under the kernel lock; or, the
-// region being its caller's alone (b.priv: io.c says why), under the
-// channel's lock, which every remap into it holds: the batch's own
-// unlocked call, or another CPU's receive path without the kernel lock.
-static bool may_fill(const struct io *c)
-{
-	return nl_klocked() || c->fast == arch_cpu_id() + 1 || c->b.priv;
-}
+// May this CPU remap into c's waiting batch now? Under the kernel lock;
+// or, the region being its caller's alone (b.priv, set for every batch an
+// unlocked input_io collects: io.c says why), under the channel's lock,
+// which every remap into it holds, on whichever CPU.
+static bool may_fill(const struct io *c) { return nl_klocked() || c->b.priv; }
 
 bool io_settles(const struct io *c)
 {
@@ -139,9 +136,9 @@ static long deliver_held(struct io *c, bool report);
 void io_take(struct io *c, const struct pkt *f)
 {
 	// Remapping into the batch's slots takes the kernel lock (the region's
-	// spaces, their TLBs), or the batch's own unlocked call: else the packet
-	// is held, and io_settle moves it in. What was held so goes in first:
-	// the order is kept.
+	// spaces, their TLBs), unless the region is its caller's alone
+	// (may_fill): else the packet is held, and io_settle moves it in. What
+	// was held so goes in first: the order is kept.
 	if (f->nbuf && io_waiting(c) && may_fill(c)) {
 		deliver_held(c, false);
 		if (io_waiting(c) && !c->pend.n) {
