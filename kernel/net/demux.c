@@ -423,8 +423,14 @@ static bool poll_budget(int nic, int budget)
 	if (waits)
 		count_rearm(nic);
 	set_polling(nic, false);
-	if (drain(nic, budget)) {
-		set_polling(nic, true);
+	// A driver that finds frames pending as it unmasks (virtio-net) has
+	// signalled them from inside: masked again and polled (demux_rx_ready).
+	// Then it stays polled even when this drain empties the ring, for its
+	// interrupt is off: said "not polling", the idle CPU would halt with
+	// nothing to wake it for the next frame.
+	if (drain(nic, budget) || demux_nics[nic].polling) {
+		if (!demux_nics[nic].polling)
+			set_polling(nic, true);
 		return true;
 	}
 	if (!waits)

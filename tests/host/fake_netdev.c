@@ -239,8 +239,15 @@ bool fake_nic_rx_has(int i, paddr_t pa)
 
 static void rx_irq(struct netdev *nd, bool enable)
 {
-	of(nd)->rx_irq_on = enable;
-	of(nd)->rx_irq_calls++;
+	struct fake_nic *f = of(nd);
+	f->rx_irq_on = enable;
+	f->rx_irq_calls++;
+	if (enable && f->unmask_hook)
+		f->unmask_hook(f);
+	if (enable && f->ready_on_unmask && f->rx_filled) {
+		f->st.irqs++;
+		netdev_rx_ready(&f->nd);
+	}
 }
 
 bool fake_nic_irq(int i)

@@ -67,6 +67,12 @@ struct fake_nic {
 	int rx_head, rx_posted, rx_filled; // next to hand out; posted; filled of those
 	bool rx_irq_on;
 	int rx_irq_calls;         // rx_irq(false/true) calls
+	// As virtio-net (vnet_rx_irq): unmasking with frames already in the
+	// ring signals them at once, from inside rx_irq(true), as their
+	// interrupt would have. unmask_hook runs first: a frame that came
+	// while the interrupt was masked.
+	bool ready_on_unmask;
+	void (*unmask_hook)(struct fake_nic *f);
 	bool link;
 	int reclaim_calls, poll_calls, refill_calls;
 	struct netdev_stats st;
