@@ -49,6 +49,8 @@ static void finish(void)
 	kprintf("resources: vregion=%ld vuspace=%ld io=%ld%s\n", vr, vu, io,
 		vr || vu || io ? " LEAK" : "");
 	kprintf("frames: boot=%lu exit=%lu%s\n", frames_boot, now, leak ? " LEAK" : "");
+	uint64_t lost = proc_lost_wakeups();
+	kprintf("sched: lost_wakeups=%lu%s\n", lost, lost ? " LOST" : "");
 	kprintf("irqs:");
 	for (int c = 0; c < proc_ncpu(); c++)
 		kprintf(" cpu%d=%lu", c, trap_device_irqs[c]);
@@ -67,7 +69,7 @@ static void finish(void)
 			kprintf(" q%d=%lu", q, st.rxq_irqs[q]);
 		kprintf(" tx_moves=%lu first=q%d\n", st.txq_moves, st.rxq_first);
 	}
-	int status = failed || leak ? 1 : 0;
+	int status = failed || leak || lost ? 1 : 0;
 	kprintf("KERNEL_EXIT status=%d uptime_us=%lu\n", status, timer_now_us());
 	arch_exit(status);
 }

@@ -49,6 +49,7 @@ struct cpu_sched {
 	bool need_resched;
 	uint64_t idle_tsc;
 	uint64_t halt_tsc; // when the halt under way began (0: not halted)
+	bool woke_here;    // this CPU queued a process on itself since it last picked
 };
 static struct cpu_sched cpus[MAXCPU];
 static int ncpus = 1;
@@ -62,6 +63,9 @@ static uint64_t (*idle_next)(uint64_t now);
 // The boot CPU halts with its tick stopped (tickless idle); a CPU that
 // starts running a process then wakes it (the tick is back for them).
 static bool cpu0_oneshot;
+static uint64_t lost_wakeups; // halts with a process runnable here (sched_loop)
+
+uint64_t proc_lost_wakeups(void) { return __atomic_load_n(&lost_wakeups, __ATOMIC_RELAXED); }
 
 void sched_set_idle_work(bool (*fn)(void), bool (*found)(void), bool blind)
 {
@@ -157,6 +161,8 @@ static void make_runnable(struct proc *p)
 	int c = pick_cpu(p), me = arch_cpu_id();
 	p->cpu = c;
 	runq_push(&cpus[c].rq, slot(p), p->prio);
+	if (c == me)
+		cpus[c].woke_here = true;
 	struct proc *cur = cpus[c].cur;
 	if (cur && p->prio <= cur->prio)
 		return;
@@ -539,6 +545,7 @@ void sched_loop(void (*poll)(void))
 		arch_mark(ARCH_MARK_POLL_BEGIN);
 		if (poll)
 			poll();
+		cs->woke_here = false;
 		int i = pick_next(me);
 		if (i < 0) {
 			if (me == 0 && idle_work && idle_work()) {
@@ -552,6 +559,10 @@ void sched_loop(void (*poll)(void))
 				klock_yield();
 				continue;
 			}
+			// Its work may have made a process runnable here (a batch
+			// it completed, a send's completions): that one runs now.
+			if (cs->woke_here)
+				continue;
 			pmem_reserve_fill(16); // idle time zeroes frames ahead of need
 			// A further CPU needs no tick while it has nothing to
 			// run (the boot CPU keeps the deadlines and the network's
@@ -560,6 +571,11 @@ void sched_loop(void (*poll)(void))
 			bool oneshot = me == 0 && sleep_tickless();
 			if (tickless)
 				timer_stop_this_cpu();
+			// A process this CPU queued on itself since it picked has
+			// no IPI coming: halted, it waits for the next interrupt
+			// (tickless: up to a second). Counted, and the boot fails.
+			if (cs->woke_here)
+				__atomic_add_fetch(&lost_wakeups, 1, __ATOMIC_RELAXED);
 			uint64_t t = arch_rdtsc();
 			__atomic_store_n(&cs->halt_tsc, t, __ATOMIC_RELAXED);
 			int depth = klock_release_all();

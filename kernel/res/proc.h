@@ -42,6 +42,7 @@ bool proc_sleep(const void *chan, uint64_t deadline_tsc);
 void proc_wakeup(const void *chan);
 uint64_t proc_idle_tsc(void); // TSC ticks the CPUs spent halted since boot, summed
 uint64_t proc_cpu_idle_tsc(int cpu); // one CPU's
+uint64_t proc_lost_wakeups(void); // halts while a process this CPU woke waited to run (0)
 // CPU c runs no process now (idle, or between two): a hint, read unlocked.
 bool proc_cpu_free(int c);
 // Sets the priority of pid (0: the caller). A process may change only its
