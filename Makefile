@@ -365,7 +365,9 @@ bench-exchange: bench-deps $(KERNEL)
 
 # Everything, both systems side by side: JSON, plots and REPORT.md in $(BENCH_OUT).
 bench: bench-deps $(KERNEL) linux-baseline
-	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
+	NIC=$(NIC) LB_BUILD=$(LINUX_BASELINE_OUT) R1_PAIRS=$(R1_PAIRS) ABAB_ROUNDS=$(ABAB_ROUNDS) \
+		ABAB_MAX_ROUNDS=$(ABAB_MAX_ROUNDS) ABAB_PEERS=$(ABAB_PEERS) ABAB_BUDGET_MIN=$(ABAB_BUDGET_MIN) \
+		tools/bench/run-all.sh $(KERNEL) $(BENCH_RUNS) $(BENCH_OUT)
 	python3 tools/docs/results.py
 
 # The measured figures in README.md, docs/ and the tools' READMEs, written
@@ -541,7 +543,7 @@ bench-papers:
 # not part of bench-smoke, whose budget it would exceed).
 ABAB_ROUNDS ?= 10
 ABAB_SIZES ?= 64,1500,8192
-ABAB_PEERS ?= packet,dpdk
+ABAB_PEERS ?= packet,dpdk,xdp
 ABAB_BUDGET_MIN ?= 0
 ABAB_MAX_ROUNDS ?= 0
 .PHONY: bench-abab bench-abab-smoke

@@ -159,17 +159,25 @@ def section(d):
     return "\n".join(out)
 
 
-def write(d):
+def write(d, into=None):
+    """The section into d/REPORT.md, or into INTO/REPORT.md (make bench's
+    report of the whole run), saying where the files are."""
     text = section(d)
+    if text and into:
+        rel = os.path.relpath(d, into)
+        text = text.replace("\n\n", f"\n\nFiles: `{rel}/abab.json` (every pair, ratio and fraction), "
+                            f"`{rel}/stream.json`, `{rel}/REPORT.md`.\n\n", 1)
     if text:
-        sections.write_section(d, text, BEGIN, END)
+        sections.write_section(into or d, text, BEGIN, END)
     return text
 
 
 def main():
-    if write(sys.argv[1]) is None:
+    """abab_report.py ABAB_DIR [REPORT_DIR]"""
+    into = sys.argv[2] if len(sys.argv) > 2 else None
+    if write(sys.argv[1], into) is None:
         sys.exit(f"abab_report: no abab.json in {sys.argv[1]}")
-    print(f"abab_report: wrote the interleaved pairs section of {sys.argv[1]}/REPORT.md")
+    print(f"abab_report: wrote the interleaved pairs section of {into or sys.argv[1]}/REPORT.md")
 
 
 if __name__ == "__main__":

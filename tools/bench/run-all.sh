@@ -75,7 +75,7 @@ lb() { # BENCH: the Linux guest pair, guest built above (no network here)
 	LB_PREBUILT=1 LB_BUILD=$guest LB_BOOTS=$runs "$root/tools/linux-baseline/bench.sh" "$1" "$out"
 }
 mkdir -p "$out"
-step() { echo "bench: [$1/7] $2 ($(date +%T))"; }
+step() { echo "bench: [$1/9] $2 ($(date +%T))"; }
 step 1 "exchange versus copy, in the kernel (no NIC involved)"
 "$py" "$root/tools/bench/exchange.py" "$kernel" "$out" "$runs"
 step 2 "round trips, this kernel (and its configurations)"
@@ -94,8 +94,23 @@ step 5 "the emulated link's ceiling (in-kernel ring feeder and drainer; DPDK txo
 case " ${LB_VARIANTS:-dpdk} " in *" dpdk "*) LB_CEIL_MS=${LB_CEIL_MS:-${BENCH_QUICK:+300}} lb ceiling ;; esac
 step 6 "bursts, Linux (AF_PACKET, PACKET_MMAP, AF_XDP, tuned sockets, DPDK)"
 LB_RTT_IN_BURST=${BENCH_QUICK:+1} lb burst
-step 7 "merged results, plots, REPORT.md"
+# R1 as receive work and the interleaved pairs take tens of minutes: a
+# smoke leaves them to their own targets (bench-r1, bench-abab-smoke).
+step 7 "R1 as receive work, every system, the same events (-icount)"
+if [ -n "${BENCH_QUICK:-}" ]; then echo "bench: not in a smoke (make bench-r1)"; else
+	"$py" "$root/tools/bench/r1.py" --kernel "$kernel" --guest "$guest" --nic "$nic" \
+		--sizes "${BENCH_SIZES:-64,1500,8192}" --pairs "${R1_PAIRS:-1}" --out "$out/r1/$nic.json"
+fi
+step 8 "interleaved pairs: bursts and streams against DPDK, AF_XDP, AF_PACKET"
+if [ -n "${BENCH_QUICK:-}" ]; then echo "bench: not in a smoke (make bench-abab-smoke)"; else
+	"$py" "$root/tools/bench/abab.py" "$kernel" "$out/abab" --rounds "${ABAB_ROUNDS:-10}" \
+		--max-rounds "${ABAB_MAX_ROUNDS:-0}" --sizes "${BENCH_SIZES:-64,1500,8192}" \
+		--peers "${ABAB_PEERS:-packet,dpdk,xdp}" --budget-min "${ABAB_BUDGET_MIN:-0}" --nic "$nic"
+fi
+step 9 "merged results, plots, REPORT.md"
 "$py" "$root/tools/bench/report.py" "$out"
 "$py" "$root/tools/bench/peers_report.py" "$out"
 "$py" "$root/tools/bench/papers_report.py" "$out"
+if [ -d "$out/r1" ]; then "$py" "$root/tools/bench/r1_report.py" "$out"; fi
+if [ -f "$out/abab/abab.json" ]; then "$py" "$root/tools/bench/abab_report.py" "$out/abab" "$out"; fi
 "$py" "$root/tools/bench/check_schema.py" "$out"
