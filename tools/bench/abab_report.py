@@ -94,7 +94,9 @@ def frac_table(rows):
     return out
 
 
-def section(d):
+def section(d, into=None):
+    """The section of d's run; into: the report it goes into, when not d's
+    own (its first paragraph then says where the files are)."""
     doc = sections.load(os.path.join(d, "abab.json"))
     if not doc:
         return None
@@ -109,7 +111,12 @@ def section(d):
     ls, lw = env.get("linux_streams", ls), env.get("linux_stream_warmups", 1)
     lstreams = (f"Linux's {ls} after a warm-up" if lw else
                 f"Linux's {ls} a size with no warm-up, every size in one boot pair")
-    out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", "",
+    out = [BEGIN, f"## Interleaved boot pairs: the kernel against each peer ({env.get('nic')})", ""]
+    if into:
+        rel = os.path.relpath(d, into)
+        out += [f"Files: `{rel}/abab.json` (every pair, ratio and fraction), `{rel}/stream.json`, "
+                f"`{rel}/REPORT.md`.", ""]
+    out += [
            f"{env.get('rounds_run')} rounds run ({env.get('rounds_wanted')} kept per test wanted)"
            f"{' (a smoke: few repetitions a pair)' if env.get('quick') else ''}, {env.get('minutes')} min; "
            f"per round and test, for each peer a kernel pair and right after it the peer's pair. A pair's "
@@ -162,11 +169,7 @@ def section(d):
 def write(d, into=None):
     """The section into d/REPORT.md, or into INTO/REPORT.md (make bench's
     report of the whole run), saying where the files are."""
-    text = section(d)
-    if text and into:
-        rel = os.path.relpath(d, into)
-        text = text.replace("\n\n", f"\n\nFiles: `{rel}/abab.json` (every pair, ratio and fraction), "
-                            f"`{rel}/stream.json`, `{rel}/REPORT.md`.\n\n", 1)
+    text = section(d, into)
     if text:
         sections.write_section(into or d, text, BEGIN, END)
     return text
