@@ -393,6 +393,9 @@ static void set_polling(int nic, bool on)
 bool demux_irq_wait;
 bool demux_fine;
 
+__attribute__((noinline, cold)) void nl_lock_fine(struct spinlock *l) { spin_lock(l); }
+__attribute__((noinline, cold)) void nl_unlock_fine(struct spinlock *l) { spin_unlock(l); }
+
 // Counted for each channel whose batch waits on nic (io_stats.rx_rearms).
 static void count_rearm(int nic)
 {

@@ -67,15 +67,20 @@ bool demux_poll_nolock(int budget);
 // which alone keeps it one CPU's at a time, and these locks are skipped:
 // each costs a lock and the checker's bookkeeping per packet. Set at boot.
 extern bool demux_fine;
+// The locked case out of line and cold (demux.c): in the default mode
+// each call site is one test, and the path inlined around it keeps its
+// registers (T1 and R1 at one CPU).
+void nl_lock_fine(struct spinlock *l) __attribute__((cold));
+void nl_unlock_fine(struct spinlock *l) __attribute__((cold));
 static inline void nl_lock(struct spinlock *l)
 {
-	if (demux_fine)
-		spin_lock(l);
+	if (__builtin_expect(demux_fine, 0))
+		nl_lock_fine(l);
 }
 static inline void nl_unlock(struct spinlock *l)
 {
-	if (demux_fine)
-		spin_unlock(l);
+	if (__builtin_expect(demux_fine, 0))
+		nl_unlock_fine(l);
 }
 static inline bool nl_trylock(struct spinlock *l) { return !demux_fine || spin_trylock(l); }
 // Whether this CPU holds the kernel lock on the receive path (always so

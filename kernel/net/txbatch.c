@@ -68,21 +68,8 @@ static void done_locked(uint64_t cookie)
 // alone the senders are one CPU's at a time.
 static struct spinlock nic_tx[NETDEV_MAX];
 
-// Out of line and cold: under the kernel lock alone (the default) they
-// are two tests, and the send path inlined around them keeps its
-// registers (T1, one CPU).
-static __attribute__((noinline, cold)) void tx_lock_fine(int nic) { spin_lock(&nic_tx[nic]); }
-static __attribute__((noinline, cold)) void tx_unlock_fine(int nic) { spin_unlock(&nic_tx[nic]); }
-void txb_lock(int nic)
-{
-	if (__builtin_expect(demux_fine, 0))
-		tx_lock_fine(nic);
-}
-void txb_unlock(int nic)
-{
-	if (__builtin_expect(demux_fine, 0))
-		tx_unlock_fine(nic);
-}
+void txb_lock(int nic) { nl_lock(&nic_tx[nic]); }
+void txb_unlock(int nic) { nl_unlock(&nic_tx[nic]); }
 
 // Completions a reclaim without the kernel lock found for another sender
 // (another channel, a reliable channel's slot, the relay), kept per NIC
