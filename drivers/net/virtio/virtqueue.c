@@ -42,11 +42,34 @@ int virtq_alloc(struct virtq *q, uint16_t index, uint16_t size)
 	return 0;
 }
 
+static uint64_t table_bytes(void) { return 16ull * VIRTQ_INDIRECT_MAX; }
+
+int virtq_alloc_indirect(struct virtq *q)
+{
+	int frames = (int)(PAGE_ROUND_UP(table_bytes() * q->size) / PAGE_SIZE);
+	paddr_t pa = dma_alloc_contig(frames);
+	if (!pa)
+		return -E_NOMEM;
+	q->ind_pa = pa;
+	q->ind_frames = frames;
+	q->ind = arch_p2v(pa);
+	return 0;
+}
+
 void virtq_free(struct virtq *q)
 {
 	if (q->pa)
 		dma_free_contig(q->pa, q->frames);
+	if (q->ind_pa)
+		dma_free_contig(q->ind_pa, q->ind_frames);
 	*q = (struct virtq){ 0 };
+}
+
+static void fill(volatile struct virtq_desc *d, const struct virtq_buf *b, bool more)
+{
+	d->addr = b->pa;
+	d->len = b->len;
+	d->flags = (uint16_t)((b->write ? VIRTQ_DESC_F_WRITE : 0) | (more ? VIRTQ_DESC_F_NEXT : 0));
 }
 
 // 2.6.13.1: descriptors from the free list, chained with NEXT.
@@ -56,16 +79,34 @@ uint16_t virtq_add(struct virtq *q, const struct virtq_buf *b, int n)
 	for (int k = 0; k < n; k++) {
 		volatile struct virtq_desc *d = &q->desc[i];
 		uint16_t next = d->next;
-		d->addr = b[k].pa;
-		d->len = b[k].len;
-		d->flags = (uint16_t)((b[k].write ? VIRTQ_DESC_F_WRITE : 0) |
-				      (k + 1 < n ? VIRTQ_DESC_F_NEXT : 0));
+		fill(d, &b[k], k + 1 < n);
 		if (k + 1 < n)
 			i = next;
 		else
 			q->free_head = next;
 	}
 	q->nfree = (uint16_t)(q->nfree - n);
+	virtq_push(q, head);
+	return head;
+}
+
+// 2.6.5.3.1: the table's descriptors chain by index within the table;
+// the ring's descriptor has INDIRECT alone (never with NEXT), and the
+// table's length. Its `next` is left as the free list linked it.
+uint16_t virtq_add_indirect(struct virtq *q, const struct virtq_buf *b, int n)
+{
+	uint16_t head = q->free_head;
+	volatile struct virtq_desc *t = &q->ind[(uint64_t)head * VIRTQ_INDIRECT_MAX];
+	for (int k = 0; k < n; k++) {
+		fill(&t[k], &b[k], k + 1 < n);
+		t[k].next = (uint16_t)(k + 1);
+	}
+	volatile struct virtq_desc *d = &q->desc[head];
+	q->free_head = d->next;
+	d->addr = q->ind_pa + (uint64_t)head * table_bytes();
+	d->len = (uint32_t)(16 * n);
+	d->flags = VIRTQ_DESC_F_INDIRECT;
+	q->nfree--;
 	virtq_push(q, head);
 	return head;
 }
@@ -102,15 +143,22 @@ bool virtq_kick(struct virtq *q)
 
 int virtq_chain(struct virtq *q, uint16_t head, struct virtq_buf *out, int max)
 {
-	uint16_t i = head;
+	volatile struct virtq_desc *base = q->desc;
+	uint16_t i = head, mask = (uint16_t)(q->size - 1);
+	if (q->ind && (q->desc[head].flags & VIRTQ_DESC_F_INDIRECT)) {
+		base = &q->ind[(uint64_t)head * VIRTQ_INDIRECT_MAX];
+		i = 0;
+		mask = VIRTQ_INDIRECT_MAX - 1;
+		max = max < VIRTQ_INDIRECT_MAX ? max : VIRTQ_INDIRECT_MAX;
+	}
 	int n = 0;
 	while (n < max) {
-		volatile struct virtq_desc *d = &q->desc[i];
+		volatile struct virtq_desc *d = &base[i];
 		out[n++] = (struct virtq_buf){ .pa = d->addr, .len = d->len,
 					       .write = d->flags & VIRTQ_DESC_F_WRITE };
 		if (!(d->flags & VIRTQ_DESC_F_NEXT))
 			break;
-		i = d->next & (q->size - 1);
+		i = d->next & mask;
 	}
 	return n;
 }

@@ -15,6 +15,11 @@
 // Descriptor flags (2.6.5).
 #define VIRTQ_DESC_F_NEXT 1  // the chain continues at `next`
 #define VIRTQ_DESC_F_WRITE 2 // device-writable (otherwise device-readable)
+#define VIRTQ_DESC_F_INDIRECT 4 // the buffer is a table of descriptors (2.6.5.3)
+// Reserved feature bit (6): the driver may use indirect descriptors.
+#define VIRTIO_RING_F_INDIRECT_DESC (1ull << 28)
+// Descriptors in one indirect table (virtq_add_indirect) at most.
+#define VIRTQ_INDIRECT_MAX 8
 // Available ring flags (2.6.7): please do not interrupt for this queue.
 #define VIRTQ_AVAIL_F_NO_INTERRUPT 1
 // Used ring flags (2.6.10): the device does not want notifications now.
@@ -61,6 +66,11 @@ struct virtq {
 	uint16_t last_used; // the first used entry not yet consumed
 	uint16_t free_head, nfree; // free descriptors, linked through `next`
 	volatile uint16_t *notify; // the queue's doorbell (virtio_pci.c)
+	// Indirect tables (virtq_alloc_indirect): VIRTQ_INDIRECT_MAX
+	// descriptors for each entry, the one of the head that points to it.
+	paddr_t ind_pa;
+	int ind_frames;
+	volatile struct virtq_desc *ind;
 	uint64_t kicks, kicks_skipped; // notifications sent / left out (NO_NOTIFY)
 };
 
@@ -68,6 +78,13 @@ struct virtq {
 // at most VIRTQ_MAX_SIZE), every descriptor free. -E_NOMEM or -E_INVAL,
 // changing nothing.
 int virtq_alloc(struct virtq *q, uint16_t index, uint16_t size);
+// Adds an indirect table for each entry, so that a chain of up to
+// VIRTQ_INDIRECT_MAX buffers takes one descriptor of the ring (the device
+// must have offered VIRTIO_RING_F_INDIRECT_DESC, and it was negotiated).
+// -E_NOMEM, changing nothing.
+int virtq_alloc_indirect(struct virtq *q);
+// Frames the queue holds (ring and indirect tables).
+static inline int virtq_frames(const struct virtq *q) { return q->frames + q->ind_frames; }
 // Frees the frames; the device must no longer use the queue (reset).
 void virtq_free(struct virtq *q);
 
@@ -75,6 +92,10 @@ void virtq_free(struct virtq *q);
 // the next available slot (not yet visible: virtq_publish). The caller
 // checked q->nfree >= n. Returns the head's index.
 uint16_t virtq_add(struct virtq *q, const struct virtq_buf *b, int n);
+// The same chain of n <= VIRTQ_INDIRECT_MAX buffers in the head's indirect
+// table: one descriptor of the ring. The caller checked q->nfree >= 1 and
+// that the queue has its tables.
+uint16_t virtq_add_indirect(struct virtq *q, const struct virtq_buf *b, int n);
 // Puts an already built chain in the next available slot.
 void virtq_push(struct virtq *q, uint16_t head);
 // Makes the pushed heads visible to the device (2.6.13.3).
@@ -82,9 +103,11 @@ void virtq_publish(struct virtq *q);
 // Notifies the device unless it asked not to be (2.6.13.4, 2.6.10).
 // Returns whether the doorbell was written.
 bool virtq_kick(struct virtq *q);
-// Copies chain `head`'s descriptors into out[0..max); returns how many.
+// Copies chain `head`'s descriptors (its table's, for an indirect one)
+// into out[0..max); returns how many.
 int virtq_chain(struct virtq *q, uint16_t head, struct virtq_buf *out, int max);
-// Returns chain `head`'s descriptors to the free list; returns how many.
+// Returns chain `head`'s descriptors of the ring to the free list (one for
+// an indirect chain); returns how many.
 int virtq_free_chain(struct virtq *q, uint16_t head);
 
 // Used entries the device has written and the driver not consumed yet.

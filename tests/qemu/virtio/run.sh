@@ -72,25 +72,25 @@ kicks_check() {
 }
 
 modern=disable-legacy=on
-loop_pats="TEST virtio_loop_0_to_1 ... ok;TEST virtio_loop_1_to_0 ... ok;TEST virtio_detach_frees_all ... ok"
+loop_pats="TEST virtio_loop_0_to_1 ... ok;TEST virtio_loop_1_to_0 ... ok;TEST virtio_tx_indirect_one_call ... ok;TEST virtio_detach_frees_all ... ok"
 
 trace=$tmp/trace.log extra_check=kicks_check \
 	boot_case virtio_loop "run=hello virtiotest=loop,detach" \
-	"mac 52:54:00:12:34:56;mac 52:54:00:12:34:57;virtio 1.0 1af4:1041;$loop_pats;virtiotest: 13 passed, 0 failed" \
+	"mac 52:54:00:12:34:56;mac 52:54:00:12:34:57;virtio 1.0 1af4:1041;$loop_pats;virtiotest: 14 passed, 0 failed" \
 	120 $(virtio_pair a b 56 57 $modern)
 
 boot_case virtio_loop_msix "run=hello virtiotest=loop,detach nicq=2" \
-	"virtio-net 0: 1 queue pair, msi-x vectors;virtio-net 1: 1 queue pair, msi-x vectors;$loop_pats;virtiotest: 13 passed, 0 failed" \
+	"virtio-net 0: 1 queue pair, msi-x vectors;virtio-net 1: 1 queue pair, msi-x vectors;$loop_pats;virtiotest: 14 passed, 0 failed" \
 	120 $(virtio_pair a b 56 57 "$modern,mq=on,vectors=6")
 
 boot_case virtio_loop_transitional "run=hello virtiotest=loop,detach" \
-	"1af4:1000;rx queue 1024 (512 buffers);$loop_pats;virtiotest: 13 passed, 0 failed" \
+	"1af4:1000;rx queue 1024 (512 buffers);$loop_pats;virtiotest: 14 passed, 0 failed" \
 	120 $(virtio_pair a b 56 57 "" rx_queue_size=1024)
 
 # The ninth NIC must be named and left alone.
 ninth_check() { grep -q "mac 52:54:00:12:34:5e" "$1" && echo "the ninth NIC was attached"; }
 extra_check=ninth_check boot_case virtio_eight "run=hello virtiotest=loop,detach" \
-	"more than 8 NICs;TEST virtio_loop_2_to_3 ... ok;TEST virtio_loop_7_to_6 ... ok;$loop_pats;virtiotest: 19 passed, 0 failed" \
+	"more than 8 NICs;TEST virtio_loop_2_to_3 ... ok;TEST virtio_loop_7_to_6 ... ok;$loop_pats;virtiotest: 20 passed, 0 failed" \
 	180 $(virtio_pair a b 56 57 $modern) $(virtio_pair c d 58 59 $modern) $(virtio_pair e f 5a 5b $modern) \
 	$(virtio_pair g h 5c 5d $modern) -device virtio-net-pci,$modern,romfile=,mac=52:54:00:12:34:5e
 
@@ -99,7 +99,7 @@ boot_case virtio_unwired "run=hello virtiotest=basic" \
 	60 -device virtio-net-pci,$modern,romfile=
 
 boot_case virtio_with_e1000 "run=hello e1000test=loop virtiotest=loop" \
-	"e1000test: 12 passed, 0 failed;virtio-net 2: virtio 1.0;TEST virtio_loop_1_to_0 ... ok;virtiotest: 10 passed, 0 failed" \
+	"e1000test: 12 passed, 0 failed;virtio-net 2: virtio 1.0;TEST virtio_loop_1_to_0 ... ok;virtiotest: 11 passed, 0 failed" \
 	180 $(virtio_pair a b 56 57 $modern) $(nic_pair e1000 e f 60 61)
 
 if [[ virtio_link =~ $filter ]]; then
