@@ -17,6 +17,8 @@
 #include <err.h>
 #include <string.h>
 
+// Slot i of the channel's header pages (of every bank: the call's bank
+// starts at slot bank * IO_MAX_BATCH).
 static uint8_t *hdr_slot(struct io *c, uint32_t i, paddr_t *pa)
 {
 	uint64_t off = (uint64_t)i * IO_HDR_SLOT;
@@ -47,7 +49,7 @@ static void build_header(struct io *c, uint8_t *h, const uint8_t *tmpl, uint64_t
 // checked, so what goes is what the call held (no later write by the
 // caller reaches the wire).
 static void copy_packet(struct io *c, struct netpkt *p, uint8_t *h, paddr_t hdr, uint64_t pos, uint64_t size,
-			const struct io_pktpages *pf)
+			const struct io_pktpages *pf, uint64_t cookie)
 {
 	uint8_t *d = h + WIRE_FRAME_HLEN;
 	for (uint64_t left = size, k = 0; left > 0; k++) {
@@ -57,14 +59,14 @@ static void copy_packet(struct io *c, struct netpkt *p, uint8_t *h, paddr_t hdr,
 	}
 	p->nseg = 1;
 	p->seg[0] = (struct netseg){ hdr, (uint32_t)(WIRE_FRAME_HLEN + size) };
-	p->cookie = txb_cookie(c);
+	p->cookie = cookie;
 	c->st.tx_bytes_copied += size;
 }
 
 // Gather list: the header (none for a raw frame), then the payload cut at
 // page boundaries, in the frames looked up when the send was checked.
-static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size,
-			 const struct io_pktpages *pf)
+static void build_packet(struct netpkt *p, paddr_t hdr, uint64_t pos, uint64_t size,
+			 const struct io_pktpages *pf, uint64_t cookie)
 {
 	p->nseg = 0;
 	if (hdr)
@@ -76,7 +78,7 @@ static void build_packet(struct io *c, struct netpkt *p, paddr_t hdr, uint64_t p
 		pos += len;
 		size -= len;
 	}
-	p->cookie = txb_cookie(c);
+	p->cookie = cookie;
 }
 
 static void account(struct io *c, const struct io_txcall *t, long *ret);
@@ -92,8 +94,10 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 	int first[NETDEV_MAX + 1], at[NETDEV_MAX], top = io_nic_top(c);
 	struct io_txcall *t = c->x.tx;
 	uint16_t stripe = stripe_active(c) ? WIRE_F_STRIPE : 0;
-	if (!txb_wait_idle(c))
+	if (!txb_wait_bank(c)) // the call before the last is done with this bank
 		return -E_BUSY;
+	uint64_t cookie = txb_cookie(c); // names the bank
+	uint32_t slot0 = (uint32_t)c->x.bank * IO_MAX_BATCH;
 	for (int n = 0; n <= top; n++)
 		first[n] = 0;
 	for (uint32_t i = 0; i < c->n_out; i++) {
@@ -114,7 +118,7 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		paddr_t hpa = 0;
 		uint8_t *h = NULL;
 		if (!c->x.raw) {
-			h = hdr_slot(c, i, &hpa);
+			h = hdr_slot(c, slot0 + i, &hpa);
 			if (peers[i] != tmpl_peer[nic])
 				header_template(c, tmpl[nic], nic, tmpl_peer[nic] = peers[i]);
 			build_header(c, h, tmpl[nic], peers[i], sizes[i],
@@ -123,9 +127,9 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 		}
 		t->idx[at[nic]] = (uint8_t)i;
 		if (h && sizes[i] <= IO_TX_COPY)
-			copy_packet(c, &t->pkts[at[nic]], h, hpa, pos[i], sizes[i], &frames[i]);
+			copy_packet(c, &t->pkts[at[nic]], h, hpa, pos[i], sizes[i], &frames[i], cookie);
 		else
-			build_packet(c, &t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i]);
+			build_packet(&t->pkts[at[nic]], hpa, pos[i], sizes[i], &frames[i], cookie);
 		if (hpa && relay_flag(c, peers[i])) // the route trailer, after the header in its slot
 			relay_trailer(c, peers[i], arch_p2v(hpa + IO_HDR_SLOT / 2), hpa + IO_HDR_SLOT / 2,
 					 &t->pkts[at[nic]]);
@@ -143,6 +147,7 @@ long plain_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, cons
 			t->sent[t->idx[first[n] + k]] = 1;
 	}
 	account(c, t, &ret);
+	c->x.bank = (uint8_t)((c->x.bank + 1) % IO_HDR_BANKS);
 	return ret;
 }
 

@@ -19,9 +19,12 @@
 // header, then a payload of up to IO_TX_COPY bytes copied in behind it (one
 // descriptor, no page of the caller's pinned), then from IO_HDR_SLOT / 2 a
 // route trailer (relay.c). Longer payloads are gathered from the caller's
-// pages. 8 frames a channel.
+// pages. Two banks of a call's slots, calls taking them in turn (plain.c):
+// 16 frames a channel.
 #define IO_HDR_SLOT 256
-#define IO_HDR_PAGES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
+#define IO_HDR_BANKS 2
+#define IO_HDR_BANK_PAGES ((int)(IO_MAX_BATCH * IO_HDR_SLOT / PAGE_SIZE))
+#define IO_HDR_PAGES (IO_HDR_BANKS * IO_HDR_BANK_PAGES)
 #define IO_TX_COPY (IO_HDR_SLOT / 2 - WIRE_FRAME_HLEN)
 
 struct io;
@@ -74,9 +77,13 @@ struct xport {
 	struct reorder *ro[IO_MAX_PEERS];
 	int last_peer;                   // the peer of the last striped packet
 	uint64_t gap_us;                 // how long a hole may stay open
-	// Ethernet + wire headers of the packets in flight, one slot each.
+	// Ethernet + wire headers of the packets in flight, one slot each:
+	// bank b's pages are hdr[b * IO_HDR_BANK_PAGES ...]. A call builds in
+	// `bank` while the previous call's packets, in the other, may still
+	// be on the NIC, and waits only for what is left of the call before.
 	paddr_t hdr[IO_HDR_PAGES];
-	uint32_t inflight;
+	uint32_t bank_inflight[IO_HDR_BANKS]; // packets on a NIC, of each bank (xport_inflight)
+	uint8_t bank;                        // the bank the next call builds in
 	struct io_txcall *tx;  // from the heap, while the channel exists
 	// Reliable channels (reliable.c).
 	bool rel;                          // sequenced and reliable
@@ -97,6 +104,15 @@ struct xport {
 	uint8_t lb_policy;                 // IO_LB_* (0: none)
 	int8_t lb_slot;                    // -1: not balanced
 };
+
+// A plain channel's packets on a NIC, both banks.
+static inline uint32_t xport_inflight(const struct xport *x)
+{
+	uint32_t n = 0;
+	for (int b = 0; b < IO_HDR_BANKS; b++)
+		n += __atomic_load_n(&x->bank_inflight[b], __ATOMIC_RELAXED);
+	return n;
+}
 
 extern const struct xport_ops xport_raw, xport_plain, xport_reliable;
 

@@ -21,7 +21,12 @@ static int txb_sleep; // what a sender waiting for a ring or the wire sleeps on
 
 _Static_assert(NIO < TXB_RELAY_TAG, "a channel index is never the relay's tag");
 
-uint64_t txb_cookie(const struct io *c) { return (uint64_t)c->h.gen << 8 | (uint64_t)(c - ios); }
+// A plain channel's: its header bank at bit 62 (a reliable one's has bit 63).
+_Static_assert(IO_HDR_BANKS == 2, "one bit of the cookie names the bank");
+uint64_t txb_cookie(const struct io *c)
+{
+	return (uint64_t)c->x.bank << 62 | (uint64_t)c->h.gen << 8 | (uint64_t)(c - ios);
+}
 
 uint64_t txb_cookie_rel(const struct io *c, uint32_t slot)
 {
@@ -37,12 +42,14 @@ static struct io *plain_of(uint64_t cookie)
 	return c && !(cookie >> 63) && c->h.used && c->h.gen == (uint32_t)(cookie >> 8) ? c : NULL;
 }
 
-// One packet of plain channel c less in flight (a reclaim under the
-// kernel lock may count the same channel's as its unlocked sender).
-static void plain_done(struct io *c)
+// One packet of plain channel c less in flight, in the bank its cookie
+// names (a reclaim under the kernel lock may count the same channel's as
+// its unlocked sender).
+static void plain_done(struct io *c, uint64_t cookie)
 {
-	if (__atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED))
-		__atomic_sub_fetch(&c->x.inflight, 1, __ATOMIC_RELAXED);
+	uint32_t *n = &c->x.bank_inflight[(cookie >> 62) & 1];
+	if (__atomic_load_n(n, __ATOMIC_RELAXED))
+		__atomic_sub_fetch(n, 1, __ATOMIC_RELAXED);
 }
 
 // A completion, under the kernel lock: its channel's (plain: one packet
@@ -54,7 +61,7 @@ static void done_locked(uint64_t cookie)
 	if (!(cookie >> 63)) {
 		struct io *p = plain_of(cookie);
 		if (p)
-			plain_done(p);
+			plain_done(p, cookie);
 		return;
 	}
 	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
@@ -92,7 +99,7 @@ static void tx_done(uint64_t cookie, void *arg)
 	if (nl_klocked())
 		return done_locked(cookie);
 	if (r->mine && plain_of(cookie) == r->mine) { // the reclaiming call's own
-		plain_done(r->mine);
+		plain_done(r->mine, cookie);
 		return;
 	}
 	later[r->nic][nlater[r->nic]++] = cookie;
@@ -214,9 +221,13 @@ static bool tx_wait(struct io *c, const struct txwait *w, bool may_sleep)
 
 static bool idle(struct io *c, const struct txwait *w)
 {
-	return (void)w, __atomic_load_n(&c->x.inflight, __ATOMIC_RELAXED) == 0;
+	return (void)w, xport_inflight(&c->x) == 0;
 }
 static bool room(struct io *c, const struct txwait *w) { return (void)c, nic_done[w->nic] != w->since; }
+static bool bank_free(struct io *c, const struct txwait *w)
+{
+	return (void)w, __atomic_load_n(&c->x.bank_inflight[c->x.bank], __ATOMIC_RELAXED) == 0;
+}
 
 // Header slots are reused per call: wait (bounded) until the NIC is done
 // with the previous batch. Spins only: also called as a process exits.
@@ -235,9 +246,10 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	struct txwait w = { .done = room, .nic = nic, .since = nic_done[nic] };
 	// In flight before the NIC has them: it may finish one at once, and
 	// another CPU's reclaim report it before this one counts it.
-	__atomic_add_fetch(&c->x.inflight, (uint32_t)k, __ATOMIC_RELAXED);
+	uint32_t *bank = &c->x.bank_inflight[c->x.bank];
+	__atomic_add_fetch(bank, (uint32_t)k, __ATOMIC_RELAXED);
 	int r = nd->ops->tx_batch(nd, g->p + g->done, k);
-	__atomic_sub_fetch(&c->x.inflight, (uint32_t)(k - (r < 0 ? 0 : r)), __ATOMIC_RELAXED);
+	__atomic_sub_fetch(bank, (uint32_t)(k - (r < 0 ? 0 : r)), __ATOMIC_RELAXED);
 	for (int i = r; r >= 0 && i < k; i++) // what the ring did not take is not on the wire
 		shaper_undo(nic, &g->p[g->done + i]);
 	txb_unlock(nic);
@@ -288,6 +300,7 @@ void txb_send_groups(struct io *c, struct txgroup *g)
 	}
 }
 
-// A send's header slots are free again: the NIC is done with the previous
-// batch (spinning, then from a system call sleeping; bounded).
-bool txb_wait_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }, true); }
+// The header bank the next call builds in is free again: the NIC is done
+// with the call before the last (spinning, then from a system call
+// sleeping; bounded).
+bool txb_wait_bank(struct io *c) { return tx_wait(c, &(struct txwait){ .done = bank_free }, true); }

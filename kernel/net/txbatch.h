@@ -36,7 +36,7 @@ void txb_reclaim(struct io *c); // every NIC of channel c
 // Reclaims until nothing of c is in flight (bounded, spinning only: also
 // as a process exits); false if it stayed busy.
 bool txb_idle(struct io *c);
-bool txb_wait_idle(struct io *c); // the same, sleeping in a system call
+bool txb_wait_bank(struct io *c); // the next call's header bank free, sleeping in a system call
 // Sends every group (g[n]: NIC n's, n below io_nic_top(c)), the NICs in
 // turns, each as much as its shaped wire takes now, with one doorbell;
 // sleeps while none can.
