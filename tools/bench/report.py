@@ -38,8 +38,9 @@ def nic_notes(nic, rk, rp, big):
         return [
             "- virtio-net: the kernel publishes a batch's descriptors and kicks the transmit queue "
             "(a write to its notify register) where e1000 takes a TDT write; QEMU's transmit queue "
-            "holds 256 descriptors and a frame takes a header and its pages, so a 128-packet batch "
-            f"needs several kicks (2-3 expected; measured here: {db} per batch at {big} bytes), and a kick is skipped "
+            "holds 256 entries and a frame's chain (a header and its pages) sits in an indirect "
+            "table taking one of them, so a 128-packet batch is one kick (measured here: "
+            f"{db} per batch at {big} bytes), and a kick is skipped "
             "while the device says it needs none (the used ring's no-notify flag). QEMU's "
             "virtio-net sends from a bottom half the kick schedules, not inside the write as its "
             "e1000 does, so T1 in real time and T2 split the device's work differently from e1000 "
