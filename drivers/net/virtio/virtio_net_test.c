@@ -188,8 +188,9 @@ static void test_direction(const char *name, struct netdev *a, struct netdev *b,
 }
 
 // With indirect descriptors (negotiated on every NIC) each packet takes
-// one entry of the transmit ring: 64 jumbo frames of 5 buffers each (320
-// descriptors, more than the ring's 256) go in one tx_batch call.
+// one entry of the transmit ring: 64 jumbo frames, each the virtio-net
+// header and up to 5 segments (more descriptors than the ring's 256 in
+// all), go in one tx_batch call.
 static void test_tx_indirect(struct netdev *a, struct netdev *b, uint32_t *seq)
 {
 	static uint32_t sizes[BATCH_MAX];
