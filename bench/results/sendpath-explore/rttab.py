@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""RTT of the kernel's pingpong, kernels alternating pair by pair.
-argv: model pairs out.json name=kernel ..."""
+"""RTT of the kernel's pingpong, configurations alternating pair by pair.
+argv: MODEL PAIRS OUT.json NAME=KERNEL[@MODEL] ...  (a configuration's own
+@MODEL, QEMU's -device string, overrides MODEL for it)"""
 import json, os, re, statistics, subprocess, sys, tempfile
 model, pairs, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-kern = dict(a.split("=", 1) for a in sys.argv[4:])
+conf = {}
+for a in sys.argv[4:]:
+    name, k = a.split("=", 1)
+    k, _, m = k.partition("@")
+    conf[name] = (k, m or model)
 sizes = [64, 1500, 8192]
-res = {k: {s: [] for s in sizes} for k in kern}
+res = {k: {s: [] for s in sizes} for k in conf}
 for i in range(pairs):
-    for name, k in kern.items():
+    for name, (k, m) in conf.items():
         d = tempfile.mkdtemp(prefix="rttab-", dir="/tmp")
-        env = dict(os.environ, MODEL=model)
+        env = dict(os.environ, MODEL=m)
         r = subprocess.run(["tools/net-pair.sh", k, "run=pingpong role=server peer=@CMAC0@",
                             f"run=pingpong role=client peer=@SMAC0@ sizes={','.join(map(str, sizes))} iters=30 warm=3",
                             d, "300"], env=env, capture_output=True, text=True)
@@ -24,4 +29,5 @@ for i in range(pairs):
         print(name, i, r.returncode, {s: round(statistics.median(boot[s]), 1) if boot[s] else None for s in sizes}, flush=True)
 summary = {k: {s: statistics.median(v[s]) for s in sizes} for k, v in res.items()}
 print(json.dumps(summary))
-json.dump({"model": model, "samples": res, "median_us": summary, "pairs": pairs, "kernels": kern}, open(out, "w"), indent=1)
+json.dump({"model": model, "samples": res, "median_us": summary, "pairs": pairs,
+           "configs": {n: {"kernel": k, "model": m} for n, (k, m) in conf.items()}}, open(out, "w"), indent=1)
