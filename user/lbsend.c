@@ -221,10 +221,9 @@ static int attack(int argc, char **argv, uint64_t hz)
 	// its sends begin depends on how the sends bunch between the waits of
 	// the send path (one decision a period, at its first send), not on
 	// the balancer: 90-125 in the first second on this host.
-	ls.decisions = 0;
 	while (sent < want || rdtsc() - t0 < hz ||
-	       (ls.decisions < 100 && rdtsc() - t0 < 5 * hz &&
-		ctrl_io(c.io, IO_OP_LBSTATS, (unsigned long)&ls, 0, 0) == 0 && ls.decisions < 100)) {
+	       (rdtsc() - t0 < 5 * hz && ctrl_io(c.io, IO_OP_LBSTATS, (unsigned long)&ls, 0, 0) == 0 &&
+		ls.decisions < 100)) {
 		long r = chan_send(&c);
 		if (r != BATCH) {
 			printf("lbsend: attack send %ld (%s) after %lu\n", r, err_name(r), sent);

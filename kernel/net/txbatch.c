@@ -229,8 +229,8 @@ static bool bank_free(struct io *c, const struct txwait *w)
 	return (void)w, __atomic_load_n(&c->x.bank_inflight[c->x.bank], __ATOMIC_RELAXED) == 0;
 }
 
-// Header slots are reused per call: wait (bounded) until the NIC is done
-// with the previous batch. Spins only: also called as a process exits.
+// Nothing of c on a NIC, in either header bank (bounded; spins only: also
+// called as a process exits, when the channel goes).
 bool txb_idle(struct io *c) { return tx_wait(c, &(struct txwait){ .done = idle }, false); }
 
 // Queues what nic's wire takes now of g; false when it took nothing.
