@@ -115,14 +115,9 @@ static __attribute__((noinline)) bool check_release(struct lock_cpu *c, int cpu,
 	return true;
 }
 
-// l is now this CPU's; flags is the interrupt state before its arch_irq_save.
-static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flags)
+// The checker's record of l, now held (taken's out-of-line part).
+static __attribute__((noinline)) void record_held(struct lock_cpu *c, int cpu, struct spinlock *l)
 {
-	__atomic_store_n(&l->owner, cpu + 1, __ATOMIC_RELAXED);
-	if (c->noff++ == 0)
-		c->irq_flags = flags;
-	if (!checker_on())
-		return;
 	if (c->nheld == LOCK_MAXHELD) {
 		report(c, "lock overflow: cpu %d takes " LK_FMT " holding %d locks", cpu, LK_ARG(l),
 		       LOCK_MAXHELD);
@@ -133,6 +128,19 @@ static void taken(struct lock_cpu *c, int cpu, struct spinlock *l, uint64_t flag
 	for (; i > 0 && c->held[i - 1]->rank > l->rank; i--)
 		c->held[i] = c->held[i - 1];
 	c->held[i] = l;
+}
+
+// l is now this CPU's; flags is the interrupt state before its arch_irq_save.
+// Inline, with the checker's part out of line: every lock's free case is
+// a few instructions and no saved registers.
+static inline __attribute__((always_inline)) void taken(struct lock_cpu *c, int cpu,
+							struct spinlock *l, uint64_t flags)
+{
+	__atomic_store_n(&l->owner, cpu + 1, __ATOMIC_RELAXED);
+	if (c->noff++ == 0)
+		c->irq_flags = flags;
+	if (checker_on())
+		record_held(c, cpu, l);
 }
 
 // The contended path, out of line so the free case stays a few instructions.
@@ -162,7 +170,7 @@ void spin_init(struct spinlock *l, const char *name, enum lock_rank rank)
 }
 
 // spin_lock's body: false when the checker kept the caller from taking l.
-static bool lock_take(struct spinlock *l)
+static inline __attribute__((always_inline)) bool lock_take(struct spinlock *l)
 {
 	uint64_t flags = arch_irq_save();
 	int cpu = arch_cpu_id();
@@ -216,12 +224,65 @@ bool spin_held_by_me(const struct spinlock *l)
 	return __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == arch_cpu_id() + 1;
 }
 
+// The kernel lock's common case is every way into the kernel from user
+// mode: this CPU holds no lock, so there is nothing to check the order
+// against, and klock_lock takes it inline (no save of registers for
+// lock_take's calls); the checker, when on, only records it. Any other
+// case (a nested take, another lock held, a report under way) takes the
+// general path.
+static inline bool klock_take_first(struct lock_cpu *c, int cpu, uint64_t flags)
+{
+	if (c->noff || c->reporting)
+		return false;
+	if (__atomic_exchange_n(&klock.l.locked, 1, __ATOMIC_ACQUIRE))
+		spin_wait(c, &klock.l);
+	__atomic_store_n(&klock.l.owner, cpu + 1, __ATOMIC_RELAXED);
+	c->noff = 1;
+	c->irq_flags = flags;
+	if (checker_on()) { // noff == 0: nothing held, so nheld == 0 (lock_check_set)
+		c->held[0] = &klock.l;
+		c->nheld = 1;
+	}
+	klock.depth = 1;
+	return true;
+}
+
 void klock_lock(void)
 {
-	if (klock_held_by_me())
+	uint64_t flags = arch_irq_save();
+	int cpu = arch_cpu_id();
+	if (__atomic_load_n(&klock.l.owner, __ATOMIC_RELAXED) == cpu + 1) {
 		klock.depth++;
-	else if (lock_take(&klock.l))
+		arch_irq_restore(flags);
+		return;
+	}
+	if (klock_take_first(&cpus[cpu], cpu, flags))
+		return;
+	arch_irq_restore(flags);
+	if (lock_take(&klock.l))
 		klock.depth = 1;
+}
+
+// The way back to user mode's common case, the mirror of klock_take_first:
+// the kernel lock is this CPU's only lock. False: the general path.
+static inline bool klock_drop_last(void)
+{
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (c->noff != 1 || c->reporting ||
+	    __atomic_load_n(&klock.l.owner, __ATOMIC_RELAXED) != cpu + 1)
+		return false;
+	if (checker_on()) {
+		if (c->nheld != 1 || c->held[0] != &klock.l)
+			return false;
+		c->nheld = 0;
+	}
+	klock.depth = 0;
+	__atomic_store_n(&klock.l.owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&klock.l.locked, 0, __ATOMIC_RELEASE);
+	c->noff = 0;
+	arch_irq_restore(c->irq_flags);
+	return true;
 }
 
 // Not held: spin_unlock reports the misuse.
@@ -229,7 +290,8 @@ void klock_unlock(void)
 {
 	if (klock_held_by_me() && --klock.depth > 0)
 		return;
-	spin_unlock(&klock.l);
+	if (!klock_drop_last())
+		spin_unlock(&klock.l);
 }
 
 bool klock_held_by_me(void) { return spin_held_by_me(&klock.l); }
@@ -240,8 +302,10 @@ int klock_release_all(void)
 	if (!klock_held_by_me())
 		return 0;
 	int depth = klock.depth;
-	klock.depth = 0;
-	spin_unlock(&klock.l);
+	if (!klock_drop_last()) {
+		klock.depth = 0;
+		spin_unlock(&klock.l);
+	}
 	return depth;
 }
 

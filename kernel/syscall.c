@@ -14,6 +14,7 @@
 #include "arch/x86_64/timer.h"
 #include <err.h>
 #include <sys.h>
+#include <stddef.h>
 
 typedef long (*sys_fn)(const uint64_t *a);
 uint64_t syscall_count;
@@ -37,9 +38,16 @@ enum {
 #undef SYSCALL
 };
 
+_Static_assert(offsetof(struct trapframe, r9) - offsetof(struct trapframe, rdi) == 5 * 8 &&
+		       offsetof(struct trapframe, rsi) == offsetof(struct trapframe, rdi) + 8 &&
+		       offsetof(struct trapframe, rdx) == offsetof(struct trapframe, rdi) + 16 &&
+		       offsetof(struct trapframe, r10) == offsetof(struct trapframe, rdi) + 24 &&
+		       offsetof(struct trapframe, r8) == offsetof(struct trapframe, rdi) + 32,
+	       "the system call's arguments are not in the trapframe's order");
+
 void syscall_dispatch(struct trapframe *tf)
 {
-	uint64_t a[6] = { tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9 };
+	const uint64_t *a = &tf->rdi; // rdi, rsi, rdx, r10, r8, r9 (cpu.h)
 	uint64_t nr = tf->rax;
 	// Every call takes the kernel lock (trap_return's leave_kernel hook
 	// releases it) but input_io and output_io with rxlock=fine, which

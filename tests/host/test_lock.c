@@ -223,6 +223,41 @@ static void test_irq_nesting(void)
 	CU_ASSERT_EQUAL(fake_irq_depth, 0);
 }
 
+// The kernel lock taken with nothing else held (every way in from user
+// mode) and let go as the last lock (the way out) has a path of its own:
+// the checker still records it, and interrupts follow the outermost lock.
+static void test_klock_first_and_last(void)
+{
+	fake_irq_depth = 0;
+	klock_lock(); // first: nothing held
+	CU_ASSERT_NOT_EQUAL(fake_irq_depth, 0);
+	spin_lock(&sched); // ranks above the kernel lock: no report
+	CU_ASSERT_EQUAL(lock_violations(), 0);
+	klock_unlock(); // not the last lock: the general path
+	CU_ASSERT_FALSE(klock_held_by_me());
+	CU_ASSERT_NOT_EQUAL(fake_irq_depth, 0);
+	klock_lock(); // not the first: the checker sees the inversion
+	CU_ASSERT_EQUAL(lock_violations(), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes kernel (LK_KERNEL=0) holding sched"));
+	CU_ASSERT_EQUAL(klock_release_all(), 1);
+	spin_unlock(&sched);
+	CU_ASSERT_EQUAL(fake_irq_depth, 0);
+	// First and last, nested: one record, interrupts back only at the end.
+	klock_lock();
+	klock_lock();
+	CU_ASSERT_EQUAL(klock_release_all(), 2);
+	CU_ASSERT_EQUAL(fake_irq_depth, 0);
+	CU_ASSERT_TRUE(is_free(&sched));
+	// Its record is gone: a lower lock, then the kernel lock, is reported
+	// again, and releasing the kernel lock when free is misuse.
+	klock_lock();
+	klock_unlock();
+	klock_unlock();
+	CU_ASSERT_EQUAL(lock_violations(), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "releases kernel (LK_KERNEL=0), which is free"));
+	CU_ASSERT_EQUAL(fake_irq_depth, 0);
+}
+
 static void test_klock_recursion(void)
 {
 	CU_ASSERT_EQUAL(klock_depth(), 0);
@@ -648,6 +683,7 @@ int register_lock(void)
 		TEST(test_retake_reported_not_hung),
 		TEST(test_unlock_misuse),
 		TEST(test_irq_nesting),
+		TEST(test_klock_first_and_last),
 		TEST(test_klock_recursion),
 		TEST(test_klock_release_all),
 		TEST(test_sleep_with_spinlock),

@@ -17,9 +17,12 @@
 #define VEC_SYSCALL 0x100     // marks a trap frame built by the syscall entry
 
 // Saved user (or kernel) state; layout matches trap.S.
+// PUSH_REGS's order (entry.S): a system call's six arguments come first, in
+// the order of the ABI (rdi, rsi, rdx, r10, r8, r9), so that the dispatcher
+// hands the handler &tf->rdi as its argument array, with no copy.
 struct trapframe {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t rdi, rsi, rdx, r10, r8, r9;
+	uint64_t r15, r14, r13, r12, r11, rbp, rcx, rbx, rax;
 	uint64_t vector, error;
 	uint64_t rip, cs, rflags, rsp, ss;
 };
