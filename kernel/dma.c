@@ -55,8 +55,12 @@ void dma_free_contig(paddr_t pa, int n)
 paddr_t dma_alloc_buf(void)
 {
 	paddr_t pa = pmem_alloc();
-	if (pa)
+	if (pa) {
 		pmem_pin(pa);
+		// Zeroed, straight into a receive ring: whoever's frame the NIC
+		// writes into it, the page holds zeros past it (io_slot.c).
+		pmem_set_origin(pa, PMEM_ORIGIN_ZEROED);
+	}
 	return pa;
 }
 

@@ -10,7 +10,8 @@
 // n physically contiguous zeroed pages; 0 when none could be found.
 paddr_t dma_alloc_contig(int n);
 void dma_free_contig(paddr_t pa, int n);
-// One zeroed page (a receive buffer), pinned; 0 when memory is out.
+// One zeroed page (a receive buffer), pinned, marked as zeroed for the
+// receive path's scrub (pmem_set_origin); 0 when memory is out.
 paddr_t dma_alloc_buf(void);
 // Unpins and frees a page from dma_alloc_buf (or one the driver pinned).
 void dma_free_buf(paddr_t pa);

@@ -323,10 +323,11 @@ static int server(void)
 	s = done;
 	printf("STATS burst server batches=%lu packets=%lu exchanged=%lu copied=%lu bytes_copied=%lu "
 	       "threshold=%lu irqs=%lu irqs_per_batch_x100=%lu copied_bytes_per_pkt_x100=%lu noslot=%lu "
-	       "held_peak=%lu\n",
+	       "held_peak=%lu scrubs=%lu own_pages=%lu\n",
 	       batches, s.rx_packets, s.rx_exchanged, s.rx_copied, s.rx_bytes_copied, s.copy_threshold, s.rx_irqs,
 	       batches ? s.rx_irqs * 100 / batches : 0,
-	       s.rx_packets ? s.rx_bytes_copied * 100 / s.rx_packets : 0, s.drop_noslot, s.frames_held);
+	       s.rx_packets ? s.rx_bytes_copied * 100 / s.rx_packets : 0, s.drop_noslot, s.frames_held,
+	       s.rx_scrubs, s.rx_scrubs_skipped);
 	CHECK_EQ("every packet of every burst intact", bad, 0);
 	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot, 0);
 	// The first interrupt of a batch switches its NIC to polling; a batch

@@ -9,6 +9,7 @@
 #include "ceiling.h"
 #include "netdev.h"
 #include "dma.h"
+#include "res/pmem.h"
 #include "kprintf.h"
 #include "arch/x86_64/timer.h"
 #include <err.h>
@@ -173,8 +174,11 @@ struct frame {
 };
 
 // Gives pages back to the ring; a page the ring cannot take is freed.
+// Past the rings' own refill list (demux.c): their origin marks go here.
 static int give_back(struct netdev *nd, const paddr_t *pg, int n)
 {
+	for (int i = 0; i < n; i++)
+		pmem_set_origin(pg[i], 0);
 	int taken = n ? nd->ops->rx_refill(nd, pg, n) : 0;
 	for (int i = taken < 0 ? 0 : taken; i < n; i++)
 		dma_free_page(pg[i]);

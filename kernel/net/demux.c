@@ -33,7 +33,8 @@ void demux_init(void)
 	}
 }
 
-void demux_refill_add(int nic, paddr_t pa)
+// Into nic's refill list, the frame's origin mark as it is.
+static void refill_add(int nic, paddr_t pa)
 {
 	// In the list another CPU may post it (its poll, with the NIC's lock;
 	// rxlock=fine): this CPU's batch of shootdowns goes first, so no
@@ -52,10 +53,26 @@ void demux_refill_add(int nic, paddr_t pa)
 		pmem_free(pa); // the ring cannot take more (pmem_free syncs the TLB)
 }
 
+// Whatever the frame held (a frame another channel took, a copied or
+// dropped one), it may be anybody's: no origin mark.
+void demux_refill_add(int nic, paddr_t pa)
+{
+	pmem_set_origin(pa, 0);
+	refill_add(nic, pa);
+}
+
 void demux_give_back(const struct pkt *f)
 {
 	for (int i = 0; i < f->nbuf; i++)
 		demux_refill_add(f->nic, f->buf[i]);
+}
+
+void demux_give_back_marked(const struct pkt *f, uint64_t mark)
+{
+	for (int i = 0; i < f->nbuf; i++) {
+		pmem_set_origin(f->buf[i], mark);
+		refill_add(f->nic, f->buf[i]);
+	}
 }
 
 // Posts the collected frames to the ring; what the ring cannot take (it
@@ -132,8 +149,10 @@ long demux_replenish(int nic, int n)
 		k = pmem_take_n(f, need - i < 32 ? need - i : 32);
 		if (!k)
 			return -E_NOMEM; // another CPU took the last ones meanwhile
-		for (int j = 0; j < k; j++)
-			demux_refill_add(nic, f[j]);
+		for (int j = 0; j < k; j++) { // zeroed: no byte of anybody's in them
+			pmem_set_origin(f[j], PMEM_ORIGIN_ZEROED);
+			refill_add(nic, f[j]);
+		}
 	}
 	return 0;
 }

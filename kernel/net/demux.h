@@ -101,6 +101,11 @@ void demux_poll_channel(struct io *c);
 void demux_flush_idle(uint32_t nicmask);
 void demux_give_back(const struct pkt *f); // to the ring of f->nic
 void demux_refill_add(int nic, paddr_t pa);
+// A receive region's old slot pages to the ring, marked with the region's
+// serial (pmem_set_origin): a frame that comes back into that region in
+// one of them needs no scrub (io_slot.c). Every other way into a ring
+// (demux_give_back, demux_refill_add) clears the mark.
+void demux_give_back_marked(const struct pkt *f, uint64_t mark);
 // Posts the buffers collected for nic's ring; what it cannot take is freed.
 void demux_flush_refill(int nic);
 // n buffers were kept out of nic's ring: free pages replace those that

@@ -168,6 +168,7 @@ static long set_regions(struct io *c, int caller, const struct io_regions *r)
 	c->rg.in_vr = r->in_vr, c->rg.in_addr = r->in_addr, c->rg.in_size = r->in_size;
 	c->rg.out_vr = r->out_vr, c->rg.out_addr = r->out_addr, c->rg.out_size = r->out_size;
 	c->rg.slot_size = slot;
+	c->rg.in_serial = c->n_in ? vregion_serial(r->in_vr) : 0;
 	c->rg.set = true;
 	return 0;
 }

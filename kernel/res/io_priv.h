@@ -27,6 +27,7 @@ struct io_held {
 	long in_vr, out_vr;
 	uint64_t in_addr, in_size, out_addr, out_size;
 	uint64_t slot_size; // an input slot's bytes: whole pages
+	uint64_t in_serial; // vregion_serial(in_vr): the origin mark of its slot pages
 };
 
 // The batch an input_io is collecting.

@@ -30,11 +30,27 @@ static void copy_in(struct io *c, const struct pkt *f, uint64_t page)
 // A ring buffer may have been another process's slot page: past the
 // frame's last byte it still holds that process's data. Zero it before
 // the page becomes this process's (the frame's own bytes are not touched).
-static void scrub_tail(const struct pkt *f)
+// Unless the page was this very region's slot page when it went to the
+// ring (its origin mark is the region's serial, demux_give_back_marked):
+// then it holds the frame's bytes and the region's own old ones, nothing
+// the region's readers could not read, and the NIC wrote nothing else into
+// it since (any other way back into a ring clears the mark, and so does
+// every allocation and free). The common case of one receiver per NIC.
+// Nor when it was a zeroed frame put in the ring for one kept out of it
+// (demux_replenish): past the frame it holds zeros.
+static void scrub_tail(struct io *c, const struct pkt *f)
 {
+	paddr_t last = f->buf[f->nbuf - 1];
 	uint32_t used = f->len - (uint32_t)(f->nbuf - 1) * PAGE_SIZE;
-	if (io_rx_scrub)
-		pmem_zero_tail(f->buf[f->nbuf - 1], used);
+	if (!io_rx_scrub)
+		return;
+	uint64_t mark = pmem_origin(last);
+	if (mark == PMEM_ORIGIN_ZEROED || (c->rg.in_serial && mark == c->rg.in_serial)) {
+		c->st.rx_scrubs_skipped++;
+		return;
+	}
+	pmem_zero_tail(last, used);
+	c->st.rx_scrubs++;
 }
 
 // May this CPU remap into c's waiting batch now? Under the kernel lock;
@@ -91,10 +107,10 @@ static void into_slot(struct io *c, const struct pkt *f, uint32_t len)
 			demux_refill_add(f->nic, f->buf[swap]);
 			c->st.rx_bytes_copied += tail;
 		} else {
-			scrub_tail(f);
+			scrub_tail(c, f);
 		}
 		vregion_replace(c->rg.in_vr, off / PAGE_SIZE, swap, f->buf, old.buf);
-		demux_give_back(&old);
+		demux_give_back_marked(&old, c->rg.in_serial);
 		c->st.rx_exchanged++;
 		c->st.rx_pages_exchanged += swap;
 	}

@@ -21,6 +21,7 @@
 
 static uint16_t *state;     // per frame number, [0, nframes)
 static uint32_t *free_stk;  // free frame numbers
+static uint64_t *origin;    // per frame number: pmem_set_origin's mark, 0 when free
 static uint64_t nframes, nfree, ntotal, ndeferred;
 #define RESERVE_MAX 256
 static paddr_t reserve[RESERVE_MAX];
@@ -48,11 +49,13 @@ static paddr_t pop_locked(void)
 		return 0;
 	uint32_t pfn = free_stk[--nfree];
 	state_set(pfn, F_USED);
+	origin[pfn] = 0;
 	return (paddr_t)pfn << PAGE_SHIFT;
 }
 
 static void push_locked(uint64_t pfn)
 {
+	origin[pfn] = 0;
 	state_set(pfn, 0);
 	free_stk[nfree++] = (uint32_t)pfn;
 }
@@ -89,10 +92,12 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 	nframes = top >> PAGE_SHIFT;
 	if (nframes > MAX_FRAMES)
 		nframes = MAX_FRAMES;
-	uint64_t bytes = PAGE_ROUND_UP(nframes * (sizeof(*state) + sizeof(*free_stk)));
+	uint64_t bytes = PAGE_ROUND_UP(nframes * (sizeof(*origin) + sizeof(*state) + sizeof(*free_stk)));
 	paddr_t arr = place_arrays(ram, n, resv_lo, resv_hi, bytes);
-	state = arch_p2v(arr);
+	origin = arch_p2v(arr); // 8-byte words first: each array stays aligned
+	state = (uint16_t *)(origin + nframes);
 	free_stk = (uint32_t *)(state + nframes);
+	memset(origin, 0, nframes * sizeof(*origin));
 	memset(state, 0, nframes * sizeof(*state));
 	nfree = 0;
 	nreserve = 0;
@@ -157,6 +162,7 @@ void pmem_free(paddr_t pa)
 	tlb_batch_sync(); // no CPU keeps a translation to a frame that is free
 	if ((pa & (PAGE_SIZE - 1)) || pfn >= nframes || (state_of(pfn) & ~F_PINS) != F_USED)
 		panic("pmem_free: bad frame %lx (state %x)", pa, pfn < nframes ? state_of(pfn) : 0);
+	origin[pfn] = 0; // still the caller's frame
 	spin_lock(&lk); // (an unpin may change the pins meanwhile, nothing else)
 	for (uint16_t s = state_of(pfn);;) {
 		if ((s & ~F_PINS) != F_USED)
@@ -233,6 +239,21 @@ void pmem_unpin(paddr_t pa)
 		return unpin_refused(pfn, pa, 1);
 	if (s - 1 == (F_USED | F_DEFER)) // its owner freed it meanwhile: no one else may touch it now
 		free_deferred(pfn);
+}
+
+// Set by the frame's holder (the receive path: io_slot.c), read by the
+// next one it hands the frame to; an allocation and a free clear it.
+void pmem_set_origin(paddr_t pa, uint64_t mark)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	if (pfn < nframes)
+		origin[pfn] = mark;
+}
+
+uint64_t pmem_origin(paddr_t pa)
+{
+	uint64_t pfn = pa >> PAGE_SHIFT;
+	return pfn < nframes ? origin[pfn] : 0;
 }
 
 bool pmem_is_pinned(paddr_t pa)

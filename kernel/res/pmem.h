@@ -26,6 +26,16 @@ void pmem_unpin(paddr_t pa);
 bool pmem_is_pinned(paddr_t pa);
 unsigned pmem_pin_count(paddr_t pa);
 
+// A frame's origin mark (8 bytes a frame, 0 after every allocation and
+// free): the receive path's record of whose slot page a ring buffer was
+// (io_slot.c, "the receive scrub"). The frame's holder sets it; nobody
+// else touches the frame meanwhile.
+void pmem_set_origin(paddr_t pa, uint64_t mark);
+uint64_t pmem_origin(paddr_t pa);
+// The mark of a frame that held only zeros when it went to a ring (no
+// region's serial is ever this).
+#define PMEM_ORIGIN_ZEROED (~0ull)
+
 // The reserve: zeroed frames prepared ahead of need (when the CPU is idle)
 // so hot paths take one without zeroing or searching. Counted as free.
 paddr_t pmem_take(void);        // a zeroed frame, from the reserve if it has one

@@ -26,7 +26,10 @@ struct vregion {
 	int natt;
 	uint32_t holds;            // channels that registered it (vregion_hold)
 	bool dying;                // owner gone while held: freed at the last unhold
+	uint64_t serial;           // vregion_serial: this region's alone, never reused
 };
+
+static uint64_t serials; // the last region's serial
 
 static struct vregion regions[NVREGION];
 static const struct res_table table = RES_TABLE(RES_VREGION, regions, 0);
@@ -61,6 +64,12 @@ long vregion_access(int caller, long id)
 }
 
 long vregion_live(void) { return res_count(&table); }
+
+uint64_t vregion_serial(long id)
+{
+	struct vregion *r = get_any(id);
+	return r ? r->serial : 0;
+}
 
 uint64_t vregion_pages(long id)
 {
@@ -210,6 +219,7 @@ long vregion_create(int owner, uint64_t size, int mem, int64_t disk)
 		return e;
 	}
 	r->owner = owner, r->npages = n, r->frames = frames, r->pins = pins, r->disk = disk;
+	r->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	for (uint64_t p = 0; mem == VR_MEM_ALL && p < n; p++)
 		frames[p] = pmem_take();
 	return id_of(r);

@@ -20,6 +20,9 @@ long vregion_exchange(int caller, long vr1, long vr2, uint64_t off1, uint64_t of
 // 0 when caller owns the region or was granted it; -E_BADID, -E_NOTOWNER.
 long vregion_access(int caller, long id);
 uint64_t vregion_pages(long id); // 0 for a bad id
+// A number no other region ever had (a 64-bit count of creations: an id's
+// generation may come round again, this never does); 0 for a bad id.
+uint64_t vregion_serial(long id);
 paddr_t vregion_frame(long id, uint64_t page); // 0 when not backed
 // The frames behind id's pages, read-only, *npages of them (0: not backed),
 // for a caller that reads many in one go (output_io's gather); valid until

@@ -195,6 +195,10 @@ struct io_stats {
 	uint64_t tx_unlocked_calls; // output_io calls made without the kernel lock (rxlock=fine,
 	                          // a plain channel, a region the caller's alone)
 	uint64_t tx_relocked_calls; // of them, those that took it (to sleep for a ring or the wire)
+	uint64_t rx_scrubs;       // exchanged last pages zeroed past the frame (rxscrub=1)
+	uint64_t rx_scrubs_skipped; // exchanged last pages not zeroed: the buffer was this
+	                          // channel's receive region's own slot page (its old bytes),
+	                          // or a zeroed frame the ring got for one kept out of it
 };
 
 // The kernel's relay (docs/design.md "Relaying"): frames for other nodes,

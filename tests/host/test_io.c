@@ -828,6 +828,9 @@ static void test_rx_scrub_offsets(void)
 		paddr_t r0 = fake_nic_rx_next(0, 0), r1 = fake_nic_rx_next(0, 1);
 		memset(arch_p2v(r0), 0xee, PG);
 		memset(arch_p2v(r1), 0xee, PG);
+		// Somebody else's bytes: not the channel's own old slot pages.
+		pmem_set_origin(r0, 0);
+		pmem_set_origin(r1, 0);
 		uint32_t len = PG + used[k] - WIRE_FRAME_HLEN;
 		rx(0, CH, len, (uint8_t)k);
 		CU_ASSERT_EQUAL_FATAL(input(1, c.id), 1);
@@ -892,6 +895,143 @@ static void test_rx_tail_copy(void)
 	CU_ASSERT_TRUE(zero);
 	s = stats(1, c.id);
 	CU_ASSERT_TRUE(s.rx_exchanged == 2 && s.rx_pages_exchanged == 5 && s.rx_bytes_copied == 256);
+}
+
+// Frames of 1000 bytes into c until page pg is the next buffer of NIC 0's
+// ring (it went back there from c's slot); the tag of the next frame.
+static uint8_t cycle_until_next(const struct chan *c, paddr_t pg)
+{
+	uint8_t tag = 0x40;
+	for (int k = 0; fake_nic_rx_next(0, 0) != pg && k < 4 * RX_SLOTS; k++, tag++) {
+		rx(0, CH, 1000, tag);
+		CU_ASSERT_EQUAL_FATAL(input(c->pid, c->id), 1);
+	}
+	CU_ASSERT_FATAL(fake_nic_rx_next(0, 0) == pg);
+	return tag;
+}
+
+static bool page_reads(int pid, uint64_t va, uint32_t from, uint8_t want)
+{
+	static uint8_t buf[PAGE_SIZE];
+	uread(pid, va, buf, PG);
+	for (uint32_t i = from; i < PG; i++)
+		if (buf[i] != want)
+			return false;
+	return true;
+}
+
+// c's owner fills its first slot page with its own bytes (0x5a).
+static paddr_t fill_own(const struct chan *c)
+{
+	static uint8_t mine[PAGE_SIZE];
+	memset(mine, 0x5a, sizeof(mine));
+	uwrite(c->pid, c->in_va, mine, PG);
+	return vregion_frame(c->in_vr, 0);
+}
+
+// A 1000-byte frame for c (channel ch) lands in pg, the ring's next buffer,
+// and c's first slot gets it: past the frame the slot reads `want`. The
+// changes of c's scrub counters go to *scrubbed and *skipped.
+static void land_in(const struct chan *c, uint16_t ch, paddr_t pg, uint8_t tag, uint8_t want,
+		    uint64_t *scrubbed, uint64_t *skipped)
+{
+	struct io_stats s0 = stats(c->pid, c->id);
+	rx(0, ch, 1000, tag);
+	CU_ASSERT_EQUAL_FATAL(input(c->pid, c->id), 1);
+	CU_ASSERT_EQUAL_FATAL(vregion_frame(c->in_vr, 0), pg);
+	CU_ASSERT_TRUE(payload_is(c, 0, 1000, tag));
+	CU_ASSERT_TRUE(page_reads(c->pid, c->in_va, WIRE_FRAME_HLEN + 1000, want));
+	struct io_stats s = stats(c->pid, c->id);
+	*scrubbed = s.rx_scrubs - s0.rx_scrubs;
+	*skipped = s.rx_scrubs_skipped - s0.rx_scrubs_skipped;
+}
+
+// The receive scrub's one exception: a page that went to the ring from
+// the channel's own receive region comes back into it unscrubbed. Past
+// the frame it holds the region's own old bytes, which its owner wrote.
+static void test_rx_scrub_skips_own_page(void)
+{
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	paddr_t own = fill_own(&c);
+	uint8_t tag = cycle_until_next(&c, own);
+	CU_ASSERT_EQUAL(pmem_origin(own), vregion_serial(c.in_vr));
+	CU_ASSERT_NOT_EQUAL(vregion_serial(c.in_vr), 0);
+	CU_ASSERT_TRUE(stats(1, c.id).rx_scrubs > 0); // the ring's first pages were nobody's: zeroed
+	uint64_t scrubbed, skipped;
+	land_in(&c, CH, own, tag, 0x5a, &scrubbed, &skipped);
+	CU_ASSERT_TRUE(scrubbed == 0 && skipped == 1);
+}
+
+// The attack the exception must not open: process 1's old slot page,
+// full of its bytes, comes round in the ring of a NIC process 2 receives
+// on too, and the next frame is process 2's. Process 2 reads zeros past
+// its frame, never process 1's bytes.
+static void test_rx_scrub_other_region(void)
+{
+	io_start(256, true);
+	struct chan a = chan_new(1, 0, CH, 1, 1, 0, 0);
+	struct chan b = chan_new(2, 0, CH + 1, 1, 1, 0, 0);
+	paddr_t secret = fill_own(&a);
+	uint8_t tag = cycle_until_next(&a, secret);
+	uint64_t scrubbed, skipped;
+	land_in(&b, CH + 1, secret, tag, 0, &scrubbed, &skipped);
+	CU_ASSERT_TRUE(scrubbed == 1 && skipped == 0);
+}
+
+// A marked page a frame was copied out of goes back unmarked: the NIC
+// wrote that frame into it, whoever's it was.
+static void test_rx_scrub_mark_cleared(void)
+{
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 1, 1, 0, 0);
+	paddr_t own = vregion_frame(c.in_vr, 0);
+	uint8_t tag = cycle_until_next(&c, own);
+	CU_ASSERT_EQUAL(pmem_origin(own), vregion_serial(c.in_vr));
+	rx(0, CH, 100, tag); // copied: the buffer stays the ring's
+	CU_ASSERT_EQUAL_FATAL(input(1, c.id), 1);
+	CU_ASSERT_TRUE(payload_is(&c, 0, 100, tag));
+	CU_ASSERT_NOT_EQUAL(vregion_frame(c.in_vr, 0), own);
+	CU_ASSERT_EQUAL(pmem_origin(own), 0);
+	// Freed and allocated again, a frame has no mark either.
+	paddr_t f = pmem_alloc();
+	pmem_set_origin(f, 7);
+	pmem_free(f);
+	CU_ASSERT_EQUAL(pmem_origin(f), 0);
+	pmem_set_origin(f, 7);
+	CU_ASSERT_EQUAL(pmem_alloc(), f);
+	CU_ASSERT_EQUAL(pmem_origin(f), 0);
+	pmem_free(f);
+}
+
+// Frames held for a channel leave the ring short, and it gets zeroed
+// frames in their place: a frame that lands in one needs no scrub either.
+static void test_rx_scrub_zeroed_page(void)
+{
+	io_start(256, true);
+	struct chan c = chan_new(1, 0, CH, 20, 1, 0, 0);
+	for (int k = 0; k < 20; k++)
+		rx(0, CH, 1000, (uint8_t)k);
+	CU_ASSERT_TRUE(fake_nic_irq(0)); // taken, and held: no input_io waits
+	int at = -1;
+	for (int k = 0; fake_nic_rx_next(0, k); k++)
+		if (pmem_origin(fake_nic_rx_next(0, k)) == PMEM_ORIGIN_ZEROED) {
+			at = k;
+			break;
+		}
+	CU_ASSERT_FATAL(at >= 0 && at < 20);
+	paddr_t z = fake_nic_rx_next(0, at);
+	CU_ASSERT_EQUAL_FATAL(input(1, c.id), 20);
+	struct io_stats s0 = stats(1, c.id);
+	for (int k = 0; k < 20; k++)
+		rx(0, CH, 1000, (uint8_t)(100 + k));
+	CU_ASSERT_EQUAL_FATAL(input(1, c.id), 20);
+	CU_ASSERT_EQUAL_FATAL(vregion_frame(c.in_vr, (uint64_t)at), z);
+	CU_ASSERT_TRUE(payload_is(&c, at, 1000, (uint8_t)(100 + at)));
+	CU_ASSERT_TRUE(page_reads(1, c.in_va + (uint64_t)at * PG, WIRE_FRAME_HLEN + 1000, 0));
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_TRUE(s.rx_scrubs_skipped > s0.rx_scrubs_skipped);
+	CU_ASSERT_EQUAL(s.rx_scrubs + s.rx_scrubs_skipped, s.rx_exchanged);
 }
 
 static void test_rx_scrub(void) { scrub_case(true); }
@@ -2028,7 +2168,7 @@ static const struct test_case netdev_tests[] = {
 static const struct test_case rx_tests[] = {
 	TEST(test_rx_dispatch),      TEST(test_rx_slots),         TEST(test_rx_exchange),
 	TEST(test_rx_threshold),     TEST(test_rx_copy_multipage), TEST(test_rx_copy_all),
-	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
+	TEST(test_rx_scrub),         TEST(test_rx_noscrub),       TEST(test_rx_scrub_offsets),  TEST(test_rx_scrub_skips_own_page), TEST(test_rx_scrub_other_region), TEST(test_rx_scrub_mark_cleared), TEST(test_rx_scrub_zeroed_page),  TEST(test_rx_tail_copy),       TEST(test_rx_held),
 	TEST(test_rx_held_max),      TEST(test_rx_drops),         TEST(test_rx_drops_per_nic), TEST(test_rx_not_for_this_nic),
 	TEST(test_rx_split_across_polls), TEST(test_rx_irq_polling), TEST(test_rx_idle_poll),
 	TEST(test_rx_unlocked_keeps_order), TEST(test_rx_unlocked_call), TEST(test_rx_unlocked_only_private),

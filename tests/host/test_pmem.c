@@ -26,11 +26,11 @@ static const struct mem_range ram[] = {
 #define NRAM ((int)(sizeof(ram) / sizeof(ram[0])))
 #define RESV_LO (1 * MiB)
 #define RESV_HI 0x37f800ull
-// 0x4100 frames * (2 bytes state + 4 bytes stack) = 99840 bytes = 25 pages,
-// carved at the first page after the reservation.
+// 0x4100 frames * (8 bytes origin + 2 bytes state + 4 bytes stack) =
+// 232960 bytes = 57 pages, carved at the first page after the reservation.
 #define ARR_LO 0x380000ull
-#define ARR_HI (ARR_LO + 25 * PAGE_SIZE)
-#define EXPECT_FREE (3840 - 640 - 25 + 3072 + 2 + 7424)
+#define ARR_HI (ARR_LO + 57 * PAGE_SIZE)
+#define EXPECT_FREE (3840 - 640 - 57 + 3072 + 2 + 7424)
 
 static void setup(void)
 {
@@ -364,12 +364,12 @@ static void test_arrays_skip_small_range(void)
 	fake_reset();
 	const struct mem_range r[] = { { 1 * MiB, 4 * PAGE_SIZE }, { 8 * MiB, 8 * MiB } };
 	pmem_init(r, 2, 0, 0);
-	// 16 MiB top: 4096 frames * 6 bytes = 6 pages of arrays, which do not
+	// 16 MiB top: 4096 frames * 14 bytes = 14 pages of arrays, which do not
 	// fit the first range's 4 pages: they go to 8 MiB.
-	CU_ASSERT_EQUAL(pmem_free_count(), 4 + 2048 - 6);
+	CU_ASSERT_EQUAL(pmem_free_count(), 4 + 2048 - 14);
 	CU_ASSERT_TRUE(pmem_is_allocated(8 * MiB));
-	CU_ASSERT_TRUE(pmem_is_allocated(8 * MiB + 5 * PAGE_SIZE));
-	CU_ASSERT_FALSE(pmem_is_allocated(8 * MiB + 6 * PAGE_SIZE));
+	CU_ASSERT_TRUE(pmem_is_allocated(8 * MiB + 13 * PAGE_SIZE));
+	CU_ASSERT_FALSE(pmem_is_allocated(8 * MiB + 14 * PAGE_SIZE));
 	CU_ASSERT_EQUAL(pmem_alloc(), 1 * MiB);
 }
 
@@ -380,11 +380,11 @@ static void test_overlap_and_middle_reservation(void)
 	fake_reset();
 	const struct mem_range r[] = { { 1 * MiB, 8 * MiB }, { 4 * MiB, 8 * MiB } };
 	pmem_init(r, 2, 2 * MiB, 3 * MiB);
-	// [1, 12) MiB = 2816 frames, minus 256 reserved, minus 5 pages of arrays
-	// (3072 frames * 6 bytes = 4.5 pages) placed at 3 MiB.
-	CU_ASSERT_EQUAL(pmem_free_count(), 2816 - 256 - 5);
-	CU_ASSERT_TRUE(pmem_is_allocated(3 * MiB + 4 * PAGE_SIZE));
-	CU_ASSERT_FALSE(pmem_is_allocated(3 * MiB + 5 * PAGE_SIZE));
+	// [1, 12) MiB = 2816 frames, minus 256 reserved, minus 11 pages of arrays
+	// (3072 frames * 14 bytes = 10.5 pages) placed at 3 MiB.
+	CU_ASSERT_EQUAL(pmem_free_count(), 2816 - 256 - 11);
+	CU_ASSERT_TRUE(pmem_is_allocated(3 * MiB + 10 * PAGE_SIZE));
+	CU_ASSERT_FALSE(pmem_is_allocated(3 * MiB + 11 * PAGE_SIZE));
 	CU_ASSERT_EQUAL(pmem_alloc(), 1 * MiB);
 	CU_ASSERT_TRUE(pmem_is_allocated(3 * MiB));
 	CU_ASSERT_TRUE(pmem_is_allocated(2 * MiB + 255 * PAGE_SIZE));
