@@ -169,10 +169,10 @@ void spin_init(struct spinlock *l, const char *name, enum lock_rank rank)
 	*l = (struct spinlock)SPINLOCK_INIT(name, rank);
 }
 
-// spin_lock's body: false when the checker kept the caller from taking l.
-static inline __attribute__((always_inline)) bool lock_take(struct spinlock *l)
+// The general path of taking l, interrupts already saved (flags): false
+// when the checker kept the caller from taking it.
+static __attribute__((noinline)) bool lock_take_slow(struct spinlock *l, uint64_t flags)
 {
-	uint64_t flags = arch_irq_save();
 	int cpu = arch_cpu_id();
 	struct lock_cpu *c = &cpus[cpu];
 	if (checker_on() && !check_acquire(c, cpu, l)) {
@@ -185,7 +185,35 @@ static inline __attribute__((always_inline)) bool lock_take(struct spinlock *l)
 	return true;
 }
 
-void spin_lock(struct spinlock *l) { lock_take(l); }
+
+// The common case inline, with no call and so no saved registers: l is
+// free, and for the checker it ranks above every lock this CPU holds (it
+// is then only recorded, on top). Anything else (a report under way, l
+// held by this CPU, an order to report, a full record, a wait) is
+// lock_take_slow's, which looks again from the start.
+void spin_lock(struct spinlock *l)
+{
+	uint64_t flags = arch_irq_save();
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	bool chk = checker_on();
+	if (__builtin_expect(chk && (c->reporting || c->nheld == LOCK_MAXHELD ||
+				     (c->nheld && c->held[c->nheld - 1]->rank >= l->rank)), 0)) {
+		lock_take_slow(l, flags);
+		return;
+	}
+	// (l held by this CPU: its own lock is never free, so the exchange
+	// fails and the slow path's check reports it.)
+	if (__builtin_expect(__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE), 0)) {
+		lock_take_slow(l, flags);
+		return;
+	}
+	__atomic_store_n(&l->owner, cpu + 1, __ATOMIC_RELAXED);
+	if (c->noff++ == 0)
+		c->irq_flags = flags;
+	if (chk)
+		c->held[c->nheld++] = l;
+}
 
 bool spin_trylock(struct spinlock *l)
 {
@@ -226,16 +254,12 @@ bool spin_held_by_me(const struct spinlock *l)
 
 // The kernel lock's common case is every way into the kernel from user
 // mode: this CPU holds no lock, so there is nothing to check the order
-// against, and klock_lock takes it inline (no save of registers for
-// lock_take's calls); the checker, when on, only records it. Any other
-// case (a nested take, another lock held, a report under way) takes the
-// general path.
-static inline bool klock_take_first(struct lock_cpu *c, int cpu, uint64_t flags)
+// against. klock_lock takes it inline, with no call (so no saved
+// registers) unless it must wait; the checker, when on, only records it.
+// Any other case (a nested take, another lock held, a report under way)
+// takes the general path.
+static void klock_first(struct lock_cpu *c, int cpu, uint64_t flags)
 {
-	if (c->noff || c->reporting)
-		return false;
-	if (__atomic_exchange_n(&klock.l.locked, 1, __ATOMIC_ACQUIRE))
-		spin_wait(c, &klock.l);
 	__atomic_store_n(&klock.l.owner, cpu + 1, __ATOMIC_RELAXED);
 	c->noff = 1;
 	c->irq_flags = flags;
@@ -244,7 +268,21 @@ static inline bool klock_take_first(struct lock_cpu *c, int cpu, uint64_t flags)
 		c->nheld = 1;
 	}
 	klock.depth = 1;
-	return true;
+}
+
+// klock_lock's other cases: the first lock but taken by another CPU (a
+// wait), or the general path.
+static __attribute__((noinline)) void klock_lock_slow(uint64_t flags)
+{
+	int cpu = arch_cpu_id();
+	struct lock_cpu *c = &cpus[cpu];
+	if (!c->noff && !c->reporting) {
+		spin_wait(c, &klock.l);
+		klock_first(c, cpu, flags);
+		return;
+	}
+	if (lock_take_slow(&klock.l, flags))
+		klock.depth = 1;
 }
 
 void klock_lock(void)
@@ -256,15 +294,16 @@ void klock_lock(void)
 		arch_irq_restore(flags);
 		return;
 	}
-	if (klock_take_first(&cpus[cpu], cpu, flags))
+	struct lock_cpu *c = &cpus[cpu];
+	if (__builtin_expect(c->noff || c->reporting || __atomic_exchange_n(&klock.l.locked, 1, __ATOMIC_ACQUIRE), 0)) {
+		klock_lock_slow(flags);
 		return;
-	arch_irq_restore(flags);
-	if (lock_take(&klock.l))
-		klock.depth = 1;
+	}
+	klock_first(c, cpu, flags);
 }
 
-// The way back to user mode's common case, the mirror of klock_take_first:
-// the kernel lock is this CPU's only lock. False: the general path.
+// The way back to user mode's common case, the mirror of klock_first: the
+// kernel lock, held by this CPU, is its only lock. False: the general path.
 static inline bool klock_drop_last(void)
 {
 	int cpu = arch_cpu_id();
@@ -297,16 +336,19 @@ void klock_unlock(void)
 bool klock_held_by_me(void) { return spin_held_by_me(&klock.l); }
 int klock_depth(void) { return klock_held_by_me() ? klock.depth : 0; }
 
+static __attribute__((noinline)) int klock_release_slow(int depth)
+{
+	klock.depth = 0;
+	spin_unlock(&klock.l);
+	return depth;
+}
+
 int klock_release_all(void)
 {
 	if (!klock_held_by_me())
 		return 0;
 	int depth = klock.depth;
-	if (!klock_drop_last()) {
-		klock.depth = 0;
-		spin_unlock(&klock.l);
-	}
-	return depth;
+	return klock_drop_last() ? depth : klock_release_slow(depth);
 }
 
 void klock_reacquire(int depth)
