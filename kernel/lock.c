@@ -185,7 +185,6 @@ static __attribute__((noinline)) bool lock_take_slow(struct spinlock *l, uint64_
 	return true;
 }
 
-
 // The common case inline, with no call and so no saved registers: l is
 // free, and for the checker it ranks above every lock this CPU holds (it
 // is then only recorded, on top). Anything else (a report under way, l
@@ -295,7 +294,8 @@ void klock_lock(void)
 		return;
 	}
 	struct lock_cpu *c = &cpus[cpu];
-	if (__builtin_expect(c->noff || c->reporting || __atomic_exchange_n(&klock.l.locked, 1, __ATOMIC_ACQUIRE), 0)) {
+	if (__builtin_expect(c->noff || c->reporting ||
+				     __atomic_exchange_n(&klock.l.locked, 1, __ATOMIC_ACQUIRE), 0)) {
 		klock_lock_slow(flags);
 		return;
 	}
