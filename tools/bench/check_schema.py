@@ -234,6 +234,8 @@ ROWS = {
         "mbps": ("num", "all"), "runs_mbps": ("list", "all"), "host_main_loop_cpu": ("num", "all"),
         "host_vcpu_cpu": ("list", "all"), "verified": ("bool", "all"), "pairs": ("int", "all"),
         "ratio_to_1cpu": ("num", "optional"), "ratio_ci95": ("list", "optional"),
+        "host_injector_cpu": ("num", "optional"), "host_busy_cores": ("num", "optional"),
+        "host_cores": ("int", "optional"), "guest_cpu_busy": ("list", "optional"),
     },
 }
 

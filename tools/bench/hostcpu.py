@@ -66,6 +66,14 @@ def qemu_pids(logdir):
     return pids
 
 
+def host_busy_ticks():
+    """The whole host's busy time since boot, in ticks of HZ, every core
+    together: /proc/stat's first line less its idle and iowait."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v[:8]) - v[3] - v[4]  # user nice system idle iowait irq softirq steal
+
+
 def cpu_ticks(pid):
     """utime + stime of a whole process, or None once it is gone."""
     try:

@@ -238,7 +238,9 @@ def qemu_pid(runner_pid):
 def stream_inject(sock, peer, size, count, runner_pid, route=None, more_pids=(), window=STREAM_WINDOW):
     """Feeds the server count packets within its window; returns (acked,
     seconds from the first ack to the last that found QEMU still there,
-    per-thread host CPU seconds over them, packets acknowledged over them).
+    per-thread host CPU seconds over them, packets acknowledged over them,
+    {"injector_cpu_s": this process's CPU seconds over them, "host_busy_s":
+    the whole host's, every core}).
     route: stream_frames's; more_pids: other VMs' runners whose QEMU threads
     are counted too ("vmK:" before each thread id, K 0 for runner_pid's);
     window: batches kept unacknowledged."""
@@ -268,14 +270,16 @@ def stream_inject(sock, peer, size, count, runner_pid, route=None, more_pids=(),
             for k, q in enumerate(qpids):
                 th.update({(f"vm{k}:" if more_pids else "") + str(t): v for t, v in hostcpu.thread_ticks(q).items()})
             if th:  # QEMU leaves soon after the last ack: the last snapshot that found it
-                last = (time.monotonic(), th, acked)
+                last = (time.monotonic(), th, acked, time.process_time(), hostcpu.host_busy_ticks())
                 first = first or last
     per = {}  # name#tid: (host CPU seconds, seconds runnable but waiting for a host CPU)
     if first and last:
         for tid, (name, ticks, wait) in last[1].items():
             if tid in first[1]:
                 per[f"{name}#{tid}"] = ((ticks - first[1][tid][1]) / hostcpu.HZ, (wait - first[1][tid][2]) / 1e9)
-    return acked, (last[0] - first[0]) if first else 0.0, per, (last[2] - first[2]) if first else 0
+    host = {"injector_cpu_s": round(last[3] - first[3], 3) if first else 0.0,
+            "host_busy_s": round((last[4] - first[4]) / hostcpu.HZ, 3) if first else 0.0}
+    return acked, (last[0] - first[0]) if first else 0.0, per, (last[2] - first[2]) if first else 0, host
 
 
 def stream_run(kernel, logdir, size, count, kargs, nic, timeout=300, window=STREAM_WINDOW):
@@ -284,11 +288,11 @@ def stream_run(kernel, logdir, size, count, kargs, nic, timeout=300, window=STRE
     words = (f"run=stream role=server nic=0 peer={':'.join(f'{b:02x}' for b in SRC)} count={count} "
              f"size={size} batch={STREAM_BATCH} window={window} timeout_ms=20000 {kargs}")
     with receiver(kernel, logdir, words, nic, timeout) as (qemu, sock, peer, log):
-        acked, secs, threads, first = stream_inject(sock, peer, size, count, qemu.pid, window=window)
+        acked, secs, threads, first, host = stream_inject(sock, peer, size, count, qemu.pid, window=window)
         status = qemu.wait(timeout=timeout)
     text = open(log, errors="replace").read()
     return (status if acked == count else 1), text, {"acked": acked, "inject_s": secs, "threads": threads,
-                                                     "span_acked": first}
+                                                     "span_acked": first, "host": host}
 
 
 RELAY_NIC1 = "52:54:00:00:10:01"  # the relay's NIC 1, towards the server
@@ -364,14 +368,15 @@ def relay_stream_run(kernel, logdir, size, count, kargs, nic, timeout=300, windo
     rel = (f"run=relay expect=100 idle_ms=1000 busy_ok=1 node=1.0 nicdim=0,1 "
            f"nb=0.0/{mac_str(SRC)},1.1/{SERVER_MAC} {kargs}")
     with relay_pair(kernel, logdir, srv, rel, nic, timeout) as (sq, rq, sock, peer, slog, rlog):
-        acked, secs, threads, first = stream_inject(sock, peer, size, count, sq.pid, route=((1, 1, 0), (0, 0, 0)),
-                                             more_pids=(rq.pid,), window=window)
+        acked, secs, threads, first, host = stream_inject(sock, peer, size, count, sq.pid,
+                                                           route=((1, 1, 0), (0, 0, 0)),
+                                                           more_pids=(rq.pid,), window=window)
         status = sq.wait(timeout=timeout)
         rstatus = rq.wait(timeout=timeout)
     text, rtext = open(slog, errors="replace").read(), open(rlog, errors="replace").read()
     ok = acked == count and status == 0 and rstatus == 0
     return (0 if ok else 1), text, rtext, {"acked": acked, "inject_s": secs, "threads": threads,
-                                           "span_acked": first}
+                                           "span_acked": first, "host": host}
 
 
 def stream_main(a):

@@ -137,10 +137,14 @@ def inject_text(doc):
              + "; 2cpu: " + doc["layouts"]["2cpu"] + f". Real time; {e['runs']} rounds alternating "
              "the layouts, medians; the ratio's 95 % interval by a bootstrap over the rounds. Host "
              "CPU: seconds of CPU a second of stream, per QEMU thread (/proc/PID/task/*/stat): the "
-             "main loop (NIC model, dgram backend) and each vCPU's TCG thread.", "",
+             "main loop (NIC model, dgram backend) and each vCPU's TCG thread; beside them the "
+             "injector's own CPU (this Python process) and the whole host's busy cores (/proc/stat, "
+             f"of {rows[0].get('host_cores') or '?'}), over the same span.", "",
              "| bytes | 1cpu Mbit/s | 2cpu Mbit/s | 2cpu / 1cpu | 95 % | main loop CPU 1cpu / 2cpu | "
-             "vCPU threads' CPU 1cpu / 2cpu | vCPU threads' wait for a host CPU 1cpu / 2cpu | host load |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "vCPU threads' CPU 1cpu / 2cpu | vCPU threads' wait for a host CPU 1cpu / 2cpu | "
+             "injector CPU 1cpu / 2cpu | host busy cores 1cpu / 2cpu | guest CPUs busy 1cpu / 2cpu | "
+             "host load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for size in sorted({r["bytes"] for r in rows}):
         a, b = by.get((size, "1cpu")), by.get((size, "2cpu"))
         if not a or not b:
@@ -150,6 +154,10 @@ def inject_text(doc):
                      f"{a['host_main_loop_cpu']} / {b['host_main_loop_cpu']} | "
                      f"{', '.join(map(str, a['host_vcpu_cpu']))} / {', '.join(map(str, b['host_vcpu_cpu']))} | "
                      f"{', '.join(map(str, a['host_vcpu_wait']))} / {', '.join(map(str, b['host_vcpu_wait']))} | "
+                     f"{a.get('host_injector_cpu', '-')} / {b.get('host_injector_cpu', '-')} | "
+                     f"{a.get('host_busy_cores', '-')} / {b.get('host_busy_cores', '-')} | "
+                     f"{', '.join(map(str, a.get('guest_cpu_busy') or ['-']))} / "
+                     f"{', '.join(map(str, b.get('guest_cpu_busy') or ['-']))} | "
                      f"{a['host_load_1min']} / {b['host_load_1min']} |")
     lines += ["", f"Target (issue 27): 2 vCPUs at least {TARGET_INJECT}x 1 vCPU at 1500 bytes and above, "
               "or the evidence that the NIC model's thread is the limit."]
@@ -160,9 +168,15 @@ def inject_text(doc):
         met = b["ratio_to_1cpu"] >= TARGET_INJECT
         limit = max(a["host_main_loop_cpu"], b["host_main_loop_cpu"])
         wait = max(b["host_vcpu_wait"])
+        busy, cores = b.get("host_busy_cores"), b.get("host_cores")
+        host = (f"; the host's {cores} cores were {busy} busy in the 2cpu layout, the injector "
+                f"{b.get('host_injector_cpu')} of it" if busy is not None and cores else "")
+        if b.get("guest_cpu_busy"):
+            host += (", the guest's CPUs busy " + " and ".join(map(str, b["guest_cpu_busy"]))
+                     + " of the time (CPU 0's idle loop polls the NIC: busy, not halted)")
         why = ("" if met else ": the NIC model's thread is the limit" if limit >= 0.9 else
                f": not saturated, so not the limit; the 2cpu vCPU threads waited up to {wait} s a second "
-               "for a host CPU (the host's other load)")
+               f"for a host CPU, the main loop {b.get('host_main_loop_wait', '-')}{host}")
         lines.append(f"- {size} bytes: {b['ratio_to_1cpu']}x ({'met' if met else 'missed'}); QEMU's main "
                      f"loop at {a['host_main_loop_cpu']} (1cpu) and {b['host_main_loop_cpu']} (2cpu) CPU "
                      f"seconds a second{why}")

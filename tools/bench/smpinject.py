@@ -51,6 +51,17 @@ def one(kernel, logdir, layout, size, count, nic):
     if status != 0 or not r or int(r.get("corrupt", 1)) or int(r.get("missing", 1)):
         tail = "\n".join(log.splitlines()[-10:])
         raise RuntimeError(f"inject {layout} bytes={size}: status {status}, {fig['acked']}/{count} acked\n{tail}")
+    # Each guest CPU's busy share of the stream (elapsed less halted; the
+    # idle loop's polling of the NIC counts as busy): CPUBUSY gives each
+    # CPU's busy ticks a packet, busy_per_pkt their sum, busy_x1000 the sum
+    # over the elapsed time.
+    cb = re.findall(r"^CPUBUSY stream server (.*)$", log, re.M)
+    frac = int(r["busy_x1000"]) / 1000
+    if cb and int(r["busy_per_pkt"]):
+        per = dict(re.findall(r"cpu(\d+)=(\d+)", cb[-1]))
+        guest = [round(int(per[k]) / int(r["busy_per_pkt"]) * frac, 3) for k in sorted(per, key=int)]
+    else:
+        guest = [round(frac, 3)]
     wall = fig["inject_s"] or 1.0  # per thread (name#tid: QEMU names several threads after itself)
     threads = {name: round(cpu / wall, 3) for name, (cpu, _) in fig["threads"].items()}
     waits = {name: round(w / wall, 3) for name, (_, w) in fig["threads"].items()}
@@ -60,7 +71,10 @@ def one(kernel, logdir, layout, size, count, nic):
             "vcpu_cpu": [threads[k] for k in sorted(threads) if "TCG" in k], "threads": threads,
             "main_loop_wait": max([v for k, v in waits.items() if "TCG" not in k] or [0]),
             "vcpu_wait": [waits[k] for k in sorted(waits) if "TCG" in k],
-            "host_load": [round(load0, 2), round(os.getloadavg()[0], 2)]}
+            "host_load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+            "guest_cpu_busy": guest,
+            "injector_cpu": round(fig["host"]["injector_cpu_s"] / wall, 3),
+            "host_busy_cores": round(fig["host"]["host_busy_s"] / wall, 3)}
 
 
 def rows_of(samples):
@@ -82,6 +96,13 @@ def rows_of(samples):
             "host_vcpu_wait": [stats.rnd(stats.median([x["vcpu_wait"][k] for x in xs]), 3) for k in range(ncpu)],
             "verified": True, "n": len(xs), "pairs": len(xs),
             "host_load_1min": stats.rnd(stats.median([x["host_load"][1] for x in xs]), 2),
+            # (samples of runs before these were recorded have none)
+            "host_injector_cpu": stats.rnd(med("injector_cpu"), 3) if "injector_cpu" in xs[0] else None,
+            "host_busy_cores": stats.rnd(med("host_busy_cores"), 3) if "host_busy_cores" in xs[0] else None,
+            "host_cores": os.cpu_count(),
+            "guest_cpu_busy": ([stats.rnd(stats.median([x["guest_cpu_busy"][k] for x in xs]), 3)
+                                for k in range(len(xs[0]["guest_cpu_busy"]))]
+                               if "guest_cpu_busy" in xs[0] else None),
         })
     one_cpu = {r["bytes"]: r["mbps"] for r in rows if r["layout"] == "1cpu"}
     for r in rows:
@@ -110,7 +131,8 @@ def main():
                 x["round"] = run
                 samples.append(x)
                 print(f"smpinject: run {run + 1}/{a.runs} {layout} bytes={size}: {x['mbps']} Mbit/s, "
-                      f"host main loop {x['main_loop_cpu']}, vCPUs {x['vcpu_cpu']}", flush=True)
+                      f"host main loop {x['main_loop_cpu']}, vCPUs {x['vcpu_cpu']}, injector "
+                      f"{x['injector_cpu']}, host busy {x['host_busy_cores']} cores", flush=True)
     doc = {"bench": "smpinject", "env": env("tcg", "real", a.runs, "dgram", a.nic),
            "layouts": {"1cpu": "-smp 1: interrupt, worker and process on CPU 0",
                        "2cpu": "-smp 2: nicirq=0 (interrupt and worker on CPU 0), runcpu=1 (process on CPU 1)"},
