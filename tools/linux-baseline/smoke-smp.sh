@@ -4,7 +4,8 @@
 # tlbbench at 64 and 8192 bytes, 3 repetitions, under insnplugin.so; fails
 # unless both CPUs came up, the second thread ran on the other CPU (in at
 # least one window of each row), every
-# moved or copied byte matched, a remote munmap sent a TLB-shootdown IPI,
+# moved or copied byte matched, a remote munmap sent a TLB-shootdown IPI
+# (in at least one repetition of each row),
 # the plugin's windows match tlbbench's lines (collect-smp.py) and the rows
 # are in the smp format (tools/bench/check_schema.py).  About
 # 20 s; the guest must be built (LB_PREBUILT) or is built first.
@@ -32,7 +33,12 @@ faults = check_schema.check_file(sys.argv[1], "smp", None)
 assert not faults, f"not the smp format: {faults}"
 rows = json.load(open(sys.argv[1]))["rows"]
 remote = [r for r in rows if r["system"] == "linux-munmap" and r["op"] == "exchange_remote"]
-assert remote and all(r["ipis"] >= 1 for r in remote), "no TLB-shootdown IPI in a remote munmap"
+# ipis is the mean over the row's repetitions. Linux skips the IPI to a CPU
+# that left the address space for a moment (lazy TLB: it flushes as it
+# comes back), which the host's scheduling of the vCPUs decides: one of
+# three munmaps at 64 B without one failed make test once (0.67). Each row
+# must show the shootdown in at least one repetition.
+assert remote and all(r["ipis"] > 0 for r in remote), "no TLB-shootdown IPI in a remote munmap"
 # The other CPU's thread spins in a window unless the host gave its vCPU
 # no time then (a timing matter, not a fault): at least one window of each
 # row must have it, and the IPI check above shows the shootdown.

@@ -49,6 +49,11 @@ run pingpong_82545em 1 e1000-82545em 1 "run=pingpong role=server peer=@CMAC0@" \
 run burst 1 e1000 1 "run=burst role=server peer=@CMAC0@" \
 	"run=burst role=client peer=@SMAC0@ sizes=64,1500,8192 reps=2 warm=0" \
 	"SUITE burst: 6 passed, 0 failed;SUITE burst: 4 passed, 0 failed;doorbells=1 "
+# poll=irq: a NIC whose ring ran empty goes back to interrupts within a
+# batch; the server checks at most one interrupt a packet (not one a batch).
+run burst_pollirq 1 e1000 1 "run=burst role=server peer=@CMAC0@ poll=irq" \
+	"run=burst role=client peer=@SMAC0@ sizes=1500 reps=2 warm=0 poll=irq" \
+	"SUITE burst: 6 passed, 0 failed;SUITE burst: 4 passed, 0 failed;per packet (poll=irq)"
 run malformed 1 e1000 1 "run=badframes role=victim peer=@CMAC0@" \
 	"run=badframes role=attacker peer=@SMAC0@" \
 	"SUITE badframes: 13 passed, 0 failed;SUITE badframes: 10 passed, 0 failed"
