@@ -61,12 +61,6 @@ void demux_refill_add(int nic, paddr_t pa)
 	refill_add(nic, pa);
 }
 
-void demux_give_back(const struct pkt *f)
-{
-	for (int i = 0; i < f->nbuf; i++)
-		demux_refill_add(f->nic, f->buf[i]);
-}
-
 void demux_give_back_marked(const struct pkt *f, uint64_t mark)
 {
 	for (int i = 0; i < f->nbuf; i++) {
@@ -74,6 +68,8 @@ void demux_give_back_marked(const struct pkt *f, uint64_t mark)
 		refill_add(f->nic, f->buf[i]);
 	}
 }
+
+void demux_give_back(const struct pkt *f) { demux_give_back_marked(f, 0); }
 
 // Posts the collected frames to the ring; what the ring cannot take (it
 // was refilled from the reserve while frames were held) goes back to pmem.

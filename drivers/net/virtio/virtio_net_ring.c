@@ -311,8 +311,7 @@ static void tx_queue(struct vnet_dev *d, int q, const struct netpkt *p)
 		dma_pin(p->seg[i].pa, p->seg[i].len);
 		bytes += p->seg[i].len;
 	}
-	uint16_t head = d->txq[q].ind ? virtq_add_indirect(&d->txq[q], b, 1 + p->nseg)
-				      : virtq_add(&d->txq[q], b, 1 + p->nseg);
+	uint16_t head = virtq_add(&d->txq[q], b, 1 + p->nseg);
 	d->txp[q][head] = (struct vnet_txp){ .cookie = p->cookie, .bytes = bytes, .busy = true };
 	d->tx_fifo[(d->tx_head + d->tx_n++) % (VNET_PAIRS_MAX * VNET_TXQ_MAX)] = VNET_TXF(q, head);
 	d->tx_busy[q]++;
@@ -385,7 +384,7 @@ int vnet_tx_batch(struct netdev *nd, const struct netpkt *pkts, int n)
 		return d->st.tx_rejected++, r;
 	int tq = tx_pick(d), q = 0;
 	struct virtq *vq = &d->txq[tq];
-	while (q < n && (vq->ind ? 1 : 1 + pkts[q].nseg) <= vq->nfree)
+	while (q < n && virtq_need(vq, 1 + pkts[q].nseg) <= vq->nfree)
 		tx_queue(d, tq, &pkts[q++]);
 	if (q < n)
 		d->st.tx_ring_full++;

@@ -72,28 +72,10 @@ static void fill(volatile struct virtq_desc *d, const struct virtq_buf *b, bool 
 	d->flags = (uint16_t)((b->write ? VIRTQ_DESC_F_WRITE : 0) | (more ? VIRTQ_DESC_F_NEXT : 0));
 }
 
-// 2.6.13.1: descriptors from the free list, chained with NEXT.
-uint16_t virtq_add(struct virtq *q, const struct virtq_buf *b, int n)
-{
-	uint16_t head = q->free_head, i = head;
-	for (int k = 0; k < n; k++) {
-		volatile struct virtq_desc *d = &q->desc[i];
-		uint16_t next = d->next;
-		fill(d, &b[k], k + 1 < n);
-		if (k + 1 < n)
-			i = next;
-		else
-			q->free_head = next;
-	}
-	q->nfree = (uint16_t)(q->nfree - n);
-	virtq_push(q, head);
-	return head;
-}
-
 // 2.6.5.3.1: the table's descriptors chain by index within the table;
 // the ring's descriptor has INDIRECT alone (never with NEXT), and the
 // table's length. Its `next` is left as the free list linked it.
-uint16_t virtq_add_indirect(struct virtq *q, const struct virtq_buf *b, int n)
+static uint16_t add_indirect(struct virtq *q, const struct virtq_buf *b, int n)
 {
 	uint16_t head = q->free_head;
 	volatile struct virtq_desc *t = &q->ind[(uint64_t)head * VIRTQ_INDIRECT_MAX];
@@ -107,6 +89,27 @@ uint16_t virtq_add_indirect(struct virtq *q, const struct virtq_buf *b, int n)
 	d->len = (uint32_t)(16 * n);
 	d->flags = VIRTQ_DESC_F_INDIRECT;
 	q->nfree--;
+	virtq_push(q, head);
+	return head;
+}
+
+// 2.6.13.1: descriptors from the free list, chained with NEXT; in the
+// head's indirect table instead when the queue has tables and the chain fits.
+uint16_t virtq_add(struct virtq *q, const struct virtq_buf *b, int n)
+{
+	if (n > 1 && virtq_need(q, n) == 1)
+		return add_indirect(q, b, n);
+	uint16_t head = q->free_head, i = head;
+	for (int k = 0; k < n; k++) {
+		volatile struct virtq_desc *d = &q->desc[i];
+		uint16_t next = d->next;
+		fill(d, &b[k], k + 1 < n);
+		if (k + 1 < n)
+			i = next;
+		else
+			q->free_head = next;
+	}
+	q->nfree = (uint16_t)(q->nfree - n);
 	virtq_push(q, head);
 	return head;
 }

@@ -85,17 +85,21 @@ int virtq_alloc(struct virtq *q, uint16_t index, uint16_t size);
 int virtq_alloc_indirect(struct virtq *q);
 // Frames the queue holds (ring and indirect tables).
 static inline int virtq_frames(const struct virtq *q) { return q->frames + q->ind_frames; }
+// Descriptors of the ring a chain of n buffers takes: one when it goes in
+// an indirect table (the queue has them, the chain fits one), else n.
+static inline int virtq_need(const struct virtq *q, int n)
+{
+	return q->ind && n <= VIRTQ_INDIRECT_MAX ? 1 : n;
+}
 // Frees the frames; the device must no longer use the queue (reset).
 void virtq_free(struct virtq *q);
 
 // Takes n free descriptors, fills and chains them, and puts the head in
-// the next available slot (not yet visible: virtq_publish). The caller
-// checked q->nfree >= n. Returns the head's index.
+// the next available slot (not yet visible: virtq_publish); in the head's
+// indirect table, one descriptor of the ring, when the queue has tables
+// and the chain fits one. The caller checked q->nfree >= virtq_need(q, n).
+// Returns the head's index.
 uint16_t virtq_add(struct virtq *q, const struct virtq_buf *b, int n);
-// The same chain of n <= VIRTQ_INDIRECT_MAX buffers in the head's indirect
-// table: one descriptor of the ring. The caller checked q->nfree >= 1 and
-// that the queue has its tables.
-uint16_t virtq_add_indirect(struct virtq *q, const struct virtq_buf *b, int n);
 // Puts an already built chain in the next available slot.
 void virtq_push(struct virtq *q, uint16_t head);
 // Makes the pushed heads visible to the device (2.6.13.3).
