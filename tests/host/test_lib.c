@@ -19,12 +19,12 @@ size_t strlcpy(char *dst, const char *src, size_t size);
 
 static void test_memcpy_memset_alignments(void)
 {
-	_Alignas(8) uint8_t src[64], dst[80], ref[80];
-	for (int i = 0; i < 64; i++)
+	_Alignas(8) uint8_t src[160], dst[176], ref[176];
+	for (int i = 0; i < 160; i++)
 		src[i] = (uint8_t)(i * 13 + 1);
 	for (int so = 0; so < 8; so++)
 		for (int d = 0; d < 8; d++)
-			for (size_t n = 0; n <= 40; n += 3) {
+			for (size_t n = 0; n <= 150; n += n < 40 ? 3 : 7) { // the 4-word loop from 32 + 7
 				memset(dst, 0x55, sizeof(dst));
 				memset(ref, 0x55, sizeof(ref));
 				memcpy(ref + d, src + so, n);
@@ -41,9 +41,9 @@ static void test_memcpy_memset_alignments(void)
 static void test_memmove_overlap(void)
 {
 	for (int shift = -9; shift <= 9; shift++)
-		for (size_t n = 0; n < 30; n += 7) {
-			_Alignas(8) uint8_t a[64], b[64];
-			for (int i = 0; i < 64; i++)
+		for (size_t n = 0; n < 100; n += 7) {
+			_Alignas(8) uint8_t a[160], b[160];
+			for (int i = 0; i < 160; i++)
 				a[i] = b[i] = (uint8_t)i;
 			lib_memmove(a + 16 + shift, a + 16, n);
 			memmove(b + 16 + shift, b + 16, n);
