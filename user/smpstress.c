@@ -132,8 +132,10 @@ int main(int argc, char **argv)
 		fmt_snprintf(args, sizeof(args), "role=server nic=1 rel=1 alone=0 count=%ld size=4096 peer=%s",
 			     rounds * 8, arg_get(argc, argv, "mac0", ""));
 		srv = spawn("stream", args, PRIO_DEFAULT);
-		fmt_snprintf(args, sizeof(args), "role=client nic=0 rel=1 alone=0 count=%ld size=4096 peer=%s",
-			     rounds * 8, arg_get(argc, argv, "mac1", ""));
+		// rxlock=fine: the reliable client's sends go without the kernel lock.
+		fmt_snprintf(args, sizeof(args), "role=client nic=0 rel=1 alone=0 count=%ld size=4096 peer=%s%s",
+			     rounds * 8, arg_get(argc, argv, "mac1", ""),
+			     !strcmp(arg_get(argc, argv, "rxlock", ""), "fine") ? " unlocked=1" : "");
 		cli = spawn("stream", args, PRIO_DEFAULT);
 		CHECK("stream server and client started, on two CPUs",
 		      srv > 0 && cli > 0 && setaffinity(srv, 1ul << last) == 0 && setaffinity(cli, 1) == 0);

@@ -50,7 +50,8 @@
 // batch waited (io_stats.rx_rearms; a paced stream under poll=irq).
 // unlocked=1 (server): checks that frames came in without the kernel lock
 // (sysinfo.rx_unlocked: a further CPU's idle loop polled the NICs) and that
-// its input_io calls began without it (io_stats.rx_unlocked_calls).
+// its input_io calls began without it (io_stats.rx_unlocked_calls);
+// (client) that its output_io calls did (io_stats.tx_unlocked_calls).
 // check=0 (server): each packet's sequence number and length are checked,
 // not its payload's bytes (what the check costs a stream, measured apart).
 // hop_at=N hop_cpu=C (server): once N packets have come it moves to CPU C
@@ -78,7 +79,7 @@ static uint32_t idle_at, idle_ms; // client: after idle_at packets (all acknowle
 static uint32_t arg_bye_ms;       // server: bye_at's wait before closing
 static uint64_t start_ms;         // client: uptime its stream waits for (start_ms=)
 static bool arg_rearms; // rearms=1: the server checks its NICs went back to interrupts (poll=irq)
-static bool arg_unlocked; // unlocked=1: the server checks frames came in without the kernel lock
+static bool arg_unlocked; // unlocked=1: the calls began without the kernel lock (rxlock=fine)
 static bool arg_nocheck;  // check=0 (server): sequence and length only, not the payload's bytes
 static uint32_t hop_at;      // hop_at=N (server): after N packets it moves to CPU hop_cpu=
 static long hop_cpu;
@@ -514,6 +515,11 @@ static void client(uint64_t hz)
 	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);
 	CHECK_EQ("all packets sent", tx, count);
+	if (arg_unlocked) { // rxlock=fine: a reliable channel's sends too
+		printf("STATS stream client output_unlocked=%lu relocked=%lu\n",
+		       s.tx_unlocked_calls - s0.tx_unlocked_calls, s.tx_relocked_calls - s0.tx_relocked_calls);
+		CHECK("output_io began without the kernel lock", s.tx_unlocked_calls > s0.tx_unlocked_calls);
+	}
 }
 
 // bye=1: sends until the server's goodbye ends it. output_io returns

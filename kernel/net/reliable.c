@@ -68,6 +68,7 @@ long rel_enable(struct io *c, bool on)
 		c->x.nrfree = IO_REL_SLOTS;
 		for (int i = 0; i < IO_REL_SLOTS; i++)
 			c->x.rfree[i] = (uint16_t)(IO_REL_SLOTS - 1 - i);
+		memset(c->x.rret, 0, sizeof(c->x.rret));
 		c->x.rs = rel_defaults;
 		c->x.session = (uint32_t)(arch_rdtsc() * 2654435761u) ^ (uint32_t)(c - ios);
 		if (!c->x.session)
@@ -146,10 +147,29 @@ void rel_free(struct io *c)
 
 // ------------------------------------------------------------ sending
 
+// A header slot the NIC is done with. A reclaim under the kernel lock
+// gives back any channel's, without the channel's lock, while the
+// channel's own send may run under that lock alone (rxlock=fine): so a
+// bit set by atomic or, which the slot stack takes under the channel's
+// lock.
 void rel_slot_done(struct io *c, uint32_t slot)
 {
-	if (c->x.rel && slot < IO_REL_SLOTS && c->x.nrfree < IO_REL_SLOTS)
-		c->x.rfree[c->x.nrfree++] = (uint16_t)slot;
+	if (c->x.rel && slot < IO_REL_SLOTS)
+		__atomic_fetch_or(&c->x.rret[slot / 64], 1ull << (slot % 64), __ATOMIC_RELEASE);
+}
+
+// The free slots, those given back taken onto the stack first (c's lock
+// held).
+uint32_t rel_free_slots(struct io *c)
+{
+	for (int w = 0; w < IO_REL_SLOTS / 64; w++) {
+		if (!__atomic_load_n(&c->x.rret[w], __ATOMIC_RELAXED))
+			continue;
+		for (uint64_t m = __atomic_exchange_n(&c->x.rret[w], 0, __ATOMIC_ACQUIRE); m; m &= m - 1)
+			if (c->x.nrfree < IO_REL_SLOTS)
+				c->x.rfree[c->x.nrfree++] = (uint16_t)(w * 64 + __builtin_ctzll(m));
+	}
+	return c->x.nrfree;
 }
 
 uint8_t *rel_slot_at(struct io *c, uint32_t slot, paddr_t *pa)
@@ -197,8 +217,9 @@ struct relq {
 	uint32_t seq;
 };
 
-// pump's scratch (one CPU, and pump neither sleeps nor nests).
-static struct relq q[IO_MAX_BATCH], order[IO_MAX_BATCH];
+// pump's scratch, a CPU's: pump runs under its channel's lock (or the
+// kernel lock), so with interrupts off, and neither sleeps nor nests.
+static struct relq q_of[MAXCPU][IO_MAX_BATCH], order_of[MAXCPU][IO_MAX_BATCH];
 
 // Sends what waits to be sent (never sent, or lost), oldest first per
 // peer, on the peer's live links in turn, as much as each paced wire and
@@ -208,6 +229,8 @@ void rel_pump_upto(struct io *c, int max)
 	int64_t budget[NETDEV_MAX];
 	int cnt[NETDEV_MAX] = { 0 }, nq = 0;
 	uint64_t now = arch_rdtsc();
+	struct relq *q = q_of[arch_cpu_id()], *order = order_of[arch_cpu_id()];
+	rel_free_slots(c);
 	for (int n = 0; n < NETDEV_MAX; n++)
 		budget[n] = shaper_budget(n, now);
 	for (int p = 0; p < IO_MAX_PEERS && nq < max; p++) {

@@ -100,4 +100,5 @@ void rel_linger(struct io *c);
 void rel_free(struct io *c);
 // The transmit completion of a pool slot.
 void rel_slot_done(struct io *c, uint32_t slot);
+uint32_t rel_free_slots(struct io *c);
 #endif

@@ -19,7 +19,7 @@ void rel_send_ctrl(struct io *c, int p, int n, bool hb, uint8_t cflags)
 		rp->ack_due = arch_rdtsc(); // rel_settle sends it as the round ends
 		return;
 	}
-	if (!c->x.nrfree)
+	if (!rel_free_slots(c))
 		return;
 	uint8_t sack[WIRE_CTRL_SACK];
 	uint16_t sb = 0;

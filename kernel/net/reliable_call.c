@@ -72,6 +72,10 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 		}
 		if (!wait)
 			break;
+		if (io_relock(c)) { // a call without the kernel lock sleeps under it: test again
+			c->st.tx_relocked_calls++;
+			continue;
+		}
 		io_sleep(c, c->x.tx, arch_rdtsc() + us_tsc(1000));
 	}
 	c->x.rel_used = true;
@@ -115,6 +119,10 @@ long rel_send(struct io *c, const uint64_t *peers, const uint64_t *sizes, const 
 		for (int n = 0; n < NETDEV_MAX; n++)
 			if ((c->nicmask & (1u << n)) && shaper_paced(n) && shaper_room_at(n) < wake)
 				wake = shaper_room_at(n);
+		if (io_relock(c)) { // as above
+			c->st.tx_relocked_calls++;
+			continue;
+		}
 		c->st.tx_pace_waits++;
 		io_sleep(c, c->x.tx, wake);
 		txb_reclaim(c);
@@ -187,7 +195,7 @@ void rel_linger(struct io *c)
 	// pool is freed (a NIC that sends later, virtio-net, would otherwise
 	// keep its pages pinned past the close: they would come back late).
 	end = arch_rdtsc() + us_tsc(100000);
-	for (txb_reclaim(c); c->x.nrfree < IO_REL_SLOTS && arch_rdtsc() < end; txb_reclaim(c))
+	for (txb_reclaim(c); rel_free_slots(c) < IO_REL_SLOTS && arch_rdtsc() < end; txb_reclaim(c))
 		io_sleep(c, c->x.tx, arch_rdtsc() + us_tsc(1000));
 }
 

@@ -123,7 +123,7 @@ long xport_set_gapwait(struct io *c, uint64_t us)
 long xport_held(struct io *c)
 {
 	txb_reclaim(c);
-	return xport_inflight(&c->x) + (c->x.rel ? IO_REL_SLOTS - c->x.nrfree : 0);
+	return xport_inflight(&c->x) + (c->x.rel ? IO_REL_SLOTS - rel_free_slots(c) : 0);
 }
 
 uint32_t xport_check(struct io *c, const uint64_t *peers, const uint64_t *sizes, uint32_t n, long *err)

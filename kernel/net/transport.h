@@ -94,6 +94,10 @@ struct xport {
 	paddr_t rhdr[IO_REL_PAGES];        // the header slot pool (rel only)
 	uint16_t rfree[IO_REL_SLOTS];      // free slots (a stack)
 	uint32_t nrfree;
+	// Slots a completion gave back, a bit each, set by atomic or from any
+	// CPU (rel_slot_done); the stack takes them under the channel's lock
+	// (rel_free_slots).
+	uint64_t rret[IO_REL_SLOTS / 64];
 	uint32_t call_left;                // packets of the running send not yet sent once
 	// Peers named by node (IO_OP_NODE, relay.c) that are not neighbours:
 	// their packets carry a route trailer and go to the first relay's MACs.

@@ -42,6 +42,13 @@ static struct io *plain_of(uint64_t cookie)
 	return c && !(cookie >> 63) && c->h.used && c->h.gen == (uint32_t)(cookie >> 8) ? c : NULL;
 }
 
+// The live reliable channel whose header slot a cookie names, else NULL.
+static struct io *rel_of(uint64_t cookie)
+{
+	struct io *c = (cookie >> 63) && (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
+	return c && c->h.used && c->h.gen == (uint32_t)(cookie >> 24) ? c : NULL;
+}
+
 // One packet of plain channel c less in flight, in the bank its cookie
 // names (a reclaim under the kernel lock may count the same channel's as
 // its unlocked sender).
@@ -64,8 +71,8 @@ static void done_locked(uint64_t cookie)
 			plain_done(p, cookie);
 		return;
 	}
-	struct io *c = (cookie & 0xff) < NIO ? &ios[cookie & 0xff] : NULL;
-	if (c && c->h.used && c->h.gen == (uint32_t)(cookie >> 24)) // a reliable channel's header slot
+	struct io *c = rel_of(cookie);
+	if (c) // a reliable channel's header slot
 		rel_slot_done(c, (uint32_t)(cookie >> 8) & 0xffff);
 }
 
@@ -100,6 +107,10 @@ static void tx_done(uint64_t cookie, void *arg)
 		return done_locked(cookie);
 	if (r->mine && plain_of(cookie) == r->mine) { // the reclaiming call's own
 		plain_done(r->mine, cookie);
+		return;
+	}
+	if (r->mine && rel_of(cookie) == r->mine) { // its lock keeps it live; the slot's bit is atomic
+		rel_slot_done(r->mine, (uint32_t)(cookie >> 8) & 0xffff);
 		return;
 	}
 	later[r->nic][nlater[r->nic]++] = cookie;

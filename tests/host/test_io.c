@@ -16,6 +16,7 @@
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
 #include <pthread.h>
+#include <time.h>
 #include <stdlib.h>
 
 long sys_get_io(const uint64_t *a);
@@ -3357,12 +3358,149 @@ static const struct test_case worker_tests[] = {
 	TEST(test_worker_rx_irq_notes_only), TEST(test_worker_tick_notes_only), TEST(test_worker_budget),
 };
 
+// rxlock=fine: a reliable channel's output_io, its region the caller's
+// alone, runs without the kernel lock as a plain one's does (it took the
+// kernel lock at its start before). Its packets leave numbered and
+// striped, their frames pinned until acknowledged, and the header slots
+// all come back from a reclaim under the kernel lock.
+static void test_rel_tx_unlocked_call(void)
+{
+	demux_fine = true;
+	struct chan c = stripe_chan(0, 4);
+	fill_pages(c.out_vr, 0x50);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 200, 300, 400 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	bool took = true;
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 4, z, sz, pos, &took), 4);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx + fake_nics[1].ntx, 4);
+	CU_ASSERT_TRUE(fake_nics[0].ntx == 2 && fake_nics[1].ntx == 2);
+	for (int k = 0; k < 2; k++) { // seq 2k on link 0, 2k + 1 on link 1: their own frames
+		CU_ASSERT_EQUAL(hdr_of(&fake_nics[0].tx[k]).seq, (uint32_t)(2 * k));
+		CU_ASSERT_TRUE(seg_is(&fake_nics[0].tx[k], 1, vregion_frame(c.out_vr, (uint64_t)(2 * k)), sz[2 * k]));
+		CU_ASSERT_EQUAL(hdr_of(&fake_nics[1].tx[k]).seq, (uint32_t)(2 * k + 1));
+	}
+	struct io *io = chan_of(c.id);
+	CU_ASSERT_EQUAL(rel_free_slots(io), IO_REL_SLOTS - 4);
+	rx_ack(0, PEER0, 77, io->x.session, 4, NULL, 0, 0, 0, 0);
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 4, z, sz, pos, &took), 4);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 8);
+	CU_ASSERT_EQUAL(rel_free_slots(io), IO_REL_SLOTS - 8); // a slot each until the NIC is done
+	fake_nic_tx_complete(0, -1), fake_nic_tx_complete(1, -1);
+	txb_reclaim_nic(0), txb_reclaim_nic(1); // another CPU's reclaim, under the kernel lock
+	CU_ASSERT_EQUAL(rel_free_slots(io), IO_REL_SLOTS);
+	struct io_stats s = stats(1, c.id);
+	CU_ASSERT_EQUAL(s.tx_unlocked_calls, 2);
+	CU_ASSERT_EQUAL(s.tx_relocked_calls, 0);
+	CU_ASSERT_EQUAL(s.tx_packets, 8);
+	demux_fine = false;
+}
+
+// A full window: the call without the kernel lock takes it to sleep (the
+// acknowledgement comes while it sleeps), tests again under it and goes.
+static struct chan rel_sleeper;
+
+static void hook_ack_all(const void *chan, void *arg)
+{
+	(void)chan, (void)arg;
+	if (hook_calls++)
+		return;
+	struct io *io = chan_of(rel_sleeper.id);
+	rx_ack(0, PEER0, 77, io->x.session, io->x.seq[0], NULL, 0, 0, 0, 0);
+}
+
+static void test_rel_tx_unlocked_relocks_to_sleep(void)
+{
+	demux_fine = true;
+	rel_sleeper = stripe_chan(0, 4);
+	CU_ASSERT_EQUAL(ctrl3(1, rel_sleeper.id, IO_OP_SET, IO_SET_WINDOW, 4, 0), 0);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 100, 100, 100 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	bool took = true;
+	CU_ASSERT_EQUAL(output_nolock(1, rel_sleeper.id, 4, z, sz, pos, &took), 4);
+	CU_ASSERT_FALSE(took);
+	fake_sleep_hook = hook_ack_all;
+	hook_calls = 0;
+	CU_ASSERT_EQUAL(output_nolock(1, rel_sleeper.id, 4, z, sz, pos, &took), 4); // the window is full
+	CU_ASSERT_TRUE(took);
+	CU_ASSERT_TRUE(hook_calls > 0);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 8);
+	struct io_stats s = stats(1, rel_sleeper.id);
+	CU_ASSERT_EQUAL(s.tx_unlocked_calls, 2);
+	CU_ASSERT_EQUAL(s.tx_relocked_calls, 1);
+	CU_ASSERT_EQUAL(s.tx_acked, 4);
+	fake_sleep_hook = NULL;
+	demux_fine = false;
+}
+
+// The header slots' bookkeeping on two CPUs: CPU 0 takes slots off the
+// stack as an unlocked sender does, CPU 1 (a thread) gives each back as a
+// reclaim under the kernel lock does, without the channel's lock. With the
+// stack pushed from CPU 1 (as before rel_free_slots), slots were lost or
+// handed out twice; now every slot is back once, none twice.
+#define SLOTQ 256
+struct slot_cpu {
+	pthread_t t;
+	struct io *c;
+	uint16_t q[SLOTQ];
+	uint32_t head, tail; // head: CPU 0's (release), tail: CPU 1's
+	bool stop;
+};
+
+static void *give_back(void *arg)
+{
+	struct slot_cpu *u = arg;
+	fake_set_cpu(1);
+	for (;;) {
+		uint32_t h = __atomic_load_n(&u->head, __ATOMIC_ACQUIRE);
+		if (u->tail == h) {
+			if (__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE) && h == __atomic_load_n(&u->head, __ATOMIC_ACQUIRE))
+				return NULL;
+			continue;
+		}
+		rel_slot_done(u->c, u->q[u->tail % SLOTQ]);
+		__atomic_store_n(&u->tail, u->tail + 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void test_rel_slots_back_from_another_cpu(void)
+{
+	struct chan c = stripe_chan(0, 4);
+	static struct slot_cpu u;
+	memset(&u, 0, sizeof(u));
+	u.c = chan_of(c.id);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&u.t, NULL, give_back, &u), 0);
+	uint32_t taken = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t i = 0; taken < 100000; i++) {
+		if (!(i & 0xfff) && (clock_gettime(CLOCK_MONOTONIC, &t), t.tv_sec - t0.tv_sec > 30))
+			break; // bounded: both threads run long before this
+
+		if (!rel_free_slots(u.c) || u.head - __atomic_load_n(&u.tail, __ATOMIC_ACQUIRE) >= SLOTQ)
+			continue;
+		u.q[u.head % SLOTQ] = u.c->x.rfree[--u.c->x.nrfree];
+		__atomic_store_n(&u.head, u.head + 1, __ATOMIC_RELEASE);
+		taken++;
+	}
+	__atomic_store_n(&u.stop, true, __ATOMIC_RELEASE);
+	pthread_join(u.t, NULL);
+	CU_ASSERT_TRUE(taken >= 100000);
+	CU_ASSERT_EQUAL(rel_free_slots(u.c), IO_REL_SLOTS);
+	static uint8_t seen[IO_REL_SLOTS];
+	memset(seen, 0, sizeof(seen));
+	int twice = 0;
+	for (uint32_t i = 0; i < u.c->x.nrfree; i++)
+		twice += seen[u.c->x.rfree[i]]++ > 0;
+	CU_ASSERT_EQUAL(twice, 0);
+}
+
 static const struct test_case rel_tests[] = {
 	TEST(test_rel_pinned_until_acked), TEST(test_rel_link_order_loss), TEST(test_rel_visible_down_and_back),
 	TEST(test_rel_receiver_acks), TEST(test_rel_bad_control), TEST(test_rel_per_peer),
 	TEST(test_rel_dead_peer), TEST(test_rel_next_tickless), TEST(test_bug_rel_queued_then_stalled), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
 	TEST(test_bug_rel_bye_window_full), TEST(test_bug_rel_bye_late_ack), TEST(test_bug_rel_bye_wakes_reader),
-	TEST(test_bug_rel_hole_bounded),
+	TEST(test_bug_rel_hole_bounded), TEST(test_rel_tx_unlocked_call), TEST(test_rel_tx_unlocked_relocks_to_sleep),
+	TEST(test_rel_slots_back_from_another_cpu),
 };
 
 static const struct test_case bug_tests[] = {
