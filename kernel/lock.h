@@ -16,6 +16,8 @@
 //                                put off for the kernel lock); one at a time
 //   LK_CHAN     a channel        a struct io and its transport's state; one
 //                                at a time, never held across a sleep
+//   LK_LB       the balancer     its domains and balanced channels (balance.c):
+//                                periods, decisions, the volumes sent
 //   LK_NICTX    a NIC's transmit its transmit ring (the driver's tx_batch,
 //                                tx_reclaim), its shaper, the completions put
 //                                off for the kernel lock; one at a time
@@ -46,6 +48,7 @@ enum lock_rank {
 	LK_KERNEL,
 	LK_NICRX,
 	LK_CHAN,
+	LK_LB,
 	LK_NICTX,
 	LK_REFILL,
 	LK_SCHED,

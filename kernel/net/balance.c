@@ -218,6 +218,13 @@ static void dom_reset(struct lb_dom *d)
 
 static bool ready;
 
+// The domains and the balanced channels' slots (LK_LB), taken only with
+// rxlock=fine (nl_lock), where a balanced channel's output_io runs without
+// the kernel lock: under it alone the senders are one CPU's at a time.
+// Held for a decision (lb_on_send), the volumes a send adds (lb_sent) and
+// the ctrl_io operations; lb_skip reads its own binding without it.
+static struct spinlock lb_lk = SPINLOCK_INIT("lb", LK_LB);
+
 static void init_once(void)
 {
 	if (!ready) {
@@ -292,11 +299,19 @@ static long lb_check(const struct io *c, uint64_t policy, uint64_t t_ms, uint64_
 	return -E_NOMEM; // LB_MAX balanced channels already
 }
 
+static long set_locked(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct);
+
 long lb_set(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
 {
 	init_once();
-	t_ms = t_ms ? t_ms : LB_DEFAULT_T_MS;
-	pct = pct ? pct : LB_DEFAULT_PCT;
+	nl_lock(&lb_lk);
+	long e = set_locked(c, policy, t_ms ? t_ms : LB_DEFAULT_T_MS, pct ? pct : LB_DEFAULT_PCT);
+	nl_unlock(&lb_lk);
+	return e;
+}
+
+static long set_locked(struct io *c, uint64_t policy, uint64_t t_ms, uint64_t pct)
+{
 	long e = lb_check(c, policy, t_ms, pct);
 	if (e) {
 		refused++;
@@ -394,10 +409,19 @@ static void dom_start(int k, uint64_t now)
 			d->st.cap[0], d->st.cap[1]);
 }
 
+static void on_send_locked(struct io *c);
+
 void lb_on_send(struct io *c)
 {
 	if (c->x.lb_slot < 0)
 		return;
+	nl_lock(&lb_lk);
+	on_send_locked(c);
+	nl_unlock(&lb_lk);
+}
+
+static void on_send_locked(struct io *c)
+{
 	int i = c->x.lb_slot, k = dom_of(c);
 	struct lb_dom *d = &doms[k];
 	uint64_t now = arch_rdtsc();
@@ -433,11 +457,15 @@ void lb_on_send(struct io *c)
 			lb_spare(&d->st, 1, c->x.lb_policy == IO_LB_HISTORY));
 }
 
+// Without the balancer's lock: a sender's binding changes only under it,
+// by its own send or a turn another sender's send makes, and a stale one
+// sends a packet on another of its links, which the receiver's order
+// restores (a balanced channel is striped).
 bool lb_skip(struct io *c, int peer, int nic)
 {
 	if (c->x.lb_slot < 0 || c->x.lb_policy == IO_LB_RR)
 		return false;
-	int b = doms[dom_of(c)].st.s[c->x.lb_slot].nic;
+	int b = __atomic_load_n(&doms[dom_of(c)].st.s[c->x.lb_slot].nic, __ATOMIC_RELAXED);
 	if (b < 0 || b == nic || !(c->x.peer_links[peer] & (1u << b)) || !demux_nics[b].link_up)
 		return false; // unbound, or its NIC cannot reach the peer now: any link
 	if (c->x.rel && c->x.rp[peer] && c->x.rp[peer]->l[b].state != IO_LINK_UP)
@@ -449,26 +477,38 @@ void lb_sent(struct io *c, int nic, uint64_t bytes)
 {
 	if (c->x.lb_slot < 0 || nic < 0 || nic >= LB_NICS)
 		return;
+	nl_lock(&lb_lk);
 	struct lb_dom *d = &doms[dom_of(c)];
 	struct lb_chan *ch = &chans[c->x.lb_slot];
-	if (!d->epoch)
-		return;
-	d->vol[nic] += bytes;
-	d->st.s[c->x.lb_slot].vol += bytes;
-	if (d->period < IO_LB_HIST) {
-		d->nic_bytes[d->period][nic] += bytes;
-		ch->bytes[d->period] += bytes;
+	if (d->epoch) {
+		d->vol[nic] += bytes;
+		d->st.s[c->x.lb_slot].vol += bytes;
+		if (d->period < IO_LB_HIST) {
+			d->nic_bytes[d->period][nic] += bytes;
+			ch->bytes[d->period] += bytes;
+		}
 	}
+	nl_unlock(&lb_lk);
 }
+
+static void stats_locked(struct io *c, struct io_lbstats *s);
 
 long lb_stats(struct io *c, struct io_lbstats *s)
 {
 	init_once();
 	memset(s, 0, sizeof(*s));
+	nl_lock(&lb_lk);
+	stats_locked(c, s);
+	nl_unlock(&lb_lk);
+	return 0;
+}
+
+static void stats_locked(struct io *c, struct io_lbstats *s)
+{
 	s->refused = refused;
 	if (c->x.lb_slot < 0) {
 		s->nic = -1;
-		return 0;
+		return;
 	}
 	const struct lb_chan *ch = &chans[c->x.lb_slot];
 	const struct lb_dom *d = &doms[ch->dom];
@@ -484,11 +524,13 @@ long lb_stats(struct io *c, struct io_lbstats *s)
 			s->nic_bytes[k][n] = d->nic_bytes[k][n];
 	for (int n = 0; n < LB_NICS; n++)
 		s->nic_cap[n] = d->st.cap[n];
-	return 0;
 }
 
 void lb_free(struct io *c)
 {
-	if (c->x.lb_slot >= 0)
-		dom_leave(c);
+	if (c->x.lb_slot < 0)
+		return;
+	nl_lock(&lb_lk);
+	dom_leave(c);
+	nl_unlock(&lb_lk);
 }

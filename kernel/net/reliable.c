@@ -296,6 +296,7 @@ void rel_pump_upto(struct io *c, int max)
 		for (int i = r; i < k; i++) // not on the wire
 			shaper_undo(n, &pk[first[n] + i]);
 		txb_unlock(n);
+		uint64_t lb_bytes = 0;
 		for (int i = 0; i < cnt[n]; i++) {
 			struct relq *e = &order[first[n] + i];
 			struct rel_peer *rp = c->x.rp[e->peer];
@@ -311,7 +312,7 @@ void rel_pump_upto(struct io *c, int max)
 			l->last_tx = now;
 			l->sent++;
 			c->st.link_tx[n]++;
-			lb_sent(c, n, wire_bytes(t));
+			lb_bytes += wire_bytes(t);
 			if (t->first) {
 				t->first = 0;
 				if (c->x.call_left)
@@ -322,6 +323,8 @@ void rel_pump_upto(struct io *c, int max)
 				c->st.tx_retransmits++;
 			}
 		}
+		if (lb_bytes) // a balanced channel's volume, counted once a doorbell
+			lb_sent(c, n, lb_bytes);
 	}
 }
 

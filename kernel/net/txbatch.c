@@ -270,9 +270,14 @@ static bool send_some(struct io *c, int nic, struct txgroup *g)
 	}
 	g->done += r;
 	c->st.link_tx[nic] += (uint64_t)r;
-	for (int i = 0; c->x.lb_slot >= 0 && i < r; i++) // a balanced channel's volume
-		for (int k = 0; k < g->p[g->done - r + i].nseg; k++)
-			lb_sent(c, nic, g->p[g->done - r + i].seg[k].len);
+	if (c->x.lb_slot >= 0) { // a balanced channel's volume, counted once a doorbell
+		uint64_t bytes = 0;
+		for (int i = 0; i < r; i++)
+			for (int k = 0; k < g->p[g->done - r + i].nseg; k++)
+				bytes += g->p[g->done - r + i].seg[k].len;
+		if (bytes)
+			lb_sent(c, nic, bytes);
+	}
 	if (r > 0)
 		c->st.tx_doorbells++;
 	else if (!tx_wait(c, &w, true)) // the ring is full (of any channel's packets)

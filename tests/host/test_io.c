@@ -13,6 +13,7 @@
 #include "net/stripe.h"
 #include "net/worker.h"
 #include "net/shaper.h"
+#include "net/balance.h"
 #include "res/res.h"
 #include "arch/x86_64/timer.h"
 #include <pthread.h>
@@ -3432,6 +3433,29 @@ static void test_rel_tx_unlocked_relocks_to_sleep(void)
 	demux_fine = false;
 }
 
+// rxlock=fine: a balanced channel's output_io runs without the kernel
+// lock too (it took it at its start before); its volume reaches the
+// balancer's domain (LK_LB), counted once a doorbell.
+static void test_lb_tx_unlocked_call(void)
+{
+	demux_fine = true;
+	struct chan c = stripe_chan(0, 4);
+	CU_ASSERT_EQUAL_FATAL(ctrl3(1, c.id, IO_OP_BALANCE, IO_LB_HISTORY, 0, 0), 0);
+	const uint64_t z[4] = { 0 }, sz[4] = { 100, 200, 300, 400 }, pos[4] = { 0, PG, 2 * PG, 3 * PG };
+	bool took = true;
+	CU_ASSERT_EQUAL(output_nolock(1, c.id, 4, z, sz, pos, &took), 4);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(fake_nics[0].ntx + fake_nics[1].ntx, 4);
+	struct io_lbstats l;
+	CU_ASSERT_EQUAL(lb_stats(chan_of(c.id), &l), 0);
+	CU_ASSERT_EQUAL(l.policy, IO_LB_HISTORY);
+	CU_ASSERT_EQUAL(l.bytes[0], 1000 + 4 * WIRE_FRAME_HLEN);
+	CU_ASSERT_EQUAL(l.nic_bytes[0][0] + l.nic_bytes[0][1], 1000 + 4 * WIRE_FRAME_HLEN);
+	CU_ASSERT_EQUAL(l.decisions, 1);
+	CU_ASSERT_EQUAL(stats(1, c.id).tx_unlocked_calls, 1);
+	demux_fine = false;
+}
+
 // The header slots' bookkeeping on two CPUs: CPU 0 takes slots off the
 // stack as an unlocked sender does, CPU 1 (a thread) gives each back as a
 // reclaim under the kernel lock does, without the channel's lock. With the
@@ -3500,7 +3524,7 @@ static const struct test_case rel_tests[] = {
 	TEST(test_rel_dead_peer), TEST(test_rel_next_tickless), TEST(test_bug_rel_queued_then_stalled), TEST(test_bug_rel_close_frames), TEST(test_bug_rel_peer_back_after_bye),
 	TEST(test_bug_rel_bye_window_full), TEST(test_bug_rel_bye_late_ack), TEST(test_bug_rel_bye_wakes_reader),
 	TEST(test_bug_rel_hole_bounded), TEST(test_rel_tx_unlocked_call), TEST(test_rel_tx_unlocked_relocks_to_sleep),
-	TEST(test_rel_slots_back_from_another_cpu),
+	TEST(test_rel_slots_back_from_another_cpu), TEST(test_lb_tx_unlocked_call),
 };
 
 static const struct test_case bug_tests[] = {

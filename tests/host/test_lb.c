@@ -16,6 +16,7 @@
 #include "arch/x86_64/timer.h"
 #include <io.h>
 #include <CUnit/CUnit.h>
+#include <pthread.h>
 #include <string.h>
 
 long sys_get_io(const uint64_t *a);
@@ -386,6 +387,63 @@ static void test_settings_bind_own_channels(void)
 	become(1);
 }
 
+// rxlock=fine: balanced channels send without the kernel lock, so two
+// CPUs' sends of one domain meet in the balancer. Each of two processes'
+// channels of one domain sends SENDS times from its own CPU (a thread as
+// CPU 1) at once: every byte is counted, in the domain and per channel.
+// Without the balancer's lock (as with the kernel lock alone, which an
+// unlocked call does not take) the sums lost bytes.
+enum { LB_SENDS = 1000000 };
+
+struct lb_cpu {
+	pthread_t t;
+	long id;
+	int nic, cpu;
+	uint32_t bytes;
+	int ready, go; // both start at once
+};
+
+static void *lb_sender(void *arg)
+{
+	struct lb_cpu *u = arg;
+	fake_set_cpu(u->cpu);
+	__atomic_store_n(&u->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&u->go, __ATOMIC_ACQUIRE))
+		;
+	for (int k = 0; k < LB_SENDS; k++)
+		sent(u->id, u->nic, u->bytes);
+	return NULL;
+}
+
+static void test_sends_of_two_cpus_counted(void)
+{
+	fake.tsc += 1000000000000ull; // a period of its own
+	demux_fine = true;            // the balancer's lock is taken
+	long a = open_chan(0x3, 40);
+	CU_ASSERT_EQUAL_FATAL(balance(a, IO_LB_HISTORY, 3600000, 0), 0);
+	become(2);
+	long b = open_chan(0x3, 41);
+	CU_ASSERT_EQUAL_FATAL(balance(b, IO_LB_HISTORY, 3600000, 0), 0); // the same domain
+	struct lb_cpu u = { .id = b, .nic = 1, .cpu = 1, .bytes = 1500 };
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&u.t, NULL, lb_sender, &u), 0);
+	while (!__atomic_load_n(&u.ready, __ATOMIC_ACQUIRE))
+		;
+	__atomic_store_n(&u.go, 1, __ATOMIC_RELEASE);
+	for (int k = 0; k < LB_SENDS; k++)
+		sent(a, 1, 1000);
+	pthread_join(u.t, NULL);
+	fake_set_cpu(0);
+	demux_fine = false;
+	struct io_lbstats s = lbstats(b);
+	CU_ASSERT_EQUAL(s.bytes[0], (uint64_t)LB_SENDS * 1500);
+	CU_ASSERT_EQUAL(s.nic_bytes[0][1], (uint64_t)LB_SENDS * 2500);
+	CU_ASSERT_EQUAL(close_chan(b), 0);
+	become(1);
+	s = lbstats(a);
+	CU_ASSERT_EQUAL(s.bytes[0], (uint64_t)LB_SENDS * 1000);
+	CU_ASSERT_EQUAL(close_chan(a), 0);
+}
+
 // The limiter alone: 1000 lines at one every 2 ms through a bucket of 8
 // and 4 a second: 8 at once, then one each 250 ms; the rest counted, and
 // the count printed before the next line let through. A group larger
@@ -424,6 +482,7 @@ int register_lb(void)
 	static const struct test_case io[] = {
 		TEST(test_balance_op),
 		TEST(test_settings_bind_own_channels),
+		TEST(test_sends_of_two_cpus_counted),
 		TEST(test_klimit_budget),
 	};
 	return ADD_SUITE("lb", setup, NULL, t) || ADD_SUITE("lb_io", io_setup, fake_io_teardown, io);
