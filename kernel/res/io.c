@@ -443,14 +443,16 @@ static long output_batch(struct io *c, int caller, const uint64_t *a);
 // under its own lock: a plain, raw or reliable channel (a reliable one's
 // acknowledgements, timers and link changes take the channel's lock too,
 // and its header slots come back by atomic bit, rel_slot_done), balanced
-// or not (the balancer's domains are under LK_LB), but with no routed peer
-// (the relay's slots are the kernel lock's). It then holds
+// or not (the balancer's domains are under LK_LB), its peers neighbours
+// or routed (a routed peer's trailer is the channel's own state and the
+// topology, fixed at boot; only forwarding uses the relay's slots). It
+// then holds
 // its channel's lock and, while it hands packets to a NIC or collects the
 // NIC's completions, that NIC's transmit lock (txbatch.c); it takes the
 // kernel lock only to sleep (a full ring, a paced wire, a full window).
 static bool output_unlocked(const struct io *c, int caller)
 {
-	if (!demux_fine || !c->rg.set || !c->n_out || c->x.routed)
+	if (!demux_fine || !c->rg.set || !c->n_out)
 		return false;
 	uint32_t holds = 1u + (c->n_in && c->rg.in_vr == c->rg.out_vr);
 	return vregion_private(caller, c->rg.out_vr, holds);

@@ -753,6 +753,40 @@ static void test_chan_send_routed(void)
 	CU_ASSERT_EQUAL(free_chan(x), 0);
 }
 
+// rxlock=fine: a send to a routed peer runs without the kernel lock (it
+// took it at its start before): its trailer is the channel's own state
+// and the topology's, not the relay's slots. The frame is as under the
+// lock: route flag, payload, trailer.
+static void test_chan_send_routed_unlocked(void)
+{
+	demux_fine = true;
+	long x = chan(1, 3);
+	CU_ASSERT_EQUAL(ctrl(x, IO_OP_NODE, IO_NODE(1, 1, 0), 0, 3), 0);
+	uint8_t pay[60];
+	for (int i = 0; i < 60; i++)
+		pay[i] = (uint8_t)(i ^ 0xa5);
+	uint64_t a[4];
+	int depth = klock_release_all(); // the system call's entry leaves it to output_io
+	long r = output_pay(x, 3, pay, sizeof(pay), a);
+	bool took = klock_held_by_me();
+	klock_release_all();
+	klock_reacquire(depth);
+	CU_ASSERT_EQUAL(r, 1);
+	CU_ASSERT_FALSE(took);
+	CU_ASSERT_EQUAL(ios[res_slot(x)].st.tx_unlocked_calls, 1);
+	CU_ASSERT_EQUAL_FATAL(fake_nics[0].ntx, 1);
+	const struct fake_tx *t = &fake_nics[0].tx[0];
+	CU_ASSERT_EQUAL(t->len, WIRE_FRAME_HLEN + 60 + WIRE_RTLEN);
+	CU_ASSERT_TRUE(wire_get_flags(t->bytes) & WIRE_F_ROUTE);
+	CU_ASSERT_EQUAL(memcmp(t->bytes + WIRE_FRAME_HLEN, pay, 60), 0);
+	struct wire_route w;
+	wire_get_route(t->bytes + WIRE_FRAME_HLEN + 60, &w);
+	CU_ASSERT_TRUE(w.dst == wire_node(1, 1, 0) && w.src == wire_node(0, 0, 0) && w.hops == 3);
+	fake_nic_tx_complete(0, -1);
+	demux_fine = false;
+	CU_ASSERT_EQUAL(free_chan(x), 0);
+}
+
 // A routed frame for this node reaches its channel with the payload where a
 // direct frame has it; on a striped channel its peer is found by origin.
 static void test_chan_receive_routed(void)
@@ -860,7 +894,7 @@ static void test_chan_reliable_routed(void)
 }
 
 static const struct test_case chan_tests[] = {
-	TEST(test_chan_node), TEST(test_chan_send_routed), TEST(test_chan_receive_routed),
+	TEST(test_chan_node), TEST(test_chan_send_routed), TEST(test_chan_send_routed_unlocked), TEST(test_chan_receive_routed),
 	TEST(test_chan_reliable_routed),
 };
 
