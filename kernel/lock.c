@@ -8,7 +8,7 @@
 #include <stdarg.h>
 
 static const char *const rank_names[] = {
-	[LK_KERNEL] = "LK_KERNEL", [LK_NICRX] = "LK_NICRX", [LK_CHAN] = "LK_CHAN", [LK_LB] = "LK_LB",
+	[LK_KERNEL] = "LK_KERNEL", [LK_NICRX] = "LK_NICRX", [LK_CHAN] = "LK_CHAN", [LK_LB] = "LK_LB", [LK_RELAY] = "LK_RELAY",
 	[LK_NICTX] = "LK_NICTX", [LK_REFILL] = "LK_REFILL", [LK_SCHED] = "LK_SCHED", [LK_TLB] = "LK_TLB",
 	[LK_PMEM] = "LK_PMEM",     [LK_HEAP] = "LK_HEAP",   [LK_CONSOLE] = "LK_CONSOLE",
 };

@@ -18,6 +18,8 @@
 //                                at a time, never held across a sleep
 //   LK_LB       the balancer     its domains and balanced channels (balance.c):
 //                                periods, decisions, the volumes sent
+//   LK_RELAY    the relay        its forwarding state (relay.c): free slots,
+//                                queues, link turns, counters
 //   LK_NICTX    a NIC's transmit its transmit ring (the driver's tx_batch,
 //                                tx_reclaim), its shaper, the completions put
 //                                off for the kernel lock; one at a time
@@ -49,6 +51,7 @@ enum lock_rank {
 	LK_NICRX,
 	LK_CHAN,
 	LK_LB,
+	LK_RELAY,
 	LK_NICTX,
 	LK_REFILL,
 	LK_SCHED,

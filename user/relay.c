@@ -45,6 +45,8 @@
 // its frames once it has seen them counted, this process too, and count=
 // more frames are each relayed once (drop_nomem unchanged): the relay
 // served on. The kernel's exit check says every frame came back.
+// unlocked=1 (with rxlock=fine): the served frames were all taken and
+// forwarded without the kernel lock, none put off for a settle.
 #include <utest.h>
 #include <netutil.h>
 
@@ -224,11 +226,17 @@ static void starved(struct chan *r, uint32_t n)
 	CHECK_EQ("pressure: none relayed meanwhile", s2.relayed, s1.relayed);
 }
 
+static bool arg_unlocked; // unlocked=1 (pressure, rxlock=fine): forwarded without the kernel lock
+
 // Frames free again: each of n routed frames is relayed once, then
-// dropped at its hop limit when it comes back.
+// dropped at its hop limit when it comes back. unlocked=1: every one of
+// them was taken, forwarded and dropped without the kernel lock (nothing
+// put off for a settle).
 static void served(struct chan *r, uint32_t n)
 {
 	struct io_relaystats s1, s2;
+	struct sysinfo i1, i2;
+	sysinfo(&i1);
 	relaystats(r, &s1);
 	CHECK_EQ("pressure: routed frames sent again", send_routed(r, n), n);
 	wait_counters(r, &s2, hops_at, s1.drop_hops + n);
@@ -237,6 +245,13 @@ static void served(struct chan *r, uint32_t n)
 	CHECK_EQ("pressure: no drop for want of a frame then", s2.drop_nomem, s1.drop_nomem);
 	printf("RELAY pressure relayed=%lu drop_nomem=%lu drop_hops=%lu drop_busy=%lu inflight=%lu\n", s2.relayed,
 	       s2.drop_nomem, s2.drop_hops, s2.drop_busy, s2.inflight);
+	sysinfo(&i2);
+	if (arg_unlocked) {
+		printf("RELAY pressure unlocked=%lu settles=%lu\n", i2.rx_unlocked - i1.rx_unlocked,
+		       i2.rx_settles - i1.rx_settles);
+		CHECK("pressure: relayed without the kernel lock", i2.rx_unlocked - i1.rx_unlocked >= 2 * n);
+		CHECK_EQ("pressure: nothing put off for it", i2.rx_settles - i1.rx_settles, 0);
+	}
 }
 
 static int pressure(int argc, char **argv)
@@ -246,6 +261,7 @@ static int pressure(int argc, char **argv)
 	struct hog h;
 	int status = -1;
 	uint32_t n = (uint32_t)arg_long(argc, argv, "count", 32);
+	arg_unlocked = arg_long(argc, argv, "unlocked", 0) != 0;
 	n = n < 1 ? 1 : n > 64 ? 64 : n;
 	CHECK_EQ("pressure: sink channel open (NIC 1, never read)", chan_open(&k, 0, IO_DEV_ETHER(1, 79), 1, 0), 0);
 	CHECK_EQ("pressure: its feeder open (NIC 0)", chan_open(&t, 1, IO_DEV_ETHER(0, 79), 0, 64), 0);

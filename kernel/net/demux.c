@@ -197,8 +197,8 @@ static int peer_by_node(struct io *c, uint32_t src)
 
 // The receive path runs without the kernel lock on a further CPU's idle
 // poll (demux_poll_nolock): what needs the lock is put off to the end of
-// the poll round (settle): a routed frame (the relay transmits), a
-// reliable channel's control frame (it settles sends, wakes senders), the
+// the poll round (settle): a reliable channel's control frame (it settles
+// sends, wakes senders), the
 // remap of held packets into a waiting batch and the acknowledgements made
 // due. Per CPU: the channels handed packets, the NICs with frames put off.
 static uint32_t settle_chans[MAXCPU];
@@ -259,8 +259,6 @@ static uint64_t *dispatch(int nic, const struct pkt *f, bool error)
 	bool nolock = !nl_klocked();
 	if (nolock)
 		__atomic_add_fetch(&demux_unlocked, 1, __ATOMIC_RELAXED);
-	if (nolock && (flags & WIRE_F_ROUTE))
-		return put_off(nic, f) ? NULL : &ni->drop_later;
 	uint32_t src = RT_NONE; // a routed frame's origin
 	if ((flags & WIRE_F_ROUTE) && relay_rx(f, len, &src))
 		return NULL; // forwarded, or dropped and counted by the relay
@@ -336,8 +334,7 @@ static int drain_some(int nic, int max)
 	__atomic_add_fetch(&demux_taken, (uint64_t)n, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		take_fragment(nic, &fr[i]);
-	if (nl_klocked())
-		relay_flush(); // what the relay forwarded from them: one doorbell per NIC
+	relay_flush(); // what the relay forwarded from them: one doorbell per NIC
 	maybe_refill(nic);
 	return n;
 }

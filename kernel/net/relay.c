@@ -34,9 +34,18 @@
 
 struct rt_topo route_topo = { .me = RT_NONE };
 
+// The forwarding state below is the relay's lock's (LK_RELAY, taken only
+// with rxlock=fine, nl_lock: then a relay node's receive path forwards
+// without the kernel lock, on whichever CPU polls the NIC). A completion
+// gives its slot back without it (relay_done), from any CPU's reclaim,
+// which may hold a NIC's transmit lock (ranked below the relay's): its
+// buffers straight back to their ring, its slot as a bit set by atomic or
+// that the free stack takes under the lock (take_back).
+static struct spinlock relay_lk = SPINLOCK_INIT("relay", LK_RELAY);
 static struct pkt inflight[RELAY_SLOTS];
 static uint16_t free_slot[RELAY_SLOTS];
 static int nfree;
+static uint64_t slot_back[RELAY_SLOTS / 64];
 static struct netpkt queue[NETDEV_MAX][RELAY_BATCH];
 static int nqueued[NETDEV_MAX];
 static uint32_t queued_mask; // NICs with a frame in queue: relay_flush's
@@ -54,6 +63,7 @@ void relay_init(const struct rt_topo *t)
 	nfree = RELAY_SLOTS;
 	for (int i = 0; i < RELAY_SLOTS; i++)
 		free_slot[i] = (uint16_t)(RELAY_SLOTS - 1 - i);
+	memset(slot_back, 0, sizeof(slot_back));
 	memset(nqueued, 0, sizeof(nqueued));
 	memset(next_link, 0, sizeof(next_link));
 	memset(&rst, 0, sizeof(rst));
@@ -122,6 +132,20 @@ static int lane_link(int n, int in_nic)
 	return pick_link(n);
 }
 
+// The slots completions gave back, onto the free stack (the lock held).
+static void take_back(void)
+{
+	for (int w = 0; w < RELAY_SLOTS / 64; w++) {
+		if (!__atomic_load_n(&slot_back[w], __ATOMIC_RELAXED))
+			continue;
+		for (uint64_t m = __atomic_exchange_n(&slot_back[w], 0, __ATOMIC_ACQUIRE); m; m &= m - 1)
+			if (nfree < RELAY_SLOTS)
+				free_slot[nfree++] = (uint16_t)(w * 64 + __builtin_ctzll(m));
+	}
+}
+
+static void flush_locked(void);
+
 static void drop(const struct pkt *f, uint64_t *counter)
 {
 	(*counter)++;
@@ -135,9 +159,11 @@ static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, in
 {
 	int nic = route_topo.dimnics[route_topo.nb[n].dim][j];
 	if (!nfree)
+		take_back();
+	if (!nfree)
 		return drop(f, &rst.drop_busy);
 	if (nqueued[nic] == RELAY_BATCH)
-		relay_flush(); // finished sends' buffers back to their rings too
+		flush_locked(); // finished sends' buffers back to their rings too
 	if (demux_replenish(f->nic, f->nbuf) < 0)
 		return drop(f, &rst.drop_nomem);
 	uint8_t *h = arch_p2v(f->buf[0]);
@@ -162,7 +188,17 @@ static void forward(const struct pkt *f, uint32_t flen, uint32_t toff, int n, in
 	rst.link_tx[nic]++;
 }
 
+static bool rx_locked(const struct pkt *f, uint32_t len, uint32_t *src);
+
 bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
+{
+	nl_lock(&relay_lk);
+	bool r = rx_locked(f, len, src);
+	nl_unlock(&relay_lk);
+	return r;
+}
+
+static bool rx_locked(const struct pkt *f, uint32_t len, uint32_t *src)
 {
 	uint32_t toff = WIRE_FRAME_HLEN + len;
 	uint8_t t[WIRE_RTLEN];
@@ -205,13 +241,15 @@ bool relay_rx(const struct pkt *f, uint32_t len, uint32_t *src)
 	return true;
 }
 
+// A forwarded frame the NIC is done with (or never took): without the
+// relay's lock, see relay_lk. Each slot completes once.
 void relay_done(uint32_t slot)
 {
 	if (slot >= RELAY_SLOTS || !inflight[slot].nbuf)
 		return;
 	demux_give_back(&inflight[slot]);
 	inflight[slot].nbuf = 0;
-	free_slot[nfree++] = (uint16_t)slot;
+	__atomic_fetch_or(&slot_back[slot / 64], 1ull << (slot % 64), __ATOMIC_RELEASE);
 }
 
 // One outgoing NIC's queue: finished sends reclaimed first (room, and the
@@ -239,17 +277,29 @@ static void flush_nic(int nic)
 	}
 	if (r > 0)
 		rst.batches++, rst.doorbells++;
+	take_back();
 	uint64_t held = (uint64_t)(RELAY_SLOTS - nfree);
 	if (held > rst.inflight_max)
 		rst.inflight_max = held;
 	txb_reclaim_nic(nic); // QEMU's e1000 sends inside the doorbell write
 }
 
-void relay_flush(void)
+static void flush_locked(void)
 {
 	for (uint32_t m = queued_mask; m; m &= m - 1)
 		flush_nic(__builtin_ctz(m));
 	queued_mask = 0;
+}
+
+// What a CPU queued it flushes itself at the end of its poll, so a read
+// of the mask without the lock that finds none has none of its own.
+void relay_flush(void)
+{
+	if (!__atomic_load_n(&queued_mask, __ATOMIC_RELAXED))
+		return;
+	nl_lock(&relay_lk);
+	flush_locked();
+	nl_unlock(&relay_lk);
 }
 
 // ------------------------------------------------------------ channels
@@ -288,8 +338,11 @@ long relay_set_peer(struct io *c, uint64_t node, uint64_t peer, uint64_t hops)
 
 void relay_get_stats(struct io_relaystats *s)
 {
+	nl_lock(&relay_lk);
+	take_back();
 	*s = rst;
 	s->inflight = (uint64_t)(RELAY_SLOTS - nfree);
+	nl_unlock(&relay_lk);
 }
 
 long relay_stats(uint64_t uptr)

@@ -105,6 +105,8 @@ static void tx_done(uint64_t cookie, void *arg)
 	const struct reclaim *r = arg;
 	if (nl_klocked())
 		return done_locked(cookie);
+	if (!(cookie >> 63) && (cookie & 0xff) == TXB_RELAY_TAG) // the relay's: no lock of its own needed
+		return relay_done((uint32_t)(cookie >> 8));
 	if (r->mine && plain_of(cookie) == r->mine) { // the reclaiming call's own
 		plain_done(r->mine, cookie);
 		return;

@@ -92,7 +92,7 @@ static void test_static_lock(void)
 	CU_ASSERT_EQUAL(lock_violations(), 0);
 	spin_lock(&heap);
 	spin_lock(&static_lock);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes static (LK_TLB=7) holding heap"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes static (LK_TLB=8) holding heap"));
 	spin_unlock(&static_lock);
 	spin_unlock(&heap);
 	CU_ASSERT_TRUE(is_free(&static_lock));
@@ -106,8 +106,8 @@ static void test_inversion_names_both_locks(void)
 	CU_ASSERT_EQUAL(nfailed, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "inversion"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "cpu 0"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes sched (LK_SCHED=6)"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "holding heap (LK_HEAP=9)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes sched (LK_SCHED=7)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "holding heap (LK_HEAP=10)"));
 	// Reported, not refused: the caller has the lock it asked for.
 	CU_ASSERT_TRUE(spin_held_by_me(&sched));
 	spin_unlock(&sched);
@@ -124,7 +124,7 @@ static void test_inversion_against_innermost(void)
 	CU_ASSERT_TRUE(spin_trylock(&sched));
 	spin_lock(&tlb);
 	CU_ASSERT_EQUAL(lock_violations(), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes tlb (LK_TLB=7) holding heap"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes tlb (LK_TLB=8) holding heap"));
 	spin_unlock(&tlb);
 	spin_unlock(&sched);
 	spin_unlock(&heap);
@@ -134,7 +134,7 @@ static void test_inversion_against_innermost(void)
 	spin_lock(&pmem);
 	spin_lock(&other);
 	CU_ASSERT_EQUAL(lock_violations(), 2);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes pmem2 (LK_PMEM=8) holding pmem (LK_PMEM=8)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "takes pmem2 (LK_PMEM=9) holding pmem (LK_PMEM=9)"));
 	spin_unlock(&other);
 	spin_unlock(&pmem);
 }
@@ -165,7 +165,7 @@ static void test_inversion_panics_by_default(void)
 	spin_lock(&console);
 	EXPECT_PANIC(spin_lock(&tlb));
 	CU_ASSERT_PTR_NOT_NULL(strstr(fake_panic_msg, "lock checker: lock inversion: cpu 0 takes tlb"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(fake_console, "holding console (LK_CONSOLE=10)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(fake_console, "holding console (LK_CONSOLE=11)\n"));
 	CU_ASSERT_EQUAL(lock_violations(), 1);
 }
 
@@ -174,7 +174,7 @@ static void test_retake_reported_not_hung(void)
 	spin_lock(&pmem);
 	spin_lock(&pmem);
 	CU_ASSERT_EQUAL(lock_violations(), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "deadlock: cpu 0 takes pmem (LK_PMEM=8), which it holds"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "deadlock: cpu 0 takes pmem (LK_PMEM=9), which it holds"));
 	spin_unlock(&pmem);
 	CU_ASSERT_TRUE(is_free(&pmem));
 	CU_ASSERT_EQUAL(fake_irq_depth, 0);
@@ -185,13 +185,13 @@ static void test_unlock_misuse(void)
 {
 	spin_unlock(&heap);
 	CU_ASSERT_EQUAL(lock_violations(), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "misuse: cpu 0 releases heap (LK_HEAP=9), which is free"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "misuse: cpu 0 releases heap (LK_HEAP=10), which is free"));
 	fake_set_cpu(1);
 	spin_lock(&heap);
 	fake_set_cpu(0);
 	spin_unlock(&heap);
 	CU_ASSERT_EQUAL(lock_violations(), 2);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "releases heap (LK_HEAP=9), held by cpu 1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "releases heap (LK_HEAP=10), held by cpu 1"));
 	// Not released: cpu 1 still has it.
 	CU_ASSERT_FALSE(spin_trylock(&heap));
 	fake_set_cpu(1);
@@ -319,7 +319,7 @@ static void test_sleep_with_spinlock(void)
 	spin_lock(&pmem);
 	lock_check_may_sleep();
 	CU_ASSERT_EQUAL(lock_violations(), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "sleep: cpu 0 gives up the CPU holding pmem (LK_PMEM=8)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "sleep: cpu 0 gives up the CPU holding pmem (LK_PMEM=9)"));
 	spin_unlock(&pmem);
 	klock_unlock();
 	klock_unlock();
@@ -402,7 +402,7 @@ static void test_overflow(void)
 	}
 	// Each after the first is an inversion; the last does not fit as well.
 	CU_ASSERT_EQUAL(lock_violations(), LOCK_MAXHELD + 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "overflow: cpu 0 takes deep (LK_CONSOLE=10) holding 12"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "overflow: cpu 0 takes deep (LK_CONSOLE=11) holding 12"));
 	for (int i = LOCK_MAXHELD; i >= 0; i--)
 		spin_unlock(&l[i]);
 	CU_ASSERT_EQUAL(lock_violations(), LOCK_MAXHELD + 1);

@@ -301,6 +301,44 @@ static void forward_case(uint32_t len)
 	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
 }
 
+// rxlock=fine: a relay node's receive path forwards without the kernel
+// lock, on the CPU that polls the NIC (it put every routed frame off for
+// the kernel lock before, a settle each round), and a reclaim without the
+// kernel lock gives the forwarded frames' slots and buffers back at once
+// (it put them off before). The frames leave as under the lock.
+static void test_forward_unlocked(void)
+{
+	demux_fine = true;
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_FATAL(fake_nic_rx(0, fb, routed(0, wire_node(1, 1, 0), 4, 1000), false) == 1);
+	demux_rx_ready(netdev_get(0), NULL); // NIC 0 polled from now on, as after its interrupt
+	uint64_t settles = demux_settles, off = txb_put_off;
+	int depth = klock_release_all();
+	demux_poll_nolock(DEMUX_BUDGET);
+	bool held = klock_held_by_me();
+	int sent = fake_nics[1].ntx;
+	fake_nic_tx_complete(1, -1);
+	txb_reclaim_nic(1); // another CPU's reclaim, without the kernel lock too
+	klock_reacquire(depth);
+	CU_ASSERT_FALSE(held);
+	CU_ASSERT_EQUAL(demux_settles, settles); // nothing put off for the kernel lock
+	CU_ASSERT_EQUAL(sent, 8);
+	CU_ASSERT_EQUAL(memcmp(fake_nics[1].tx[0].bytes, MC, 6), 0);
+	bool same = true;
+	for (int k = 0; k < 8; k++)
+		for (uint32_t i = 0; i < 1000; i++)
+			same &= sent_byte(1, k, WIRE_FRAME_HLEN + i) == (uint8_t)(i * 7 + 3);
+	CU_ASSERT_TRUE(same);
+	struct io_relaystats s = rstats();
+	CU_ASSERT_EQUAL(s.relayed, 8);
+	CU_ASSERT_EQUAL(s.inflight, 0); // given back by the unlocked reclaim
+	CU_ASSERT_EQUAL(txb_put_off, off);
+	demux_fine = false;
+	finish();
+	CU_ASSERT_EQUAL(fake_nics[0].rx_posted, FAKE_NIC_RX_SLOTS);
+	CU_ASSERT_EQUAL(pmem_free_count(), nfree0);
+}
+
 static void test_forward_short(void) { forward_case(100); }
 static void test_forward_jumbo(void) { forward_case(8960); }
 // The trailer straddles the first and second buffers.
@@ -904,7 +942,7 @@ static const struct test_case route_tests[] = {
 };
 
 static const struct test_case relay_tests[] = {
-	TEST(test_forward_short), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
+	TEST(test_forward_short), TEST(test_forward_unlocked), TEST(test_forward_jumbo), TEST(test_forward_trailer_split),
 	TEST(test_forward_batch), TEST(test_drops), TEST(test_not_for_this_relay), TEST(test_down_and_busy),
 	TEST(test_stripe_links), TEST(test_lanes), TEST(test_no_topology), TEST(test_no_frame_to_replenish),
 	TEST(test_replenish_all_or_nothing),
