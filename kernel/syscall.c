@@ -9,6 +9,7 @@
 #include "res/pmem.h"
 #include "res/res.h"
 #include "res/tlb.h"
+#include "res/io.h"
 #include "net/demux.h"
 #include "arch/x86_64/cpu.h"
 #include "arch/x86_64/timer.h"
@@ -160,6 +161,8 @@ long sys_sysinfo(const uint64_t *a)
 		.tlb_ipis = tlb_ipis, .tlb_requests = tlb_requests, .tlb_deferred = tlb_deferred,
 		.tlb_wait_tsc = tlb_wait_tsc, .tlb_answer_tsc = tlb_answer_tsc,
 		.tlb_answers = tlb_answers, .rx_unlocked = demux_unlocked, .rx_settles = demux_settles,
+		.poll_mode = io_poll_halts ? SYS_POLL_TIMER : demux_irq_wait ? SYS_POLL_IRQ : SYS_POLL_SPIN,
+		.rx_fine = demux_fine,
 	};
 	for (int c = 0; c < proc_ncpu() && c < 8; c++) {
 		si.cpu_idle_tsc[c] = proc_cpu_idle_tsc(c);

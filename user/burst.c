@@ -27,7 +27,7 @@
 
 #define BATCH 128
 static struct chan c;
-static bool poll_irq; // poll=irq on the command line (the kernel's polling mode)
+static bool poll_irq; // the kernel polls with poll=irq (sysinfo.poll_mode)
 
 // A call's result in the failure lines: its error's name when negative,
 // else whether the count fell short of want (err_name of a count, which is
@@ -333,8 +333,8 @@ static int server(void)
 	CHECK_EQ("nothing dropped", s.drop_noslot + s.drop_badslot, 0);
 	// The first interrupt of a batch switches its NIC to polling; a batch
 	// already waiting when input_io starts needs none. Striped: one per link.
-	// With poll=irq (the kernel's word, passed here too) a NIC whose ring
-	// ran empty goes back to interrupts within a batch: at most one a packet.
+	// With poll=irq (the kernel says so in sysinfo) a NIC whose ring ran
+	// empty goes back to interrupts within a batch: at most one a packet.
 	if (poll_irq)
 		CHECK("at most one receive interrupt per packet (poll=irq)", s.rx_irqs <= s.rx_packets);
 	else
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 	struct sysinfo s0, s1;
 	sysinfo(&s0);
 	bool srv = !strcmp(arg_get(argc, argv, "role", "client"), "server");
-	poll_irq = !strcmp(arg_get(argc, argv, "poll", "spin"), "irq");
+	poll_irq = s0.poll_mode == SYS_POLL_IRQ;
 	CHECK_EQ("channel open, peer set", chan_setup(&c, 0, argc, argv, 2, srv ? BATCH : 1, srv ? 1 : BATCH), 0);
 	ctrl_io(c.io, IO_OP_TIMEOUT, (unsigned long)arg_long(argc, argv, "timeout_ms", 20000) * 1000, 0, 0);
 	if (srv)

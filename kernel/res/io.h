@@ -26,6 +26,7 @@ void io_init(const struct io_options *o);
 // Scheduler idle work: finished sends reclaimed, then the worker's run.
 // True while a NIC is polled.
 bool io_idle_poll(void);
+extern bool io_poll_halts; // poll=timer
 uint64_t io_next_event(uint64_t now); // the network timers' next work (UINT64_MAX: none)
 // True when frames were taken from a NIC since its last call.
 bool io_idle_found(void);

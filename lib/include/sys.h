@@ -44,7 +44,14 @@ struct sysinfo {
 	uint64_t cpu_spin_tsc[8]; // TSC ticks each CPU waited for kernel locks (part of its busy time)
 	uint64_t rx_unlocked;   // frames the receive path took without the kernel lock
 	uint64_t rx_settles;    // the kernel-lock sections it took for them (one per poll round)
+	uint64_t poll_mode;     // how an idle CPU polls its NICs (poll=): SYS_POLL_SPIN,
+	                        // SYS_POLL_IRQ or SYS_POLL_TIMER
+	uint64_t rx_fine;       // 1: rxlock=fine (I/O without the kernel lock), 0: rxlock=kernel
 };
+
+#define SYS_POLL_SPIN 0  // spins while its NICs are polled (the default)
+#define SYS_POLL_IRQ 1   // halts once their rings are empty, woken by the next interrupt
+#define SYS_POLL_TIMER 2 // halts between polls, woken by a fast tick
 
 #define SYSCALL(nr, name, ret, args) ret name args;
 #include "../syscalls.def"
