@@ -6,7 +6,11 @@
 # the e1000 and e1000e, net_virtio on virtio-net), then pkt.then's second
 # phase if any.  Kernel command line keys as init.sh's, plus
 # pkt.hugepages=N (2 MB pages, default 64) and pkt.ceilms=MS (mode
-# ceiling: how long the sender sends per size).
+# ceiling: how long the sender sends per size).  pkt.nics=N (N > 1, mode
+# window): the first N NICs bound, one EAL lcore per CPU (-l 0-(nproc-1))
+# and dpdkbench --ports N, the stream striped over them (dpdkstripe.h);
+# pkt.peer then lists the peer's MAC on each NIC, comma-separated.  One
+# NIC (the default) is the plain form: the first NIC, lcore 0.
 HUGEPAGES=64 CEILMS=1000
 for w in $(cat /proc/cmdline); do
 	case "$w" in
@@ -20,22 +24,30 @@ dpdk_fail() {
 	halt_now
 }
 
-# The first Ethernet controller (PCI class 0x0200) on the bus; sets BDF.
-dpdk_find_nic() {
+# The first $PORTS Ethernet controllers (PCI class 0x0200) on the bus, in
+# bus order (DPDK's port order); sets BDFS and BDF (the first).
+dpdk_find_nics() {
+	BDFS= BDF=
 	for d in /sys/bus/pci/devices/*; do
-		case "$(cat "$d/class")" in 0x0200*) BDF=${d##*/}; return 0 ;; esac
+		case "$(cat "$d/class")" in 0x0200*) BDFS="$BDFS ${d##*/}" ;; esac
+		[ "$(echo $BDFS | wc -w)" -lt "$PORTS" ] || break
 	done
-	return 1
+	BDF=$(echo $BDFS | cut -d' ' -f1)
+	[ "$(echo $BDFS | wc -w)" = "$PORTS" ]
 }
 
-# Binds $BDF to uio_pci_generic by its vendor and device IDs (no other
-# driver holds it: init.sh loaded none).
-dpdk_bind_nic() {
-	local d=/sys/bus/pci/devices/$BDF v i=0
+# Binds $BDFS to uio_pci_generic by their vendor and device IDs (no other
+# driver holds them: init.sh loaded none; new_id takes every device of
+# those IDs).
+dpdk_bind_nics() {
+	local d v i b
 	for m in $(cat /lib/modules/dpdk.order); do insmod "/lib/modules/$m.ko" || return 1; done
-	v=$(cat "$d/vendor") i=$(cat "$d/device")
-	echo "${v#0x} ${i#0x}" >/sys/bus/pci/drivers/uio_pci_generic/new_id || return 1
-	wait_until 50 dpdk_bound "$d" # init.sh's
+	for b in $BDFS; do
+		d=/sys/bus/pci/devices/$b
+		v=$(cat "$d/vendor") i=$(cat "$d/device")
+		dpdk_bound "$d" || echo "${v#0x} ${i#0x}" >/sys/bus/pci/drivers/uio_pci_generic/new_id 2>/dev/null
+		wait_until 50 dpdk_bound "$d" || return 1 # init.sh's
+	done
 }
 
 # Whether the PCI device at sysfs path $1 is bound to uio_pci_generic.
@@ -52,15 +64,18 @@ dpdk_hugepages() {
 # one) and keeps its runtime files under /var/run/dpdk.
 chmod 755 / /lib /lib/dpdk
 mkdir -p /var/run/dpdk
-dpdk_find_nic || dpdk_fail "no Ethernet controller on the PCI bus"
+PORTS=${NICS:-1} LCORES=0
+[ "$PORTS" -gt 1 ] && LCORES=0-$(($(nproc) - 1))
+dpdk_find_nics || dpdk_fail "$PORTS Ethernet controllers wanted on the PCI bus, found:$BDFS"
 dpdk_hugepages || dpdk_fail "cannot reserve $HUGEPAGES hugepages of 2 MB"
-dpdk_bind_nic || dpdk_fail "cannot bind $BDF to uio_pci_generic"
+dpdk_bind_nics || dpdk_fail "cannot bind$BDFS to uio_pci_generic"
 export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu
 set --
 for so in /lib/dpdk/*.so*; do set -- "$@" -d "$so"; done
-EAL="-l 0 -n 1 --in-memory --huge-dir /mnt/huge --iova-mode=pa --no-telemetry -a $BDF $*"
-echo "GUEST up kernel=$(uname -r) nic=$NIC bdf=$BDF id=$(cat "/sys/bus/pci/devices/$BDF/vendor"):$(cat \
-	"/sys/bus/pci/devices/$BDF/device") bound=uio_pci_generic hugepages=${HUGEPAGES}x2M" \
+for b in $BDFS; do set -- "$@" -a "$b"; done
+EAL="-l $LCORES -n 1 --in-memory --huge-dir /mnt/huge --iova-mode=pa --no-telemetry $*"
+echo "GUEST up kernel=$(uname -r) nic=$NIC bdf=$(echo $BDFS | tr ' ' ,) id=$(cat "/sys/bus/pci/devices/$BDF/vendor"):$(cat \
+	"/sys/bus/pci/devices/$BDF/device") bound=uio_pci_generic hugepages=${HUGEPAGES}x2M cpus=$(nproc) lcores=$LCORES" \
 	"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 [ -n "$ROLE" ] || dpdk_fail "no pkt.role on the kernel command line"
 # next_phase (init.sh) sets up the second phase, e.g. the other role.
@@ -69,6 +84,7 @@ while :; do
 		set -- --role "$ROLE" --mode "$m" --sizes "$SIZES" --runs "$RUNS" --warmup "$WARMUP" \
 			--timeout-ms "$TIMEOUT" --idle-timeout-ms "$IDLE" --gap-ms "$GAP" --cpu-ms "$CPU" --ceiling-ms "$CEILMS"
 		[ -n "$PEER" ] && set -- "$@" --peer "$PEER"
+		[ "$PORTS" -gt 1 ] && set -- "$@" --ports "$PORTS"
 		[ "$RXCOUNT" = 1 ] && [ "$ROLE" = server ] && set -- "$@" --rx-count
 		# shellcheck disable=SC2086
 		/bin/dpdkbench $EAL -- "$@"

@@ -50,10 +50,14 @@
 // Usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]
 //        [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]
 //        [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]
-//        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count]
-//        dpdkbench --selfcheck   (the pattern code against wire.h; no EAL)
+//        [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count] [--ports N]
+//        dpdkbench --selfcheck   (the pattern code against wire.h, the
+//                                 striped window's bookkeeping; no EAL)
 // Mode `window`: the windowed stream of pktwindow.h (user/stream.c's wire
 // format and flow control), its frames sent from mbufs by reference.
+// With --ports N (N > 1; --peer then lists the peer's MAC on each port):
+// that stream striped over the first N ports, one lcore a port
+// (dpdkstripe.h).
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdbool.h>
@@ -77,7 +81,8 @@
 // so no frame is ever chained; 512 receive descriptors hold four bursts.
 #define DB_RX_DESC 512
 #define DB_TX_DESC 512
-#define DB_POOL_N 2047
+#define DB_POOL_N(ports) (1023 + 1024 * (ports)) // 2047 for one port
+#define DB_MAX_PORTS 4
 #define DB_MBUF_DATA (16384 + RTE_PKTMBUF_HEADROOM)
 #define DB_RX_BURST 32
 #define DB_MTU 9000
@@ -95,6 +100,8 @@ struct opts {
 	int runs, warmup;
 	int timeout_ms, probe_timeout_ms, idle_timeout_ms, gap_ms, cpu_ms, ceiling_ms;
 	bool rx_count; // server: under insnplugin.so (rxmark.h's rx_defer)
+	uint16_t nports;                // --ports: the striped window over this many
+	uint8_t peers[DB_MAX_PORTS][6]; // --peer's MAC on each port (peer: port 0's)
 };
 
 // The NIC's port: received mbufs not yet handed out, the one held.
@@ -134,12 +141,14 @@ static long irq_count(void)
 
 // ---------------------------------------------------------------- port
 
-static struct port g_port;
+// g_ports[0] is the port of every mode; the striped window uses them all.
+static struct port g_ports[DB_MAX_PORTS];
 static const struct opts *g_opts;
 
-// The first port EAL found (the allowlisted NIC), one RX and one TX queue,
-// MTU 9000, started and with its link up.
-static void port_open(struct port *p)
+// The next port EAL found from `from` on (the allowlisted NICs, in PCI
+// order), one RX and one TX queue on `pool`, MTU 9000, started and with its
+// link up.
+static void port_open(struct port *p, uint16_t from, struct rte_mempool *pool)
 {
 	struct rte_eth_conf conf = { .rxmode = { .mtu = DB_MTU } };
 	struct rte_eth_dev_info info;
@@ -148,16 +157,14 @@ static void port_open(struct port *p)
 	uint16_t nrx = DB_RX_DESC, ntx = DB_TX_DESC;
 	int rc;
 	memset(p, 0, sizeof *p);
-	if (rte_eth_dev_count_avail() < 1)
-		die("no DPDK port (is the NIC bound to uio_pci_generic and its PMD loaded?)");
-	p->id = (uint16_t)rte_eth_find_next(0);
+	p->id = (uint16_t)rte_eth_find_next(from);
+	if (p->id >= RTE_MAX_ETHPORTS)
+		die("no DPDK port from %u on (is the NIC bound to uio_pci_generic and its PMD loaded?)", from);
 	if ((rc = rte_eth_dev_info_get(p->id, &info)) != 0)
 		die("rte_eth_dev_info_get: %d", rc);
 	if (info.max_rx_pktlen < DB_MTU + RTE_ETHER_HDR_LEN)
 		die("%s: frames of at most %u bytes", info.driver_name, info.max_rx_pktlen);
-	p->pool = rte_pktmbuf_pool_create("frames", DB_POOL_N, 64, 0, DB_MBUF_DATA, (int)rte_socket_id());
-	if (!p->pool)
-		die("mbuf pool: %s", rte_strerror(rte_errno));
+	p->pool = pool;
 	if ((rc = rte_eth_dev_configure(p->id, 1, 1, &conf)) != 0)
 		die("rte_eth_dev_configure (%s): %d", info.driver_name, rc);
 	if ((rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &nrx, &ntx)) != 0)
@@ -173,10 +180,25 @@ static void port_open(struct port *p)
 	rte_eth_link_get(p->id, &link); // waits for the link (up to 9 s)
 	struct rte_eth_rxq_info rxq = { 0 };
 	rte_eth_rx_queue_info_get(p->id, 0, &rxq);
-	printf("DPDK port=%u driver=%s rxd=%u txd=%u mtu=%u link=%s speed=%u scattered_rx=%d\n", p->id,
-	       info.driver_name, nrx, ntx, DB_MTU, link.link_status ? "up" : "down", link.link_speed,
-	       rxq.scattered_rx);
+	printf("DPDK port=%u driver=%s rxd=%u txd=%u mtu=%u link=%s speed=%u scattered_rx=%d "
+	       "mac=%02x:%02x:%02x:%02x:%02x:%02x\n", p->id, info.driver_name, nrx, ntx, DB_MTU,
+	       link.link_status ? "up" : "down", link.link_speed, rxq.scattered_rx, p->mac[0], p->mac[1], p->mac[2],
+	       p->mac[3], p->mac[4], p->mac[5]);
 	fflush(stdout);
+}
+
+// The first n ports, one mbuf pool for all of them.
+static void ports_open(uint16_t n)
+{
+	if (rte_eth_dev_count_avail() < n)
+		die("%u DPDK ports wanted, %u found (are the NICs bound to uio_pci_generic and their PMD loaded?)",
+		    n, rte_eth_dev_count_avail());
+	struct rte_mempool *pool =
+		rte_pktmbuf_pool_create("frames", DB_POOL_N(n), 64, 0, DB_MBUF_DATA, (int)rte_socket_id());
+	if (!pool)
+		die("mbuf pool: %s", rte_strerror(rte_errno));
+	for (uint16_t i = 0; i < n; i++)
+		port_open(&g_ports[i], i ? (uint16_t)(g_ports[i - 1].id + 1) : 0, pool);
 }
 
 // A received mbuf as a frame; a chained one (never expected, see
@@ -274,17 +296,18 @@ static void diag(void)
 	if (once || !g_opts)
 		return;
 	once = true;
-	port_stats(&g_port);
+	for (uint16_t i = 0; i < g_opts->nports; i++)
+		port_stats(&g_ports[i]);
 	if (g_opts->role == ROLE_CLIENT) {
 		uint8_t buf[WIRE_MIN_FRAME];
 		struct pkt h = { .channel = PB_CH_CTRL, .seq = PB_CTRL_BYE, .batch = 1 };
-		struct rte_mbuf *m = rte_pktmbuf_alloc(g_port.pool);
-		uint32_t len = build_frame(buf, g_opts->peer, g_port.mac, &h);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(g_ports[0].pool);
+		uint32_t len = build_frame(buf, g_opts->peer, g_ports[0].mac, &h);
 		if (m) {
 			memcpy(rte_pktmbuf_mtod(m, uint8_t *), buf, len);
 			m->data_len = (uint16_t)len;
 			m->pkt_len = len;
-			if (rte_eth_tx_burst(g_port.id, 0, &m, 1) != 1)
+			if (rte_eth_tx_burst(g_ports[0].id, 0, &m, 1) != 1)
 				rte_pktmbuf_free(m);
 		}
 	}
@@ -317,6 +340,11 @@ struct wslots {
 	struct rte_mbuf *m[PB_WIN_SLOTS];
 };
 
+// dpdkstripe.h's: the striped window's sending side (--ports N > 1), and
+// the marks of its streams.
+static void stripe_send(uint32_t n);
+static void wslots_stream(struct port *p, struct wslots *s, bool begin);
+
 static void wslots_alloc(struct port *p, struct wslots *s)
 {
 	if (rte_pktmbuf_alloc_bulk(p->pool, s->m, PB_WIN_SLOTS) != 0)
@@ -332,7 +360,10 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 		s->m[i]->pkt_len = s->len[i];
 		rte_mbuf_refcnt_update(s->m[i], 1); // the driver's free after sending leaves it ours
 	}
-	port_tx(p, s->m + first, n);
+	if (g_opts->nports > 1)
+		stripe_send(n);
+	else
+		port_tx(p, s->m + first, n);
 }
 
 // Answers the held frame in place and transmits that mbuf.
@@ -356,6 +387,7 @@ struct burst_frames {
 #define PB_VARIANT() "dpdk"
 #include "pktpeer.h"
 #include "pktwindow.h"
+#include "dpdkstripe.h"
 
 static void burst_reply(struct server *sv, const uint8_t dst[6])
 {
@@ -452,16 +484,20 @@ static bool serve_idle(struct server *sv)
 
 static int run_server(const struct opts *o)
 {
-	struct port *p = &g_port;
+	struct port *p = &g_ports[0];
 	struct server sv = { .p = p, .b.irqs_mark = irq_count() };
 	rx_defer = o->rx_count;
 	printf("READY role=server variant=dpdk mac=%02x:%02x:%02x:%02x:%02x:%02x fastpattern=%d\n", p->mac[0],
 	       p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5], pat_fast);
 	fflush(stdout);
-	serve(&sv, o);
-	rx_idle_window(p);
-	rx_flush();
-	port_stats(p);
+	if (o->nports > 1) {
+		stripe_server(o); // its windows, the idle window, its lines and every port's counters
+	} else {
+		serve(&sv, o);
+		rx_idle_window(p);
+		rx_flush();
+		port_stats(p);
+	}
 	server_verdict(&sv);
 	return 0;
 }
@@ -563,8 +599,10 @@ static void run_ceiling_size(struct port *p, const struct opts *o, uint32_t size
 
 static int run_client(const struct opts *o)
 {
-	struct port *p = &g_port;
+	struct port *p = &g_ports[0];
 	uint32_t seq = 0;
+	if (o->nports > 1)
+		return stripe_client(o);
 	probe_server(p, o);
 	for (int i = 0; i < o->nsizes; i++) {
 		if (o->mode == MODE_RTT)
@@ -593,9 +631,32 @@ static void usage(void)
 	fprintf(stderr, "usage: dpdkbench EAL-ARGS -- --role server|client [--mode rtt|burst|ceiling|window]\n"
 	                "         [--peer MAC] [--sizes 64,1500,8192] [--runs N] [--warmup N]\n"
 	                "         [--timeout-ms N] [--probe-timeout-ms N] [--idle-timeout-ms N]\n"
-	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count]\n"
+	                "         [--gap-ms N] [--cpu-ms N] [--ceiling-ms N] [--rx-count] [--ports N]\n"
 	                "       dpdkbench --selfcheck\n");
 	exit(2);
+}
+
+// --peer MAC[,MAC...]: the peer's MAC on each port, in port order; one MAC
+// serves every port.
+static int parse_peers(const char *arg, struct opts *o)
+{
+	char copy[DB_MAX_PORTS * 18 + 1], *save = NULL;
+	int n = 0;
+	if (strlen(arg) >= sizeof copy)
+		return -1;
+	strcpy(copy, arg);
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == DB_MAX_PORTS || parse_mac(t, o->peers[n]) < 0)
+			return -1;
+		n++;
+	}
+	if (!n)
+		return -1;
+	for (int i = n; i < DB_MAX_PORTS; i++)
+		memcpy(o->peers[i], o->peers[0], 6);
+	memcpy(o->peer, o->peers[0], 6);
+	o->have_peer = true;
+	return 0;
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -605,10 +666,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "sizes", 1, 0, 's' },      { "runs", 1, 0, 'n' },   { "warmup", 1, 0, 'w' },
 		{ "timeout-ms", 1, 0, 't' }, { "probe-timeout-ms", 1, 0, 'P' },
 		{ "idle-timeout-ms", 1, 0, 'I' }, { "gap-ms", 1, 0, 'g' }, { "cpu-ms", 1, 0, 'c' },
-		{ "ceiling-ms", 1, 0, 'C' }, { "rx-count", 0, 0, 'X' }, { 0, 0, 0, 0 },
+		{ "ceiling-ms", 1, 0, 'C' }, { "rx-count", 0, 0, 'X' }, { "ports", 1, 0, 'N' },
+		{ 0, 0, 0, 0 },
 	};
 	*o = (struct opts){ .runs = 20, .warmup = 3, .timeout_ms = 5000, .probe_timeout_ms = 120000,
-		            .idle_timeout_ms = 300000, .gap_ms = 2, .ceiling_ms = 1000 };
+		            .idle_timeout_ms = 300000, .gap_ms = 2, .ceiling_ms = 1000, .nports = 1 };
 	parse_sizes("64", o);
 	bool have_role = false;
 	int c;
@@ -637,18 +699,21 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				usage();
 			break;
 		case 'C': o->ceiling_ms = atoi(optarg); break;
+		case 'N': o->nports = (uint16_t)atoi(optarg); break;
+		case 'p': if (parse_peers(optarg, o) < 0) usage(); break;
 		default: if (!parse_peer_opt(c, optarg, o)) usage();
 		}
 	}
 	if (!have_role || o->runs < 1 || o->warmup < 0 || o->timeout_ms < 1 || o->ceiling_ms < 1 ||
-	    (o->role == ROLE_CLIENT && !o->have_peer))
+	    (o->role == ROLE_CLIENT && !o->have_peer) || o->nports < 1 || o->nports > DB_MAX_PORTS ||
+	    (o->nports > 1 && (o->mode != MODE_WINDOW || PB_WIN_BATCH % o->nports)))
 		usage();
 }
 
 // Host-side check that the copied pattern code agrees with wire.h.
 static int selfcheck(void)
 {
-	if (pattern_selfcheck())
+	if (pattern_selfcheck() || stripe_selfcheck())
 		return 1;
 	printf("DONE ok fastpattern=%d\n", pat_fast);
 	return 0;
@@ -668,11 +733,12 @@ int main(int argc, char **argv)
 	}
 	// EAL leaves the program's name in argv[n], before our options.
 	parse_opts(argc - n, argv + n, &o);
-	port_open(&g_port);
+	ports_open(o.nports);
 	g_opts = &o;
 	die_hook = diag;
 	int rc = o.role == ROLE_SERVER ? run_server(&o) : run_client(&o);
-	rte_eth_dev_stop(g_port.id);
+	for (uint16_t i = 0; i < o.nports; i++)
+		rte_eth_dev_stop(g_ports[i].id);
 	rte_eal_cleanup();
 	return rc;
 }

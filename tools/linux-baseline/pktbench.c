@@ -889,6 +889,11 @@ static void wslots_send(struct port *p, struct wslots *s, uint32_t first, uint32
 	port_send(p, s->frame + first, s->len + first, n);
 }
 
+static void wslots_stream(struct port *p, struct wslots *s, bool begin)
+{
+	(void)p, (void)s, (void)begin;
+}
+
 // The 128 frames of a burst, built once per size, outside the timing.
 struct burst_frames {
 	uint8_t *mem;

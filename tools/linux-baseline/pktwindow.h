@@ -17,8 +17,10 @@
 // The includer includes pktpeer.h first (struct want, await_reply; struct
 // port, port_release and send_one come with it) and defines its frame
 // slots: struct wslots with `frame` and `len` arrays of PB_WIN_SLOTS,
-// wslots_alloc(p, s) (every slot's memory) and wslots_send(p, s, first, n)
-// (slots first..first+n-1 to the wire, in order).
+// wslots_alloc(p, s) (every slot's memory), wslots_send(p, s, first, n)
+// (slots first..first+n-1 to the wire, in order) and wslots_stream(p, s,
+// begin) (called as a stream starts, before its timing, and as it ends,
+// after: dpdkbench's striped form marks its windows there).
 //
 // window_take and window_srvstat are called by the server before this is
 // included: pktpeer.h declares them.
@@ -54,6 +56,15 @@ static void window_ack(struct port *p, const uint8_t dst[6])
 	send_one(p, f, len);
 }
 
+// The server's line for a whole stream: the packets after the first batch,
+// over their time (ns).
+static void window_stream_line(uint32_t size, uint64_t ns)
+{
+	double us = ns / 1000.0;
+	rx_printf("SRVSTAT window variant=%s bytes=%u packets=%u timed=%u us=%.1f mbps=%.3f\n", PB_VARIANT(), size,
+	       PB_WIN_COUNT, PB_WIN_COUNT - PB_WIN_BATCH, us, (double)(PB_WIN_COUNT - PB_WIN_BATCH) * size * 8.0 / us);
+}
+
 // One data packet of a stream (the server's serve_frame hands them here).
 static void window_take(struct port *p, const struct pkt *k)
 {
@@ -79,12 +90,8 @@ static void window_take(struct port *p, const struct pkt *k)
 		window_ack(p, k->src);
 	if (wrx.good == PB_WIN_BATCH)
 		wrx.t0 = now_ns();
-	if (wrx.good == PB_WIN_COUNT) { // the packets after the first batch, over their time
-		double us = (now_ns() - wrx.t0) / 1000.0;
-		printf("SRVSTAT window variant=%s bytes=%u packets=%u timed=%u us=%.1f mbps=%.3f\n", PB_VARIANT(),
-		       wrx.size, PB_WIN_COUNT, PB_WIN_COUNT - PB_WIN_BATCH, us,
-		       (double)(PB_WIN_COUNT - PB_WIN_BATCH) * wrx.size * 8.0 / us);
-	}
+	if (wrx.good == PB_WIN_COUNT)
+		window_stream_line(wrx.size, now_ns() - wrx.t0);
 }
 
 // The server's totals line, when it took a stream; returns the packets
@@ -117,6 +124,7 @@ static uint64_t window_once(struct port *p, const struct opts *o, struct wslots 
 {
 	uint64_t sent = 0, acked = 0;
 	*acks = 0;
+	wslots_stream(p, s, true);
 	uint64_t t0 = now_ns();
 	while (sent < PB_WIN_COUNT) {
 		while (sent - acked >= PB_WIN_SLOTS) {
@@ -134,6 +142,7 @@ static uint64_t window_once(struct port *p, const struct opts *o, struct wslots 
 		(*acks)++;
 	}
 	uint64_t t1 = now_ns();
+	wslots_stream(p, s, false);
 	if (acked != PB_WIN_COUNT)
 		die("window bytes=%u: %llu of %u packets acknowledged", size, (unsigned long long)acked, PB_WIN_COUNT);
 	return t1 - t0;

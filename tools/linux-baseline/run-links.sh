@@ -6,7 +6,7 @@
 # stdout.  Exit status 0 only if both sides end with "DONE ok".
 #
 #   run-links.sh [--links N] [--bond none|rr|ab] [--mbps R[,R...]]
-#                [--mode stream|burst|rtt[,...]] [--proto tcp|mptcp] [--variant packet|mmap]
+#                [--mode stream|burst|rtt|window[,...]] [--proto tcp|mptcp] [--variant packet|mmap|dpdk]
 #                [--sizes 1500,8192] [--runs N] [--warmup N] [--bytes N]
 #                [--cut SECONDS] [--then KEY:VALUE[,...]] [--icount] [--count]
 #                [--timeout SECONDS] [--append "kernel args"] [--guest DIR] [--logdir DIR]
@@ -31,6 +31,11 @@
 # kernel brings no other CPU up under -icount, so this is how a guest of
 # several CPUs is counted.  Every guest has a QMP socket in the run's
 # temporary directory.  Logs as in run-pair.sh.
+# --variant dpdk: both guests boot initrd-dpdk.gz (768 MiB, 128 hugepages)
+# and run dpdkbench on the NICs bound to uio_pci_generic, no bond; over
+# several links its --mode window stripes the stream over all of them, one
+# lcore a port (dpdk-guest.sh, dpdkstripe.h), the client told every
+# server NIC's MAC.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -75,7 +80,7 @@ done
 case "$LINKS" in [1-4]) ;; *) lb_die "--links $LINKS: 1 to 4" ;; esac
 case "$BOND" in none | rr | ab) ;; *) usage ;; esac
 for m in $(echo "$MODE" | tr , ' '); do
-	case "$m" in stream | burst | rtt) ;; *) usage ;; esac
+	case "$m" in stream | burst | rtt | window) ;; *) usage ;; esac
 done
 NMODES=$(echo "$MODE" | tr , '\n' | grep -c .)
 if [ -n "$THEN" ]; then # the second phase's modes: its own, or the same again
@@ -83,6 +88,16 @@ if [ -n "$THEN" ]; then # the second phase's modes: its own, or the same again
 	NMODES=$((NMODES + $(echo "${then_mode:-$MODE}" | tr ,+ '\n\n' | grep -c .)))
 fi
 case "$PROTO" in tcp | mptcp) ;; *) usage ;; esac
+INITRD=initrd.gz MEM=256M PEER=$(mac 1 0)
+case "$VARIANT" in
+packet | mmap) [ "$MODE" != window ] || lb_die "--mode window runs over dpdk only" ;;
+dpdk)
+	[ "$BOND" = none ] || lb_die "--variant dpdk takes the NICs from the kernel: --bond none"
+	[ "$MODE" = window ] || [ "$LINKS" = 1 ] || lb_die "--variant dpdk over several links: --mode window"
+	INITRD=initrd-dpdk.gz MEM=768M APPEND="pkt.hugepages=128 $APPEND"
+	PEER=$(for k in $(seq 0 $((LINKS - 1))); do mac 1 "$k"; echo; done | paste -sd,) ;;
+*) usage ;;
+esac
 case "$NIC" in
 e1000) NIC_DEV=e1000 ;;
 e1000e) NIC_DEV=e1000e ;;
@@ -90,7 +105,8 @@ virtio) NIC_DEV=virtio-net-pci,disable-legacy=on ;;
 *) usage ;;
 esac
 [ "$BOND" != none ] && [ "$PROTO" = mptcp ] && lb_die "MPTCP runs over separate NICs: --bond none"
-case ",$MODE," in
+case "$VARIANT,$MODE," in
+dpdk,*) ;;
 *,burst,* | *,rtt,*)
 	[ "$BOND" = none ] && [ "$LINKS" -gt 1 ] && lb_die "raw modes over several links need a bond (--bond rr|ab)" ;;
 esac
@@ -98,7 +114,7 @@ esac
 lb_need_pkgs qemu-system-x86 python3
 [ -n "$BUILD" ] && "$HERE/build.sh" "$GUEST"
 [ -z "$COUNT" ] || [ -f "$GUEST/insnplugin.so" ] || lb_die "no $GUEST/insnplugin.so (run build.sh)"
-[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/initrd.gz" ] || lb_die "no guest in $GUEST (run build.sh)"
+[ -f "$GUEST/vmlinuz" ] && [ -f "$GUEST/$INITRD" ] || lb_die "no guest in $GUEST (run build.sh)"
 
 SOCKDIR=$(mktemp -d /tmp/lb-links.XXXXXX)
 if [ -z "$LOGDIR" ]; then LOGDIR=$SOCKDIR; fi
@@ -127,7 +143,7 @@ boot() {
 	local extra=()
 	[ -n "$ICOUNT" ] && extra+=(-icount shift=0)
 	[ -n "$COUNT" ] && extra+=(-plugin "$GUEST/insnplugin.so,out=$LOGDIR/$name.insns")
-	lb_guest "$name" initrd.gz 256M "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${extra[@]}" \
+	lb_guest "$name" "$INITRD" "$MEM" "pkt.nic=$NIC $args $APPEND" "${LB_SMP_ARGS[@]}" "${extra[@]}" \
 		-qmp "unix:$SOCKDIR/$name.qmp,server=on,wait=off" "${nets[@]}"
 }
 
@@ -162,7 +178,7 @@ common="$common pkt.sizes=$SIZES pkt.runs=$RUNS pkt.warmup=$WARMUP pkt.bytes=$BY
 [ -n "$THEN" ] && common="$common pkt.then=$THEN"
 boot server 1 "pkt.role=server pkt.host=1 pkt.peerhost=2 $common"
 SERVER_PID=$BOOT_PID
-boot client 2 "pkt.role=client pkt.host=2 pkt.peerhost=1 pkt.peer=$(mac 1 0) $common"
+boot client 2 "pkt.role=client pkt.host=2 pkt.peerhost=1 pkt.peer=$PEER $common"
 CLIENT_PID=$BOOT_PID
 if [ -n "$CUT" ]; then
 	cut_link_later &
