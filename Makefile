@@ -409,10 +409,11 @@ bench-smp: bench-deps $(KERNEL) linux-baseline
 # A striped stream over 4 links (82574L, MSI) at 1, 2 and 4 CPUs a node,
 # NIC i's interrupt on CPU i mod N: each CPU's instructions per packet at
 # both ends (insnplugin.so) and, this kernel, its busy and lock-wait
-# instructions under -icount; this kernel then Linux balance-rr
+# instructions under -icount; this kernel, then Linux balance-rr, then
+# DPDK's striped windowed stream, one lcore a NIC's queue
 # (tools/bench/smpstripe.py; SMPSTRIPE_RUNS rounds, SMPSTRIPE_BYTES a
 # stream): smpstripe.json, smpstripe.png and REPORT.md's sub-section
-# (tools/bench/smp_report.py). About 30 min.
+# (tools/bench/smp_report.py). About 35 min.
 SMPSTRIPE_RUNS ?= 3
 SMPSTRIPE_BYTES ?= 8388608
 .PHONY: bench-smp-stripe bench-smp-inject
@@ -421,6 +422,8 @@ bench-smp-stripe: bench-deps $(KERNEL) linux-baseline
 		--guest $(LINUX_BASELINE_OUT)
 	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) --bytes $(SMPSTRIPE_BYTES) \
 		--guest $(LINUX_BASELINE_OUT) --linux
+	$(BENCH_PY) tools/bench/smpstripe.py $(KERNEL) $(BENCH_OUT) $(SMPSTRIPE_RUNS) \
+		--guest $(LINUX_BASELINE_OUT) --linux --variant dpdk
 	$(BENCH_PY) tools/bench/smp_report.py $(BENCH_OUT)
 
 # One VM receiving user/stream.c's stream from the host injector

@@ -215,6 +215,8 @@ ROWS = {
     # row per system, CPU count and size; instructions per delivered packet per CPU (lists
     # of cpus values) counted by the TCG plugin, and this kernel's -icount busy time and
     # lock waits (Linux brings no second CPU up under -icount; it has no kernel lock).
+    # DPDK's rows (linux-dpdk-smpstripe.json) add the polling lcores' empty polls per
+    # packet, what one costs on each CPU, and the counts less them (lists of cpus values).
     "smpstripe": {
         "system": ("str", "all"), "cpus": ("int", "all"), "links": ("int", "all"), "bytes": ("int", "all"),
         "packets": ("num", "all"), "rx_insns_per_pkt": ("list", "all"), "tx_insns_per_pkt": ("list", "all"),
@@ -226,6 +228,11 @@ ROWS = {
         "rx_user_total_insns_per_pkt": ("num", "optional"),
         "busiest_kernel_insns_per_pkt": ("num", "optional"), "busiest_kernel_over_1cpu": ("num", "optional"),
         "rx_unlocked_share": ("num", "optional"),
+        "rx_empty_polls_per_pkt": ("list", "optional"), "tx_empty_polls_per_pkt": ("list", "optional"),
+        "rx_empty_poll_insns": ("list", "optional"), "tx_empty_poll_insns": ("list", "optional"),
+        "rx_work_insns_per_pkt": ("list", "optional"), "tx_work_insns_per_pkt": ("list", "optional"),
+        "busiest_work_insns_per_pkt": ("num", "optional"), "busiest_work_over_1cpu": ("num", "optional"),
+        "mbps": ("num", "optional"), "client_mbps": ("num", "optional"),
     },
     # One VM of this kernel fed by the host injector, 1 vCPU against 2 (make
     # bench-smp-inject): one row per size and layout (1cpu, 2cpu), real time.
@@ -317,11 +324,16 @@ def consistent(bench, where, row, faults):
     if bench == "smpstripe":
         n = row.get("cpus")
         for k in ("rx_insns_per_pkt", "tx_insns_per_pkt", "rx_busy_insns_per_pkt", "tx_busy_insns_per_pkt",
-                  "rx_spin_insns_per_pkt", "tx_spin_insns_per_pkt"):
+                  "rx_spin_insns_per_pkt", "tx_spin_insns_per_pkt", "rx_empty_polls_per_pkt",
+                  "tx_empty_polls_per_pkt", "rx_empty_poll_insns", "tx_empty_poll_insns", "rx_work_insns_per_pkt",
+                  "tx_work_insns_per_pkt"):
             if isinstance(row.get(k), list) and len(row[k]) != n:
                 faults.append(f"{where}: {k} has {len(row[k])} CPUs, cpus={n}")
         if n == 1 and num("busiest_over_1cpu") and row["busiest_over_1cpu"] != 1:
             faults.append(f"{where}: a 1-CPU row's busiest_over_1cpu is {row['busiest_over_1cpu']}, not 1")
+        if row.get("system") == "linux-dpdk" and not all(
+                isinstance(row.get(k), list) for k in ("rx_empty_polls_per_pkt", "rx_work_insns_per_pkt")):
+            faults.append(f"{where}: a linux-dpdk row without its empty polls and work per CPU")
     if bench == "smpinject" and row.get("layout") == "2cpu" and not num("ratio_to_1cpu"):
         faults.append(f"{where}: a 2cpu row without ratio_to_1cpu")
     if bench == "lb" and "nic_in" in row and not (

@@ -25,9 +25,10 @@ def read_text(path):
         return ""
 
 
-def merge(out, name):
+def merge(out, name, more=()):
     """kernel-NAME.json and linux-NAME.json (when its part ran) of out into
-    NAME.json; returns the merged document, or None without the kernel's."""
+    NAME.json, and the rows of each linux-M-NAME.json for M in more (its env
+    as M_env); returns the merged document, or None without the kernel's."""
     kdoc = load(os.path.join(out, f"kernel-{name}.json"))
     if not kdoc:
         return None
@@ -35,6 +36,11 @@ def merge(out, name):
     doc = dict(kdoc, rows=list(kdoc["rows"]) + (list(ldoc["rows"]) if ldoc else []))
     if ldoc:
         doc["linux_env"] = ldoc.get("env")
+    for m in more:
+        mdoc = load(os.path.join(out, f"linux-{m}-{name}.json"))
+        if mdoc:
+            doc["rows"] += mdoc["rows"]
+            doc[f"{m}_env"] = mdoc.get("env")
     with open(os.path.join(out, f"{name}.json"), "w") as f:
         json.dump(doc, f, indent=1)
     return doc

@@ -3,8 +3,9 @@
 after tools/bench/smp.py's (between <!-- smp: end --> and what follows):
 
   smp-stripe  a striped stream over 4 links at 1, 2 and 4 CPUs per node:
-              OUTDIR/kernel-smpstripe.json and linux-smpstripe.json merged
-              into smpstripe.json, plotted in smpstripe.png;
+              OUTDIR/kernel-smpstripe.json, linux-smpstripe.json and
+              linux-dpdk-smpstripe.json merged into smpstripe.json,
+              plotted in smpstripe.png;
   smp-inject  one VM fed by the host injector, 1 vCPU against 2:
               OUTDIR/kernel-smpinject.json.
 Every figure is read from those files. A part whose JSON is missing is left
@@ -78,10 +79,26 @@ def stripe_text(doc, beside=None):
              "and the -icount clock counts all of them, so a CPU's busy figure also holds what the others "
              "ran while it was not halted. Busiest: the most loaded CPU of either node, per boot pair, "
              "then the median. Each system's rows are a run of their own (kernel-smpstripe.json, "
-             "linux-smpstripe.json), not interleaved with the other's; each ratio is over the same "
-             "system's 1-CPU row of that run. This kernel runs its default, the kernel lock (rxlock=kernel).", ""]
+             "linux-smpstripe.json, linux-dpdk-smpstripe.json), not interleaved with the others'; each "
+             "ratio is over the same system's 1-CPU row of that run. This kernel runs its default, the "
+             "kernel lock (rxlock=kernel)."]
+    if any(r["system"] == "linux-dpdk" for r in rows):
+        lines += ["", "**linux-dpdk**: dpdkbench's windowed stream (user/stream.c's protocol: 4096 packets, "
+                  "64-packet batches, 2 unacknowledged, every byte checked by the lcore that received it) "
+                  "striped packet k on NIC k mod 4, each NIC one queue polled by one lcore (NIC i by the lcore "
+                  "on CPU i mod N), acknowledgements on NIC 0; one warm-up and one measured stream a size, "
+                  "the receiver counted from its first batch acknowledged. The lcores poll and never sleep, "
+                  "so a CPU's count holds its empty polls (no PAUSE in them, so the plugin counts them): "
+                  "beside the count, the empty polls a packet, what one costs on that CPU (an idle window "
+                  "with no traffic, same loops) and the count less the user-mode instructions of every "
+                  "round of an lcore's loop that found nothing, which the plugin leaves out by markers "
+                  "(*less polls*: the work, the guest kernel's timer ticks included)."]
+    lines.append("")
     for system in systems:
         kern = system == "kernel"
+        if system == "linux-dpdk":
+            lines += dpdk_table(rows)
+            continue
         lines += [f"**{system}**", "",
                   "| bytes | CPUs | packets | counted rx per CPU | counted tx per CPU | busiest | / 1 CPU |"
                   + (" busy rx (lock wait) | busy tx (lock wait) | busiest busy | / 1 CPU |" if kern else ""),
@@ -117,12 +134,34 @@ def stripe_text(doc, beside=None):
                          "kernel lock")
             if kern and r.get("rx_busy_total_insns_per_pkt"):
                 line += f"; busy over all the receiver's CPUs {r['rx_busy_total_insns_per_pkt']:.0f} a packet"
+            if r.get("busiest_work_over_1cpu") is not None:
+                line += (f"; less the empty polls {r['busiest_work_over_1cpu']}x "
+                         f"({r['busiest_work_insns_per_pkt']:.0f} a packet, {verdict(r['busiest_work_over_1cpu'])})"
+                         f"; {r['mbps']} Mbit/s")
 
             lines.append(line)
     if beside:
         lines += beside_lines(doc, beside)
     lines += ["", "![striped stream at 1, 2, 4 CPUs](smpstripe.png)", STRIPE[1], ""]
     return "\n".join(lines)
+
+
+def dpdk_table(rows):
+    """linux-dpdk's rows: the counts, the empty polls and the counts less them."""
+    lines = ["**linux-dpdk**", "",
+             "| bytes | CPUs | Mbit/s | counted rx per CPU | counted tx per CPU | busiest | / 1 CPU | "
+             "empty polls a packet rx / tx | instructions an empty poll rx / tx | less polls rx | "
+             "less polls tx | busiest less polls | / 1 CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted((r for r in rows if r["system"] == "linux-dpdk"), key=lambda r: (r["bytes"], r["cpus"])):
+        lines.append(
+            f"| {r['bytes']} | {r['cpus']} | {r['mbps']} | {cells(r['rx_insns_per_pkt'])} | "
+            f"{cells(r['tx_insns_per_pkt'])} | {r['busiest_insns_per_pkt']:.0f} | {r['busiest_over_1cpu']} | "
+            f"{cells(r['rx_empty_polls_per_pkt'])} / {cells(r['tx_empty_polls_per_pkt'])} | "
+            f"{cells(r['rx_empty_poll_insns'])} / {cells(r['tx_empty_poll_insns'])} | "
+            f"{cells(r['rx_work_insns_per_pkt'])} | {cells(r['tx_work_insns_per_pkt'])} | "
+            f"{r['busiest_work_insns_per_pkt']:.0f} | {r['busiest_work_over_1cpu']} |")
+    return lines + [""]
 
 
 def inject_text(doc):
@@ -194,14 +233,17 @@ def plot(doc, out):
     for ax, size in zip(axes, sizes):
         for system, key, style, what in (("kernel", "busiest_insns_per_pkt", "o-", "counted"),
                                          ("kernel", "busiest_busy_insns_per_pkt", "o:", "busy (-icount)"),
-                                         ("linux-bond-rr-tcp", "busiest_insns_per_pkt", "s--", "counted")):
+                                         ("linux-bond-rr-tcp", "busiest_insns_per_pkt", "s--", "counted"),
+                                         ("linux-dpdk", "busiest_insns_per_pkt", "^-.", "counted"),
+                                         ("linux-dpdk", "busiest_work_insns_per_pkt", "^:", "less empty polls")):
             pts = sorted((r["cpus"], r[key]) for r in doc["rows"]
                          if r["system"] == system and r["bytes"] == size and r.get(key) is not None)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{system} busiest CPU, {what}")
                 one = dict(pts).get(1)
                 if one and key == "busiest_insns_per_pkt":
-                    ax.axhline(one * TARGET_STRIPE, color="grey" if system == "kernel" else "tan", ls=":",
+                    ax.axhline(one * TARGET_STRIPE, color={"kernel": "grey", "linux-dpdk": "plum"}.get(system, "tan"),
+                               ls=":",
                                label=f"{system} target (0.3x 1 CPU)")
         ax.set_xticks(sorted({r["cpus"] for r in doc["rows"]}))
         ax.set_xlabel("CPUs a node")
@@ -216,7 +258,7 @@ def plot(doc, out):
 
 def main():
     out = sys.argv[1]
-    doc = sections.merge(out, "smpstripe")
+    doc = sections.merge(out, "smpstripe", more=("dpdk",))
     if doc:
         beside = sections.load(os.path.join(out, "smp-explore", "rxlock-fine.json"))
         sections.write_section(out, stripe_text(doc, beside), *STRIPE, after=SMP_END)

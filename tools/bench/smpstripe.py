@@ -36,8 +36,25 @@ up under -icount, so only the count way: real time, insnplugin.so over the
 connection (run-links.sh --count; pktbench marks it at both ends), per
 write-size piece ("packet"). Linux has no big kernel lock and no -icount
 figures: those columns are null. Writes OUTDIR/linux-smpstripe.json.
+
+--linux --variant dpdk: DPDK instead (dpdkbench --ports 4 --mode window,
+tools/linux-baseline/dpdkstripe.h): both guests at -smp N boot
+initrd-dpdk.gz with the 4 NICs bound to uio_pci_generic, one lcore a CPU,
+NIC i served by lcore i mod N; pktwindow.h's windowed stream (user/
+stream.c's, 4096 packets, 64-packet batches, 2 unacknowledged) striped
+packet k on NIC k mod 4, one warm-up stream and one measured a size.
+Real time, insnplugin.so over each stream (the sender's from its first
+send to its last acknowledgement, the receiver's from its first batch
+acknowledged to its last packet, 4032 packets) and over an idle window
+at the end, with no traffic. The lcores poll and never sleep, so every
+CPU's count holds its empty polls: the rows give them per packet
+(*_empty_polls_per_pkt), what one costs on that CPU in the idle window
+(*_empty_poll_insns) and the count less the user-mode instructions of
+every round of an lcore's loop that found nothing (the plugin leaves them
+out, WIN idle=: *_work_insns_per_pkt, busiest_work_*). Writes
+OUTDIR/linux-dpdk-smpstripe.json.
 Usage: smpstripe.py KERNEL OUTDIR RUNS --guest DIR [--cpus 1,2,4] [--sizes 1500,8192]
-                    [--bytes 8388608] [--model e1000e] [--linux]
+                    [--bytes 8388608] [--model e1000e] [--linux [--variant bond|dpdk]]
        (KERNEL "-": no boots; the rows again from the samples in OUTDIR's files)
 """
 import json
@@ -54,6 +71,7 @@ from env import bench_args, env  # noqa: E402
 from multilink import BATCH, pair  # noqa: E402
 
 LINKS = 4
+PKTWINDOW_COUNT = 4096  # pktproto.h's PB_WIN_COUNT: packets a windowed stream
 USER_LO = 1 << 40  # this kernel's programs run from 1 TiB (lib/user.ld); the kernel below
 
 
@@ -147,6 +165,76 @@ def linux_pair(guest, n, sizes, nbytes, model):
     return samples
 
 
+def stripe_lines(path, role):
+    """dpdkbench's STRIPE lines of one side's console, in order: the
+    stream windows', then the idle window's (dpdkstripe.h)."""
+    out = []
+    for line in open(path, errors="replace"):
+        w = line.split()
+        if w[:2] == ["STRIPE", f"role={role}"]:
+            f = dict(x.split("=", 1) for x in w[2:] if "=" in x)
+            f["idle"] = "idle" in w
+            out.append({k: ([int(v) for v in x.split(",")] if k in ("cpus", "empty", "rx") else x)
+                        for k, x in f.items()})
+    return out
+
+
+def dpdk_side(d, side, role, n, warmup):
+    """One side's measured streams of a DPDK boot: {(bytes): per-CPU
+    counts, empty polls, and the idle window's cost of an empty poll}."""
+    st, ws = stripe_lines(os.path.join(d, f"{side}.txt"), role), wins(os.path.join(d, f"{side}.insns"))
+    us, ds = wins(os.path.join(d, f"{side}.insns"), "user"), wins(os.path.join(d, f"{side}.insns"), "idle")
+    if len(st) != len(ws) or len(ds) != len(ws) or not st or not st[-1]["idle"]:
+        raise RuntimeError(f"dpdk cpus={n} {side}: {len(st)} STRIPE lines, {len(ws)} plugin windows")
+    idle, iw = st[-1], ds[-1]
+    cost = [iw[c] / max(1, e) for c, e in zip(idle["cpus"], idle["empty"])]
+    out = {}
+    for x, w, u, dw in zip(st[:-1], ws[:-1], us[:-1], ds[:-1]):
+        if int(x["stream"]) < warmup:
+            continue
+        pk = int(x["packets"])
+        cpu = [w[c] for c in x["cpus"]][:n]
+        out[int(x["bytes"])] = {
+            "n": [v // pk for v in cpu], "user": [u[c] // pk for c in x["cpus"]][:n],
+            "empty": [round(e / pk, 1) for e in x["empty"]][:n], "cost": [round(c, 1) for c in cost][:n],
+            "work": [(w[c] - dw[c]) // pk for c in x["cpus"]][:n],
+            "rx": x["rx"]}
+    return out
+
+
+def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
+    """One DPDK boot pair at -smp n: a sample per size (as sample()'s, and
+    the empty polls)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with tempfile.TemporaryDirectory(prefix="smpstripe-dpdk.") as d:
+        r = subprocess.run([os.path.join(root, "tools/linux-baseline/run-links.sh"), "--no-build",
+                            "--guest", guest, "--nic", model, "--timeout", "900", "--logdir", d,
+                            "--links", str(LINKS), "--variant", "dpdk", "--mode", "window",
+                            "--sizes", ",".join(map(str, sizes)), "--runs", "1", "--warmup", str(warmup),
+                            "--count", "--append", "no_timer_check"],
+                           env=dict(os.environ, LB_SMP=str(n)), capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"dpdk cpus={n} failed ({r.returncode}):\n{r.stderr[-1500:]}")
+        rx, tx = dpdk_side(d, "server", "server", n, warmup), dpdk_side(d, "client", "client", n, warmup)
+    mbps, cmbps = {}, {}
+    for line in r.stdout.splitlines():
+        w = line.split()
+        f = dict(x.split("=", 1) for x in w[2:] if "=" in x)
+        if w[:2] == ["SRVSTAT", "window"] and "bytes" in f:
+            mbps[int(f["bytes"])] = float(f["mbps"])  # the measured stream is the size's last
+        elif w[:2] == ["RESULT", "window"]:
+            cmbps[int(f["bytes"])] = float(f["mbps"])
+    samples = []
+    for size in sizes:
+        a, b = rx[size], tx[size]
+        samples.append({"cpus": n, "bytes": size, "packets": PKTWINDOW_COUNT, "rx_n": a["n"], "tx_n": b["n"],
+                        "rx_user_n": a["user"], "tx_user_n": b["user"], "reordered": 0, "shares": a["rx"],
+                        "rx_empty_n": a["empty"], "tx_empty_n": b["empty"], "rx_poll_cost": a["cost"],
+                        "tx_poll_cost": b["cost"], "rx_work_n": a["work"], "tx_work_n": b["work"],
+                        "mbps": mbps[size], "client_mbps": cmbps[size]})
+    return samples
+
+
 def rows_of(samples, system="kernel"):
     """One row per (cpus, bytes): per-CPU medians over rounds, the busiest CPU
     (per pair, then the median) and its ratio to one CPU's, for the plugin's
@@ -168,6 +256,8 @@ def rows_of(samples, system="kernel"):
         unl = [x["rx_unlocked"] / x["packets"] for x in xs if "rx_unlocked" in x and x["packets"]]
         busy = [max(x["rx"] + x["tx"]) for x in bs]
         both = xs
+        ps = [x for x in xs if "rx_work_n" in x]  # DPDK's polls
+        work = [max(x["rx_work_n"] + x["tx_work_n"]) for x in ps]
         rows.append({
             "system": system, "cpus": n, "links": LINKS, "bytes": size,
             "packets": med(both, lambda x: x["packets"]),
@@ -189,10 +279,20 @@ def rows_of(samples, system="kernel"):
                                for k in range(LINKS)],
             "pairs": len(cs),
         })
-    for key in ("busiest", "busiest_busy", "busiest_kernel"):
-        one = {r["bytes"]: r[f"{key}_insns_per_pkt"] for r in rows if r["cpus"] == 1}
+        if ps:
+            rows[-1].update({
+                "rx_empty_polls_per_pkt": col(ps, "rx_empty_n"), "tx_empty_polls_per_pkt": col(ps, "tx_empty_n"),
+                "rx_empty_poll_insns": col(ps, "rx_poll_cost"), "tx_empty_poll_insns": col(ps, "tx_poll_cost"),
+                "rx_work_insns_per_pkt": col(ps, "rx_work_n"), "tx_work_insns_per_pkt": col(ps, "tx_work_n"),
+                "busiest_work_insns_per_pkt": stats.median(work), "runs_busiest_work_insns_per_pkt": work,
+                "mbps": round(med(ps, lambda x: x["mbps"]), 1), "runs_mbps": [x["mbps"] for x in ps],
+                "client_mbps": round(med(ps, lambda x: x["client_mbps"]), 1)})
+    for key in ("busiest", "busiest_busy", "busiest_kernel", "busiest_work"):
+        one = {r["bytes"]: r.get(f"{key}_insns_per_pkt") for r in rows if r["cpus"] == 1}
         for r in rows:
-            base, v = one.get(r["bytes"]), r[f"{key}_insns_per_pkt"]
+            base, v = one.get(r["bytes"]), r.get(f"{key}_insns_per_pkt")
+            if v is None and key == "busiest_work":
+                continue
             r[f"{key}_over_1cpu"] = round(v / base, 3) if base and v is not None else None
     return rows
 
@@ -205,14 +305,18 @@ def main():
     ap.add_argument("--model", default=os.environ.get("SMPSTRIPE_MODEL", "e1000e"))
     ap.add_argument("--guest", required=True, help="the Linux guest's build (insnplugin.so; --linux: the guest)")
     ap.add_argument("--linux", action="store_true", help="measure the Linux guest instead")
+    ap.add_argument("--variant", default="bond", choices=("bond", "dpdk"),
+                    help="--linux: bond0 balance-rr TCP (pktbench), or DPDK's striped window (dpdkbench)")
     ap.add_argument("--words", default="", help="more kernel command-line words (rxlock=fine: the lock-free receive path)")
     a = ap.parse_args()
     cpus = [int(x) for x in a.cpus.split(",")]
     sizes = [int(x) for x in a.sizes.split(",")]
+    if a.linux and a.variant == "dpdk":
+        return dpdk_main(a, cpus, sizes)
     if a.linux:
         return linux_main(a, cpus, sizes)
     if a.kernel == "-":  # no boots: the rows again from the samples kept in the file
-        for name in ("kernel-smpstripe.json", "linux-smpstripe.json"):
+        for name in ("kernel-smpstripe.json", "linux-smpstripe.json", "linux-dpdk-smpstripe.json"):
             path = os.path.join(a.out, name)
             if os.path.exists(path):
                 with open(path) as f:
@@ -254,6 +358,26 @@ def linux_main(a, cpus, sizes):
            "cpu_clock": "real-time TCG; each vCPU's instructions by insnplugin.so (PAUSE blocks left out)",
            "rows": rows_of(samples, "linux-bond-rr-tcp"), "samples": samples}
     sections.dump(a.out, "linux-smpstripe.json", doc, "smpstripe")
+
+
+def dpdk_main(a, cpus, sizes):
+    samples = []
+    for run in range(a.runs):
+        for n in cpus:
+            for x in linux_dpdk_pair(a.guest, n, sizes, a.model):
+                samples.append(x)
+                print(f"smpstripe: dpdk run {run + 1}/{a.runs} cpus={n} bytes={x['bytes']}: {x['mbps']} Mbit/s, "
+                      f"counted insns/pkt rx {x['rx_n']} tx {x['tx_n']}, empty polls/pkt rx {x['rx_empty_n']} "
+                      f"tx {x['tx_empty_n']}, less them rx {x['rx_work_n']} tx {x['tx_work_n']}", flush=True)
+    doc = {"bench": "smpstripe", "env": env("tcg", "real+plugin", a.runs, "dgram", a.model),
+           "links": LINKS, "stream_packets": PKTWINDOW_COUNT, "pinned": True,
+           "layout": "DPDK em PMD on each of the 4 NICs (uio_pci_generic), one queue each; one EAL lcore "
+                     "per CPU, NIC i polled by the lcore on CPU i mod N; acknowledgements on NIC 0",
+           "cpu_clock": "real-time TCG; each vCPU's instructions by insnplugin.so (PAUSE blocks left out; "
+                        "DPDK's polls hold none, so empty polls are counted: *_empty_polls_per_pkt, "
+                        "*_empty_poll_insns from an idle window, *_work_insns_per_pkt the count less them)",
+           "rows": rows_of(samples, "linux-dpdk"), "samples": samples}
+    sections.dump(a.out, "linux-dpdk-smpstripe.json", doc, "smpstripe")
 
 
 if __name__ == "__main__":

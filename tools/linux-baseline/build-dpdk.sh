@@ -20,7 +20,7 @@
 DPDK_PKGS=(libdpdk-dev pkg-config)
 DPDK_PMDS=(librte_bus_pci librte_mempool_ring librte_net_e1000 librte_net_virtio)
 DPDK_LIBS=(-lrte_ethdev -lrte_mbuf -lrte_mempool -lrte_eal)
-DPDK_SOURCES=("$HERE/build-dpdk.sh" "$HERE/dpdkbench.c" "$HERE/pktproto.h" "$HERE/pktpeer.h" "$HERE/pktwindow.h" "$HERE/rxmark.h" "$HERE/dpdk-guest.sh")
+DPDK_SOURCES=("$HERE/build-dpdk.sh" "$HERE/dpdkbench.c" "$HERE/dpdkstripe.h" "$HERE/pktproto.h" "$HERE/pktpeer.h" "$HERE/pktwindow.h" "$HERE/rxmark.h" "$HERE/dpdk-guest.sh")
 DPDK_KERNEL_MEMBERS=('./lib/modules/*/kernel/drivers/uio/uio.ko'
 	'./lib/modules/*/kernel/drivers/uio/uio_pci_generic.ko')
 

@@ -42,8 +42,12 @@
 // Ck the CPU of the k-th lcore, Ek its empty polls (an rte_eth_rx_burst
 // that returned nothing) in the window, Ap the packets port p took
 // (receiver; sender 0).  The lcores never sleep: a CPU's instructions in a
-// stream window are its work and its empty polls; the idle window gives
-// what an empty poll costs on each CPU.
+// stream window are its work and its empty polls.  So each lcore marks
+// its loop for the plugin as the server's burst wait does (rxmark.h): a
+// round of its loop that found nothing to receive or send ends with
+// RX_POLL_EMPTY_USER, whose user-mode instructions since the round began
+// the plugin gives apart (WIN idle=; the guest kernel's, its timer ticks,
+// stay counted), and the idle window gives what an empty poll costs.
 #ifndef DPDKSTRIPE_H
 #define DPDKSTRIPE_H
 
@@ -377,6 +381,16 @@ static void stripe_frame(uint16_t i, struct rte_mbuf *m)
 	port_release(p);
 }
 
+// A round of an lcore's loop ends: one that found nothing is left out of
+// the plugin's work (rxmark.h), the next round begins.
+static void stripe_round_end(bool found)
+{
+	if (found)
+		RX_POLL_BEGIN();
+	else
+		RX_POLL_EMPTY_USER();
+}
+
 // One receive poll of each of lc's ports; true if a frame came.
 static bool stripe_round(struct stripe_lc *lc)
 {
@@ -395,8 +409,9 @@ static bool stripe_round(struct stripe_lc *lc)
 
 static int stripe_serve_lcore(void *arg)
 {
+	RX_POLL_BEGIN();
 	while (!stripe_quit())
-		stripe_round(arg);
+		stripe_round_end(stripe_round(arg));
 	return 0;
 }
 
@@ -448,7 +463,7 @@ static void stripe_serve_until(uint64_t end)
 {
 	while (now_ns() < end)
 		for (int k = 0; k < 64; k++)
-			stripe_round(&g_st.lc[0]), stripe_acknowledge();
+			stripe_round_end(stripe_round(&g_st.lc[0]) | stripe_acknowledge());
 }
 
 // The striped server: every lcore polls its ports until a bye; then the
@@ -459,11 +474,14 @@ static void stripe_server(const struct opts *o)
 	uint64_t last = now_ns(), idle = (uint64_t)o->idle_timeout_ms * 1000000u;
 	stripe_setup(o);
 	stripe_launch(stripe_serve_lcore);
+	RX_POLL_BEGIN();
 	for (uint32_t spins = 0; !__atomic_load_n(&g_st.bye, __ATOMIC_ACQUIRE); spins++) {
-		if (stripe_round(&g_st.lc[0]) | stripe_acknowledge())
+		bool found = stripe_round(&g_st.lc[0]) | stripe_acknowledge();
+		if (found)
 			last = now_ns();
 		else if ((spins & 1023) == 0 && now_ns() - last > idle)
 			die("server idle for %d ms", o->idle_timeout_ms);
+		stripe_round_end(found);
 	}
 	stripe_idle("server", stripe_serve_until);
 	stripe_join();
@@ -480,8 +498,8 @@ static void stripe_server(const struct opts *o)
 
 // Port i's share of what is released, from the stream's frame slots by
 // reference (a slot always goes out on the same port: N divides the
-// slots).
-static void stripe_tx_port(uint16_t i, uint64_t release)
+// slots); how many it sent.
+static uint32_t stripe_tx_port(uint16_t i, uint64_t release)
 {
 	uint32_t seq[PB_WIN_SLOTS];
 	struct rte_mbuf *m[PB_WIN_SLOTS];
@@ -496,16 +514,19 @@ static void stripe_tx_port(uint16_t i, uint64_t release)
 	}
 	if (k)
 		port_tx(&g_ports[i], m, k);
+	return k;
 }
 
 static int stripe_send_lcore(void *arg)
 {
 	struct stripe_lc *lc = arg;
+	RX_POLL_BEGIN();
 	while (!stripe_quit()) {
 		uint64_t release = __atomic_load_n(&g_st.release, __ATOMIC_ACQUIRE);
+		uint32_t sent = 0;
 		for (uint16_t j = 0; j < lc->nports; j++)
-			stripe_tx_port(lc->ports[j], release);
-		stripe_round(lc);
+			sent += stripe_tx_port(lc->ports[j], release);
+		stripe_round_end(stripe_round(lc) || sent);
 	}
 	return 0;
 }

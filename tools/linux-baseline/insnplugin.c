@@ -20,13 +20,15 @@
 //
 // Output: one line per window, in order, to the file named by the plugin
 // argument out=FILE (-plugin FILE.so,out=PATH):
-//   WIN n=N cpu=C own=I other=J cpus=K0,K1,.. user=U0,U1,..
+//   WIN n=N cpu=C own=I other=J cpus=K0,K1,.. user=U0,U1,.. idle=D0,D1,..
 // C the vCPU that executed the markers, I its instructions, J the sum of
 // the other vCPUs' over the same window, Kv each vCPU's (Kc = I), Uv of
 // them those executed in user mode: Kv - Uv the kernel's. User mode is an
 // address below USER_TOP (Linux's kernel lives above it) and at or above
 // user_lo= (plugin argument, default 0; the Tender kernel runs low, its
-// programs from 1 TiB: user_lo=0x10000000000).
+// programs from 1 TiB: user_lo=0x10000000000). Dv: of Kv, the
+// instructions the empty-poll markers below left out (a poll-mode
+// program's polls that found nothing; 0 for a program without them).
 //
 // Receive windows (R1, issue 25) are a second kind, with markers of their
 // own, so that the windows above keep their meaning:
@@ -47,7 +49,7 @@
 // the end of each round that found nothing: the whole round, loop control
 // included, is left out. An empty marker without a begin does nothing.
 // Left-out instructions are left out of receive windows only (WIN windows
-// count them, as before). User mode is a block below 0x800000000000
+// count them, and give them apart: idle=). User mode is a block below 0x800000000000
 // (Linux's split; this kernel uses only d8).
 // Each closed receive window writes
 //   RXW n=N cpu=C work=W check=K idle=I polls=P other=J
@@ -82,7 +84,7 @@ static uint64_t user_lo; // user_lo=: user mode starts here (0: below USER_TOP i
 
 // Instructions per vCPU; each slot written only by its vCPU's thread.
 static volatile uint64_t counts[MAX_VCPUS];
-static uint64_t start[MAX_VCPUS], ustart[MAX_VCPUS]; // a window's start: all, user-mode
+static uint64_t start[MAX_VCPUS], ustart[MAX_VCPUS], dstart[MAX_VCPUS]; // a window's start: all, user-mode, left out
 static unsigned start_cpu = MAX_VCPUS, nvcpus = 1;
 static uint64_t windows;
 static FILE *out;
@@ -202,7 +204,7 @@ static void on_mark(unsigned int vcpu, void *udata)
 	uint64_t own_user = ucounts[vcpu] - (u >> 24 ? (u & 0xffff) : 0);
 	if ((u >> 16 & 0xff) == MARK_START) {
 		for (unsigned v = 0; v < nvcpus; v++)
-			start[v] = counts[v], ustart[v] = ucounts[v];
+			start[v] = counts[v], ustart[v] = ucounts[v], dstart[v] = dropped[v];
 		start[vcpu] = own, ustart[vcpu] = own_user;
 		start_cpu = vcpu;
 		return;
@@ -223,6 +225,9 @@ static void on_mark(unsigned int vcpu, void *udata)
 		fprintf(out, " user=");
 		for (unsigned v = 0; v < nvcpus; v++)
 			fprintf(out, "%s%" PRIu64, v ? "," : "", (v == vcpu ? own_user : ucounts[v]) - ustart[v]);
+		fprintf(out, " idle=");
+		for (unsigned v = 0; v < nvcpus; v++)
+			fprintf(out, "%s%" PRIu64, v ? "," : "", dropped[v] - dstart[v]);
 		fprintf(out, "\n");
 	}
 	start_cpu = MAX_VCPUS;

@@ -13,7 +13,8 @@
 #   make test-linux-dpdk       the DPDK peer (dpdkbench, initrd-dpdk.gz) against
 #                              pktbench both ways on the e1000, the roles swapped
 #                              in one boot pair: rtt and bursts, every byte
-#                              verified (~25 s)
+#                              verified, then the striped windowed stream
+#                              over 4 links (~50 s)
 #   make test-linux-bond       two guests over two links, one boot pair:
 #                              balance-rr TCP stream and raw bursts over bond0,
 #                              then bond0 in active-backup with link 0 cut
