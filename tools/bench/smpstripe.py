@@ -202,6 +202,14 @@ def dpdk_side(d, side, role, n, warmup):
     return out
 
 
+# The DPDK guests' clock: Linux takes hpet at -smp 2 and more under TCG (it
+# finds the TSCs unsynchronised), and every clock read (the sender's
+# deadline checks) is then a system call, several thousand kernel
+# instructions a packet on the sender's CPU 0 that -smp 1 (TSC, vDSO)
+# does not have; tsc=reliable keeps the TSC at every CPU count.
+DPDK_WORDS = "no_timer_check tsc=reliable"
+
+
 def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
     """One DPDK boot pair at -smp n: a sample per size (as sample()'s, and
     the empty polls)."""
@@ -211,11 +219,13 @@ def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
                             "--guest", guest, "--nic", model, "--timeout", "900", "--logdir", d,
                             "--links", str(LINKS), "--variant", "dpdk", "--mode", "window",
                             "--sizes", ",".join(map(str, sizes)), "--runs", "1", "--warmup", str(warmup),
-                            "--count", "--append", "no_timer_check"],
+                            "--count", "--append", DPDK_WORDS],
                            env=dict(os.environ, LB_SMP=str(n)), capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"dpdk cpus={n} failed ({r.returncode}):\n{r.stderr[-1500:]}")
         rx, tx = dpdk_side(d, "server", "server", n, warmup), dpdk_side(d, "client", "client", n, warmup)
+        clock = re.findall(r"^GUEST up .* clocksource=(\S+)", open(os.path.join(d, "client.txt"), errors="replace").read(),
+                           re.M)
     mbps, cmbps = {}, {}
     for line in r.stdout.splitlines():
         w = line.split()
@@ -231,7 +241,7 @@ def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
                         "rx_user_n": a["user"], "tx_user_n": b["user"], "reordered": 0, "shares": a["rx"],
                         "rx_empty_n": a["empty"], "tx_empty_n": b["empty"], "rx_poll_cost": a["cost"],
                         "tx_poll_cost": b["cost"], "rx_work_n": a["work"], "tx_work_n": b["work"],
-                        "mbps": mbps[size], "client_mbps": cmbps[size]})
+                        "mbps": mbps[size], "client_mbps": cmbps[size], "clocksource": clock[0] if clock else None})
     return samples
 
 
@@ -370,7 +380,7 @@ def dpdk_main(a, cpus, sizes):
                       f"counted insns/pkt rx {x['rx_n']} tx {x['tx_n']}, empty polls/pkt rx {x['rx_empty_n']} "
                       f"tx {x['tx_empty_n']}, less them rx {x['rx_work_n']} tx {x['tx_work_n']}", flush=True)
     doc = {"bench": "smpstripe", "env": env("tcg", "real+plugin", a.runs, "dgram", a.model),
-           "links": LINKS, "stream_packets": PKTWINDOW_COUNT, "pinned": True,
+           "links": LINKS, "stream_packets": PKTWINDOW_COUNT, "pinned": True, "guest_words": DPDK_WORDS,
            "layout": "DPDK em PMD on each of the 4 NICs (uio_pci_generic), one queue each; one EAL lcore "
                      "per CPU, NIC i polled by the lcore on CPU i mod N; acknowledgements on NIC 0",
            "cpu_clock": "real-time TCG; each vCPU's instructions by insnplugin.so (PAUSE blocks left out; "
