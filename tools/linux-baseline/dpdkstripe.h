@@ -38,7 +38,7 @@
 // sender's main lcore waiting for an acknowledgement).  After the run, one
 // line per window in the windows' order:
 //   STRIPE role=R bytes=.. stream=I packets=P cpus=C0,.. empty=E0,.. rx=A0,..
-//   STRIPE role=R idle ms=.. cpus=C0,.. empty=E0,..
+//   STRIPE role=R idle ms=.. cpus=C0,.. empty=E0,.. rx=A0,..
 // Ck the CPU of the k-th lcore, Ek its empty polls (an rte_eth_rx_burst
 // that returned nothing) in the window, Ap the packets port p took
 // (receiver; sender 0).  The lcores never sleep: a CPU's instructions in a
