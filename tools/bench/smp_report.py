@@ -63,7 +63,7 @@ def beside_lines(doc, other):
 
 def stripe_text(doc, beside=None):
     rows = doc["rows"]
-    systems = sorted({r["system"] for r in rows}, key=lambda s: s != "kernel")
+    systems = sorted({r["system"] for r in rows}, key=lambda s: (s != "kernel", s))
     e = doc["env"]
     by = {(r["system"], r["cpus"], r["bytes"]): r for r in rows}
     lines = [STRIPE[0], "## Many CPUs: a striped stream over 4 links, 1, 2 and 4 CPUs a node "
