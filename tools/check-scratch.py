@@ -24,8 +24,9 @@ import sys
 PER_CALL = ("IO_MAX_BATCH", "IO_MAX_BUFS", "PKT_MAX_BUFS")
 # (file, variable): why it is not a caller's data across a sleep.
 ALLOWED = {
-    ("kernel/net/reliable.c", "q"): "pump's scratch: pump neither sleeps nor nests (interrupts off)",
-    ("kernel/net/reliable.c", "order"): "pump's scratch, as q",
+    ("kernel/net/reliable.c", "q_of"): "pump's scratch, one per CPU: pump runs under its channel's lock "
+                                       "(interrupts off), never sleeps or nests",
+    ("kernel/net/reliable.c", "order_of"): "pump's scratch, as q_of",
     ("kernel/net/demux.c", "demux_nics"): "per NIC: its counters, the packet being assembled "
                                           "from its ring, its refill list; never a caller's data",
     ("kernel/net/relay.c", "inflight"): "frames the relay forwards for other nodes: the kernel's "
