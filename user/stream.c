@@ -127,6 +127,22 @@ static void print_reliable(const char *who, int npeers)
 	}
 }
 
+// The server's own acknowledgement of the last batch can come before the
+// reliable transport's (a delayed acknowledgement, or one of a packet
+// sent again after a link died): its figures are printed once the
+// transport has every packet acknowledged too, waiting at most 2 s.
+static void await_transport_acks(uint64_t hz)
+{
+	struct io_stats s;
+	chan_stats(&c, &s);
+	struct io_linkstats l;
+	for (uint64_t end = rdtsc() + 2 * hz; s.reliable && rdtsc() < end;) {
+		if (ctrl_io(c.io, IO_OP_LINKSTATS, 0, (unsigned long)&l, 0) < 0 || l.unacked == 0)
+			return;
+		sleep(1000);
+	}
+}
+
 // Delivered bytes per bin_ms from the first packet (the failover benchmark's
 // time series), and the longest time between two deliveries.
 #define MAXBINS 1200
@@ -513,6 +529,7 @@ static void client(uint64_t hz)
 	print_cpubusy("client", &si0, &si, t1 - t0, tx);
 	cpu_print("client", hz);
 	print_links("client tx", s.link_tx, tx);
+	await_transport_acks(hz);
 	print_reliable("client", 1);
 	CHECK_EQ("every batch sent and acknowledged", bad, 0);
 	CHECK_EQ("all packets sent", tx, count);
