@@ -92,9 +92,9 @@ def stripe_text(doc, beside=None):
                   "beside the count, the empty polls a packet, what one costs on that CPU (an idle window "
                   "with no traffic, same loops) and the count less the user-mode instructions of every "
                   "round of an lcore's loop that found nothing, which the plugin leaves out by markers "
-                  "(*less polls*: the work, the guest kernel's timer ticks included). The DPDK guests boot "
-                  "with tsc=reliable: the TSC stays the clocksource at every CPU count (hpet at 2 and 4 "
-                  "CPUs made each clock read a system call)."]
+                  "(*less polls*: the work, the guest kernel's timer ticks included). The Linux guests, "
+                  "DPDK's and the bond's, boot with tsc=reliable: the TSC stays the clocksource at every "
+                  "CPU count (hpet at 2 and 4 CPUs made each clock read a system call)."]
     lines.append("")
     for system in systems:
         kern = system == "kernel"

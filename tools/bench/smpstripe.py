@@ -118,6 +118,16 @@ def wins(path, key="cpus"):
                 for line in f if line.startswith("WIN ") and f" {key}=" in line]
 
 
+# The Linux guests' clock: Linux takes hpet at -smp 2 and more under TCG
+# (it finds the TSCs unsynchronised), and every clock read (the DPDK
+# sender's deadline checks, pktbench's) is then a system call, several
+# thousand kernel instructions a packet that -smp 1 (TSC, vDSO) does not
+# have; tsc=reliable keeps the TSC at every CPU count, for the bond's
+# guests and DPDK's alike.
+CLOCK_WORDS = "no_timer_check tsc=reliable"
+DPDK_WORDS = CLOCK_WORDS
+
+
 def linux_pair(guest, n, sizes, nbytes, model):
     """One Linux boot pair at -smp n: a sample per size (as sample()'s)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -127,11 +137,13 @@ def linux_pair(guest, n, sizes, nbytes, model):
                             "--links", str(LINKS), "--bond", "rr", "--proto", "tcp", "--mode", "stream",
                             "--sizes", ",".join(map(str, sizes)), "--runs", "1", "--warmup", "1",
                             "--bytes", str(nbytes), "--count",
-                            "--append", "no_timer_check pkt.irqcpu=spread pkt.sysctl=net.ipv4.tcp_reordering:127"],
+                            "--append", f"{CLOCK_WORDS} pkt.irqcpu=spread pkt.sysctl=net.ipv4.tcp_reordering:127"],
                            env=dict(os.environ, LB_SMP=str(n)), capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"linux cpus={n} failed ({r.returncode}):\n{r.stderr[-1500:]}")
         irqs = open(os.path.join(d, "server.txt"), errors="replace").read()
+        clock = re.findall(r"^GUEST up .* clocksource=(\S+)", open(os.path.join(d, "client.txt"), errors="replace").read(),
+                           re.M)
         # Per side, two windows a size (the warm-up connection, then the
         # measured one), sizes in order; the quit connection (0 bytes) last.
         srv_w, cli_w = wins(os.path.join(d, "server.insns")), wins(os.path.join(d, "client.insns"))
@@ -161,7 +173,8 @@ def linux_pair(guest, n, sizes, nbytes, model):
                         "reordered": int(sv.get("ofo", 0)),
                         "shares": [int(v) for v in sv["nic_rx"].split(",")][:LINKS],
                         "rx_busy_ns": [int(v) // pkts for v in sv["cpu_busy_ns"].split(",")][:n],
-                        "irq_counts": re.findall(r"^IRQCPU irq=\S+ counts=(\S+)$", irqs, re.M)})
+                        "irq_counts": re.findall(r"^IRQCPU irq=\S+ counts=(\S+)$", irqs, re.M),
+                        "clocksource": clock[0] if clock else None})
     return samples
 
 
@@ -202,12 +215,6 @@ def dpdk_side(d, side, role, n, warmup):
     return out
 
 
-# The DPDK guests' clock: Linux takes hpet at -smp 2 and more under TCG (it
-# finds the TSCs unsynchronised), and every clock read (the sender's
-# deadline checks) is then a system call, several thousand kernel
-# instructions a packet on the sender's CPU 0 that -smp 1 (TSC, vDSO)
-# does not have; tsc=reliable keeps the TSC at every CPU count.
-DPDK_WORDS = "no_timer_check tsc=reliable"
 
 
 def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
