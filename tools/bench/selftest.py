@@ -479,5 +479,20 @@ class FailoverCpu(unittest.TestCase):
                                                   corrupt=0), faults)
         self.assertEqual(faults, ["rows[0]: limit='the moon' is not one of receiver CPU, sender CPU, emulator"])
 
+class SmpReport(unittest.TestCase):
+    def test_stripe_systems_in_one_order(self):
+        """The striped stream's sub-section is the same text whatever Python's
+        string hashing: it listed the Linux systems in a set's order, so each
+        run of make bench-smp-inject rewrote REPORT.md with the bond's and
+        DPDK's tables swapped."""
+        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import smp_report; "
+                "print(smp_report.stripe_text(json.load(open(sys.argv[2]))))")
+        doc = os.path.join(HERE, "..", "..", "bench", "results", "smpstripe.json")
+        outs = {subprocess.run([sys.executable, "-c", code, HERE, doc], env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+                               capture_output=True, text=True, check=True).stdout for seed in range(8)}
+        self.assertEqual(len(outs), 1)
+        self.assertIn("linux-dpdk", outs.pop())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
