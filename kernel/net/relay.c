@@ -23,6 +23,7 @@
 #include "demux.h"
 #include "txbatch.h"
 #include "transport.h"
+#include "slotbits.h"
 #include "../res/io_priv.h"
 #include "../kprintf.h"
 #include "../uaccess.h"
@@ -39,12 +40,12 @@ struct rt_topo route_topo = { .me = RT_NONE };
 // without the kernel lock, on whichever CPU polls the NIC). A completion
 // gives its slot back without it (relay_done), from any CPU's reclaim,
 // which may hold a NIC's transmit lock (ranked below the relay's): its
-// buffers straight back to their ring, its slot as a bit set by atomic or
-// that the free stack takes under the lock (take_back).
+// buffers straight back to their ring, its slot by slotbits.h, which the
+// free stack takes under the lock (take_back).
 static struct spinlock relay_lk = SPINLOCK_INIT("relay", LK_RELAY);
 static struct pkt inflight[RELAY_SLOTS];
 static uint16_t free_slot[RELAY_SLOTS];
-static int nfree;
+static uint32_t nfree;
 static uint64_t slot_back[RELAY_SLOTS / 64];
 static struct netpkt queue[NETDEV_MAX][RELAY_BATCH];
 static int nqueued[NETDEV_MAX];
@@ -133,16 +134,7 @@ static int lane_link(int n, int in_nic)
 }
 
 // The slots completions gave back, onto the free stack (the lock held).
-static void take_back(void)
-{
-	for (int w = 0; w < RELAY_SLOTS / 64; w++) {
-		if (!__atomic_load_n(&slot_back[w], __ATOMIC_RELAXED))
-			continue;
-		for (uint64_t m = __atomic_exchange_n(&slot_back[w], 0, __ATOMIC_ACQUIRE); m; m &= m - 1)
-			if (nfree < RELAY_SLOTS)
-				free_slot[nfree++] = (uint16_t)(w * 64 + __builtin_ctzll(m));
-	}
-}
+static void take_back(void) { nfree = slotbits_take(slot_back, RELAY_SLOTS / 64, free_slot, nfree, RELAY_SLOTS); }
 
 static void flush_locked(void);
 
@@ -249,7 +241,7 @@ void relay_done(uint32_t slot)
 		return;
 	demux_give_back(&inflight[slot]);
 	inflight[slot].nbuf = 0;
-	__atomic_fetch_or(&slot_back[slot / 64], 1ull << (slot % 64), __ATOMIC_RELEASE);
+	slotbits_give(slot_back, slot);
 }
 
 // One outgoing NIC's queue: finished sends reclaimed first (room, and the

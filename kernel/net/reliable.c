@@ -44,6 +44,7 @@
 // state), reliable_ack.c (what comes back, and the timers) and
 // reliable_call.c (the system calls' side); reliable_priv.h is theirs.
 #include "reliable_priv.h"
+#include "slotbits.h"
 #include <err.h>
 #include <string.h>
 
@@ -149,27 +150,19 @@ void rel_free(struct io *c)
 
 // A header slot the NIC is done with. A reclaim under the kernel lock
 // gives back any channel's, without the channel's lock, while the
-// channel's own send may run under that lock alone (rxlock=fine): so a
-// bit set by atomic or, which the slot stack takes under the channel's
-// lock.
+// channel's own send may run under that lock alone (rxlock=fine):
+// slotbits.h.
 void rel_slot_done(struct io *c, uint32_t slot)
 {
 	if (c->x.rel && slot < IO_REL_SLOTS)
-		__atomic_fetch_or(&c->x.rret[slot / 64], 1ull << (slot % 64), __ATOMIC_RELEASE);
+		slotbits_give(c->x.rret, slot);
 }
 
 // The free slots, those given back taken onto the stack first (c's lock
 // held).
 uint32_t rel_free_slots(struct io *c)
 {
-	for (int w = 0; w < IO_REL_SLOTS / 64; w++) {
-		if (!__atomic_load_n(&c->x.rret[w], __ATOMIC_RELAXED))
-			continue;
-		for (uint64_t m = __atomic_exchange_n(&c->x.rret[w], 0, __ATOMIC_ACQUIRE); m; m &= m - 1)
-			if (c->x.nrfree < IO_REL_SLOTS)
-				c->x.rfree[c->x.nrfree++] = (uint16_t)(w * 64 + __builtin_ctzll(m));
-	}
-	return c->x.nrfree;
+	return c->x.nrfree = slotbits_take(c->x.rret, IO_REL_SLOTS / 64, c->x.rfree, c->x.nrfree, IO_REL_SLOTS);
 }
 
 uint8_t *rel_slot_at(struct io *c, uint32_t slot, paddr_t *pa)

@@ -42,6 +42,9 @@ static struct io *plain_of(uint64_t cookie)
 	return c && !(cookie >> 63) && c->h.used && c->h.gen == (uint32_t)(cookie >> 8) ? c : NULL;
 }
 
+// A forwarded frame's (the relay's), not a channel's.
+static bool relay_cookie(uint64_t cookie) { return !(cookie >> 63) && (cookie & 0xff) == TXB_RELAY_TAG; }
+
 // The live reliable channel whose header slot a cookie names, else NULL.
 static struct io *rel_of(uint64_t cookie)
 {
@@ -63,7 +66,7 @@ static void plain_done(struct io *c, uint64_t cookie)
 // less in flight; reliable: a header slot free), or the relay's.
 static void done_locked(uint64_t cookie)
 {
-	if (!(cookie >> 63) && (cookie & 0xff) == TXB_RELAY_TAG)
+	if (relay_cookie(cookie))
 		return relay_done((uint32_t)(cookie >> 8));
 	if (!(cookie >> 63)) {
 		struct io *p = plain_of(cookie);
@@ -105,7 +108,7 @@ static void tx_done(uint64_t cookie, void *arg)
 	const struct reclaim *r = arg;
 	if (nl_klocked())
 		return done_locked(cookie);
-	if (!(cookie >> 63) && (cookie & 0xff) == TXB_RELAY_TAG) // the relay's: no lock of its own needed
+	if (relay_cookie(cookie)) // the relay's: no lock of its own needed
 		return relay_done((uint32_t)(cookie >> 8));
 	if (r->mine && plain_of(cookie) == r->mine) { // the reclaiming call's own
 		plain_done(r->mine, cookie);

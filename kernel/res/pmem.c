@@ -97,7 +97,8 @@ void pmem_init(const struct mem_range *ram, int n, paddr_t resv_lo, paddr_t resv
 	origin = arch_p2v(arr); // 8-byte words first: each array stays aligned
 	state = (uint16_t *)(origin + nframes);
 	free_stk = (uint32_t *)(state + nframes);
-	memset(origin, 0, nframes * sizeof(*origin));
+	// origin needs no zeroing: an allocation clears a frame's mark
+	// (pop_locked), and nothing reads one it did not hand out.
 	memset(state, 0, nframes * sizeof(*state));
 	nfree = 0;
 	nreserve = 0;

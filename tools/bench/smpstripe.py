@@ -125,7 +125,6 @@ def wins(path, key="cpus"):
 # have; tsc=reliable keeps the TSC at every CPU count, for the bond's
 # guests and DPDK's alike.
 CLOCK_WORDS = "no_timer_check tsc=reliable"
-DPDK_WORDS = CLOCK_WORDS
 
 
 def linux_pair(guest, n, sizes, nbytes, model):
@@ -226,7 +225,7 @@ def linux_dpdk_pair(guest, n, sizes, model, warmup=1):
                             "--guest", guest, "--nic", model, "--timeout", "900", "--logdir", d,
                             "--links", str(LINKS), "--variant", "dpdk", "--mode", "window",
                             "--sizes", ",".join(map(str, sizes)), "--runs", "1", "--warmup", str(warmup),
-                            "--count", "--append", DPDK_WORDS],
+                            "--count", "--append", CLOCK_WORDS],
                            env=dict(os.environ, LB_SMP=str(n)), capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"dpdk cpus={n} failed ({r.returncode}):\n{r.stderr[-1500:]}")
@@ -387,7 +386,7 @@ def dpdk_main(a, cpus, sizes):
                       f"counted insns/pkt rx {x['rx_n']} tx {x['tx_n']}, empty polls/pkt rx {x['rx_empty_n']} "
                       f"tx {x['tx_empty_n']}, less them rx {x['rx_work_n']} tx {x['tx_work_n']}", flush=True)
     doc = {"bench": "smpstripe", "env": env("tcg", "real+plugin", a.runs, "dgram", a.model),
-           "links": LINKS, "stream_packets": PKTWINDOW_COUNT, "pinned": True, "guest_words": DPDK_WORDS,
+           "links": LINKS, "stream_packets": PKTWINDOW_COUNT, "pinned": True, "guest_words": CLOCK_WORDS,
            "layout": "DPDK em PMD on each of the 4 NICs (uio_pci_generic), one queue each; one EAL lcore "
                      "per CPU, NIC i polled by the lcore on CPU i mod N; acknowledgements on NIC 0",
            "cpu_clock": "real-time TCG; each vCPU's instructions by insnplugin.so (PAUSE blocks left out; "
